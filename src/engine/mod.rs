@@ -1,0 +1,126 @@
+//! The pure core: a runtime spec (JSON) plus host facts and policy in, a plan
+//! or a refusal out. No I/O happens here, so every rule is testable on
+//! fixtures and generated input, and the wrapper, the hook and `explain`
+//! share one engine and one explanation.
+//!
+//! The spec is edited as a `serde_json::Value` with its key order kept:
+//! typed structs would drop unknown fields and reject unknown capability
+//! names, and everything not deliberately changed must come out equal.
+
+pub mod decide;
+pub mod facts;
+pub mod policy;
+pub mod report;
+pub mod rules;
+pub mod spec;
+
+pub use decide::Decision;
+pub use facts::{HostFacts, NsFacts, NsId, RroSupport};
+pub use policy::Policy;
+pub use report::{Change, Refusal};
+
+use serde_json::Value;
+use spec::Namespace;
+
+/// What the rules see besides the spec.
+pub struct Context<'a> {
+    pub decision: &'a Decision,
+    pub namespaces: &'a [Namespace],
+    pub facts: &'a HostFacts,
+    pub policy: &'a Policy,
+}
+
+/// Which containers a rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Only those that need the conversion.
+    Converted,
+    /// Every container with a user namespace.
+    UserNamespace,
+}
+
+/// What the rules report besides refusals.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Every edit, in the order made.
+    pub changes: Vec<Change>,
+    /// Things the operator should know that do not stop the container.
+    pub warnings: Vec<String>,
+}
+
+/// One independent step of the conversion. It edits the spec in place and
+/// reports each edit, or refuses; it must be idempotent (a second pass over
+/// its own output reports nothing).
+pub trait Rule: Sync {
+    fn name(&self) -> &'static str;
+    fn scope(&self) -> Scope {
+        Scope::Converted
+    }
+    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal>;
+}
+
+/// The rules, in the order they run: refusals that need no edit first, then
+/// the /sys mount, its place among the mounts, the cgroup view that depends
+/// on that place, and the capabilities.
+pub fn rules() -> &'static [&'static dyn Rule] {
+    &[
+        &rules::sysctl::NetSysctls,
+        &rules::sysfs::SysfsBind,
+        &rules::order::SysBeforeSubmounts,
+        &rules::cgroup::OwnCgroupView,
+        &rules::caps::NetCapabilities,
+    ]
+}
+
+/// The engine's answer for one spec.
+#[derive(Debug)]
+pub struct Plan {
+    pub decision: Decision,
+    /// No change means the spec is untouched and must not be written.
+    pub findings: Findings,
+    /// The spec after the edits (the input itself when nothing changed).
+    pub spec: Value,
+}
+
+impl Plan {
+    pub fn changed(&self) -> bool {
+        !self.findings.changes.is_empty()
+    }
+}
+
+/// Decide and convert. Takes the spec by value so that a spec needing
+/// nothing costs no copy.
+pub fn evaluate(mut spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+    if !spec.is_object() {
+        return Err(Refusal::malformed("(top level)", "an object", &spec));
+    }
+    let namespaces = spec::namespaces(&spec)?;
+    let decision = decide::decide(&namespaces, facts)?;
+    let mut plan = Plan {
+        findings: Findings {
+            changes: Vec::new(),
+            warnings: decision.warning().into_iter().collect(),
+        },
+        decision,
+        spec: Value::Null,
+    };
+    if plan.decision.has_user_namespace() {
+        let cx = Context {
+            decision: &plan.decision,
+            namespaces: &namespaces,
+            facts,
+            policy,
+        };
+        for rule in rules() {
+            if rule.scope() == Scope::Converted && !plan.decision.converts() {
+                continue;
+            }
+            rule.apply(&mut spec, &cx, &mut plan.findings)?;
+        }
+    }
+    plan.spec = spec;
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests;

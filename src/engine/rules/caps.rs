@@ -1,0 +1,112 @@
+//! Network capabilities: CAP_NET_ADMIN, CAP_NET_RAW, CAP_NET_BIND_SERVICE
+//! and CAP_NET_BROADCAST are checked against the user namespace that owns
+//! the network namespace. In a container on the host network they grant
+//! nothing, so they are dropped from all five sets (or kept, or refused, as
+//! the policy says). Every other entry, unknown names included, stays in
+//! place and in order.
+
+use crate::engine::policy::NetCapabilities as Policy;
+use crate::engine::report::{Change, Names, Refusal};
+use crate::engine::{spec, Context, Findings, Rule};
+use serde_json::Value;
+
+pub const NAME: &str = "capabilities";
+pub const SETS: [&str; 5] = [
+    "bounding",
+    "effective",
+    "inheritable",
+    "permitted",
+    "ambient",
+];
+pub const NET: [&str; 4] = [
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+];
+
+/// Runtimes differ in how strictly they spell names; match the loosest
+/// spelling any of them accepts, so nothing they would grant survives.
+pub fn is_net_capability(name: &str) -> bool {
+    let upper = name.trim().to_ascii_uppercase();
+    let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
+    NET.iter().any(|n| &n[4..] == bare)
+}
+
+pub struct NetCapabilities;
+
+impl Rule for NetCapabilities {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        if cx.policy.net_capabilities == Policy::Keep {
+            return Ok(());
+        }
+        let Some(caps) = spec.get("process").and_then(|p| p.get("capabilities")) else {
+            return Ok(());
+        };
+        if caps.is_null() {
+            return Ok(());
+        }
+        let caps = spec::object("process.capabilities", caps)?;
+        let mut found: Vec<(&str, Vec<String>)> = Vec::new();
+        for set in SETS {
+            let field = format!("process.capabilities.{set}");
+            let names = spec::string_list(&field, caps.get(set))?;
+            let net: Vec<String> = names
+                .into_iter()
+                .filter(|n| is_net_capability(n))
+                .map(str::to_owned)
+                .collect();
+            if !net.is_empty() {
+                found.push((set, net));
+            }
+        }
+        if found.is_empty() {
+            return Ok(());
+        }
+        if cx.policy.net_capabilities == Policy::Refuse {
+            let mut all: Vec<&str> = found
+                .iter()
+                .flat_map(|(_, n)| n.iter().map(String::as_str))
+                .collect();
+            all.sort_unstable();
+            all.dedup();
+            return Err(Refusal::new(
+                NAME,
+                "process.capabilities",
+                format!(
+                    "{} asked for, but they grant nothing on a network namespace the container's user namespace does not own (capabilities.net = \"refuse\")",
+                    Names(&all)
+                ),
+            ));
+        }
+        let Some(caps) = spec
+            .get_mut("process")
+            .and_then(|p| p.get_mut("capabilities"))
+            .and_then(Value::as_object_mut)
+        else {
+            return Ok(());
+        };
+        for (set, dropped) in found {
+            let Some(Value::Array(list)) = caps.get_mut(set) else {
+                continue;
+            };
+            let before = Value::Array(list.clone());
+            list.retain(|v| !v.as_str().is_some_and(is_net_capability));
+            out.changes.push(Change {
+                rule: NAME,
+                field: format!("process.capabilities.{set}"),
+                summary: format!(
+                    "dropped {} from {set}: checked against the owner of the host's network namespace, they grant nothing here",
+                    Names(&dropped)
+                ),
+                before,
+                after: Value::Array(list.clone()),
+            });
+        }
+        Ok(())
+    }
+}

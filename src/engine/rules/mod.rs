@@ -1,0 +1,20 @@
+//! One module per rule; each says what it changes and why.
+
+pub mod caps;
+pub mod cgroup;
+pub mod order;
+pub mod sysctl;
+pub mod sysfs;
+
+use super::report::Refusal;
+use super::spec;
+use serde_json::Value;
+
+/// The cleaned destination of every mount, in order.
+fn destinations(mounts: &[Value]) -> Result<Vec<String>, Refusal> {
+    mounts
+        .iter()
+        .enumerate()
+        .map(|(i, m)| spec::destination(i, m))
+        .collect()
+}

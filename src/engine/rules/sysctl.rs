@@ -1,0 +1,74 @@
+//! `net.*` sysctls: they would be written into the network namespace the
+//! container shares with the host, which its user namespace does not own;
+//! the kernel refuses, and the runtime's own error is terse. Refuse early
+//! and say why (or drop them, when the policy says so).
+
+use crate::engine::policy::NetSysctls as Policy;
+use crate::engine::report::{Change, Names, Refusal};
+use crate::engine::{spec, Context, Findings, Rule};
+use serde_json::Value;
+
+pub const NAME: &str = "sysctl";
+
+pub struct NetSysctls;
+
+fn is_net(key: &str) -> bool {
+    key.starts_with("net.") || key.starts_with("net/")
+}
+
+impl Rule for NetSysctls {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let Some(sysctl) = spec.get("linux").and_then(|l| l.get("sysctl")) else {
+            return Ok(());
+        };
+        if sysctl.is_null() {
+            return Ok(());
+        }
+        let keys: Vec<String> = spec::object("linux.sysctl", sysctl)?
+            .keys()
+            .filter(|k| is_net(k))
+            .cloned()
+            .collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        match cx.policy.net_sysctls {
+            Policy::Refuse => Err(Refusal::new(
+                NAME,
+                "linux.sysctl",
+                format!(
+                    "{} cannot be set: the container shares a network namespace that its user namespace does not own (the host's), so net.* sysctls would apply to it; remove them or give the container its own network namespace",
+                    Names(&keys)
+                ),
+            )),
+            Policy::Drop => {
+                let Some(map) = spec
+                    .get_mut("linux")
+                    .and_then(|l| l.get_mut("sysctl"))
+                    .and_then(Value::as_object_mut)
+                else {
+                    return Ok(());
+                };
+                let before = Value::Object(map.clone());
+                for k in &keys {
+                    map.shift_remove(k);
+                }
+                out.changes.push(Change {
+                    rule: NAME,
+                    field: "linux.sysctl".into(),
+                    summary: format!(
+                        "dropped {}: they cannot apply to a network namespace the container's user namespace does not own",
+                        Names(&keys)
+                    ),
+                    before,
+                    after: Value::Object(map.clone()),
+                });
+                Ok(())
+            }
+        }
+    }
+}

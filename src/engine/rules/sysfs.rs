@@ -1,0 +1,122 @@
+//! `/sys`: a fresh sysfs cannot be mounted here (EPERM), so bind the host's
+//! /sys instead. `rbind`, because a plain bind of a tree with locked
+//! submounts is refused in a user namespace; `rro`, because a plain `ro`
+//! leaves every submount (cgroup, bpf, securityfs, efivarfs, debugfs, ...)
+//! writable at the mount level; `nosuid,nodev,noexec`, because a remount
+//! that drops locked flags fails with EPERM. Privileged containers too:
+//! container root cannot write the host's sysfs anyway.
+
+use crate::engine::facts::RroSupport;
+use crate::engine::policy::SysfsFallback;
+use crate::engine::report::{Change, Refusal};
+use crate::engine::{spec, Context, Findings, Rule};
+use serde_json::{json, Value};
+
+pub const NAME: &str = "sysfs";
+
+/// Propagation options survive the conversion: they say how the mount
+/// relates to the host's, not what it grants.
+const PROPAGATION: &[&str] = &[
+    "private",
+    "rprivate",
+    "shared",
+    "rshared",
+    "slave",
+    "rslave",
+    "unbindable",
+    "runbindable",
+];
+
+pub struct SysfsBind;
+
+impl Rule for SysfsBind {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let mounts = spec::mounts(spec)?;
+        let mut targets = Vec::new();
+        for (i, m) in mounts.iter().enumerate() {
+            if spec::destination(i, m)? != "/sys" || !mounts_sysfs(i, m)? {
+                continue;
+            }
+            let options = spec::mount_options(i, m)?;
+            let readonly = match &cx.facts.rro {
+                RroSupport::Supported => "rro",
+                RroSupport::Unsupported(why) => match cx.policy.sysfs_fallback {
+                    SysfsFallback::Refuse => {
+                        return Err(Refusal::new(
+                            NAME,
+                            format!("mounts[{i}]"),
+                            format!(
+                                "cannot bind the host's /sys recursively read-only ({why}); a plain ro bind would leave every submount writable (set sysfs.fallback = \"ro\" to accept that)"
+                            ),
+                        ))
+                    }
+                    SysfsFallback::Ro => "ro",
+                },
+            };
+            let mut want: Vec<&str> = vec!["rbind", readonly, "nosuid", "nodev", "noexec"];
+            want.extend(options.iter().filter(|o| PROPAGATION.contains(o)));
+            let is_target = m.get("type").and_then(Value::as_str) == Some("bind")
+                && m.get("source").and_then(Value::as_str) == Some("/sys")
+                && options == want;
+            if !is_target {
+                let after = json!({"type": "bind", "source": "/sys", "options": want});
+                targets.push((i, after));
+            }
+        }
+        if readonly_fallback(cx) && !targets.is_empty() {
+            if let RroSupport::Unsupported(why) = &cx.facts.rro {
+                out.warnings.push(format!(
+                    "/sys is bound with a plain ro because rro cannot work ({why}): submounts of /sys stay writable at the mount level"
+                ));
+            }
+        }
+        let Some(mounts) = spec::mounts_mut(spec) else {
+            return Ok(());
+        };
+        for (i, edit) in targets {
+            let Some(mount) = mounts[i].as_object_mut() else {
+                continue;
+            };
+            let before = Value::Object(mount.clone());
+            if let Value::Object(edit) = edit {
+                // Edited in place: the destination, key order and any other
+                // member of the mount object stay as they were.
+                for (k, v) in edit {
+                    mount.insert(k, v);
+                }
+            }
+            out.changes.push(Change {
+                rule: NAME,
+                field: format!("mounts[{i}]"),
+                summary: "/sys becomes a recursive read-only bind of the host's /sys: a fresh sysfs cannot be mounted by a user namespace that does not own the network namespace".into(),
+                before,
+                after: Value::Object(mount.clone()),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn readonly_fallback(cx: &Context<'_>) -> bool {
+    cx.policy.sysfs_fallback == SysfsFallback::Ro && cx.facts.rro != RroSupport::Supported
+}
+
+/// Does this mount at /sys mount sysfs, or bind the host's /sys? A tmpfs or
+/// anything else a spec puts over /sys mounts fine and is left alone.
+fn mounts_sysfs(i: usize, m: &Value) -> Result<bool, Refusal> {
+    let kind = spec::mount_str(i, m, "type")?;
+    if kind == Some("sysfs") {
+        return Ok(true);
+    }
+    let source = spec::mount_str(i, m, "source")?.map(spec::clean_path);
+    if source.as_deref() != Some("/sys") {
+        return Ok(false);
+    }
+    let options = spec::mount_options(i, m)?;
+    Ok(matches!(kind, None | Some("" | "bind" | "rbind" | "none"))
+        || options.iter().any(|o| *o == "bind" || *o == "rbind"))
+}

@@ -1,0 +1,218 @@
+//! Reading the parts of a runtime spec the rules need, from the JSON document
+//! itself. Shapes are checked where they are read, and a wrong shape becomes a
+//! refusal naming the field, never a panic.
+
+use super::report::Refusal;
+use oci_spec::runtime::{LinuxNamespace, LinuxNamespaceType};
+use serde_json::{Map, Value};
+
+/// One entry of `linux.namespaces`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    pub kind: LinuxNamespaceType,
+    /// `Some` when the container joins an existing namespace.
+    pub path: Option<String>,
+}
+
+/// `linux.namespaces`, parsed entry by entry so an error names its index.
+pub fn namespaces(spec: &Value) -> Result<Vec<Namespace>, Refusal> {
+    let Some(list) = spec.get("linux").and_then(|l| l.get("namespaces")) else {
+        return Ok(Vec::new());
+    };
+    let list = match list {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(a) => a,
+        other => return Err(Refusal::malformed("linux.namespaces", "an array", other)),
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let ns: LinuxNamespace = serde_json::from_value(entry.clone()).map_err(|e| {
+                Refusal::new("spec", format!("linux.namespaces[{i}]"), e.to_string())
+            })?;
+            let path = ns
+                .path()
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .filter(|p| !p.is_empty());
+            Ok(Namespace {
+                kind: ns.typ(),
+                path,
+            })
+        })
+        .collect()
+}
+
+/// The `mounts` array; absent or null is empty.
+pub fn mounts(spec: &Value) -> Result<&[Value], Refusal> {
+    match spec.get("mounts") {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(other) => Err(Refusal::malformed("mounts", "an array", other)),
+    }
+}
+
+/// The `mounts` array for editing; `None` when the spec has none.
+pub fn mounts_mut(spec: &mut Value) -> Option<&mut Vec<Value>> {
+    spec.get_mut("mounts").and_then(Value::as_array_mut)
+}
+
+/// A mount's destination, cleaned lexically the way runtimes resolve it
+/// inside the rootfs (`/sys/`, `//sys` and `sys` are all `/sys`).
+pub fn destination(index: usize, mount: &Value) -> Result<String, Refusal> {
+    let obj = object(&format!("mounts[{index}]"), mount)?;
+    match obj.get("destination") {
+        Some(Value::String(d)) => Ok(clean_path(d)),
+        Some(other) => Err(Refusal::malformed(
+            format!("mounts[{index}].destination"),
+            "a string",
+            other,
+        )),
+        None => Err(Refusal::new(
+            "spec",
+            format!("mounts[{index}].destination"),
+            "missing",
+        )),
+    }
+}
+
+/// An optional string member of a mount (`type`, `source`).
+pub fn mount_str<'a>(
+    index: usize,
+    mount: &'a Value,
+    key: &str,
+) -> Result<Option<&'a str>, Refusal> {
+    match mount.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Refusal::malformed(
+            format!("mounts[{index}].{key}"),
+            "a string",
+            other,
+        )),
+    }
+}
+
+/// A mount's `options`, all of which must be strings.
+pub fn mount_options(index: usize, mount: &Value) -> Result<Vec<&str>, Refusal> {
+    string_list(&format!("mounts[{index}].options"), mount.get("options"))
+}
+
+/// An optional array of strings; absent or null is empty.
+pub fn string_list<'a>(field: &str, v: Option<&'a Value>) -> Result<Vec<&'a str>, Refusal> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.as_str()
+                    .ok_or_else(|| Refusal::malformed(format!("{field}[{i}]"), "a string", s))
+            })
+            .collect(),
+        Some(other) => Err(Refusal::malformed(field, "an array", other)),
+    }
+}
+
+/// `v` as an object, or a refusal naming `field`.
+pub fn object<'a>(field: &str, v: &'a Value) -> Result<&'a Map<String, Value>, Refusal> {
+    v.as_object()
+        .ok_or_else(|| Refusal::malformed(field, "an object", v))
+}
+
+/// Lexical path cleaning: repeated slashes, `.` and trailing slashes go,
+/// `..` climbs but never above the root, and the result is absolute.
+pub fn clean_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = String::with_capacity(p.len() + 1);
+    for c in &parts {
+        out.push('/');
+        out.push_str(c);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Is `dest` (cleaned) strictly below `dir` (cleaned)?
+pub fn is_below(dest: &str, dir: &str) -> bool {
+    dest.len() > dir.len() && dest.starts_with(dir) && dest.as_bytes()[dir.len()] == b'/'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn clean_path_resolves_like_a_runtime() {
+        for (raw, want) in [
+            ("/sys", "/sys"),
+            ("/sys/", "/sys"),
+            ("//sys//", "/sys"),
+            ("sys", "/sys"),
+            ("/./sys/.", "/sys"),
+            ("/sys/fs/../fs/cgroup", "/sys/fs/cgroup"),
+            ("/../../sys", "/sys"),
+            ("", "/"),
+            ("/", "/"),
+        ] {
+            assert_eq!(clean_path(raw), want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn is_below_needs_a_separator() {
+        assert!(is_below("/sys/fs", "/sys"));
+        assert!(!is_below("/sys", "/sys"));
+        assert!(!is_below("/sysfoo", "/sys"));
+    }
+
+    #[test]
+    fn namespaces_name_the_bad_entry() {
+        let spec = json!({"linux": {"namespaces": [{"type": "user"}, {"type": "bogus"}]}});
+        let err = namespaces(&spec).unwrap_err();
+        assert_eq!(err.field, "linux.namespaces[1]");
+        let spec = json!({"linux": {"namespaces": {"type": "user"}}});
+        assert_eq!(
+            namespaces(&spec).unwrap_err().to_string(),
+            "spec: linux.namespaces: expected an array, found an object"
+        );
+    }
+
+    #[test]
+    fn namespaces_read_paths() {
+        let spec = json!({"linux": {"namespaces": [
+            {"type": "user", "path": "/proc/1/ns/user"}, {"type": "network", "path": ""}, {"type": "mount"}
+        ]}});
+        let ns = namespaces(&spec).unwrap();
+        assert_eq!(ns[0].path.as_deref(), Some("/proc/1/ns/user"));
+        assert_eq!(ns[1].path, None, "an empty path means a new namespace");
+        assert_eq!(ns[2].kind, LinuxNamespaceType::Mount);
+    }
+
+    #[test]
+    fn mount_fields_are_checked() {
+        let m = json!({"destination": 7});
+        assert_eq!(
+            destination(2, &m).unwrap_err().to_string(),
+            "spec: mounts[2].destination: expected a string, found a number"
+        );
+        let m = json!({"destination": "/x", "options": ["ro", 1]});
+        assert_eq!(
+            mount_options(0, &m).unwrap_err().field,
+            "mounts[0].options[1]"
+        );
+        assert!(destination(0, &json!("x")).is_err());
+    }
+}

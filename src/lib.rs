@@ -1,0 +1,18 @@
+//! userns-hostnet: run user-namespaced containers on the host network.
+//!
+//! A fresh sysfs cannot be mounted by a container whose user namespace does
+//! not own its network namespace. The [`engine`] decides, from a runtime spec
+//! and facts about the host, whether a container is in that situation and how
+//! its spec must change (a recursively read-only bind of the host's /sys, the
+//! mount order, its own cgroup view, the network capabilities that grant
+//! nothing there, the `net.*` sysctls that cannot apply). The engine is pure;
+//! the rest of the crate is the thin shell around it: argv scanning, bundle
+//! I/O, host facts, runtime lookup and exec, runc-format error logs.
+
+pub mod argv;
+pub mod bundle;
+pub mod engine;
+pub mod host;
+pub mod runclog;
+pub mod runtime;
+pub mod wrapper;

@@ -1,0 +1,221 @@
+//! Finding the real runtime and becoming it. `execve` keeps the pid, the
+//! file descriptors (conmon's sync pipes, `--preserve-fds`, the console
+//! socket), stdio, the environment and the exit status: to the caller the
+//! wrapper is the runtime.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The environment variable that names the real runtime and wins over
+/// everything else.
+pub const RUNTIME_ENV: &str = "USERNS_HOSTNET_RUNTIME";
+
+/// Looked for in PATH, in order, when nothing names the runtime.
+pub const DEFAULT_CANDIDATES: &[&str] = &["runc", "crun"];
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LookupError {
+    #[error("{RUNTIME_ENV}={0}: not found or not executable")]
+    EnvNotFound(String),
+    #[error("no real runtime found: none of {0} is an executable in PATH (set {RUNTIME_ENV})")]
+    NoCandidate(String),
+    #[error("{0} is this wrapper itself, not a real runtime")]
+    IsSelf(String),
+}
+
+/// Where to look: the inputs of the lookup, gathered by the caller so the
+/// lookup itself is testable.
+pub struct Lookup<'a> {
+    /// `USERNS_HOSTNET_RUNTIME`, if set and not empty.
+    pub named: Option<&'a OsStr>,
+    /// Names or paths to try in order when nothing is named.
+    pub candidates: &'a [String],
+    pub path_var: Option<&'a OsStr>,
+    /// This executable, resolved, so a wrapper installed as `runc` earlier
+    /// in PATH does not exec itself forever.
+    pub self_exe: Option<&'a Path>,
+}
+
+impl Lookup<'_> {
+    pub fn find(&self) -> Result<PathBuf, LookupError> {
+        if let Some(named) = self.named {
+            let shown = named.to_string_lossy().into_owned();
+            let mut found = self.resolve(named).peekable();
+            if found.peek().is_none() {
+                return Err(LookupError::EnvNotFound(shown));
+            }
+            return found
+                .find(|p| !self.is_self(p))
+                .ok_or(LookupError::IsSelf(shown));
+        }
+        self.candidates
+            .iter()
+            .flat_map(|c| self.resolve(OsStr::new(c)))
+            .find(|p| !self.is_self(p))
+            .ok_or_else(|| LookupError::NoCandidate(self.candidates.join(", ")))
+    }
+
+    /// Every executable a name stands for: a name with a slash is a path; a
+    /// bare name is looked up in each PATH directory in turn.
+    fn resolve<'s>(&'s self, name: &'s OsStr) -> Box<dyn Iterator<Item = PathBuf> + 's> {
+        if name.as_bytes().contains(&b'/') {
+            let p = PathBuf::from(name);
+            return Box::new(is_executable(&p).then_some(p).into_iter());
+        }
+        let dirs = match self.path_var {
+            Some(v) if !name.is_empty() => std::env::split_paths(v).collect(),
+            _ => Vec::new(),
+        };
+        Box::new(
+            dirs.into_iter()
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .map(move |dir| dir.join(name))
+                .filter(|p| is_executable(p)),
+        )
+    }
+
+    fn is_self(&self, found: &Path) -> bool {
+        match (self.self_exe, found.canonicalize()) {
+            (Some(me), Ok(real)) => real == me,
+            _ => false,
+        }
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Replace this process with `runtime`, giving it `args` (without argv[0])
+/// exactly as received. Returns only on failure.
+pub fn exec(runtime: &Path, args: &[OsString]) -> std::io::Error {
+    let to_c = |s: &OsStr| CString::new(s.as_bytes());
+    let Ok(prog) = to_c(runtime.as_os_str()) else {
+        return std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "runtime path has a NUL byte",
+        );
+    };
+    let mut argv = Vec::with_capacity(args.len() + 1);
+    argv.push(prog.clone());
+    for a in args {
+        // An argument cannot hold a NUL byte: it arrived through execve.
+        match to_c(a) {
+            Ok(c) => argv.push(c),
+            Err(e) => return std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        }
+    }
+    // Rust ignores SIGPIPE at startup; the runtime must start with the
+    // disposition the caller gave us, which for every caller is the default.
+    // SAFETY: restoring a default disposition installs no handler.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+    }
+    match nix::unistd::execv(&prog, &argv) {
+        Ok(never) => match never {},
+        Err(errno) => std::io::Error::from(errno),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn exe(dir: &Path, name: &str) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn candidates() -> Vec<String> {
+        DEFAULT_CANDIDATES.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn first_candidate_in_path_wins() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let crun = exe(a.path(), "crun");
+        let runc = exe(b.path(), "runc");
+        let path = std::env::join_paths([a.path(), b.path()]).unwrap();
+        let c = candidates();
+        let l = Lookup {
+            named: None,
+            candidates: &c,
+            path_var: Some(&path),
+            self_exe: None,
+        };
+        assert_eq!(l.find().unwrap(), runc);
+        fs::remove_file(&runc).unwrap();
+        assert_eq!(l.find().unwrap(), crun);
+    }
+
+    #[test]
+    fn env_names_a_path_or_a_name() {
+        let a = tempfile::tempdir().unwrap();
+        let youki = exe(a.path(), "youki");
+        let path = a.path().as_os_str().to_owned();
+        let c = candidates();
+        let mut l = Lookup {
+            named: Some(OsStr::new("youki")),
+            candidates: &c,
+            path_var: Some(&path),
+            self_exe: None,
+        };
+        assert_eq!(l.find().unwrap(), youki);
+        l.named = Some(youki.as_os_str());
+        assert_eq!(l.find().unwrap(), youki);
+        l.named = Some(OsStr::new("/nonexistent/runc"));
+        assert_eq!(
+            l.find().unwrap_err().to_string(),
+            "USERNS_HOSTNET_RUNTIME=/nonexistent/runc: not found or not executable"
+        );
+    }
+
+    #[test]
+    fn non_executable_and_missing_are_skipped() {
+        let a = tempfile::tempdir().unwrap();
+        fs::write(a.path().join("runc"), "").unwrap();
+        let path = a.path().as_os_str().to_owned();
+        let c = candidates();
+        let l = Lookup {
+            named: None,
+            candidates: &c,
+            path_var: Some(&path),
+            self_exe: None,
+        };
+        assert_eq!(
+            l.find().unwrap_err(),
+            LookupError::NoCandidate("runc, crun".into())
+        );
+    }
+
+    #[test]
+    fn the_wrapper_never_finds_itself() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let me = exe(a.path(), "runc");
+        let real = exe(b.path(), "runc");
+        let path = std::env::join_paths([a.path(), b.path()]).unwrap();
+        let me = me.canonicalize().unwrap();
+        let c = candidates();
+        let mut l = Lookup {
+            named: None,
+            candidates: &c,
+            path_var: Some(&path),
+            self_exe: Some(&me),
+        };
+        assert_eq!(l.find().unwrap(), real);
+        l.named = Some(me.as_os_str());
+        assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
+    }
+}
