@@ -1,0 +1,272 @@
+//! Everything but create/run/restore is an immediate exec of the real runtime:
+//! same stdout, same exit status, no file touched. Containers that need no
+//! conversion keep their config.json byte for byte and inode for inode. The
+//! argv shapes real clients use (conmon, the containerd shim) work.
+
+mod common;
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use common::{Bundle, Cli, ContainerGuard, Outcome, Probe, Runtime, Sandbox};
+
+fn assert_same_result(what: &str, wrapped: &Outcome, real: &Outcome) {
+    assert_eq!(
+        wrapped.code(),
+        real.code(),
+        "{what}: exit status differs\n--- wrapper\n{}\n--- real\n{}",
+        wrapped.describe(),
+        real.describe()
+    );
+    assert!(
+        wrapped.stdout == real.stdout,
+        "{what}: stdout differs\n--- wrapper\n{}\n--- real\n{}",
+        wrapped.describe(),
+        real.describe()
+    );
+}
+
+fn compare(sandbox: &Sandbox, what: &str, args: &[&str]) -> Outcome {
+    let wrapped = sandbox.wrapper().run(args);
+    let real = sandbox.real().run(args);
+    assert_same_result(what, &wrapped, &real);
+    wrapped
+}
+
+fn os(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
+    args.iter().map(|a| a.as_ref().to_os_string()).collect()
+}
+
+fn version_passes_through(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let out = compare(&sandbox, "--version", &["--version"]);
+    assert!(out.success(), "{}", out.describe());
+    assert!(
+        out.stdout.contains(&format!("{} version", runtime.name())),
+        "{}",
+        out.describe()
+    );
+}
+
+fn features_passes_through(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    compare(&sandbox, "features", &["features"]);
+}
+
+fn state_of_missing_container_passes_through(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let id = common::unique_id("missing");
+    let out = compare(&sandbox, "state of a missing container", &["state", &id]);
+    assert!(!out.success(), "{}", out.describe());
+}
+
+fn create(cli: &Cli, bundle: &Bundle, id: &str) -> Outcome {
+    let pid_file = bundle.dir().join("init.pid");
+    cli.run(&os(&[
+        &"create",
+        &"--bundle",
+        &bundle.dir(),
+        &"--pid-file",
+        &pid_file,
+        &id,
+    ]))
+}
+
+/// create, state, start, state, kill, state, delete through the wrapper;
+/// every state matches the real runtime's byte for byte, and after create
+/// nothing touches config.json again.
+fn lifecycle_passes_through(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("life");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let wrapper = sandbox.wrapper();
+    let real = sandbox.real();
+
+    create(&wrapper, &bundle, &id).assert_success();
+    common::assert_converted_spec(&bundle.spec());
+    let after_create = bundle.snapshot();
+    assert_eq!(real.status_of(&id).as_deref(), Some("created"));
+    compare(&sandbox, "state (created)", &["state", &id]);
+
+    wrapper.run(&["start", &id]).assert_success();
+    real.wait_for_status(&id, "running");
+    compare(&sandbox, "state (running)", &["state", &id]);
+
+    wrapper.run(&["kill", &id, "KILL"]).assert_success();
+    real.wait_for_status(&id, "stopped");
+    compare(&sandbox, "state (stopped)", &["state", &id]);
+
+    wrapper.run(&["delete", &id]).assert_success();
+    assert!(
+        real.state(&id).is_none(),
+        "container {id} still exists after delete through the wrapper"
+    );
+    compare(&sandbox, "state (deleted)", &["state", &id]);
+    after_create.assert_unchanged(&bundle.config_path(), "state/start/kill/delete");
+}
+
+/// A container with its own network namespace needs nothing: config.json
+/// keeps its bytes and inode, and the container keeps what it asked for.
+fn own_network_namespace_is_untouched(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_ownnet(&common::probe_args());
+    let snap = bundle.snapshot();
+    let id = common::unique_id("ownnet");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+
+    let out = common::run_probe(&sandbox.wrapper(), &bundle, &id);
+    out.assert_success();
+    snap.assert_unchanged(&bundle.config_path(), "own network namespace");
+
+    let probe = Probe::parse(&out.stdout);
+    let sys = probe.topmost("/sys").expect("/sys is mounted");
+    assert_eq!(sys.fstype, "sysfs", "{}", probe.table());
+    let bnd = probe.cap_bnd();
+    assert!(
+        common::NET_CAP_BITS
+            .iter()
+            .all(|bit| common::has_cap_bit(bnd, *bit)),
+        "network capabilities work in an own network namespace and must stay: CapBnd {bnd:016x}"
+    );
+}
+
+/// conmon (CRI-O, podman): `--root=R create --bundle B --pid-file P --no-pivot ID`.
+fn conmon_argv_shape(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("conmon");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let pid_file = sandbox.path().join("conmon.pid");
+    let mut root_opt = OsString::from("--root=");
+    root_opt.push(sandbox.root());
+
+    let out = sandbox.wrapper().raw(&os(&[
+        &root_opt,
+        &"create",
+        &"--bundle",
+        &bundle.dir(),
+        &"--pid-file",
+        &pid_file,
+        &"--no-pivot",
+        &id,
+    ]));
+    out.assert_success();
+    assert_created(&sandbox, &bundle, &id, &pid_file);
+
+    let out = sandbox
+        .wrapper()
+        .raw(&os(&[&root_opt, &"delete", &"--force", &id]));
+    out.assert_success();
+    assert!(sandbox.real().state(&id).is_none(), "{id} not deleted");
+}
+
+/// The containerd shim: `--root R --log B/log.json --log-format json create
+/// --bundle B --pid-file B/init.pid ID`.
+fn containerd_shim_argv_shape(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("shim");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let log = bundle.dir().join("log.json");
+    let pid_file = bundle.dir().join("init.pid");
+    let root = sandbox.root();
+
+    let out = sandbox.wrapper().raw(&os(&[
+        &"--root",
+        &root,
+        &"--log",
+        &log,
+        &"--log-format",
+        &"json",
+        &"create",
+        &"--bundle",
+        &bundle.dir(),
+        &"--pid-file",
+        &pid_file,
+        &id,
+    ]));
+    out.assert_success();
+    assert_created(&sandbox, &bundle, &id, &pid_file);
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !log_text.contains("\"level\":\"error\""),
+        "a successful create must leave no error in the shim's log:\n{log_text}"
+    );
+
+    let out = sandbox.wrapper().raw(&os(&[
+        &"--root",
+        &root,
+        &"--log",
+        &log,
+        &"--log-format",
+        &"json",
+        &"delete",
+        &"--force",
+        &id,
+    ]));
+    out.assert_success();
+    assert!(sandbox.real().state(&id).is_none(), "{id} not deleted");
+}
+
+fn assert_created(sandbox: &Sandbox, bundle: &Bundle, id: &str, pid_file: &Path) {
+    assert_eq!(
+        sandbox.real().status_of(id).as_deref(),
+        Some("created"),
+        "container {id} was not created"
+    );
+    let pid =
+        std::fs::read_to_string(pid_file).unwrap_or_else(|e| panic!("pid file {pid_file:?}: {e}"));
+    assert!(pid.trim().parse::<u32>().is_ok(), "pid file holds {pid:?}");
+    common::assert_converted_spec(&bundle.spec());
+}
+
+/// Without `--bundle` the bundle is the working directory.
+fn bundle_defaults_to_working_directory(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&common::probe_args());
+    let id = common::unique_id("cwd");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+
+    let out = common::run_capture(
+        sandbox
+            .wrapper()
+            .command(&["run", &id])
+            .current_dir(bundle.dir()),
+    );
+    out.assert_success();
+    common::assert_converted_spec(&bundle.spec());
+    common::assert_converted_view(&Probe::parse(&out.stdout), runtime == Runtime::Runc);
+}
+
+macro_rules! for_runtimes {
+    ($($scenario:ident),* $(,)?) => {
+        mod runc {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario(super::Runtime::Runc);
+                }
+            )*
+        }
+        mod crun {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario(super::Runtime::Crun);
+                }
+            )*
+        }
+    };
+}
+
+for_runtimes!(
+    version_passes_through,
+    features_passes_through,
+    state_of_missing_container_passes_through,
+    lifecycle_passes_through,
+    own_network_namespace_is_untouched,
+    conmon_argv_shape,
+    containerd_shim_argv_shape,
+    bundle_defaults_to_working_directory,
+);
