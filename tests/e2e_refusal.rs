@@ -56,11 +56,12 @@ fn assert_refused(out: &Outcome, sandbox: &Sandbox, id: &str) {
 }
 
 fn log_lines(path: &std::path::Path) -> Vec<String> {
-    fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("log file {path:?}: {e}"))
-        .lines()
-        .map(str::to_string)
-        .collect()
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("log file {path:?}: {e}"));
+    assert!(
+        text.ends_with('\n'),
+        "log lines must end with a newline: {text:?}"
+    );
+    text.lines().map(str::to_string).collect()
 }
 
 fn refused_with_json_log(runtime: Runtime) {
@@ -70,6 +71,9 @@ fn refused_with_json_log(runtime: Runtime) {
     let id = common::unique_id("refuse");
     let _guard = common::ContainerGuard::new(&sandbox, &id);
     let log = sandbox.path().join("log.json");
+    // The shim's log may already hold lines: they stay, the error is appended.
+    let earlier = r#"{"level":"warning","msg":"earlier line","time":"2024-01-01T00:00:00Z"}"#;
+    fs::write(&log, format!("{earlier}\n")).unwrap();
 
     let argv: Vec<OsString> = vec![
         "--log".into(),
@@ -86,9 +90,10 @@ fn refused_with_json_log(runtime: Runtime) {
     snap.assert_unchanged(&bundle.config_path(), "refusal");
 
     let lines = log_lines(&log);
-    assert_eq!(lines.len(), 1, "one log line expected: {lines:?}");
-    let entry: Value = serde_json::from_str(&lines[0])
-        .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {}", lines[0]));
+    assert_eq!(lines.len(), 2, "one line appended expected: {lines:?}");
+    assert_eq!(lines[0], earlier, "earlier log content must stay");
+    let entry: Value = serde_json::from_str(&lines[1])
+        .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {}", lines[1]));
     assert_eq!(entry["level"], "error", "{entry}");
     let msg = entry["msg"].as_str().unwrap_or_default();
     assert!(msg.contains(KEY), "msg must name {KEY}: {entry}");
