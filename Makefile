@@ -19,7 +19,7 @@ clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 test: fmt-check clippy
-	$(CARGO) test -- --test-threads=$(TEST_THREADS)
+	$(CARGO) test --no-fail-fast -- --test-threads=$(TEST_THREADS)
 
 # Installs only the Debian packages that are missing.
 deps:

@@ -121,6 +121,11 @@ else
 	note "=> $rw_count mount(s) under /sys are WRITABLE"
 fi
 
+if ! awk '/^### mountinfo/{m=1;next} /^###/{m=0} m && $5 == "/sys/fs/bpf"' "$work/wrapped.out" | grep -q .; then
+	note "   (the host's bpffs/securityfs submounts are not visible: $runtime cloned"
+	note "    the /sys bind without its submounts, which hides them, read-only or not)"
+fi
+
 capbnd=$(awk '/^CapBnd/{print $2}' "$work/wrapped.out")
 note ""
 note "CapBnd: $capbnd"
