@@ -1,12 +1,14 @@
 //! Gathering the host facts the engine needs. Only what the spec asks about
 //! is read: a container without namespace paths costs no system call here.
 
-use crate::engine::facts::{HostFacts, NsFacts, NsId};
+use crate::engine::facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
+use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::engine::spec;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
 
 // NS_GET_USERNS: a descriptor for the user namespace owning a namespace.
 nix::ioctl_none!(ns_get_userns, 0xb7, 0x1);
@@ -44,9 +46,11 @@ pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, String> {
     })
 }
 
-/// Facts for the namespace paths of a spec with a user namespace. A spec the
-/// engine cannot read gets none: the engine refuses it in its own words.
-pub fn gather(spec_doc: &Value) -> HostFacts {
+/// Facts for a spec with a user namespace: its namespace paths, the maps of
+/// a user namespace it joins, and the subordinate ranges the policy names.
+/// A spec the engine cannot read gets none: the engine refuses it in its own
+/// words.
+pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
     let mut facts = HostFacts::default();
     let Ok(namespaces) = spec::namespaces(spec_doc) else {
         return facts;
@@ -59,21 +63,102 @@ pub fn gather(spec_doc: &Value) -> HostFacts {
     }
     for n in &namespaces {
         let Some(path) = &n.path else { continue };
-        let owner = match n.kind {
-            LinuxNamespaceType::Network => true,
-            LinuxNamespaceType::User => false,
-            _ => continue,
-        };
-        facts
-            .namespaces
-            .insert(path.clone(), namespace_facts(path, owner));
-        if owner {
-            facts.runtime_netns = namespace_facts("/proc/self/ns/net", false)
-                .ok()
-                .map(|f| f.id);
+        match n.kind {
+            LinuxNamespaceType::Network => {
+                facts
+                    .namespaces
+                    .insert(path.clone(), namespace_facts(path, true));
+                facts.runtime_netns = namespace_facts("/proc/self/ns/net", false)
+                    .ok()
+                    .map(|f| f.id);
+            }
+            LinuxNamespaceType::User => {
+                facts
+                    .namespaces
+                    .insert(path.clone(), namespace_facts(path, false));
+                if let Some(dir) = proc_dir_of_user_ns(path) {
+                    facts.joined_maps.insert(path.clone(), read_id_maps(dir));
+                }
+            }
+            _ => {}
         }
     }
+    if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {
+        facts.subids = Some(read_subids(user, Path::new("/etc")));
+    }
     facts
+}
+
+/// `/proc/PID/ns/user` -> `/proc/PID`: the only form whose maps can be read.
+fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
+    let dir = path.strip_suffix("/ns/user")?;
+    let pid = dir.strip_prefix("/proc/")?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) || pid == "self").then_some(dir)
+}
+
+/// The uid_map and gid_map of a process.
+pub fn read_id_maps(proc_dir: &str) -> Result<IdMaps, String> {
+    let read = |name: &str| -> Result<Vec<Extent>, String> {
+        let path = format!("{proc_dir}/{name}");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        parse_id_map(&text).ok_or_else(|| format!("{path}: unexpected contents"))
+    };
+    Ok(IdMaps {
+        uid: read("uid_map")?,
+        gid: read("gid_map")?,
+    })
+}
+
+/// Lines of `container host size`.
+pub fn parse_id_map(text: &str) -> Option<Vec<Extent>> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.split_whitespace().map(|n| n.parse::<u64>().ok());
+            let e = Extent {
+                container: f.next()??,
+                host: f.next()??,
+                size: f.next()??,
+            };
+            f.next().is_none().then_some(e)
+        })
+        .collect()
+}
+
+/// The ranges of `user` in `<etc>/subuid` and `<etc>/subgid` (lines of
+/// `name:start:count`). No entry at all is an error: the policy would
+/// refuse every container.
+pub fn read_subids(user: &str, etc: &Path) -> Result<SubIds, String> {
+    let read = |name: &str| -> Result<Vec<IdRange>, String> {
+        let path = etc.join(name);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let ranges = parse_subid(&text, user);
+        if ranges.is_empty() {
+            return Err(format!("{}: no range for {user}", path.display()));
+        }
+        Ok(ranges)
+    };
+    Ok(SubIds {
+        user: user.to_owned(),
+        uid: read("subuid")?,
+        gid: read("subgid")?,
+    })
+}
+
+pub fn parse_subid(text: &str, user: &str) -> Vec<IdRange> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.trim().splitn(3, ':');
+            if f.next()? != user {
+                return None;
+            }
+            let start = f.next()?.trim().parse().ok()?;
+            let size = f.next()?.trim().parse().ok()?;
+            Some(IdRange { start, size })
+        })
+        .filter(|r| r.size > 0)
+        .collect()
 }
 
 #[cfg(test)]
@@ -96,6 +181,65 @@ mod tests {
     #[test]
     fn nothing_is_read_without_a_user_namespace() {
         let spec = serde_json::json!({"linux": {"namespaces": [{"type": "network", "path": "/proc/1/ns/net"}]}});
-        assert!(gather(&spec).namespaces.is_empty());
+        assert!(gather(&spec, &Policy::default()).namespaces.is_empty());
+    }
+
+    #[test]
+    fn joined_user_namespace_maps_are_read_from_proc() {
+        let spec = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": "/proc/self/ns/user"}]}});
+        let facts = gather(&spec, &Policy::default());
+        let maps = facts.joined_maps["/proc/self/ns/user"].as_ref().unwrap();
+        assert_eq!(
+            maps.uid,
+            vec![Extent {
+                container: 0,
+                host: 0,
+                size: 4294967295
+            }]
+        );
+        let dead = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": "/proc/999999999/ns/user"}]}});
+        assert!(gather(&dead, &Policy::default()).joined_maps["/proc/999999999/ns/user"].is_err());
+        let other = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": "/run/userns/x"}]}});
+        assert!(gather(&other, &Policy::default()).joined_maps.is_empty());
+    }
+
+    #[test]
+    fn id_maps_and_subids_parse() {
+        assert_eq!(
+            parse_id_map("         0     100000      65536\n      65536   300000 1\n"),
+            Some(vec![
+                Extent {
+                    container: 0,
+                    host: 100000,
+                    size: 65536
+                },
+                Extent {
+                    container: 65536,
+                    host: 300000,
+                    size: 1
+                }
+            ])
+        );
+        assert_eq!(parse_id_map("0 1\n"), None);
+        let text =
+            "root:100000:65536\nkubelet:200000:65536\n# comment\nkubelet:400000:65536\nbad line\n";
+        assert_eq!(
+            parse_subid(text, "kubelet"),
+            vec![
+                IdRange {
+                    start: 200000,
+                    size: 65536
+                },
+                IdRange {
+                    start: 400000,
+                    size: 65536
+                }
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("subuid"), text).unwrap();
+        std::fs::write(dir.path().join("subgid"), "root:1:2\n").unwrap();
+        let e = read_subids("kubelet", dir.path()).unwrap_err();
+        assert!(e.ends_with("subgid: no range for kubelet"), "{e}");
     }
 }

@@ -115,7 +115,7 @@ pub fn prepare_bundle(bundle: &Path, policy: &Policy) -> Result<(), Failure> {
             return Ok(());
         }
     };
-    let facts = host::gather(&doc);
+    let facts = host::gather(&doc, policy);
     let plan = engine::evaluate(doc, &facts, policy)?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {

@@ -29,6 +29,29 @@ pub enum RroSupport {
     Unsupported(String),
 }
 
+/// One line of a uid_map or gid_map, or one entry of the spec's mappings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Extent {
+    pub container: u64,
+    pub host: u64,
+    pub size: u64,
+}
+
+/// The mappings of a user namespace, as the kernel has them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IdMaps {
+    pub uid: Vec<Extent>,
+    pub gid: Vec<Extent>,
+}
+
+/// Host ranges a user is allowed in /etc/subuid and /etc/subgid.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SubIds {
+    pub user: String,
+    pub uid: Vec<crate::engine::policy::IdRange>,
+    pub gid: Vec<crate::engine::policy::IdRange>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct HostFacts {
     /// Namespace paths of the spec, each with its facts or why they could
@@ -37,4 +60,9 @@ pub struct HostFacts {
     /// The network namespace the runtime itself runs in: the host's.
     pub runtime_netns: Option<NsId>,
     pub rro: RroSupport,
+    /// For a user namespace joined by `/proc/PID/ns/user`: that process's
+    /// uid_map and gid_map, keyed by the namespace path.
+    pub joined_maps: BTreeMap<String, Result<IdMaps, String>>,
+    /// The subordinate ranges of the user the policy names, if it names one.
+    pub subids: Option<Result<SubIds, String>>,
 }

@@ -15,7 +15,7 @@ pub mod rules;
 pub mod spec;
 
 pub use decide::Decision;
-pub use facts::{HostFacts, NsFacts, NsId, RroSupport};
+pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
 pub use policy::Policy;
 pub use report::{Change, Refusal};
 
@@ -59,11 +59,13 @@ pub trait Rule: Sync {
     fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal>;
 }
 
-/// The rules, in the order they run: refusals that need no edit first, then
+/// The rules, in the order they run: refusals that need no edit first (the
+/// ID mappings for every user namespace, then the sysctls), then
 /// the /sys mount, its place among the mounts, the cgroup view that depends
 /// on that place, and the capabilities.
 pub fn rules() -> &'static [&'static dyn Rule] {
     &[
+        &rules::idmap::IdMappings,
         &rules::sysctl::NetSysctls,
         &rules::sysfs::SysfsBind,
         &rules::order::SysBeforeSubmounts,

@@ -61,7 +61,10 @@ pub enum AllowedRanges {
     /// allocates pod ranges from there); the host facts carry them.
     SubidUser(String),
     /// Listed ranges.
-    Explicit { uid: Vec<IdRange>, gid: Vec<IdRange> },
+    Explicit {
+        uid: Vec<IdRange>,
+        gid: Vec<IdRange>,
+    },
 }
 
 /// ID-mapping policy, on top of the structural rules that always apply.

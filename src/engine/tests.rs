@@ -13,6 +13,13 @@ fn run(spec: Value) -> Plan {
     evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap()
 }
 
+/// The rootless fixture maps host 0 (it was generated as root).
+fn run_allowing_host_root(spec: Value) -> Plan {
+    let mut policy = Policy::default();
+    policy.idmap.allow_host_root = true;
+    evaluate(spec, &HostFacts::default(), &policy).unwrap()
+}
+
 fn run_with(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
     evaluate(spec, facts, policy)
 }
@@ -143,7 +150,7 @@ fn podman_privileged_rw_bind_becomes_rro_and_all_net_caps_go() {
 
 #[test]
 fn runc_rootless_none_type_bind_is_converted() {
-    let plan = run(fixture("runc-spec-rootless.json"));
+    let plan = run_allowing_host_root(fixture("runc-spec-rootless.json"));
     assert_eq!(plan.decision, Decision::HostNetwork);
     let sys = &sys_mounts(&plan.spec)[0];
     assert_eq!(sys["type"], "bind");
@@ -307,7 +314,7 @@ fn lossless_outside_the_declared_targets() {
         "runc-spec-rootless.json",
     ] {
         let input = fixture(name);
-        let plan = run(input.clone());
+        let plan = run_allowing_host_root(input.clone());
         let strip = |v: &Value| {
             let mut v = v.clone();
             v.as_object_mut().unwrap().remove("mounts");
@@ -343,9 +350,9 @@ fn converting_twice_changes_nothing_more() {
         userns_hostnet(),
         cgns,
     ] {
-        let once = run(spec);
+        let once = run_allowing_host_root(spec);
         assert!(once.changed());
-        let twice = run(once.spec.clone());
+        let twice = run_allowing_host_root(once.spec.clone());
         assert!(!twice.changed(), "{:?}", twice.findings.changes);
         assert_eq!(twice.spec, once.spec);
     }

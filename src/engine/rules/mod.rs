@@ -2,6 +2,7 @@
 
 pub mod caps;
 pub mod cgroup;
+pub mod idmap;
 pub mod order;
 pub mod sysctl;
 pub mod sysfs;
