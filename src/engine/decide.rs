@@ -33,6 +33,18 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// A stable name for logs and `--json` output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Decision::NoUserNamespace => "no-user-namespace",
+            Decision::OwnNetworkNamespace => "own-network-namespace",
+            Decision::NetworkOwnedByUserNamespace { .. } => "network-owned-by-user-namespace",
+            Decision::HostNetwork => "host-network",
+            Decision::JoinedNetwork { .. } => "joined-network",
+            Decision::NetworkOwnedElsewhere { .. } => "network-owned-elsewhere",
+        }
+    }
+
     pub fn converts(&self) -> bool {
         matches!(
             self,

@@ -1,0 +1,168 @@
+//! The decision log: one JSON line per create, run or restore, in the
+//! wrapper's own log file (never the runtime's `--log`), so an operator can
+//! answer "is this in use on this node, and what did it change". Writing it
+//! never fails a container start.
+
+use crate::engine::{Change, Refusal};
+use serde::Serialize;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// How much goes into the log, from `log.level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl Level {
+    /// Unknown words fall back to `info`, the documented default.
+    pub fn parse(word: &str) -> Level {
+        match word.to_ascii_lowercase().as_str() {
+            "error" => Level::Error,
+            "warn" | "warning" => Level::Warn,
+            "debug" | "trace" => Level::Debug,
+            _ => Level::Info,
+        }
+    }
+}
+
+/// One line of the log.
+#[derive(Debug, Serialize)]
+pub struct Entry<'a> {
+    pub time: String,
+    pub level: &'static str,
+    pub command: &'a str,
+    pub id: Option<String>,
+    pub bundle: String,
+    pub runtime: Option<String>,
+    pub converted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub changes: &'a [Change],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub warnings: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<&'a Refusal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Entry<'_> {
+    /// The level this line is logged at.
+    pub fn severity(&self) -> Level {
+        if self.refused.is_some() || self.error.is_some() {
+            Level::Error
+        } else if !self.warnings.is_empty() {
+            Level::Warn
+        } else {
+            Level::Info
+        }
+    }
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// Append `entry` if its severity is within `max`. One `write` of one
+/// line, on a file opened with O_APPEND, so concurrent wrappers do not
+/// interleave.
+pub fn append(path: &Path, max: Level, entry: &mut Entry<'_>) -> std::io::Result<()> {
+    let severity = entry.severity();
+    if severity > max {
+        return Ok(());
+    }
+    entry.level = match severity {
+        Level::Error => "error",
+        Level::Warn => "warning",
+        _ => "info",
+    };
+    let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o640)
+        .custom_flags(nix::fcntl::OFlag::O_CLOEXEC.bits())
+        .open(path)?;
+    f.write_all(&line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry<'a>(refused: Option<&'a Refusal>, changes: &'a [Change]) -> Entry<'a> {
+        Entry {
+            time: now(),
+            level: "",
+            command: "create",
+            id: Some("c1".into()),
+            bundle: "/b".into(),
+            runtime: Some("/usr/sbin/runc".into()),
+            converted: !changes.is_empty(),
+            decision: Some("host-network"),
+            reason: None,
+            changes,
+            warnings: &[],
+            refused,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn lines_append_and_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("sub/log.jsonl");
+        let change = Change {
+            rule: "capabilities",
+            field: "process.capabilities.bounding".into(),
+            summary: "dropped CAP_NET_RAW".into(),
+            before: serde_json::json!(["CAP_NET_RAW"]),
+            after: serde_json::json!([]),
+        };
+        append(
+            &log,
+            Level::Info,
+            &mut entry(None, std::slice::from_ref(&change)),
+        )
+        .unwrap();
+        let r = Refusal::new("sysctl", "linux.sysctl", "net.x cannot be set");
+        append(&log, Level::Info, &mut entry(Some(&r), &[])).unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["level"], "info");
+        assert_eq!(lines[0]["converted"], true);
+        assert_eq!(lines[0]["decision"], "host-network");
+        assert_eq!(lines[0]["changes"][0]["rule"], "capabilities");
+        assert_eq!(lines[1]["level"], "error");
+        assert_eq!(lines[1]["refused"]["field"], "linux.sysctl");
+        assert!(lines[1].get("changes").is_none());
+    }
+
+    #[test]
+    fn level_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        append(&log, Level::Error, &mut entry(None, &[])).unwrap();
+        assert!(!log.exists());
+        assert_eq!(Level::parse("WARN"), Level::Warn);
+        assert_eq!(Level::parse("bogus"), Level::Info);
+    }
+}
