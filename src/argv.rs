@@ -54,6 +54,8 @@ pub enum Creating {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Invocation {
+    /// How the wrapper was called (not part of the scan; set by the caller).
+    pub argv0: Option<OsString>,
     /// `Some` for create, run and restore; anything else passes through.
     pub creating: Option<Creating>,
     /// The subcommand word as given, if any.

@@ -15,10 +15,31 @@ pub const RUNTIME_ENV: &str = "USERNS_HOSTNET_RUNTIME";
 /// Looked for in PATH, in order, when nothing names the runtime.
 pub const DEFAULT_CANDIDATES: &[&str] = &["runc", "crun"];
 
+/// The wrapper installed as `userns-hostnet-runtime-crun` runs crun: one
+/// node can offer one runtime handler per real runtime without a second
+/// config file.
+pub const OWN_NAME_PREFIX: &str = "userns-hostnet-runtime-";
+
+/// The runtime named by the wrapper's own file name, if any.
+pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
+    let base = Path::new(argv0).file_name()?.as_bytes();
+    let name = base.strip_prefix(OWN_NAME_PREFIX.as_bytes())?;
+    (!name.is_empty()).then(|| OsStr::from_bytes(name).to_os_string())
+}
+
+/// Who named the runtime, for error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedBy {
+    Env,
+    OwnName,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LookupError {
     #[error("{RUNTIME_ENV}={0}: not found or not executable")]
     EnvNotFound(String),
+    #[error("runtime {0}, named by this wrapper's file name, is not an executable in PATH")]
+    OwnNameNotFound(String),
     #[error("no real runtime found: none of {0} is an executable in PATH (set {RUNTIME_ENV})")]
     NoCandidate(String),
     #[error("{0} is this wrapper itself, not a real runtime")]
@@ -28,8 +49,9 @@ pub enum LookupError {
 /// Where to look: the inputs of the lookup, gathered by the caller so the
 /// lookup itself is testable.
 pub struct Lookup<'a> {
-    /// `USERNS_HOSTNET_RUNTIME`, if set and not empty.
-    pub named: Option<&'a OsStr>,
+    /// `USERNS_HOSTNET_RUNTIME` if set and not empty, else the runtime the
+    /// wrapper's own name carries.
+    pub named: Option<(&'a OsStr, NamedBy)>,
     /// Names or paths to try in order when nothing is named.
     pub candidates: &'a [String],
     pub path_var: Option<&'a OsStr>,
@@ -40,11 +62,14 @@ pub struct Lookup<'a> {
 
 impl Lookup<'_> {
     pub fn find(&self) -> Result<PathBuf, LookupError> {
-        if let Some(named) = self.named {
+        if let Some((named, by)) = self.named {
             let shown = named.to_string_lossy().into_owned();
             let mut found = self.resolve(named).peekable();
             if found.peek().is_none() {
-                return Err(LookupError::EnvNotFound(shown));
+                return Err(match by {
+                    NamedBy::Env => LookupError::EnvNotFound(shown),
+                    NamedBy::OwnName => LookupError::OwnNameNotFound(shown),
+                });
             }
             return found
                 .find(|p| !self.is_self(p))
@@ -166,15 +191,15 @@ mod tests {
         let path = a.path().as_os_str().to_owned();
         let c = candidates();
         let mut l = Lookup {
-            named: Some(OsStr::new("youki")),
+            named: Some((OsStr::new("youki"), NamedBy::Env)),
             candidates: &c,
             path_var: Some(&path),
             self_exe: None,
         };
         assert_eq!(l.find().unwrap(), youki);
-        l.named = Some(youki.as_os_str());
+        l.named = Some((youki.as_os_str(), NamedBy::Env));
         assert_eq!(l.find().unwrap(), youki);
-        l.named = Some(OsStr::new("/nonexistent/runc"));
+        l.named = Some((OsStr::new("/nonexistent/runc"), NamedBy::Env));
         assert_eq!(
             l.find().unwrap_err().to_string(),
             "USERNS_HOSTNET_RUNTIME=/nonexistent/runc: not found or not executable"
@@ -215,7 +240,35 @@ mod tests {
             self_exe: Some(&me),
         };
         assert_eq!(l.find().unwrap(), real);
-        l.named = Some(me.as_os_str());
+        l.named = Some((me.as_os_str(), NamedBy::Env));
         assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
+    }
+
+    #[test]
+    fn own_name_carries_the_runtime() {
+        assert_eq!(
+            named_by_own_name(OsStr::new("/usr/bin/userns-hostnet-runtime-crun")),
+            Some(OsString::from("crun"))
+        );
+        assert_eq!(
+            named_by_own_name(OsStr::new("userns-hostnet-runtime")),
+            None
+        );
+        assert_eq!(
+            named_by_own_name(OsStr::new("userns-hostnet-runtime-")),
+            None
+        );
+        assert_eq!(named_by_own_name(OsStr::new("/x/runc")), None);
+        let c = candidates();
+        let l = Lookup {
+            named: Some((OsStr::new("no-such-runtime-here"), NamedBy::OwnName)),
+            candidates: &c,
+            path_var: Some(OsStr::new("/nonexistent")),
+            self_exe: None,
+        };
+        assert_eq!(
+            l.find().unwrap_err().to_string(),
+            "runtime no-such-runtime-here, named by this wrapper's file name, is not an executable in PATH"
+        );
     }
 }

@@ -7,7 +7,7 @@ use crate::bundle::{self, BundleError};
 use crate::engine::{self, Policy, Refusal};
 use crate::host;
 use crate::runclog;
-use crate::runtime::{self, Lookup, LookupError};
+use crate::runtime::{self, Lookup, LookupError, NamedBy};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use tracing::{debug, warn};
@@ -54,7 +54,8 @@ impl Default for Settings {
 /// it could not become the real runtime: the exit status to use.
 pub fn main(args: Vec<OsString>) -> i32 {
     let rest = args.get(1..).unwrap_or_default();
-    let inv = argv::scan(rest);
+    let mut inv = argv::scan(rest);
+    inv.argv0 = args.first().cloned();
     runclog::init_debug(inv.debug || std::env::var_os(DEBUG_ENV).is_some_and(|v| !v.is_empty()));
     let settings = Settings::default();
     let failure = match become_runtime(&inv, rest, &settings) {
@@ -70,7 +71,7 @@ fn become_runtime(
     args: &[OsString],
     settings: &Settings,
 ) -> Result<std::convert::Infallible, Failure> {
-    let runtime = find_runtime(settings)?;
+    let runtime = find_runtime(inv, settings)?;
     if inv.creating.is_some() && !inv.bundle_missing_value {
         let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
         prepare_bundle(bundle, &settings.policy)?;
@@ -83,12 +84,19 @@ fn become_runtime(
     })
 }
 
-fn find_runtime(settings: &Settings) -> Result<PathBuf, LookupError> {
-    let named = std::env::var_os(runtime::RUNTIME_ENV).filter(|v| !v.is_empty());
+fn find_runtime(inv: &Invocation, settings: &Settings) -> Result<PathBuf, LookupError> {
+    let named = match std::env::var_os(runtime::RUNTIME_ENV).filter(|v| !v.is_empty()) {
+        Some(v) => Some((v, NamedBy::Env)),
+        None => inv
+            .argv0
+            .as_deref()
+            .and_then(runtime::named_by_own_name)
+            .map(|v| (v, NamedBy::OwnName)),
+    };
     let path_var = std::env::var_os("PATH");
     let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
     Lookup {
-        named: named.as_deref(),
+        named: named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
         candidates: &settings.candidates,
         path_var: path_var.as_deref(),
         self_exe: self_exe.as_deref(),
