@@ -11,6 +11,7 @@
 
 pub mod argv;
 pub mod bundle;
+pub mod config;
 pub mod decisionlog;
 pub mod engine;
 pub mod host;

@@ -1,0 +1,946 @@
+//! The operator's config file, `/etc/userns-hostnet/config.toml` (or the
+//! file named by `USERNS_HOSTNET_CONFIG`). A missing file means the
+//! defaults, which are the safe choices. Anything the file says that is not
+//! understood is an error, never ignored: a misspelt key must not quietly
+//! leave a policy weaker than the operator meant.
+
+use crate::engine::policy::{
+    AllowedRanges, IdRange, IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback,
+};
+use crate::engine::Policy;
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming another config file.
+pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
+/// Where the config file lives unless `USERNS_HOSTNET_CONFIG` says otherwise.
+pub const DEFAULT_PATH: &str = "/etc/userns-hostnet/config.toml";
+/// The tool's own log, where decisions are recorded.
+pub const DEFAULT_LOG_FILE: &str = "/var/log/userns-hostnet.log";
+pub const DEFAULT_LOG_LEVEL: &str = "info";
+/// The log levels the `[log] level` setting accepts.
+pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+/// One past the highest ID a mapping can name.
+const ID_LIMIT: u64 = 1 << 32;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSettings {
+    pub file: PathBuf,
+    /// One of [`LOG_LEVELS`].
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        LogSettings {
+            file: PathBuf::from(DEFAULT_LOG_FILE),
+            level: DEFAULT_LOG_LEVEL.to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The real runtime: names (looked up in PATH) or paths, tried in order.
+    pub runtime: Vec<String>,
+    pub policy: Policy,
+    pub log: LogSettings,
+    /// The file this was read from; `None` for the defaults.
+    pub source: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            runtime: crate::runtime::DEFAULT_CANDIDATES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            policy: Policy::default(),
+            log: LogSettings::default(),
+            source: None,
+        }
+    }
+}
+
+/// Why the config file could not be used. Displayed on one line, starting
+/// with the file (and the line, when the problem has one).
+#[derive(Debug)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Not a regular file (a directory, a FIFO, a device).
+    NotRegular { path: PathBuf },
+    /// The file was read but says something invalid.
+    Invalid {
+        path: PathBuf,
+        /// 1-based, when the problem sits on a line.
+        line: Option<usize>,
+        /// The setting, as a dotted path (`capabilities.net`), when known.
+        key: Option<String>,
+        message: String,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Read { path, source } => {
+                write!(f, "{}: cannot read: {source}", path.display())
+            }
+            ConfigError::NotRegular { path } => {
+                write!(f, "{}: not a regular file", path.display())
+            }
+            ConfigError::Invalid {
+                path,
+                line,
+                key,
+                message,
+            } => {
+                write!(f, "{}", path.display())?;
+                if let Some(line) = line {
+                    write!(f, ":{line}")?;
+                }
+                write!(f, ": ")?;
+                if let Some(key) = key {
+                    write!(f, "{key}: ")?;
+                }
+                write!(f, "{message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Read { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// The config file to read: `USERNS_HOSTNET_CONFIG` if set and not empty,
+/// else [`DEFAULT_PATH`].
+pub fn path_from_env() -> PathBuf {
+    path_from(std::env::var_os(CONFIG_ENV))
+}
+
+fn path_from(var: Option<OsString>) -> PathBuf {
+    match var {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from(DEFAULT_PATH),
+    }
+}
+
+/// Read the config file named by the environment, or the defaults when
+/// there is no such file.
+pub fn load() -> Result<Config, ConfigError> {
+    load_from(&path_from_env())
+}
+
+/// Read `path`; the defaults when it does not exist.
+pub fn load_from(path: &Path) -> Result<Config, ConfigError> {
+    let read_err = |source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    // O_NONBLOCK: a FIFO put where the file should be must not hang
+    // container starts. std opens close-on-exec.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => return Err(read_err(e)),
+    };
+    if !file.metadata().map_err(read_err)?.is_file() {
+        return Err(ConfigError::NotRegular {
+            path: path.to_owned(),
+        });
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(read_err)?;
+    parse(&text, path)
+}
+
+/// Parse the text of a config file; `origin` names it in errors and
+/// becomes [`Config::source`].
+pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+    let file: File =
+        serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            ConfigError::Invalid {
+                path: origin.to_owned(),
+                line: inner.span().map(|s| line_of(text, s.start)),
+                // serde_path_to_error names the document root ".".
+                key: (!path.is_empty() && path != ".").then_some(path),
+                message: one_line(inner.message()),
+            }
+        })?;
+    Ok(file.into_config(origin))
+}
+
+/// The 1-based line holding byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    1 + text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+}
+
+/// The parser's message on one line, quoting with `"` as TOML does.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+        .replace('`', "\"")
+}
+
+// The file as written. Every table rejects keys it does not know.
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default, deserialize_with = "runtimes")]
+    runtime: Option<Vec<String>>,
+    #[serde(default)]
+    sysfs: SysfsSection,
+    #[serde(default)]
+    capabilities: CapabilitiesSection,
+    #[serde(default)]
+    sysctl: SysctlSection,
+    #[serde(default)]
+    idmap: IdmapSection,
+    #[serde(default)]
+    cgroup: CgroupSection,
+    #[serde(default)]
+    log: LogSection,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SysfsSection {
+    fallback: Option<FallbackSetting>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CapabilitiesSection {
+    net: Option<CapsSetting>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SysctlSection {
+    net: Option<SysctlSetting>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct IdmapSection {
+    allow_host_root: Option<bool>,
+    allowed_ranges: Option<RangesSetting>,
+    require_process_user_mapped: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CgroupSection {
+    own_view: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LogSection {
+    #[serde(default, deserialize_with = "log_file")]
+    file: Option<PathBuf>,
+    #[serde(default, deserialize_with = "log_level")]
+    level: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum FallbackSetting {
+    Refuse,
+    Ro,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum CapsSetting {
+    Drop,
+    Keep,
+    Refuse,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum SysctlSetting {
+    Refuse,
+    Drop,
+}
+
+impl From<FallbackSetting> for SysfsFallback {
+    fn from(s: FallbackSetting) -> Self {
+        match s {
+            FallbackSetting::Refuse => SysfsFallback::Refuse,
+            FallbackSetting::Ro => SysfsFallback::Ro,
+        }
+    }
+}
+
+impl From<CapsSetting> for NetCapabilities {
+    fn from(s: CapsSetting) -> Self {
+        match s {
+            CapsSetting::Drop => NetCapabilities::Drop,
+            CapsSetting::Keep => NetCapabilities::Keep,
+            CapsSetting::Refuse => NetCapabilities::Refuse,
+        }
+    }
+}
+
+impl From<SysctlSetting> for NetSysctls {
+    fn from(s: SysctlSetting) -> Self {
+        match s {
+            SysctlSetting::Refuse => NetSysctls::Refuse,
+            SysctlSetting::Drop => NetSysctls::Drop,
+        }
+    }
+}
+
+/// `allowed_ranges`: a user whose /etc/subuid and /etc/subgid entries
+/// apply, or both lists given explicitly.
+#[derive(Deserialize)]
+#[serde(try_from = "RawRanges")]
+struct RangesSetting(AllowedRanges);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRanges {
+    subid_user: Option<String>,
+    uid: Option<Vec<RangeSetting>>,
+    gid: Option<Vec<RangeSetting>>,
+}
+
+impl TryFrom<RawRanges> for RangesSetting {
+    type Error = String;
+
+    fn try_from(raw: RawRanges) -> Result<Self, String> {
+        let list = |v: Vec<RangeSetting>| v.into_iter().map(|r| r.0).collect::<Vec<_>>();
+        match (raw.subid_user, raw.uid, raw.gid) {
+            (Some(user), None, None) => {
+                if user.is_empty() {
+                    Err("subid_user is empty: name the user whose /etc/subuid and /etc/subgid entries apply".into())
+                } else {
+                    Ok(RangesSetting(AllowedRanges::SubidUser(user)))
+                }
+            }
+            (Some(_), _, _) => Err(
+                "give either subid_user or the uid and gid lists, not both".into(),
+            ),
+            (None, Some(uid), Some(gid)) => {
+                if uid.is_empty() || gid.is_empty() {
+                    Err("an empty uid or gid list would refuse every container; remove allowed_ranges to allow any range".into())
+                } else {
+                    Ok(RangesSetting(AllowedRanges::Explicit {
+                        uid: list(uid),
+                        gid: list(gid),
+                    }))
+                }
+            }
+            (None, None, None) => Err(
+                "empty: give subid_user, or the uid and gid lists, or remove allowed_ranges to allow any range".into(),
+            ),
+            (None, _, _) => Err("give both the uid and the gid lists".into()),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(try_from = "RawRange")]
+struct RangeSetting(IdRange);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRange {
+    start: u64,
+    size: u64,
+}
+
+impl TryFrom<RawRange> for RangeSetting {
+    type Error = String;
+
+    fn try_from(r: RawRange) -> Result<Self, String> {
+        if r.size == 0 {
+            return Err(format!("range at {} has size 0", r.start));
+        }
+        match r.start.checked_add(r.size) {
+            Some(end) if end <= ID_LIMIT => Ok(RangeSetting(IdRange {
+                start: r.start,
+                size: r.size,
+            })),
+            _ => Err(format!(
+                "range of {} IDs at {} goes past the highest ID, 4294967295",
+                r.size, r.start
+            )),
+        }
+    }
+}
+
+/// `runtime`: one name or path, or a list of them.
+fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct Runtimes;
+
+    impl<'de> de::Visitor<'de> for Runtimes {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a runtime name or path, or a list of them")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<String>, E> {
+            Ok(vec![v.to_owned()])
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element::<String>()? {
+                out.push(v);
+            }
+            Ok(out)
+        }
+    }
+
+    let list = d.deserialize_any(Runtimes)?;
+    if list.is_empty() {
+        return Err(de::Error::custom("lists no runtime"));
+    }
+    if list.iter().any(|r| r.is_empty() || r.contains('\0')) {
+        return Err(de::Error::custom(
+            "a runtime must be a name or a path, not empty",
+        ));
+    }
+    Ok(Some(list))
+}
+
+fn log_file<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    let file = PathBuf::deserialize(d)?;
+    if file.is_absolute() {
+        Ok(Some(file))
+    } else {
+        Err(de::Error::custom(format!(
+            "\"{}\" is not an absolute path",
+            file.display()
+        )))
+    }
+}
+
+fn log_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let level = String::deserialize(d)?;
+    let lower = level.to_ascii_lowercase();
+    if LOG_LEVELS.contains(&lower.as_str()) {
+        Ok(Some(lower))
+    } else {
+        Err(de::Error::custom(format!(
+            "unknown level \"{level}\", expected one of {}",
+            LOG_LEVELS
+                .iter()
+                .map(|l| format!("\"{l}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+}
+
+impl File {
+    fn into_config(self, origin: &Path) -> Config {
+        let d = Config::default();
+        let dp = d.policy;
+        Config {
+            runtime: self.runtime.unwrap_or(d.runtime),
+            policy: Policy {
+                sysfs_fallback: self.sysfs.fallback.map_or(dp.sysfs_fallback, Into::into),
+                net_capabilities: self
+                    .capabilities
+                    .net
+                    .map_or(dp.net_capabilities, Into::into),
+                net_sysctls: self.sysctl.net.map_or(dp.net_sysctls, Into::into),
+                own_cgroup_view: self.cgroup.own_view.unwrap_or(dp.own_cgroup_view),
+                idmap: IdmapPolicy {
+                    allow_host_root: self
+                        .idmap
+                        .allow_host_root
+                        .unwrap_or(dp.idmap.allow_host_root),
+                    allowed_ranges: self
+                        .idmap
+                        .allowed_ranges
+                        .map_or(dp.idmap.allowed_ranges, |r| r.0),
+                    require_process_user_mapped: self
+                        .idmap
+                        .require_process_user_mapped
+                        .unwrap_or(dp.idmap.require_process_user_mapped),
+                },
+            },
+            log: LogSettings {
+                file: self.log.file.unwrap_or(d.log.file),
+                level: self.log.level.unwrap_or(d.log.level),
+            },
+            source: Some(origin.to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../packaging/config.toml");
+
+    fn origin() -> &'static Path {
+        Path::new("/etc/userns-hostnet/config.toml")
+    }
+
+    fn err(text: &str) -> String {
+        parse(text, origin()).unwrap_err().to_string()
+    }
+
+    fn without_source(mut c: Config) -> Config {
+        c.source = None;
+        c
+    }
+
+    #[test]
+    fn missing_file_means_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = load_from(&dir.path().join("config.toml")).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.source, None);
+        assert_eq!(c.runtime, ["runc", "crun"]);
+        assert_eq!(c.log.file, Path::new("/var/log/userns-hostnet.log"));
+        assert_eq!(c.log.level, "info");
+        assert_eq!(c.policy, Policy::default());
+    }
+
+    #[test]
+    fn empty_file_means_defaults_with_its_source() {
+        let c = parse("", origin()).unwrap();
+        assert_eq!(c.source.as_deref(), Some(origin()));
+        assert_eq!(without_source(c), Config::default());
+    }
+
+    #[test]
+    fn every_setting_is_read() {
+        let text = r#"
+runtime = ["/usr/local/bin/youki", "crun"]
+[sysfs]
+fallback = "ro"
+[capabilities]
+net = "refuse"
+[sysctl]
+net = "drop"
+[idmap]
+allow_host_root = true
+allowed_ranges = { uid = [{ start = 100000, size = 65536 }], gid = [{ start = 200000, size = 10 }, { start = 300000, size = 1 }] }
+require_process_user_mapped = false
+[cgroup]
+own_view = false
+[log]
+file = "/tmp/u.log"
+level = "debug"
+"#;
+        let c = parse(text, origin()).unwrap();
+        assert_eq!(
+            c,
+            Config {
+                runtime: vec!["/usr/local/bin/youki".into(), "crun".into()],
+                policy: Policy {
+                    sysfs_fallback: SysfsFallback::Ro,
+                    net_capabilities: NetCapabilities::Refuse,
+                    net_sysctls: NetSysctls::Drop,
+                    own_cgroup_view: false,
+                    idmap: IdmapPolicy {
+                        allow_host_root: true,
+                        allowed_ranges: AllowedRanges::Explicit {
+                            uid: vec![IdRange {
+                                start: 100000,
+                                size: 65536
+                            }],
+                            gid: vec![
+                                IdRange {
+                                    start: 200000,
+                                    size: 10
+                                },
+                                IdRange {
+                                    start: 300000,
+                                    size: 1
+                                }
+                            ],
+                        },
+                        require_process_user_mapped: false,
+                    },
+                },
+                log: LogSettings {
+                    file: "/tmp/u.log".into(),
+                    level: "debug".into(),
+                },
+                source: Some(origin().to_owned()),
+            }
+        );
+    }
+
+    #[test]
+    fn each_enum_value_is_read() {
+        let get = |t: &str| parse(t, origin()).unwrap().policy;
+        assert_eq!(
+            get("[sysfs]\nfallback = \"refuse\"").sysfs_fallback,
+            SysfsFallback::Refuse
+        );
+        assert_eq!(
+            get("[capabilities]\nnet = \"drop\"").net_capabilities,
+            NetCapabilities::Drop
+        );
+        assert_eq!(
+            get("[capabilities]\nnet = \"keep\"").net_capabilities,
+            NetCapabilities::Keep
+        );
+        assert_eq!(
+            get("[sysctl]\nnet = \"refuse\"").net_sysctls,
+            NetSysctls::Refuse
+        );
+        assert_eq!(
+            get("[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }")
+                .idmap
+                .allowed_ranges,
+            AllowedRanges::SubidUser("kubelet".into())
+        );
+        for level in LOG_LEVELS {
+            let c = parse(&format!("[log]\nlevel = \"{level}\""), origin()).unwrap();
+            assert_eq!(c.log.level, *level);
+        }
+        let c = parse("[log]\nlevel = \"WARN\"", origin()).unwrap();
+        assert_eq!(c.log.level, "warn");
+    }
+
+    #[test]
+    fn runtime_is_a_string_or_a_list() {
+        let get = |t: &str| parse(t, origin()).unwrap().runtime;
+        assert_eq!(get("runtime = \"crun\""), ["crun"]);
+        assert_eq!(
+            get("runtime = \"/usr/local/bin/youki\""),
+            ["/usr/local/bin/youki"]
+        );
+        assert_eq!(get("runtime = [\"crun\"]"), ["crun"]);
+        assert_eq!(get("runtime = [\"crun\", \"runc\"]"), ["crun", "runc"]);
+        assert_eq!(
+            err("runtime = []"),
+            "/etc/userns-hostnet/config.toml:1: runtime: lists no runtime"
+        );
+        assert_eq!(
+            err("runtime = \"\""),
+            "/etc/userns-hostnet/config.toml:1: runtime: a runtime must be a name or a path, not empty"
+        );
+        assert_eq!(
+            err("\nruntime = 3"),
+            "/etc/userns-hostnet/config.toml:2: runtime: invalid type: integer \"3\", expected a runtime name or path, or a list of them"
+        );
+        assert_eq!(
+            err("runtime = [\"runc\", 3]"),
+            "/etc/userns-hostnet/config.toml:1: runtime[1]: invalid type: integer \"3\", expected a string"
+        );
+    }
+
+    #[test]
+    fn unknown_value_names_file_line_and_key() {
+        let text = "runtime = \"runc\"\n\n# comment\n\n[capabilities]\n\nnet = \"dorp\"\n";
+        assert_eq!(
+            err(text),
+            r#"/etc/userns-hostnet/config.toml:7: capabilities.net: unknown variant "dorp", expected one of "drop", "keep", "refuse""#
+        );
+        assert_eq!(
+            err("[sysfs]\nfallback = \"rro\""),
+            r#"/etc/userns-hostnet/config.toml:2: sysfs.fallback: unknown variant "rro", expected "refuse" or "ro""#
+        );
+        assert_eq!(
+            err("[sysctl]\nnet = \"keep\""),
+            r#"/etc/userns-hostnet/config.toml:2: sysctl.net: unknown variant "keep", expected "refuse" or "drop""#
+        );
+        assert_eq!(
+            err("[cgroup]\nown_view = \"yes\""),
+            r#"/etc/userns-hostnet/config.toml:2: cgroup.own_view: invalid type: string "yes", expected a boolean"#
+        );
+        assert_eq!(
+            err("[log]\n\nlevel = \"verbose\""),
+            r#"/etc/userns-hostnet/config.toml:3: log.level: unknown level "verbose", expected one of "error", "warn", "info", "debug", "trace""#
+        );
+        assert_eq!(
+            err("[log]\nfile = \"userns.log\""),
+            r#"/etc/userns-hostnet/config.toml:2: log.file: "userns.log" is not an absolute path"#
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        assert_eq!(
+            err("[sysfs]\nfallback = \"refuse\"\nfalback = \"ro\"\n"),
+            r#"/etc/userns-hostnet/config.toml:3: sysfs.falback: unknown field "falback", expected "fallback""#
+        );
+        assert_eq!(
+            err("runtimes = \"crun\""),
+            r#"/etc/userns-hostnet/config.toml:1: runtimes: unknown field "runtimes", expected one of "runtime", "sysfs", "capabilities", "sysctl", "idmap", "cgroup", "log""#
+        );
+        assert_eq!(
+            err("[idmaps]\nallow_host_root = false"),
+            r#"/etc/userns-hostnet/config.toml:1: idmaps: unknown field "idmaps", expected one of "runtime", "sysfs", "capabilities", "sysctl", "idmap", "cgroup", "log""#
+        );
+        // A setting written before its section lands at the top level.
+        assert!(err("net = \"keep\"\n[capabilities]\n")
+            .starts_with(r#"/etc/userns-hostnet/config.toml:1: net: unknown field "net""#));
+        assert!(err("[idmap]\nallowed_ranges = { uid = [{ start = 1, size = 1, end = 2 }], gid = [] }")
+            .starts_with(r#"/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.uid[0].end: unknown field "end""#));
+        assert!(err("[idmap]\nallowed_ranges = { subid_users = \"k\" }")
+            .starts_with(r#"/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.subid_users: unknown field "subid_users""#));
+    }
+
+    #[test]
+    fn bad_ranges_are_refused_clearly() {
+        let ranges = |v: &str| err(&format!("[idmap]\nallowed_ranges = {v}\n"));
+        assert_eq!(
+            ranges("{ uid = [{ start = 100000, size = 0 }], gid = [{ start = 1, size = 1 }] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.uid[0]: range at 100000 has size 0"
+        );
+        assert_eq!(
+            ranges("{ uid = [{ start = 1, size = 1 }], gid = [{ start = 4294967295, size = 2 }] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.gid[0]: range of 2 IDs at 4294967295 goes past the highest ID, 4294967295"
+        );
+        assert_eq!(
+            ranges("{ uid = [{ start = 9223372036854775807, size = 1 }], gid = [{ start = 1, size = 1 }] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.uid[0]: range of 1 IDs at 9223372036854775807 goes past the highest ID, 4294967295"
+        );
+        assert!(ranges("{ uid = [{ start = -1, size = 1 }], gid = [] }").starts_with(
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.uid[0].start: invalid value: integer \"-1\""
+        ));
+        assert_eq!(
+            ranges("{ uid = [{ start = 1 }], gid = [] }"),
+            r#"/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges.uid[0]: missing field "size""#
+        );
+        assert_eq!(
+            ranges("{ uid = [{ start = 1, size = 1 }] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges: give both the uid and the gid lists"
+        );
+        assert_eq!(
+            ranges("{ uid = [], gid = [] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges: an empty uid or gid list would refuse every container; remove allowed_ranges to allow any range"
+        );
+        assert_eq!(
+            ranges("{ subid_user = \"kubelet\", uid = [{ start = 1, size = 1 }], gid = [{ start = 1, size = 1 }] }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges: give either subid_user or the uid and gid lists, not both"
+        );
+        assert_eq!(
+            ranges("{}"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges: empty: give subid_user, or the uid and gid lists, or remove allowed_ranges to allow any range"
+        );
+        assert_eq!(
+            ranges("{ subid_user = \"\" }"),
+            "/etc/userns-hostnet/config.toml:2: idmap.allowed_ranges: subid_user is empty: name the user whose /etc/subuid and /etc/subgid entries apply"
+        );
+        // The highest range that fits is accepted.
+        let c = parse(
+            "[idmap]\nallowed_ranges = { uid = [{ start = 0, size = 4294967296 }], gid = [{ start = 4294967295, size = 1 }] }",
+            origin(),
+        )
+        .unwrap();
+        assert_eq!(
+            c.policy.idmap.allowed_ranges,
+            AllowedRanges::Explicit {
+                uid: vec![IdRange {
+                    start: 0,
+                    size: 1 << 32
+                }],
+                gid: vec![IdRange {
+                    start: u32::MAX.into(),
+                    size: 1
+                }],
+            }
+        );
+    }
+
+    #[test]
+    fn syntax_errors_name_file_and_line_on_one_line() {
+        let e = err("[sysfs]\nfallback = \n");
+        assert!(e.starts_with("/etc/userns-hostnet/config.toml:2: "), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        let e = err("[log]\nlevel = \"info\"\n[log]\n");
+        assert!(e.starts_with("/etc/userns-hostnet/config.toml:3: "), "{e}");
+        assert!(e.contains("duplicate key"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn read_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load_from(dir.path()).unwrap_err().to_string(),
+            format!("{}: not a regular file", dir.path().display())
+        );
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, b"runtime = \"\xff\"\n").unwrap();
+        let e = load_from(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{}: cannot read: ", bad.display())),
+            "{e}"
+        );
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "\n[sysctl]\nnet = \"allow\"\n").unwrap();
+        assert_eq!(
+            load_from(&file).unwrap_err().to_string(),
+            format!(
+                r#"{}:3: sysctl.net: unknown variant "allow", expected "refuse" or "drop""#,
+                file.display()
+            )
+        );
+        std::fs::write(&file, "[sysctl]\nnet = \"drop\"\n").unwrap();
+        let c = load_from(&file).unwrap();
+        assert_eq!(c.source.as_deref(), Some(file.as_path()));
+        assert_eq!(c.policy.net_sysctls, NetSysctls::Drop);
+    }
+
+    #[test]
+    fn a_fifo_does_not_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("config.toml");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(matches!(
+            load_from(&fifo),
+            Err(ConfigError::NotRegular { .. })
+        ));
+    }
+
+    #[test]
+    fn env_names_another_file() {
+        assert_eq!(path_from(None), Path::new(DEFAULT_PATH));
+        assert_eq!(path_from(Some("".into())), Path::new(DEFAULT_PATH));
+        assert_eq!(
+            path_from(Some("/srv/u.toml".into())),
+            Path::new("/srv/u.toml")
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("other.toml");
+        std::fs::write(&file, "runtime = \"crun\"\n").unwrap();
+        // The only test that touches this variable.
+        std::env::set_var(CONFIG_ENV, &file);
+        let from_env = path_from_env();
+        let loaded = load();
+        std::env::remove_var(CONFIG_ENV);
+        assert_eq!(from_env, file);
+        let c = loaded.unwrap();
+        assert_eq!(c.runtime, ["crun"]);
+        assert_eq!(c.source.as_deref(), Some(file.as_path()));
+    }
+
+    #[test]
+    fn shipped_sample_equals_the_defaults() {
+        let c = parse(SAMPLE, Path::new("packaging/config.toml")).unwrap();
+        assert_eq!(without_source(c), Config::default());
+    }
+
+    /// A commented-out setting: `# key = value` (defaults) or, indented
+    /// further, `#   key = value` (examples of other values).
+    fn setting(line: &str) -> Option<(&str, bool)> {
+        let rest = line.strip_prefix("# ")?;
+        let body = rest.trim_start();
+        let key_len = body
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+            .unwrap_or(body.len());
+        if key_len == 0 || !body[key_len..].starts_with(" = ") {
+            return None;
+        }
+        Some((body, rest.len() == body.len()))
+    }
+
+    /// The `# [section]` header in force at each line.
+    fn sections(text: &str) -> Vec<Option<&str>> {
+        let mut current = None;
+        text.lines()
+            .map(|l| {
+                if let Some(h) = l.strip_prefix("# [") {
+                    if h.ends_with(']') {
+                        current = Some(&l[2..]);
+                    }
+                }
+                current
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_sample_setting_parses_when_uncommented() {
+        let secs = sections(SAMPLE);
+        let mut defaults = 0;
+        let mut examples = 0;
+        for (i, line) in SAMPLE.lines().enumerate() {
+            let Some((setting, is_default)) = setting(line) else {
+                continue;
+            };
+            let text = match secs[i] {
+                Some(header) => format!("{header}\n{setting}\n"),
+                None => format!("{setting}\n"),
+            };
+            let c = parse(&text, origin()).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            if is_default {
+                defaults += 1;
+                assert_eq!(without_source(c), Config::default(), "line {}", i + 1);
+            } else {
+                examples += 1;
+                assert_ne!(without_source(c), Config::default(), "line {}", i + 1);
+            }
+        }
+        // runtime, fallback, net (x2), allow_host_root,
+        // require_process_user_mapped, own_view, file, level.
+        assert_eq!(defaults, 9);
+        assert!(examples >= 6, "{examples}");
+    }
+
+    #[test]
+    fn sample_uncommented_as_a_whole_equals_the_defaults() {
+        let secs = sections(SAMPLE);
+        let text: String = SAMPLE
+            .lines()
+            .enumerate()
+            .map(|(i, line)| match setting(line) {
+                Some((s, true)) => format!("{s}\n"),
+                _ if secs[i].is_some_and(|h| line == format!("# {h}")) => {
+                    format!("{}\n", &line[2..])
+                }
+                _ => format!("{line}\n"),
+            })
+            .collect();
+        assert!(text.contains("\n[idmap]\n") && text.contains("\nnet = \"drop\"\n"));
+        let c = parse(&text, origin()).unwrap();
+        assert_eq!(without_source(c), Config::default());
+    }
+
+    #[test]
+    fn error_line_of_offsets() {
+        assert_eq!(line_of("", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 99), 3);
+    }
+}
