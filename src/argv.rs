@@ -52,6 +52,16 @@ pub enum Creating {
     Restore,
 }
 
+impl Creating {
+    pub fn word(self) -> &'static str {
+        match self {
+            Creating::Create => "create",
+            Creating::Run => "run",
+            Creating::Restore => "restore",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Invocation {
     /// How the wrapper was called (not part of the scan; set by the caller).

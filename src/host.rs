@@ -89,6 +89,11 @@ pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
     facts
 }
 
+/// Can the real runtime make a recursive read-only bind on this kernel?
+pub fn rro_support(_runtime: &Path) -> crate::engine::RroSupport {
+    crate::engine::RroSupport::Supported
+}
+
 /// `/proc/PID/ns/user` -> `/proc/PID`: the only form whose maps can be read.
 fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
     let dir = path.strip_suffix("/ns/user")?;

@@ -1,10 +1,13 @@
 //! The wrapper's data path: argv -> bundle -> config.json -> host facts ->
 //! engine plan -> atomic write -> execve. Nothing else runs on it; every
-//! subcommand but create, run and restore is an immediate exec.
+//! subcommand but create, run and restore is an immediate exec (reading
+//! the config file only when nothing else names the real runtime).
 
-use crate::argv::{self, Invocation};
+use crate::argv::{self, Creating, Invocation};
 use crate::bundle::{self, BundleError};
-use crate::engine::{self, Policy, Refusal};
+use crate::config::{self, Config, ConfigError};
+use crate::decisionlog::{self, Entry};
+use crate::engine::{self, Plan, Refusal};
 use crate::host;
 use crate::runclog;
 use crate::runtime::{self, Lookup, LookupError, NamedBy};
@@ -24,30 +27,13 @@ pub enum Failure {
     Bundle(#[from] BundleError),
     #[error(transparent)]
     Lookup(#[from] LookupError),
+    #[error("config: {0}")]
+    Config(#[from] ConfigError),
     #[error("cannot execute {}: {source}", path.display())]
     Exec {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-/// What the operator configured; the defaults until the config file is read.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub policy: Policy,
-    pub candidates: Vec<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            policy: Policy::default(),
-            candidates: runtime::DEFAULT_CANDIDATES
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        }
-    }
 }
 
 /// Run the wrapper with the full argv (argv[0] included). Returns only when
@@ -57,8 +43,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let mut inv = argv::scan(rest);
     inv.argv0 = args.first().cloned();
     runclog::init_debug(inv.debug || std::env::var_os(DEBUG_ENV).is_some_and(|v| !v.is_empty()));
-    let settings = Settings::default();
-    let failure = match become_runtime(&inv, rest, &settings) {
+    let failure = match become_runtime(&inv, rest) {
         Ok(never) => match never {},
         Err(f) => f,
     };
@@ -69,12 +54,25 @@ pub fn main(args: Vec<OsString>) -> i32 {
 fn become_runtime(
     inv: &Invocation,
     args: &[OsString],
-    settings: &Settings,
 ) -> Result<std::convert::Infallible, Failure> {
-    let runtime = find_runtime(inv, settings)?;
-    if inv.creating.is_some() && !inv.bundle_missing_value {
-        let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
-        prepare_bundle(bundle, &settings.policy)?;
+    let named = named_runtime(inv);
+    // A pass-through whose runtime is already named reads no file at all.
+    let config = match (&inv.creating, &named) {
+        (None, Some(_)) => None,
+        _ => Some(config::load()?),
+    };
+    let candidates = config
+        .as_ref()
+        .map(|c| c.runtime.clone())
+        .unwrap_or_default();
+    let runtime = find_runtime(named, &candidates)?;
+    if let (Some(creating), Some(config)) = (inv.creating, &config) {
+        if !inv.bundle_missing_value {
+            let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
+            let outcome = prepare_bundle(bundle, config, &runtime);
+            log_decision(inv, creating, bundle, &runtime, config, &outcome);
+            outcome?;
+        }
     }
     debug!(runtime = %runtime.display(), "exec");
     let source = runtime::exec(&runtime, args);
@@ -84,20 +82,28 @@ fn become_runtime(
     })
 }
 
-fn find_runtime(inv: &Invocation, settings: &Settings) -> Result<PathBuf, LookupError> {
-    let named = match std::env::var_os(runtime::RUNTIME_ENV).filter(|v| !v.is_empty()) {
+/// The runtime named without reading any file: the environment first, then
+/// the wrapper's own name.
+fn named_runtime(inv: &Invocation) -> Option<(OsString, NamedBy)> {
+    match std::env::var_os(runtime::RUNTIME_ENV).filter(|v| !v.is_empty()) {
         Some(v) => Some((v, NamedBy::Env)),
         None => inv
             .argv0
             .as_deref()
             .and_then(runtime::named_by_own_name)
             .map(|v| (v, NamedBy::OwnName)),
-    };
+    }
+}
+
+fn find_runtime(
+    named: Option<(OsString, NamedBy)>,
+    candidates: &[String],
+) -> Result<PathBuf, LookupError> {
     let path_var = std::env::var_os("PATH");
     let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
     Lookup {
         named: named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
-        candidates: &settings.candidates,
+        candidates,
         path_var: path_var.as_deref(),
         self_exe: self_exe.as_deref(),
     }
@@ -106,25 +112,32 @@ fn find_runtime(inv: &Invocation, settings: &Settings) -> Result<PathBuf, Lookup
 
 /// Convert the bundle's config.json in place if the container needs it.
 /// What the wrapper cannot read as a spec it leaves to the real runtime,
-/// which reports it in its own words.
-pub fn prepare_bundle(bundle: &Path, policy: &Policy) -> Result<(), Failure> {
-    let Some(config) = bundle::read(bundle)? else {
+/// which reports it in its own words: `Ok(None)`.
+pub fn prepare_bundle(
+    bundle: &Path,
+    config: &Config,
+    runtime: &Path,
+) -> Result<Option<Plan>, Failure> {
+    let Some(file) = bundle::read(bundle)? else {
         debug!(bundle = %bundle.display(), "no config.json: passing through");
-        return Ok(());
+        return Ok(None);
     };
-    let doc: serde_json::Value = match serde_json::from_slice(&config.bytes) {
+    let doc: serde_json::Value = match serde_json::from_slice(&file.bytes) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => {
             debug!("config.json is not a JSON object: passing through");
-            return Ok(());
+            return Ok(None);
         }
         Err(e) => {
             debug!(error = %e, "config.json does not parse: passing through");
-            return Ok(());
+            return Ok(None);
         }
     };
-    let facts = host::gather(&doc, policy);
-    let plan = engine::evaluate(doc, &facts, policy)?;
+    let mut facts = host::gather(&doc, &config.policy);
+    if engine::needs_conversion(&doc, &facts) {
+        facts.rro = host::rro_support(runtime);
+    }
+    let plan = engine::evaluate(doc, &facts, &config.policy)?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
         warn!("{w}");
@@ -133,9 +146,60 @@ pub fn prepare_bundle(bundle: &Path, policy: &Policy) -> Result<(), Failure> {
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        config.replace(&bundle::serialize_like(&plan.spec, &config.bytes))?;
+        file.replace(&bundle::serialize_like(&plan.spec, &file.bytes))?;
     }
-    Ok(())
+    Ok(Some(plan))
+}
+
+/// One line in the wrapper's own log for every create, run and restore.
+/// A log that cannot be written never fails the container.
+fn log_decision(
+    inv: &Invocation,
+    creating: Creating,
+    bundle: &Path,
+    runtime: &Path,
+    config: &Config,
+    outcome: &Result<Option<Plan>, Failure>,
+) {
+    let plan = outcome.as_ref().ok().and_then(Option::as_ref);
+    let refused = match outcome {
+        Err(Failure::Refused(r)) => Some(r),
+        _ => None,
+    };
+    let error = match outcome {
+        Err(f) if refused.is_none() => Some(f.to_string()),
+        _ => None,
+    };
+    let mut entry = Entry {
+        time: decisionlog::now(),
+        level: "",
+        command: creating.word(),
+        id: inv
+            .container_id
+            .as_ref()
+            .map(|i| i.to_string_lossy().into_owned()),
+        bundle: absolute(bundle).display().to_string(),
+        runtime: Some(runtime.display().to_string()),
+        converted: plan.is_some_and(Plan::changed),
+        decision: plan.map(|p| p.decision.kind()),
+        reason: plan.map(|p| p.decision.to_string()),
+        changes: plan
+            .map(|p| p.findings.changes.as_slice())
+            .unwrap_or_default(),
+        warnings: plan
+            .map(|p| p.findings.warnings.as_slice())
+            .unwrap_or_default(),
+        refused,
+        error,
+    };
+    let level = decisionlog::Level::parse(&config.log.level);
+    if let Err(e) = decisionlog::append(&config.log.file, level, &mut entry) {
+        debug!(log = %config.log.file.display(), error = %e, "cannot write the decision log");
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_owned())
 }
 
 /// One line on stderr and, when the caller gave `--log`, one error line in

@@ -90,6 +90,16 @@ impl Plan {
     }
 }
 
+/// Does this spec need the conversion? Cheap (namespaces only), for the
+/// shell to decide whether facts that cost more, such as probing the
+/// runtime for `rro`, are worth gathering. A spec it cannot read answers
+/// no: `evaluate` refuses it in its own words.
+pub fn needs_conversion(spec: &Value, facts: &HostFacts) -> bool {
+    spec::namespaces(spec)
+        .and_then(|ns| decide::decide(&ns, facts))
+        .is_ok_and(|d| d.converts())
+}
+
 /// Decide and convert. Takes the spec by value so that a spec needing
 /// nothing costs no copy.
 pub fn evaluate(mut spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {

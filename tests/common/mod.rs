@@ -570,9 +570,14 @@ impl Sandbox {
             .tempdir()
             .expect("create state dir");
         fs::create_dir(tmp.path().join("root")).unwrap();
-        // An empty configuration file: defaults, whatever the host's
-        // /etc/userns-hostnet/config.toml says.
-        fs::write(tmp.path().join("config.toml"), "").unwrap();
+        // Defaults, whatever the host's /etc/userns-hostnet/config.toml
+        // says, with the decision log kept inside the sandbox.
+        let log = tmp.path().join("decisions.log");
+        fs::write(
+            tmp.path().join("config.toml"),
+            format!("[log]\nfile = {:?}\n", log.display().to_string()),
+        )
+        .unwrap();
         Sandbox { tmp, runtime }
     }
 
@@ -582,6 +587,21 @@ impl Sandbox {
 
     pub fn path(&self) -> &Path {
         self.tmp.path()
+    }
+
+    /// The wrapper's config file for this sandbox; tests may rewrite it
+    /// (keep the `[log]` section to keep the decision log here).
+    pub fn config_path(&self) -> PathBuf {
+        self.tmp.path().join("config.toml")
+    }
+
+    /// The lines of the decision log, parsed.
+    pub fn decisions(&self) -> Vec<serde_json::Value> {
+        fs::read_to_string(self.tmp.path().join("decisions.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("decision log line is JSON"))
+            .collect()
     }
 
     pub fn wrapper(&self) -> Cli {
