@@ -15,6 +15,7 @@ pub mod config;
 pub mod decisionlog;
 pub mod engine;
 pub mod host;
+pub mod probe;
 pub mod runclog;
 pub mod runtime;
 pub mod wrapper;
