@@ -1,6 +1,7 @@
 # Build, lint and test userns-hostnet. The end-to-end tests run real
 # containers: they need root and the Debian packages listed in DEB_PACKAGES.
 
+SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd podman busybox-static jq
@@ -18,8 +19,10 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 
+# The last line is the total over every test binary.
 test: fmt-check clippy
-	$(CARGO) test --no-fail-fast -- --test-threads=$(TEST_THREADS)
+	mkdir -p target; set -o pipefail; $(CARGO) test --no-fail-fast -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test.log
+	@awk '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
 
 # Installs only the Debian packages that are missing.
 deps:

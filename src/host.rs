@@ -90,8 +90,10 @@ pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
 }
 
 /// Can the real runtime make a recursive read-only bind on this kernel?
-pub fn rro_support(_runtime: &Path) -> crate::engine::RroSupport {
-    crate::engine::RroSupport::Supported
+/// The runtime's answer is cached, so this costs a process only the first
+/// time a runtime binary is seen.
+pub fn rro_support(runtime: &Path) -> crate::engine::RroSupport {
+    crate::probe::rro_support(runtime, Path::new(crate::probe::CACHE_DIR))
 }
 
 /// `/proc/PID/ns/user` -> `/proc/PID`: the only form whose maps can be read.

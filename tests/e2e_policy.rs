@@ -250,3 +250,91 @@ fn wrapper_named_for_crun_runs_crun() {
     out.assert_success();
     assert!(out.stdout.starts_with("runc version"), "{}", out.describe());
 }
+
+/// A runtime that runs runc but whose `features` does not list `rro`, as an
+/// older runtime would answer.
+fn runtime_without_rro(dir: &Path, lists_rro: bool) -> std::path::PathBuf {
+    let stub = dir.join("old-runtime");
+    let options = if lists_rro {
+        "\"rro\", \"ro\""
+    } else {
+        "\"ro\""
+    };
+    fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = features ]; then echo '{{\"mountOptions\": [{options}]}}'; exit 0; fi\nexec {} \"$@\"\n",
+            Runtime::Runc.path().display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    stub
+}
+
+fn run_with_runtime(sandbox: &Sandbox, runtime: &Path, bundle: &Bundle, id: &str) -> Outcome {
+    let root = sandbox.root();
+    let mut cmd = common::in_sys_view(&[
+        common::WRAPPER.as_ref(),
+        "--root".as_ref(),
+        root.as_os_str(),
+        "run".as_ref(),
+        "--bundle".as_ref(),
+        bundle.dir().as_os_str(),
+        id.as_ref(),
+    ]);
+    cmd.env("USERNS_HOSTNET_RUNTIME", runtime)
+        .env("USERNS_HOSTNET_CONFIG", sandbox.config_path());
+    common::run_capture(&mut cmd)
+}
+
+#[test]
+fn without_rro_support_refuse_by_default_or_fall_back_to_ro() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let stubs = tempfile::tempdir().unwrap();
+    let stub = runtime_without_rro(stubs.path(), false);
+
+    let bundle = Bundle::userns_hostnet(&["/bin/true"]);
+    let snap = bundle.snapshot();
+    let id = common::unique_id("norro");
+    let _guard = common::ContainerGuard::new(&sandbox, &id);
+    let out = run_with_runtime(&sandbox, &stub, &bundle, &id);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert!(
+        out.stderr.contains("refused: sysfs: mounts[")
+            && out.stderr.contains("\"features\" lists no rro"),
+        "{}",
+        out.describe()
+    );
+    snap.assert_unchanged(&bundle.config_path(), "config.json after an rro refusal");
+
+    write_config(&sandbox, "[sysfs]\nfallback = \"ro\"");
+    let probe = Bundle::userns_hostnet(&common::probe_args());
+    let id2 = common::unique_id("rofallback");
+    let _guard2 = common::ContainerGuard::new(&sandbox, &id2);
+    let out = run_with_runtime(&sandbox, &stub, &probe, &id2);
+    out.assert_success();
+    let sys = common::mount_index(&probe.spec(), "/sys").unwrap();
+    assert_eq!(
+        probe.spec()["mounts"][sys]["options"],
+        json!(["rbind", "ro", "nosuid", "nodev", "noexec"])
+    );
+    let seen = common::Probe::parse(&out.stdout);
+    assert!(seen.topmost("/sys").unwrap().has("ro"), "{}", seen.table());
+    let last = sandbox.decisions().pop().unwrap();
+    assert_eq!(last["level"], "warning", "{last}");
+    assert!(
+        last["warnings"][0].as_str().unwrap().contains("plain ro"),
+        "{last}"
+    );
+
+    // The runtime is upgraded (new mtime and size): the cached answer is
+    // stale and the next create uses rro.
+    runtime_without_rro(stubs.path(), true);
+    let upgraded = Bundle::userns_hostnet(&["/bin/true"]);
+    let id3 = common::unique_id("upgraded");
+    let _guard3 = common::ContainerGuard::new(&sandbox, &id3);
+    run_with_runtime(&sandbox, &stub, &upgraded, &id3).assert_success();
+    let sys = common::mount_index(&upgraded.spec(), "/sys").unwrap();
+    assert_eq!(upgraded.spec()["mounts"][sys]["options"][1], "rro");
+}
