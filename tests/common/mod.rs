@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+pub mod containerd;
+
 /// The wrapper under test.
 pub const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
 

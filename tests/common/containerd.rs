@@ -1,0 +1,377 @@
+//! A private containerd 1.6 for the end-to-end tests: its own root, state,
+//! socket, runc root and FIFO directory under one temporary directory, so it
+//! never touches a system instance. It runs in a private mount namespace whose
+//! /sys looks like a real node's (bpffs, securityfs, a pure cgroup v2 view), so
+//! its shims and the runtimes they start see that /sys too.
+//!
+//! Dropping the guard kills every task, stops the daemon, kills any shim still
+//! pointing at the directory and deletes what the runtimes still hold. A test
+//! process that died without dropping it leaves a directory named after its
+//! pid: the next start cleans that up first.
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use super::{find_in_path, run_capture, Outcome, Runtime, SYS_VIEW_SCRIPT, WRAPPER};
+
+/// Every daemon directory starts with this, then the test process's pid.
+const DIR_PREFIX: &str = "uhn-ctd-";
+
+/// The name under which the wrapper runs crun (chosen by its own file name:
+/// containerd's shim does not need to pass any environment for it).
+pub const WRAPPER_CRUN_NAME: &str = "userns-hostnet-runtime-crun";
+
+pub struct Containerd {
+    dir: Option<TempDir>,
+    path: PathBuf,
+    child: Option<Child>,
+}
+
+impl Containerd {
+    /// Starts the daemon and waits until it answers. Fails the test when
+    /// containerd, ctr, the shim, runc or crun is missing.
+    pub fn start() -> Containerd {
+        super::require_prerequisites(Runtime::Runc);
+        Runtime::Crun.path();
+        for tool in ["containerd", "ctr", "containerd-shim-runc-v2"] {
+            assert!(
+                find_in_path(tool).is_some(),
+                "`{tool}` is missing: install the Debian package containerd"
+            );
+        }
+        clean_leftovers();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
+            .tempdir_in("/tmp")
+            .expect("create the containerd directory");
+        let d = dir.path().to_path_buf();
+        let config = format!(
+            "version = 2\nroot = \"{root}\"\nstate = \"{state}\"\n\
+             [grpc]\n  address = \"{sock}\"\n[ttrpc]\n  address = \"{sock}.ttrpc\"\n\
+             [debug]\n  address = \"\"\n[metrics]\n  address = \"\"\n",
+            root = d.join("root").display(),
+            state = d.join("state").display(),
+            sock = d.join("sock").display(),
+        );
+        fs::write(d.join("config.toml"), config).unwrap();
+        // Defaults for the wrapper, whatever the host's config file says.
+        fs::write(d.join("wrapper.toml"), "").unwrap();
+        // bin/ comes first in the daemon's PATH: `crun` there is crun with
+        // the cgroup manager this host needs, and the wrapper named
+        // `...-crun` finds it.
+        let bin = d.join("bin");
+        fs::create_dir(&bin).unwrap();
+        let crun = bin.join("crun");
+        fs::write(
+            &crun,
+            format!(
+                "#!/bin/sh\nexec {} --cgroup-manager=disabled \"$@\"\n",
+                Runtime::Crun.path().display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&crun, fs::Permissions::from_mode(0o755)).unwrap();
+        symlink(WRAPPER, bin.join(WRAPPER_CRUN_NAME)).unwrap();
+        let path_var = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+
+        let log = fs::File::create(d.join("containerd.log")).unwrap();
+        let child = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(SYS_VIEW_SCRIPT)
+            .arg("sys-view")
+            .arg("containerd")
+            .arg("--config")
+            .arg(d.join("config.toml"))
+            .env("PATH", path_var)
+            .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
+            .env_remove("USERNS_HOSTNET_RUNTIME")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start containerd");
+        let ctd = Containerd {
+            dir: Some(dir),
+            path: d,
+            child: Some(child),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !ctd.ctr(&["version"]).success() {
+            assert!(
+                Instant::now() < deadline,
+                "containerd did not answer within 30s:\n{}",
+                ctd.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        ctd
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.path.join("containerd.log")).unwrap_or_default()
+    }
+
+    /// The wrapper, backed by crun through its own name.
+    pub fn wrapper_crun(&self) -> PathBuf {
+        self.path.join("bin").join(WRAPPER_CRUN_NAME)
+    }
+
+    /// crun alone, as the wrapper named `...-crun` runs it.
+    pub fn plain_crun(&self) -> PathBuf {
+        self.path.join("bin").join("crun")
+    }
+
+    pub fn ctr_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("ctr");
+        cmd.arg("--address").arg(self.path.join("sock")).args(args);
+        cmd
+    }
+
+    pub fn ctr(&self, args: &[&str]) -> Outcome {
+        run_capture(&mut self.ctr_command(args))
+    }
+
+    /// `ctr run [EXTRA] --runc-binary BINARY --runc-root R --fifo-dir F
+    /// --config SPEC ID`: the whole OCI spec, through `binary`.
+    pub fn run_with(&self, extra: &[&str], binary: &Path, spec: &Path, id: &str) -> Outcome {
+        let root = self.path.join("runc");
+        let fifo = self.path.join("fifo");
+        let mut args: Vec<&str> = vec!["run"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
+            "--runc-binary",
+            binary.to_str().unwrap(),
+            "--runc-root",
+            root.to_str().unwrap(),
+            "--fifo-dir",
+            fifo.to_str().unwrap(),
+            "--config",
+            spec.to_str().unwrap(),
+            id,
+        ]);
+        self.ctr(&args)
+    }
+
+    /// `ctr run --rm`: runs to completion, the container's stdout on ctr's.
+    pub fn run(&self, binary: &Path, spec: &Path, id: &str) -> Outcome {
+        self.run_with(&["--rm"], binary, spec, id)
+    }
+
+    /// `ctr run --detach`: the task keeps running.
+    pub fn run_detached(&self, binary: &Path, spec: &Path, id: &str) -> Outcome {
+        self.run_with(&["--detach", "--null-io"], binary, spec, id)
+    }
+
+    pub fn list(&self, what: &str) -> Vec<String> {
+        let out = self.ctr(&[what, "list", "--quiet"]);
+        out.stdout.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// Status of a task as `ctr task ls` shows it (RUNNING, STOPPED...).
+    pub fn task_status(&self, id: &str) -> Option<String> {
+        let out = self.ctr(&["tasks", "list"]);
+        out.stdout.lines().skip(1).find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&id)).then(|| f.last().unwrap_or(&"").to_string())
+        })
+    }
+
+    pub fn wait_task_status(&self, id: &str, status: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let now = self.task_status(id);
+            if now.as_deref() == Some(status) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "task {id} never reached {status} (last: {now:?})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Ids the runtimes still hold state for under this daemon's runc root.
+    pub fn runtime_states(&self) -> Vec<String> {
+        let ns = self.path.join("runc").join("default");
+        fs::read_dir(ns)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Processes other than the daemon whose command line names this
+    /// daemon's directory: shims.
+    pub fn shims(&self) -> Vec<(u32, String)> {
+        let own = self.child.as_ref().map(Child::id);
+        processes_naming(&self.path)
+            .into_iter()
+            .filter(|(pid, _)| Some(*pid) != own)
+            .collect()
+    }
+
+    /// Stops everything and returns what had to be killed or deleted by
+    /// force after the daemon stopped: shims and runtime states left behind.
+    pub fn stop(&mut self) -> Vec<String> {
+        let Some(mut child) = self.child.take() else {
+            return Vec::new();
+        };
+        for id in self.list("tasks") {
+            let _ = self.ctr(&["tasks", "kill", "--signal", "SIGKILL", &id]);
+        }
+        for id in self.list("containers") {
+            let _ = self.ctr(&["tasks", "delete", "--force", &id]);
+            let _ = self.ctr(&["containers", "delete", &id]);
+        }
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // A shim exits shortly after its last task is deleted.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.shims().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut leaked: Vec<String> = self
+            .shims()
+            .into_iter()
+            .map(|(pid, cmd)| format!("process {pid}: {cmd}"))
+            .collect();
+        leaked.extend(
+            self.runtime_states()
+                .into_iter()
+                .map(|id| format!("runtime state {id}")),
+        );
+        force_clean(&self.path);
+        leaked
+    }
+}
+
+impl Drop for Containerd {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.close();
+        }
+    }
+}
+
+/// (pid, command line) of every process whose command line names `dir`.
+pub fn processes_naming(dir: &Path) -> Vec<(u32, String)> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(raw) = fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if cmd.contains(&needle) {
+            found.push((pid, cmd.trim_end().to_string()));
+        }
+    }
+    found
+}
+
+/// Kills what still names `dir`, deletes the containers the runtimes still
+/// hold under its runc root, and unmounts anything left under it.
+fn force_clean(dir: &Path) {
+    for (pid, _) in processes_naming(dir) {
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .status();
+    }
+    let ns_root = dir.join("runc").join("default");
+    if let Ok(rd) = fs::read_dir(&ns_root) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let id = e.file_name();
+            for runtime in [Runtime::Runc, Runtime::Crun] {
+                if let Some(bin) = find_in_path(runtime.name()) {
+                    let _ = Command::new(bin)
+                        .arg("--root")
+                        .arg(&ns_root)
+                        .args(["delete", "--force"])
+                        .arg(&id)
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status();
+                }
+            }
+        }
+    }
+    let prefix = format!("{}/", dir.display());
+    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut points: Vec<String> = super::parse_mountinfo(&mounts)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in points {
+        let _ = Command::new("umount").arg("-l").arg(&p).status();
+    }
+}
+
+/// Cleans up after test processes that died without dropping their daemon:
+/// their directories carry their pid.
+fn clean_leftovers() {
+    let Ok(rd) = fs::read_dir("/tmp") else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(DIR_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() || test_process_alive(pid) {
+            continue;
+        }
+        let dir = e.path();
+        force_clean(&dir);
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// A cargo test binary (under target/*/deps/) with that pid still runs.
+fn test_process_alive(pid: u32) -> bool {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).contains("/deps/"))
+        .unwrap_or(false)
+}
