@@ -9,11 +9,14 @@
 //! the rest of the crate is the thin shell around it: argv scanning, bundle
 //! I/O, host facts, runtime lookup and exec, runc-format error logs.
 
+pub mod admin;
 pub mod argv;
 pub mod bundle;
+pub mod cli;
 pub mod config;
 pub mod decisionlog;
 pub mod engine;
+pub mod hook;
 pub mod host;
 pub mod probe;
 pub mod runclog;

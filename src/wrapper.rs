@@ -133,11 +133,7 @@ pub fn prepare_bundle(
             return Ok(None);
         }
     };
-    let mut facts = host::gather(&doc, &config.policy);
-    if engine::needs_conversion(&doc, &facts) {
-        facts.rro = host::rro_support(runtime);
-    }
-    let plan = engine::evaluate(doc, &facts, &config.policy)?;
+    let plan = plan_spec(doc, config, runtime)?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
         warn!("{w}");
@@ -149,6 +145,17 @@ pub fn prepare_bundle(
         file.replace(&bundle::serialize_like(&plan.spec, &file.bytes))?;
     }
     Ok(Some(plan))
+}
+
+/// Gather the host facts a spec needs and run the engine: the one path
+/// from a spec to a plan, shared by the wrapper, the hooks and `explain`.
+/// `rro` support is probed only for specs that need the conversion.
+pub fn plan_spec(doc: serde_json::Value, config: &Config, runtime: &Path) -> Result<Plan, Refusal> {
+    let mut facts = host::gather(&doc, &config.policy);
+    if engine::needs_conversion(&doc, &facts) {
+        facts.rro = host::rro_support(runtime);
+    }
+    engine::evaluate(doc, &facts, &config.policy)
 }
 
 /// One line in the wrapper's own log for every create, run and restore.

@@ -1,0 +1,6 @@
+//! The admin tool's subcommands. Each shares the wrapper's engine: no rule
+//! is implemented twice.
+
+pub mod doctor;
+pub mod explain;
+pub mod install;

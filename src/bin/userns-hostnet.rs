@@ -1,0 +1,24 @@
+//! The admin tool: explain, doctor, install, and the OCI hook mode.
+
+use clap::Parser;
+use userns_hostnet::cli::{Cli, Command, HookCommand};
+use userns_hostnet::{admin, hook};
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Explain(a) => admin::explain::run(a),
+        Command::Doctor(a) => admin::doctor::run(a),
+        Command::Install(a) => admin::install::run(a),
+        Command::Uninstall(a) => admin::install::run_uninstall(a),
+        Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime(),
+        Command::Hook(HookCommand::Precreate) => hook::precreate(),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("userns-hostnet: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The admin tool's command line, defined once: the binary parses it, and
+//! the man pages and shell completions are generated from it.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "userns-hostnet",
+    version,
+    about = "Explain, check and register the userns-hostnet runtime wrapper; OCI hook mode",
+    long_about = "userns-hostnet makes containers with a user namespace on the host network run safely: \
+their /sys becomes a recursively read-only bind of the host's, the network capabilities that grant \
+nothing there are dropped, net.* sysctls and unsound ID mappings are refused. The runtime wrapper \
+userns-hostnet-runtime does it on every container start; this tool explains what it would do, \
+checks the host, registers the wrapper with containerd or CRI-O, and runs as an OCI hook."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what the wrapper would change in a bundle, and why; writes nothing.
+    Explain(ExplainArgs),
+    /// Check whether this host is ready.
+    Doctor(DoctorArgs),
+    /// Register the wrapper as a runtime handler of containerd or CRI-O.
+    Install(InstallArgs),
+    /// Remove a runtime handler registered by `install`.
+    Uninstall(InstallArgs),
+    /// OCI hook mode, for stacks that run without the wrapper.
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A bundle directory, a config.json, or - for standard input.
+    #[arg(default_value = ".")]
+    pub input: PathBuf,
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the converted spec here (as the wrapper would).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The real runtime to check (name or path); default: as the wrapper chooses.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub runtime: Option<String>,
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Read /etc and /proc/sys files under this directory instead of / (for tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Daemon {
+    Containerd,
+    Crio,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Which daemon's configuration to edit.
+    #[arg(value_enum)]
+    pub daemon: Daemon,
+    /// The runtime handler's name.
+    #[arg(long, default_value = "userns-hostnet")]
+    pub handler: String,
+    /// The daemon's configuration file.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// containerd: write a drop-in file and add the imports line if missing.
+    #[arg(long)]
+    pub drop_in: bool,
+    /// Print the change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The wrapper binary the handler runs.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "/usr/bin/userns-hostnet-runtime"
+    )]
+    pub wrapper: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// createRuntime hook: harden and verify the container's /sys (OCI state on stdin).
+    CreateRuntime,
+    /// podman precreate hook: the proposed spec on stdin, the converted spec on stdout.
+    Precreate,
+}
