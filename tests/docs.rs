@@ -1,0 +1,296 @@
+//! The configuration snippets of the operator documentation are real files
+//! under docs/, shown verbatim in docs/registering.md. Each one must parse;
+//! the containerd 1.6 one must be what the real containerd 1.6 loads; the
+//! YAML ones must say what Kubernetes needs.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs")
+}
+
+fn read(name: &str) -> String {
+    let path = docs().join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path:?}: {e}"))
+}
+
+fn parse_toml(name: &str) -> toml::Table {
+    read(name)
+        .parse::<toml::Table>()
+        .unwrap_or_else(|e| panic!("docs/{name} is not valid TOML: {e}"))
+}
+
+/// `table[k1][k2]...`, or a panic naming the missing key.
+fn at<'a>(table: &'a toml::Table, keys: &[&str], what: &str) -> &'a toml::Value {
+    let mut cur: Option<&toml::Value> = None;
+    let mut t = table;
+    for (i, k) in keys.iter().enumerate() {
+        let v = t
+            .get(*k)
+            .unwrap_or_else(|| panic!("{what}: no key {:?}", &keys[..=i]));
+        cur = Some(v);
+        if i + 1 < keys.len() {
+            t = v
+                .as_table()
+                .unwrap_or_else(|| panic!("{what}: {:?} is not a table", &keys[..=i]));
+        }
+    }
+    cur.unwrap()
+}
+
+fn str_at<'a>(table: &'a toml::Table, keys: &[&str], what: &str) -> &'a str {
+    at(table, keys, what)
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: {keys:?} is not a string"))
+}
+
+const SNIPPETS: &[&str] = &[
+    "containerd-v2.toml",
+    "containerd-v3.toml",
+    "crio-userns-hostnet.conf",
+    "runtimeclass.yaml",
+    "pod.yaml",
+    "containers.conf",
+];
+
+const WRAPPER_PATH: &str = "/usr/local/bin/userns-hostnet-runtime";
+
+/// Every snippet is named in docs/registering.md and shown there exactly as
+/// the file says, so the text operators copy is the text that is tested.
+#[test]
+fn every_snippet_is_shown_verbatim_in_the_docs() {
+    let doc = read("registering.md");
+    for name in SNIPPETS {
+        assert!(
+            doc.contains(&format!("`docs/{name}`")),
+            "docs/registering.md does not name docs/{name}"
+        );
+        let body = read(name);
+        assert!(
+            doc.contains(&body),
+            "docs/registering.md does not show docs/{name} verbatim"
+        );
+    }
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("read README.md");
+    assert!(
+        readme.contains("## Registering the wrapper") && readme.contains("docs/registering.md"),
+        "README.md must point to docs/registering.md"
+    );
+}
+
+fn containerd_v2_handlers(t: &toml::Table, what: &str) {
+    let runtimes = [
+        "plugins",
+        "io.containerd.grpc.v1.cri",
+        "containerd",
+        "runtimes",
+    ];
+    for (handler, binary) in [
+        ("userns-hostnet", WRAPPER_PATH.to_string()),
+        ("userns-hostnet-crun", format!("{WRAPPER_PATH}-crun")),
+    ] {
+        let mut keys = runtimes.to_vec();
+        keys.push(handler);
+        let mut rt = keys.clone();
+        rt.push("runtime_type");
+        assert_eq!(str_at(t, &rt, what), "io.containerd.runc.v2");
+        let mut bin = keys.clone();
+        bin.extend(["options", "BinaryName"]);
+        assert_eq!(str_at(t, &bin, what), binary);
+    }
+}
+
+#[test]
+fn containerd_v2_snippet_parses() {
+    let t = parse_toml("containerd-v2.toml");
+    assert_eq!(t.get("version").and_then(toml::Value::as_integer), Some(2));
+    containerd_v2_handlers(&t, "docs/containerd-v2.toml");
+}
+
+fn containerd_config_dump(file: &Path) -> String {
+    assert!(
+        which("containerd"),
+        "`containerd` is missing: install the Debian package containerd"
+    );
+    let out = Command::new("containerd")
+        .arg("--config")
+        .arg(file)
+        .args(["config", "dump"])
+        .output()
+        .expect("run containerd config dump");
+    assert!(
+        out.status.success(),
+        "containerd --config {file:?} config dump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("config dump is UTF-8")
+}
+
+/// The real containerd 1.6 loads the snippet and keeps both handlers with
+/// their runtime type and BinaryName.
+#[test]
+fn containerd_16_loads_the_v2_snippet() {
+    let dump = containerd_config_dump(&docs().join("containerd-v2.toml"));
+    let t: toml::Table = dump
+        .parse()
+        .unwrap_or_else(|e| panic!("config dump is not TOML: {e}\n{dump}"));
+    containerd_v2_handlers(&t, "containerd config dump of docs/containerd-v2.toml");
+}
+
+#[test]
+fn containerd_v3_snippet_parses() {
+    let t = parse_toml("containerd-v3.toml");
+    let what = "docs/containerd-v3.toml";
+    assert_eq!(t.get("version").and_then(toml::Value::as_integer), Some(3));
+    let base = [
+        "plugins",
+        "io.containerd.cri.v1.runtime",
+        "containerd",
+        "runtimes",
+        "userns-hostnet",
+    ];
+    let mut rt = base.to_vec();
+    rt.push("runtime_type");
+    assert_eq!(str_at(&t, &rt, what), "io.containerd.runc.v2");
+    let mut bin = base.to_vec();
+    bin.extend(["options", "BinaryName"]);
+    assert_eq!(str_at(&t, &bin, what), WRAPPER_PATH);
+}
+
+/// As the docs say: containerd 1.6 ignores a version 3 file's CRI tables.
+#[test]
+fn containerd_16_ignores_the_v3_snippet() {
+    let dump = containerd_config_dump(&docs().join("containerd-v3.toml"));
+    assert!(
+        !dump.contains("userns-hostnet"),
+        "containerd 1.6 was expected to ignore the version 3 tables:\n{dump}"
+    );
+}
+
+#[test]
+fn crio_snippet_parses() {
+    let t = parse_toml("crio-userns-hostnet.conf");
+    let what = "docs/crio-userns-hostnet.conf";
+    let base = ["crio", "runtime", "runtimes", "userns-hostnet"];
+    let key = |k: &str| {
+        let mut v = base.to_vec();
+        v.push(k);
+        str_at(&t, &v, what).to_string()
+    };
+    assert_eq!(key("runtime_path"), WRAPPER_PATH);
+    assert_eq!(key("runtime_type"), "oci");
+    let root = key("runtime_root");
+    assert!(root.starts_with("/run/"), "runtime_root {root}");
+    assert_ne!(
+        root, "/run/userns-hostnet",
+        "the wrapper's own cache lives there"
+    );
+    assert_eq!(
+        t.len(),
+        1,
+        "a drop-in sets only its own runtime: {:?}",
+        t.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn containers_conf_snippet_parses() {
+    let t = parse_toml("containers.conf");
+    let what = "docs/containers.conf";
+    let list = at(&t, &["engine", "runtimes", "userns-hostnet"], what)
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: engine.runtimes.userns-hostnet is not a list"));
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].as_str(), Some(WRAPPER_PATH));
+    let crun = at(&t, &["engine", "runtimes", "userns-hostnet-crun"], what)
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        crun[0].as_str().map(str::to_string),
+        Some(format!("{WRAPPER_PATH}-crun"))
+    );
+}
+
+fn which(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+        .unwrap_or(false)
+}
+
+/// The YAML files, parsed by PyYAML (Debian's python3-yaml) into JSON.
+fn parse_yaml(name: &str) -> Value {
+    assert!(
+        which("python3"),
+        "`python3` is missing: install the Debian packages python3 and python3-yaml"
+    );
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(docs().join(name))
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "docs/{name} does not parse as YAML (needs python3-yaml): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("python3 printed JSON")
+}
+
+#[test]
+fn runtimeclass_names_the_handler() {
+    let rc = parse_yaml("runtimeclass.yaml");
+    assert_eq!(rc["apiVersion"], "node.k8s.io/v1");
+    assert_eq!(rc["kind"], "RuntimeClass");
+    assert_eq!(rc["metadata"]["name"], "userns-hostnet");
+    assert_eq!(
+        rc["handler"], "userns-hostnet",
+        "the handler is the containerd / CRI-O runtime name"
+    );
+    let ctd = parse_toml("containerd-v2.toml");
+    assert!(at(
+        &ctd,
+        &[
+            "plugins",
+            "io.containerd.grpc.v1.cri",
+            "containerd",
+            "runtimes",
+            "userns-hostnet"
+        ],
+        "containerd-v2"
+    )
+    .is_table());
+}
+
+#[test]
+fn pod_uses_host_network_a_user_namespace_and_the_runtime_class() {
+    let pod = parse_yaml("pod.yaml");
+    assert_eq!(pod["apiVersion"], "v1");
+    assert_eq!(pod["kind"], "Pod");
+    let spec = &pod["spec"];
+    assert_eq!(spec["hostNetwork"], true);
+    assert_eq!(spec["hostUsers"], false);
+    assert_eq!(spec["runtimeClassName"], "userns-hostnet");
+    let containers = spec["containers"].as_array().expect("containers list");
+    assert!(!containers.is_empty());
+    for c in containers {
+        for p in c["ports"].as_array().into_iter().flatten() {
+            let port = p["containerPort"].as_u64().expect("containerPort");
+            assert!(
+                port >= 1024,
+                "port {port} is below net.ipv4.ip_unprivileged_port_start's default"
+            );
+        }
+    }
+    assert!(
+        read("pod.yaml").contains("UserNamespacesHostNetworkSupport"),
+        "the pod snippet names the feature gate it needs"
+    );
+}
