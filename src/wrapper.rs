@@ -158,6 +158,31 @@ pub fn plan_spec(doc: serde_json::Value, config: &Config, runtime: &Path) -> Res
     engine::evaluate(doc, &facts, &config.policy)
 }
 
+/// The real runtime as the wrapper would choose it for a create that does
+/// not carry one in its own name: `named` (an operator's choice, such as
+/// `doctor --runtime`) first, then `USERNS_HOSTNET_RUNTIME`, then the
+/// config file's candidates in PATH. For the admin tool.
+pub fn choose_runtime(
+    named: Option<&std::ffi::OsStr>,
+    candidates: &[String],
+) -> Result<PathBuf, LookupError> {
+    let named = match named {
+        Some(n) => Some((n.to_os_string(), NamedBy::Env)),
+        None => std::env::var_os(runtime::RUNTIME_ENV)
+            .filter(|v| !v.is_empty())
+            .map(|v| (v, NamedBy::Env)),
+    };
+    find_runtime(named, candidates)
+}
+
+/// [`plan_spec`] when no real runtime can be asked: `rro` is assumed to
+/// work (the kernel and runtime are not probed). For `explain` on a machine
+/// without a runtime; the caller says so.
+pub fn plan_spec_assuming_rro(doc: serde_json::Value, config: &Config) -> Result<Plan, Refusal> {
+    let facts = host::gather(&doc, &config.policy);
+    engine::evaluate(doc, &facts, &config.policy)
+}
+
 /// One line in the wrapper's own log for every create, run and restore.
 /// A log that cannot be written never fails the container.
 fn log_decision(

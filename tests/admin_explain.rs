@@ -1,0 +1,397 @@
+//! `userns-hostnet explain`: the wrapper's own plan, printed, on real
+//! fixtures; the converted spec it writes equals what the wrapper writes.
+
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// A temporary directory with an empty config file (the defaults) and a
+/// fake runtime that lists rro in `features` and otherwise does nothing.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("wrapper.toml"),
+            format!(
+                "[log]\nfile = \"{}\"\n",
+                dir.path().join("decisions.log").display()
+            ),
+        )
+        .unwrap();
+        let rt = dir.path().join("fake-runtime");
+        std::fs::write(
+            &rt,
+            "#!/bin/sh\n[ \"$1\" = features ] && echo '{\"mountOptions\":[\"ro\",\"rro\"]}'\nexit 0\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&rt, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Env { dir }
+    }
+
+    fn bundle(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let b = self.dir.path().join(name);
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join("config.json"), bytes).unwrap();
+        b
+    }
+
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env(
+            "USERNS_HOSTNET_CONFIG",
+            self.dir.path().join("wrapper.toml"),
+        )
+        .env(
+            "USERNS_HOSTNET_RUNTIME",
+            self.dir.path().join("fake-runtime"),
+        );
+        c
+    }
+
+    fn explain(&self, args: &[&str]) -> Output {
+        self.cmd(TOOL).arg("explain").args(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> (i32, Value) {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let out = self.explain(&a);
+        let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "--json output does not parse: {e}\n{}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        (out.status.code().unwrap(), v)
+    }
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn rules(v: &Value) -> Vec<String> {
+    v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["rule"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn converted_bundle_is_explained_and_left_untouched() {
+    let env = Env::new();
+    let original = fixture("podman-userns-hostnet.json");
+    let b = env.bundle("b", &original);
+    let out = env.explain(&[b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let t = text(&out);
+    assert!(t.contains("would start, CONVERTED (4 changes)"), "{t}");
+    assert!(t.contains("decision: host-network: "), "{t}");
+    assert!(t.contains("[sysfs] mounts[2]"), "{t}");
+    assert!(
+        t.contains(
+            "after:  /sys type=bind source=/sys options=rbind,rro,nosuid,nodev,noexec,rprivate"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("[capabilities] process.capabilities.bounding"),
+        "{t}"
+    );
+    assert!(t.contains("dropped: CAP_NET_BIND_SERVICE"), "{t}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(b.join("config.json")).unwrap(), original);
+    let names: Vec<_> = std::fs::read_dir(&b).unwrap().collect();
+    assert_eq!(names.len(), 1, "explain wrote into the bundle");
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let env = Env::new();
+    let b = env.bundle("b", &fixture("podman-userns-hostnet.json"));
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    for key in [
+        "input",
+        "config",
+        "runtime",
+        "would_start",
+        "needs_conversion",
+        "changed",
+        "decision",
+        "reason",
+        "changes",
+        "warnings",
+        "refused",
+        "output",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["would_start"], true);
+    assert_eq!(v["needs_conversion"], true);
+    assert_eq!(v["changed"], true);
+    assert_eq!(v["decision"], "host-network");
+    assert_eq!(v["refused"], Value::Null);
+    assert_eq!(
+        rules(&v),
+        ["sysfs", "capabilities", "capabilities", "capabilities"]
+    );
+    let sysfs = &v["changes"][0];
+    assert_eq!(sysfs["field"], "mounts[2]");
+    assert_eq!(sysfs["before"]["options"][4], "ro");
+    assert_eq!(
+        sysfs["after"]["options"],
+        json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"])
+    );
+    assert!(v["runtime"].as_str().unwrap().ends_with("fake-runtime"));
+}
+
+#[test]
+fn output_equals_what_the_wrapper_writes() {
+    let env = Env::new();
+    let original = fixture("podman-userns-hostnet.json");
+    let b = env.bundle("b", &original);
+    let out_file = env.dir.path().join("converted.json");
+    let out = env.explain(&[
+        "--output",
+        out_file.to_str().unwrap(),
+        b.join("config.json").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(text(&out).contains("converted spec written to"));
+    // The wrapper, in front of the fake runtime, converts the bundle in place.
+    let status = env
+        .cmd(WRAPPER)
+        .args(["create", "--bundle", b.to_str().unwrap(), "ctr1"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let by_wrapper = std::fs::read(b.join("config.json")).unwrap();
+    assert_ne!(by_wrapper, original);
+    assert_eq!(std::fs::read(&out_file).unwrap(), by_wrapper);
+}
+
+#[test]
+fn mount_order_and_cgroup_view_are_shown_before_and_after() {
+    let env = Env::new();
+    let mut spec: Value = serde_json::from_slice(&fixture("runc-spec-rootless.json")).unwrap();
+    let mounts = spec["mounts"].as_array_mut().unwrap();
+    let sys = mounts
+        .iter()
+        .position(|m| m["destination"] == "/sys")
+        .unwrap();
+    let m = mounts.remove(sys);
+    mounts.push(m);
+    spec["linux"]["namespaces"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "cgroup"}));
+    let map = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
+    spec["linux"]["uidMappings"] = map.clone();
+    spec["linux"]["gidMappings"] = map;
+    let b = env.bundle(
+        "order",
+        serde_json::to_string_pretty(&spec).unwrap().as_bytes(),
+    );
+    let out = env.explain(&[b.to_str().unwrap()]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    assert!(t.contains("[mount-order] mounts"), "{t}");
+    assert!(
+        t.contains("before: /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys/fs/cgroup, /sys"),
+        "{t}"
+    );
+    assert!(
+        t.contains("after:  /proc, /dev, /dev/pts, /dev/shm, /dev/mqueue, /sys, /sys/fs/cgroup"),
+        "{t}"
+    );
+
+    // Without a mount at /sys/fs/cgroup, the cgroup view is added.
+    let mounts = spec["mounts"].as_array_mut().unwrap();
+    mounts.retain(|m| m["destination"] != "/sys/fs/cgroup");
+    let b = env.bundle("cgroup", serde_json::to_string(&spec).unwrap().as_bytes());
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert!(rules(&v).contains(&"cgroup-view".to_owned()), "{v}");
+    let out = env.explain(&[b.to_str().unwrap()]);
+    let t = text(&out);
+    assert!(t.contains("[cgroup-view] mounts["), "{t}");
+    assert!(t.contains("before: (none)"), "{t}");
+    assert!(
+        t.contains("after:  /sys/fs/cgroup type=cgroup source=cgroup options=nosuid,noexec,nodev,relatime,ro"),
+        "{t}"
+    );
+}
+
+#[test]
+fn refusal_exits_1_with_the_wrappers_message() {
+    let env = Env::new();
+    let mut spec: Value = serde_json::from_slice(&fixture("podman-userns-hostnet.json")).unwrap();
+    spec["linux"]["sysctl"] = json!({"net.ipv4.ip_forward": "1"});
+    let b = env.bundle("b", serde_json::to_string(&spec).unwrap().as_bytes());
+    let out_file = env.dir.path().join("never.json");
+    let out = env.explain(&["--output", out_file.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let t = text(&out);
+    assert!(t.contains("would be REFUSED"), "{t}");
+    assert!(t.contains("decision: host-network"), "{t}");
+    assert!(
+        t.contains("refused: [sysctl] linux.sysctl: net.ipv4.ip_forward cannot be set"),
+        "{t}"
+    );
+    assert!(!out_file.exists(), "a refused spec was written");
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(v["would_start"], false);
+    assert_eq!(v["refused"]["rule"], "sysctl");
+    assert_eq!(v["refused"]["field"], "linux.sysctl");
+    assert_eq!(v["decision"], "host-network");
+}
+
+#[test]
+fn unconverted_spec_is_unchanged_and_output_is_the_same_bytes() {
+    let env = Env::new();
+    let original = fixture("podman-userns-ownnet.json");
+    let b = env.bundle("b", &original);
+    let out_file = env.dir.path().join("same.json");
+    let (code, v) = env.json(&["--output", out_file.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(v["decision"], "own-network-namespace");
+    assert_eq!(v["needs_conversion"], false);
+    assert_eq!(v["changed"], false);
+    assert_eq!(v["changes"], json!([]));
+    assert_eq!(std::fs::read(&out_file).unwrap(), original);
+    let t = text(&env.explain(&[b.to_str().unwrap()]));
+    assert!(t.contains("would start, unchanged"), "{t}");
+}
+
+#[test]
+fn standard_input_is_read_with_a_dash() {
+    let env = Env::new();
+    let mut child = env
+        .cmd(TOOL)
+        .args(["explain", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&fixture("ctr-nethost.json"))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["input"], "-");
+    // ctr-nethost has no user namespace.
+    assert_eq!(v["decision"], "no-user-namespace");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn unreadable_input_exits_2_with_a_clear_message() {
+    let env = Env::new();
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (env.bundle("garbage", b"{ not json"), "not valid JSON"),
+        (env.bundle("array", b"[1, 2]"), "not an object"),
+        (env.dir.path().join("missing"), "No such file"),
+        (env.dir.path().to_path_buf(), "no config.json"),
+    ];
+    for (input, want) in cases {
+        let out = env.explain(&[input.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input:?}: {err}");
+        assert!(err.contains(want), "{input:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let link = env.dir.path().join("link");
+    std::fs::create_dir(&link).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", link.join("config.json")).unwrap();
+    let out = env.explain(&[link.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symbolic link"));
+}
+
+#[test]
+fn default_input_is_config_json_in_the_working_directory() {
+    let env = Env::new();
+    let b = env.bundle("cwd", &fixture("podman-userns-hostnet.json"));
+    let out = env
+        .cmd(TOOL)
+        .args(["explain", "--json"])
+        .current_dir(&b)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["input"], "./config.json");
+    assert_eq!(v["changed"], true);
+}
+
+#[test]
+fn config_file_policies_apply_and_a_broken_config_exits_2() {
+    let env = Env::new();
+    let b = env.bundle("b", &fixture("podman-userns-hostnet.json"));
+    std::fs::write(
+        env.dir.path().join("wrapper.toml"),
+        "[capabilities]\nnet = \"refuse\"\n[log]\nfile = \"/dev/null\"\n",
+    )
+    .unwrap();
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(v["refused"]["rule"], "capabilities");
+    assert!(v["config"].as_str().unwrap().ends_with("wrapper.toml"));
+    std::fs::write(
+        env.dir.path().join("wrapper.toml"),
+        "[capabilities]\nnet = \"dorp\"\n",
+    )
+    .unwrap();
+    let out = env.explain(&[b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("capabilities.net"));
+}
+
+#[test]
+fn without_a_runtime_rro_is_assumed_with_a_warning() {
+    let env = Env::new();
+    let b = env.bundle("b", &fixture("podman-userns-hostnet.json"));
+    let out = env
+        .cmd(TOOL)
+        .args(["explain", "--json", b.to_str().unwrap()])
+        .env("USERNS_HOSTNET_RUNTIME", "/nonexistent/runc")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runtime"], Value::Null);
+    assert_eq!(v["changed"], true);
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("/nonexistent/runc") && w.contains("assumed"),
+        "{w}"
+    );
+}
