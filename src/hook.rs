@@ -1,11 +1,391 @@
 //! OCI hook mode, for stacks that run without the wrapper.
+//!
+//! `hook create-runtime` runs after the runtime has made the container's
+//! mounts and before `pivot_root`. It cannot change the spec any more, but
+//! it can harden and verify: for a container that needs the conversion it
+//! enters the container's mount namespace, makes the tree at `<rootfs>/sys`
+//! recursively read-only, nosuid, nodev and noexec (what `rro` would have
+//! done), checks the result in `/proc/PID/mountinfo`, and fails the create
+//! with one line on stderr when that or the engine's checks (ID mappings)
+//! fail. Every other container costs a parse of the state and of
+//! config.json.
+//!
+//! `hook precreate` (podman only) gets the proposed spec on stdin and
+//! prints the converted one: the wrapper's conversion, without the wrapper.
+
+pub mod harden;
+pub mod mountinfo;
+
+use crate::bundle;
+use crate::config::{self, Config};
+use crate::decisionlog::{self, Entry};
+use crate::engine::{self, spec, Plan, Policy, Refusal, RroSupport};
+use crate::host;
+use crate::runtime::{Lookup, LookupError, NamedBy, RUNTIME_ENV};
+use crate::wrapper;
+use anyhow::{anyhow, bail, Context};
+use serde::Deserialize;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The words naming each stage in errors and the decision log.
+pub const CREATE_RUNTIME: &str = "hook create-runtime";
+pub const PRECREATE: &str = "hook precreate";
+
+/// The OCI state is a few kilobytes; a spec rarely more than a hundred.
+const MAX_STATE: u64 = 1 << 20;
+const MAX_SPEC: u64 = 64 << 20;
+
+/// Hooks run with only the environment their definition gives them: where
+/// to look for the runtime to probe when there is no PATH.
+const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The part of the OCI state the hook reads.
+#[derive(Debug, Deserialize)]
+pub struct State {
+    #[serde(default)]
+    pub id: String,
+    pub pid: Option<i64>,
+    pub bundle: PathBuf,
+}
+
+impl State {
+    pub fn parse(bytes: &[u8]) -> anyhow::Result<State> {
+        serde_json::from_slice(bytes).context("the OCI state on stdin")
+    }
+
+    /// The container's init process, which the runtime must have given.
+    pub fn pid(&self) -> anyhow::Result<i32> {
+        match self.pid {
+            Some(p) if p > 0 => i32::try_from(p).map_err(|_| anyhow!("pid {p} out of range")),
+            Some(p) => bail!("the OCI state has pid {p}: the container has no process yet"),
+            None => bail!("the OCI state has no pid: the container has no process yet"),
+        }
+    }
+}
 
 /// `hook create-runtime`: the exit status.
 pub fn create_runtime() -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+    let input = read_input(MAX_STATE).context(CREATE_RUNTIME)?;
+    create_runtime_with(&input).with_context(|| CREATE_RUNTIME)?;
+    Ok(0)
+}
+
+/// What `hook create-runtime` did for one container.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The container does not need the conversion: nothing was done.
+    NotNeeded,
+    /// These mount points were made read-only, recursively, and verified:
+    /// the number of mounts in the tree.
+    Hardened { points: Vec<String>, mounts: usize },
+}
+
+/// The whole stage for one state document. `Err` is the line for stderr.
+pub fn create_runtime_with(state_bytes: &[u8]) -> anyhow::Result<Outcome> {
+    let state = State::parse(state_bytes)?;
+    let file = bundle::read(&state.bundle)?
+        .ok_or_else(|| anyhow!("{}: no {}", state.bundle.display(), bundle::CONFIG))?;
+    let doc: Value = serde_json::from_slice(&file.bytes)
+        .with_context(|| format!("{}: does not parse", file.path.display()))?;
+    // The fast path: no file but config.json is read, no system call is
+    // made unless the spec names namespace paths.
+    let quick = host::gather(&doc, &Policy::default());
+    if !engine::needs_conversion(&doc, &quick) {
+        return Ok(Outcome::NotNeeded);
+    }
+    let pid = state.pid()?;
+    let config = config::load().map_err(|e| anyhow!("config: {e}"))?;
+    let rootfs = rootfs_of(&doc, &state.bundle)?;
+    let sys_in_spec = mounts_at_sys(&doc);
+    let mut facts = host::gather(&doc, &config.policy);
+    // This stage makes the tree read-only itself: the runtime's support for
+    // `rro` does not matter here.
+    facts.rro = RroSupport::Supported;
+    let planned = engine::evaluate(doc, &facts, &config.policy);
+    let result = match &planned {
+        Err(r) => Err(anyhow!("refused: {r}")),
+        Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(|e| anyhow!("{e}")),
+    };
+    let warnings = planned.as_ref().map(unapplied_changes).unwrap_or_default();
+    let mut entry = Entry {
+        time: decisionlog::now(),
+        level: "",
+        command: CREATE_RUNTIME,
+        id: Some(state.id.clone()),
+        bundle: state.bundle.display().to_string(),
+        runtime: None,
+        converted: result.is_ok(),
+        decision: planned.as_ref().ok().map(|p| p.decision.kind()),
+        reason: planned.as_ref().ok().map(|p| p.decision.to_string()),
+        changes: &[],
+        warnings: &warnings,
+        refused: planned.as_ref().err(),
+        error: match (&planned, &result) {
+            (Ok(_), Err(e)) => Some(e.to_string()),
+            _ => None,
+        },
+    };
+    log(&config, &mut entry);
+    result
+}
+
+/// What the plan would change in the spec that this stage cannot: the
+/// operator should know that, e.g., the network capabilities stay.
+fn unapplied_changes(plan: &Plan) -> Vec<String> {
+    let mut out = plan.findings.warnings.clone();
+    let mut rules: Vec<&str> = plan
+        .findings
+        .changes
+        .iter()
+        .map(|c| c.rule)
+        .filter(|r| *r != engine::rules::sysfs::NAME && *r != engine::rules::order::NAME)
+        .collect();
+    rules.dedup();
+    if !rules.is_empty() {
+        out.push(format!(
+            "a createRuntime hook cannot change the spec; not applied: {} (use the wrapper or, with podman, the precreate hook)",
+            rules.join(", ")
+        ));
+    }
+    out
+}
+
+/// The rootfs as the runtime mounted it: `root.path`, relative to the
+/// bundle, with links resolved.
+pub fn rootfs_of(doc: &Value, bundle_dir: &Path) -> anyhow::Result<PathBuf> {
+    let root = doc
+        .get("root")
+        .and_then(|r| r.get("path"))
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| anyhow!("config.json: root.path is missing"))?;
+    let joined = bundle_dir.join(root);
+    Ok(std::fs::canonicalize(&joined)
+        .unwrap_or_else(|_| PathBuf::from(spec::clean_path(&joined.to_string_lossy()))))
+}
+
+/// Does the spec mount anything at /sys?
+fn mounts_at_sys(doc: &Value) -> bool {
+    spec::mounts(doc).is_ok_and(|list| {
+        list.iter().any(|m| {
+            m.get("destination")
+                .and_then(Value::as_str)
+                .is_some_and(|d| spec::clean_path(d) == "/sys")
+        })
+    })
+}
+
+/// Make every mount at or under `<rootfs>/sys` in the container's mount
+/// namespace read-only, nosuid, nodev and noexec, and check that it is.
+pub fn harden_sys(pid: i32, rootfs: &Path, expect_sys: bool) -> Result<Outcome, String> {
+    let target = rootfs.join("sys").to_string_lossy().into_owned();
+    let container = harden::Container::open(pid)?;
+    let before = mountinfo::parse(&container.mountinfo()?);
+    let tree = mountinfo::visible_tree(&before, &target);
+    if tree.mounts.is_empty() {
+        if expect_sys {
+            return Err(format!(
+                "no mount at {target} in /proc/{pid}/mountinfo: the container's /sys cannot be hardened or verified"
+            ));
+        }
+        return Ok(Outcome::Hardened {
+            points: Vec::new(),
+            mounts: 0,
+        });
+    }
+    let points = tree.points.clone();
+    container.enter_mount_namespace()?;
+    for p in &points {
+        harden::make_read_only(p)?;
+    }
+    let after = mountinfo::parse(&container.mountinfo()?);
+    let tree = mountinfo::visible_tree(&after, &target);
+    let bad = mountinfo::not_hardened(&tree.mounts);
+    if !bad.is_empty() {
+        return Err(format!(
+            "the container's /sys is not read-only after mount_setattr: {}",
+            bad.join("; ")
+        ));
+    }
+    if tree.points != points {
+        return Err(format!(
+            "the mounts at {target} changed while hardening them: {points:?} became {:?}",
+            tree.points
+        ));
+    }
+    Ok(Outcome::Hardened {
+        points,
+        mounts: tree.mounts.len(),
+    })
 }
 
 /// `hook precreate`: the exit status.
 pub fn precreate() -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+    let input = read_input(MAX_SPEC).context(PRECREATE)?;
+    let output = precreate_with(&input).context(PRECREATE)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&output)
+        .and_then(|()| out.flush())
+        .context("writing the spec to stdout")
+        .context(PRECREATE)?;
+    Ok(0)
+}
+
+/// The converted spec for a proposed one: the input itself, byte for byte,
+/// when nothing changes.
+pub fn precreate_with(input: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let doc: Value = serde_json::from_slice(input).context("the spec on stdin")?;
+    if !doc.is_object() {
+        bail!("the spec on stdin is not a JSON object");
+    }
+    let config = config::load().map_err(|e| anyhow!("config: {e}"))?;
+    let runtime = probed_runtime(&config);
+    let planned = match &runtime {
+        Ok(rt) => wrapper::plan_spec(doc, &config, rt).map_err(Failed::Refused),
+        Err(e) => Err(Failed::Lookup(e.to_string())),
+    };
+    let refused = match &planned {
+        Err(Failed::Refused(r)) => Some(r),
+        _ => None,
+    };
+    let plan = planned.as_ref().ok();
+    let mut entry = Entry {
+        time: decisionlog::now(),
+        level: "",
+        command: PRECREATE,
+        id: None,
+        bundle: String::new(),
+        runtime: runtime.as_ref().ok().map(|r| r.display().to_string()),
+        converted: plan.is_some_and(Plan::changed),
+        decision: plan.map(|p| p.decision.kind()),
+        reason: plan.map(|p| p.decision.to_string()),
+        changes: plan
+            .map(|p| p.findings.changes.as_slice())
+            .unwrap_or_default(),
+        warnings: plan
+            .map(|p| p.findings.warnings.as_slice())
+            .unwrap_or_default(),
+        refused,
+        error: match &planned {
+            Err(Failed::Lookup(e)) => Some(e.clone()),
+            _ => None,
+        },
+    };
+    log(&config, &mut entry);
+    let plan = planned?;
+    Ok(if plan.changed() {
+        bundle::serialize_like(&plan.spec, input)
+    } else {
+        input.to_vec()
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Failed {
+    #[error("refused: {0}")]
+    Refused(Refusal),
+    #[error("cannot probe the runtime for rro: {0}")]
+    Lookup(String),
+}
+
+/// The runtime whose `rro` support decides the /sys conversion. podman does
+/// not tell a hook which runtime it runs, so: `USERNS_HOSTNET_RUNTIME`, else
+/// `runtime` of the config file, looked up in PATH (a default PATH when the
+/// hook definition gives none).
+fn probed_runtime(config: &Config) -> Result<PathBuf, LookupError> {
+    let named = std::env::var_os(RUNTIME_ENV).filter(|v| !v.is_empty());
+    let path_var = std::env::var_os("PATH")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| OsString::from(DEFAULT_PATH));
+    Lookup {
+        named: named.as_deref().map(|v| (v, NamedBy::Env)),
+        candidates: &config.runtime,
+        path_var: Some(&path_var),
+        self_exe: None,
+    }
+    .find()
+}
+
+/// A decision log that cannot be written never fails a container.
+fn log(config: &Config, entry: &mut Entry<'_>) {
+    let level = decisionlog::Level::parse(&config.log.level);
+    let _ = decisionlog::append(&config.log.file, level, entry);
+}
+
+fn read_input(limit: u64) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit + 1)
+        .read_to_end(&mut buf)
+        .context("reading stdin")?;
+    if buf.len() as u64 > limit {
+        bail!("more than {limit} bytes on stdin");
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn state_needs_a_pid() {
+        let s = State::parse(br#"{"ociVersion":"1.0.2","id":"c","status":"creating","pid":42,"bundle":"/b","annotations":{"a":"b"}}"#).unwrap();
+        assert_eq!((s.id.as_str(), s.pid().unwrap()), ("c", 42));
+        assert_eq!(s.bundle, Path::new("/b"));
+        let s = State::parse(br#"{"id":"c","bundle":"/b"}"#).unwrap();
+        assert!(s.pid().unwrap_err().to_string().contains("no pid"));
+        let s = State::parse(br#"{"id":"c","pid":0,"bundle":"/b"}"#).unwrap();
+        assert!(s.pid().is_err());
+        assert!(State::parse(b"{}").is_err(), "the bundle is required");
+    }
+
+    #[test]
+    fn rootfs_is_relative_to_the_bundle() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("rootfs")).unwrap();
+        std::os::unix::fs::symlink("rootfs", dir.path().join("link")).unwrap();
+        let real = std::fs::canonicalize(dir.path().join("rootfs")).unwrap();
+        for root in ["rootfs", "link", "./rootfs/"] {
+            let doc = json!({"root": {"path": root}});
+            assert_eq!(rootfs_of(&doc, dir.path()).unwrap(), real, "{root}");
+        }
+        let doc = json!({"root": {"path": "/nonexistent/x/../y"}});
+        assert_eq!(
+            rootfs_of(&doc, dir.path()).unwrap(),
+            Path::new("/nonexistent/y")
+        );
+        assert!(rootfs_of(&json!({}), dir.path()).is_err());
+    }
+
+    #[test]
+    fn containers_without_the_need_cost_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = json!({"root": {"path": "rootfs"}, "linux": {"namespaces": [{"type": "mount"}, {"type": "network"}]}});
+        std::fs::write(dir.path().join("config.json"), spec.to_string()).unwrap();
+        let state = json!({"id": "x", "pid": 1, "bundle": dir.path()});
+        assert_eq!(
+            create_runtime_with(state.to_string().as_bytes()).unwrap(),
+            Outcome::NotNeeded
+        );
+        let state = json!({"id": "x", "bundle": dir.path().join("missing")});
+        let e = create_runtime_with(state.to_string().as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("no config.json"), "{e}");
+    }
+
+    #[test]
+    fn sys_in_spec() {
+        assert!(mounts_at_sys(
+            &json!({"mounts": [{"destination": "/sys/"}]})
+        ));
+        assert!(!mounts_at_sys(
+            &json!({"mounts": [{"destination": "/sys/fs/cgroup"}]})
+        ));
+        assert!(!mounts_at_sys(&json!({})));
+    }
 }

@@ -1,0 +1,293 @@
+//! `userns-hostnet hook create-runtime` under the real runc 1.1.5, no
+//! wrapper: the bundle binds /sys with `rbind,ro` the way podman and
+//! CRI-O <= 1.36 write it, so runc gets past the sysfs mount, and the hook
+//! sits in `hooks.createRuntime`. Without the hook the host's submounts of
+//! /sys stay writable; with it every mount of the tree is read-only, and a
+//! bad ID mapping aborts the create.
+
+mod common;
+
+use common::{Bundle, ContainerGuard, Probe, Runtime, Sandbox};
+use serde_json::{json, Value};
+
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+
+/// /sys as podman 4.3 and CRI-O <= 1.36 bind it for a user namespace on
+/// the host network: recursive bind, but a non-recursive `ro`.
+fn podman_shaped_sys(spec: &mut Value) {
+    let list = spec["mounts"].as_array_mut().expect("mounts");
+    let sys = list
+        .iter_mut()
+        .find(|m| m["destination"] == "/sys")
+        .expect("runc spec mounts /sys");
+    *sys = json!({
+        "destination": "/sys",
+        "type": "bind",
+        "source": "/sys",
+        "options": ["rprivate", "nosuid", "noexec", "nodev", "ro", "rbind"]
+    });
+}
+
+/// The hook in `hooks.createRuntime`, pointed at the sandbox's config file
+/// (runc gives a hook only the environment its definition lists).
+fn add_hook(spec: &mut Value, sandbox: &Sandbox) {
+    spec["hooks"] = json!({
+        "createRuntime": [{
+            "path": TOOL,
+            "args": ["userns-hostnet", "hook", "create-runtime"],
+            "env": [format!("USERNS_HOSTNET_CONFIG={}", sandbox.config_path().display())],
+            "timeout": 10
+        }]
+    });
+}
+
+fn hooked_bundle(sandbox: &Sandbox, hook: bool) -> Bundle {
+    let bundle = Bundle::userns_hostnet(&common::probe_args());
+    bundle.edit(|spec| {
+        podman_shaped_sys(spec);
+        if hook {
+            add_hook(spec, sandbox);
+        }
+    });
+    bundle
+}
+
+fn run(sandbox: &Sandbox, bundle: &Bundle, tag: &str) -> common::Outcome {
+    let id = common::unique_id(tag);
+    let _guard = ContainerGuard::new(sandbox, &id);
+    let out = common::run_probe(&sandbox.real(), bundle, &id);
+    assert!(
+        sandbox.real().state(&id).is_none(),
+        "runc still holds {id} after `run`"
+    );
+    out
+}
+
+fn show(what: &str, probe: &Probe) {
+    let lines: Vec<String> = probe
+        .under_sys()
+        .iter()
+        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
+        .collect();
+    eprintln!("{what}: under /sys:\n{}", lines.join("\n"));
+}
+
+fn writable_under_sys(probe: &Probe) -> Vec<String> {
+    probe
+        .under_sys()
+        .iter()
+        .filter(|m| !m.has("ro"))
+        .map(|m| format!("{} {}", m.mount_point, m.fstype))
+        .collect()
+}
+
+#[test]
+fn without_the_hook_rbind_ro_leaves_host_submounts_writable() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = hooked_bundle(&sandbox, false);
+    let out = run(&sandbox, &bundle, "nohook");
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("runc, rbind,ro, no hook", &probe);
+    let writable = writable_under_sys(&probe);
+    for fstype in ["bpf", "securityfs"] {
+        assert!(
+            writable.iter().any(|w| w.ends_with(fstype)),
+            "the host's {fstype} submount should be writable without the hook: {writable:?}\n{}",
+            probe.table()
+        );
+    }
+}
+
+#[test]
+fn the_hook_makes_every_mount_under_sys_read_only() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = hooked_bundle(&sandbox, true);
+    let snap = bundle.snapshot();
+    let out = run(&sandbox, &bundle, "hook");
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("runc, rbind,ro, createRuntime hook", &probe);
+    let table = probe.table();
+    assert!(
+        probe.under_sys().len() > 2,
+        "the host's submounts should be there:\n{table}"
+    );
+    for m in probe.under_sys() {
+        // runc masks /sys/firmware with a read-only tmpfs after the hooks ran.
+        let masked = m.mount_point == "/sys/firmware" && m.fstype == "tmpfs";
+        let want: &[&str] = if masked {
+            &["ro"]
+        } else {
+            &["ro", "nosuid", "nodev", "noexec"]
+        };
+        for opt in want {
+            assert!(
+                m.has(opt),
+                "{} ({}) lacks {opt}: {:?}\n{table}",
+                m.mount_point,
+                m.fstype,
+                m.options
+            );
+        }
+    }
+    for (dir, fstype) in [
+        ("/sys/fs/bpf", "bpf"),
+        ("/sys/kernel/security", "securityfs"),
+    ] {
+        assert!(
+            probe.at(dir).iter().any(|m| m.fstype == fstype),
+            "{fstype} missing at {dir}:\n{table}"
+        );
+    }
+    // The hook cannot change the spec: the capabilities stay, and it says so.
+    assert!(
+        common::has_cap_bit(probe.cap_bnd(), 12),
+        "CAP_NET_ADMIN is in the spec and a createRuntime hook cannot drop it"
+    );
+    snap.assert_unchanged(&bundle.config_path(), "the hook");
+    let log = sandbox.decisions();
+    let line = log
+        .iter()
+        .find(|l| l["command"] == "hook create-runtime")
+        .unwrap_or_else(|| panic!("no decision log line from the hook: {log:?}"));
+    assert_eq!(line["converted"], true, "{line}");
+    assert_eq!(line["decision"], "host-network", "{line}");
+    assert!(
+        line["warnings"].to_string().contains("capabilities"),
+        "the log should say the capabilities were not dropped: {line}"
+    );
+}
+
+#[test]
+fn a_mapping_of_host_root_aborts_the_create() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = hooked_bundle(&sandbox, true);
+    bundle.edit(|spec| {
+        let bad = json!([
+            {"containerID": 0, "hostID": common::HOST_ID_BASE, "size": common::ID_RANGE},
+            {"containerID": common::ID_RANGE, "hostID": 0, "size": 1}
+        ]);
+        spec["linux"]["uidMappings"] = bad;
+    });
+    let out = run(&sandbox, &bundle, "badmap");
+    assert!(
+        !out.success(),
+        "the hook should abort the create\n{}",
+        out.describe()
+    );
+    assert!(
+        out.stderr
+            .contains("userns-hostnet: hook create-runtime: refused: idmap: linux.uidMappings"),
+        "the hook's line should reach runc's error\n{}",
+        out.describe()
+    );
+    assert!(
+        !out.stdout.contains("### mountinfo"),
+        "the container process must not have run\n{}",
+        out.describe()
+    );
+    let log = sandbox.decisions();
+    assert!(
+        log.iter()
+            .any(|l| l["command"] == "hook create-runtime" && l["refused"]["rule"] == "idmap"),
+        "{log:?}"
+    );
+}
+
+/// Containers that do not need the conversion: the hook returns at once
+/// and changes nothing (their /sys is a fresh sysfs, left as runc made it).
+#[test]
+fn the_hook_leaves_other_containers_alone() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let own_net = Bundle::userns_ownnet(&common::probe_args());
+    let no_userns = Bundle::userns_hostnet(&common::probe_args());
+    no_userns.edit(|spec| {
+        common::remove_namespace(spec, "user");
+        common::add_namespace(spec, "network");
+        spec["linux"]
+            .as_object_mut()
+            .unwrap()
+            .retain(|k, _| k != "uidMappings" && k != "gidMappings");
+    });
+    for (bundle, tag) in [(&own_net, "ownnet"), (&no_userns, "nouserns")] {
+        bundle.edit(|spec| add_hook(spec, &sandbox));
+        let snap = bundle.snapshot();
+        let out = run(&sandbox, bundle, tag);
+        out.assert_success();
+        let probe = Probe::parse(&out.stdout);
+        let sys = probe.topmost("/sys").expect("/sys is mounted");
+        assert_eq!(sys.fstype, "sysfs", "{tag}: {}", probe.table());
+        snap.assert_unchanged(&bundle.config_path(), tag);
+    }
+    assert!(
+        sandbox.decisions().is_empty(),
+        "the fast path writes nothing: {:?}",
+        sandbox.decisions()
+    );
+}
+
+/// With a fresh sysfs in the spec runc fails at the sysfs mount, before
+/// any createRuntime hook: the hook cannot rescue that, the wrapper can.
+#[test]
+fn a_fresh_sysfs_fails_before_the_hook_runs() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = Bundle::userns_hostnet(&common::probe_args());
+    bundle.edit(|spec| add_hook(spec, &sandbox));
+    let out = run(&sandbox, &bundle, "sysfs");
+    assert!(!out.success(), "{}", out.describe());
+    let err = out.stderr.to_lowercase();
+    assert!(
+        err.contains("sysfs") && err.contains("operation not permitted"),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        sandbox.decisions().is_empty(),
+        "the hook should never have run: {:?}",
+        sandbox.decisions()
+    );
+}
+
+/// The hook is a plain process: its fast path on a real state document.
+#[test]
+fn the_fast_path_needs_no_process() {
+    let bundle = Bundle::userns_ownnet(&["true"]);
+    let state =
+        json!({"ociVersion": "1.0.2", "id": "x", "status": "creating", "bundle": bundle.dir()});
+    let out = hook_cli("create-runtime", state.to_string().as_bytes());
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn a_broken_state_is_one_line_and_a_failure() {
+    let out = hook_cli("create-runtime", b"not json");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("userns-hostnet: hook create-runtime: the OCI state on stdin"),
+        "{err}"
+    );
+}
+
+fn hook_cli(stage: &str, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(TOOL)
+        .args(["hook", stage])
+        .env("USERNS_HOSTNET_CONFIG", "/nonexistent/config.toml")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the tool");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
