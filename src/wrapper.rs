@@ -99,12 +99,16 @@ fn find_runtime(
     named: Option<(OsString, NamedBy)>,
     candidates: &[String],
 ) -> Result<PathBuf, LookupError> {
-    let path_var = std::env::var_os("PATH");
+    // podman 4.3 calls `kill` and `delete` with no PATH at all: look where
+    // a system's runtimes live rather than fail its stop and cleanup.
+    let path_var = std::env::var_os("PATH")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
     let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
     Lookup {
         named: named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
         candidates,
-        path_var: path_var.as_deref(),
+        path_var: Some(&path_var),
         self_exe: self_exe.as_deref(),
     }
     .find()

@@ -338,3 +338,18 @@ fn without_rro_support_refuse_by_default_or_fall_back_to_ro() {
     let sys = common::mount_index(&upgraded.spec(), "/sys").unwrap();
     assert_eq!(upgraded.spec()["mounts"][sys]["options"][1], "rro");
 }
+
+/// podman 4.3 calls `kill` and `delete` with no PATH in the environment:
+/// the wrapper still finds the runtime where systems install it.
+#[test]
+fn runtime_is_found_without_path() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let out = common::run_capture(
+        std::process::Command::new(common::WRAPPER)
+            .arg("--version")
+            .env_clear()
+            .env("USERNS_HOSTNET_CONFIG", sandbox.config_path()),
+    );
+    out.assert_success();
+    assert!(out.stdout.starts_with("runc version"), "{}", out.describe());
+}

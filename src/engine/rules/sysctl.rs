@@ -5,7 +5,7 @@
 
 use crate::engine::policy::NetSysctls as Policy;
 use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Decision, Findings, Rule};
 use serde_json::Value;
 
 pub const NAME: &str = "sysctl";
@@ -37,14 +37,21 @@ impl Rule for NetSysctls {
             return Ok(());
         }
         match cx.policy.net_sysctls {
-            Policy::Refuse => Err(Refusal::new(
-                NAME,
-                "linux.sysctl",
-                format!(
-                    "{} cannot be set: the container shares a network namespace that its user namespace does not own (the host's), so net.* sysctls would apply to it; remove them or give the container its own network namespace",
-                    Names(&keys)
-                ),
-            )),
+            Policy::Refuse => {
+                let whose = if *cx.decision == Decision::HostNetwork {
+                    " (the host's)"
+                } else {
+                    ""
+                };
+                Err(Refusal::new(
+                    NAME,
+                    "linux.sysctl",
+                    format!(
+                        "{} cannot be set: the container shares a network namespace that its user namespace does not own{whose}, so net.* sysctls would apply to it; remove them or give the container its own network namespace",
+                        Names(&keys)
+                    ),
+                ))
+            }
             Policy::Drop => {
                 let Some(map) = spec
                     .get_mut("linux")
