@@ -1,7 +1,588 @@
-//! `userns-hostnet doctor`.
+//! `userns-hostnet doctor`: is this host ready for user-namespaced
+//! containers on the host network? One line per check, with the fix for
+//! each warning or failure. The probes are the wrapper's own (`probe`,
+//! `config`, `host`), so doctor and the wrapper cannot disagree.
+
+use super::daemons::{self, Handler};
+use crate::cli::DoctorArgs;
+use crate::config::{self, Config};
+use crate::engine::policy::AllowedRanges;
+use crate::{host, probe, wrapper};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use toml_edit::DocumentMut;
+
+/// IDs kubelet gives each pod's user namespace.
+pub const IDS_PER_POD: u64 = 65536;
+/// The user whose /etc/subuid range kubelet allocates pods from.
+pub const KUBELET_USER: &str = "kubelet";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Skip,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Skip => "skip",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// One check's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Status,
+    pub message: String,
+    /// What to do, for a warning or a failure.
+    pub fix: Option<String>,
+}
+
+fn check(name: &'static str, status: Status, message: impl Into<String>) -> Check {
+    Check {
+        name,
+        status,
+        message: message.into(),
+        fix: None,
+    }
+}
+
+impl Check {
+    fn fix(mut self, fix: impl Into<String>) -> Check {
+        self.fix = Some(fix.into());
+        self
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    ok: bool,
+    checks: &'a [Check],
+}
 
 /// Run the subcommand; the exit status.
-pub fn run(args: &crate::cli::DoctorArgs) -> anyhow::Result<i32> {
-    let _ = args;
-    anyhow::bail!("not implemented yet")
+pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
+    let checks = checks(args);
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let mut doc = serde_json::to_vec_pretty(&Report {
+            ok: !failed,
+            checks: &checks,
+        })?;
+        doc.push(b'\n');
+        out.write_all(&doc)?;
+    } else {
+        out.write_all(render(&checks).as_bytes())?;
+    }
+    Ok(i32::from(failed))
+}
+
+/// The text output: `STATUS name: message`, then `fix: ...` when needed.
+pub fn render(checks: &[Check]) -> String {
+    let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for c in checks {
+        s.push_str(&format!(
+            "{:<4}  {:<width$}  {}\n",
+            c.status.word(),
+            c.name,
+            c.message
+        ));
+        if let Some(fix) = &c.fix {
+            s.push_str(&format!("{:<4}  {:<width$}  fix: {fix}\n", "", ""));
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    s.push_str(&format!(
+        "{}: {fails} failed, {warns} warning{}\n",
+        if fails == 0 { "ready" } else { "NOT ready" },
+        if warns == 1 { "" } else { "s" }
+    ));
+    s
+}
+
+/// Files of the host: under `--root-dir` when given.
+struct Root(Option<PathBuf>);
+
+impl Root {
+    fn at(&self, abs: impl AsRef<Path>) -> PathBuf {
+        let abs = abs.as_ref();
+        match &self.0 {
+            Some(r) => r.join(abs.strip_prefix("/").unwrap_or(abs)),
+            None => abs.to_owned(),
+        }
+    }
+
+    fn fake(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// Every check, in the order printed.
+pub fn checks(args: &DoctorArgs) -> Vec<Check> {
+    let root = Root(args.root_dir.clone());
+    let mut out = vec![kernel_mount_setattr(), user_namespaces(&root)];
+    let (config_check, config) = config_file(&root);
+    out.extend(runtime_checks(args, config.as_ref()));
+    out.push(cgroup(&root));
+    out.push(subids(&root, config.as_ref()));
+    out.push(ports(&root));
+    out.push(config_check);
+    if let Some(cfg) = &config {
+        out.push(log_file(&root, cfg));
+    }
+    out.push(containerd(&root));
+    out.push(crio(&root));
+    out
+}
+
+fn kernel_mount_setattr() -> Check {
+    if probe::kernel_supports_mount_setattr() {
+        check(
+            "kernel.mount_setattr",
+            Status::Ok,
+            "mount_setattr(2) is available: /sys can be made read-only recursively (rro)",
+        )
+    } else {
+        check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(
+            "run Linux >= 5.12; or set sysfs.fallback = \"ro\" in the config file to accept a /sys whose submounts stay writable",
+        )
+    }
+}
+
+fn read_number(path: &Path) -> Result<i64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
+}
+
+fn user_namespaces(root: &Root) -> Check {
+    const NAME: &str = "kernel.user_namespaces";
+    match read_number(&root.at("/proc/sys/user/max_user_namespaces")) {
+        Ok(n) if n > 0 => check(NAME, Status::Ok, format!("user.max_user_namespaces = {n}")),
+        Ok(n) => check(
+            NAME,
+            Status::Fail,
+            format!("user.max_user_namespaces = {n}: no user namespace can be created"),
+        )
+        .fix("sysctl -w user.max_user_namespaces=63000 (and set it in /etc/sysctl.d/)"),
+        Err(e) => check(NAME, Status::Fail, format!("cannot read: {e}"))
+            .fix("a kernel built with CONFIG_USER_NS"),
+    }
+}
+
+fn config_file(root: &Root) -> (Check, Option<Config>) {
+    const NAME: &str = "config";
+    let path = match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
+        Some(p) => PathBuf::from(p),
+        None => root.at(config::DEFAULT_PATH),
+    };
+    match config::load_from(&path) {
+        Ok(c) => {
+            let msg = match &c.source {
+                Some(p) => format!("{} parses", p.display()),
+                None => format!("{}: no file, the defaults apply", path.display()),
+            };
+            (check(NAME, Status::Ok, msg), Some(c))
+        }
+        Err(e) => (
+            check(NAME, Status::Fail, e.to_string()).fix(
+                "correct the setting named above; the wrapper refuses every container until the file parses (packaging/config.toml documents every setting)",
+            ),
+            None,
+        ),
+    }
+}
+
+fn log_file(root: &Root, config: &Config) -> Check {
+    const NAME: &str = "log";
+    let path = root.at(&config.log.file);
+    let shown = path.display();
+    if path.exists() {
+        return match std::fs::OpenOptions::new().append(true).open(&path) {
+            Ok(_) => check(NAME, Status::Ok, format!("{shown} is writable")),
+            Err(e) => check(NAME, Status::Fail, format!("{shown}: cannot write: {e}"))
+                .fix("make it writable by root, or set log.file in the config file"),
+        };
+    }
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    match nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK) {
+        Ok(()) => check(
+            NAME,
+            Status::Ok,
+            format!("{shown} will be created on the first container start"),
+        ),
+        Err(e) => check(
+            NAME,
+            Status::Fail,
+            format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
+        )
+        .fix("create the directory, or set log.file in the config file"),
+    }
+}
+
+fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
+    let defaults = Config::default();
+    let candidates = &config.unwrap_or(&defaults).runtime;
+    let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
+    let runtime = match wrapper::choose_runtime(named, candidates) {
+        Ok(p) => p,
+        Err(e) => {
+            let msg = match &args.runtime {
+                Some(r) => format!("--runtime {r}: not found or not executable"),
+                None => e.to_string(),
+            };
+            return vec![check("runtime", Status::Fail, msg).fix(
+                "install runc (>= 1.1) or crun (>= 1.4), or name it with `runtime` in the config file",
+            )];
+        }
+    };
+    let shown = runtime.display().to_string();
+    let version = match run_with_timeout(&runtime, "--version") {
+        Ok((true, out)) => out.lines().next().unwrap_or("").trim().to_owned(),
+        Ok((false, out)) => {
+            return vec![check(
+                "runtime",
+                Status::Fail,
+                format!("{shown} --version failed: {}", out.trim()),
+            )
+            .fix("reinstall the runtime")]
+        }
+        Err(e) => {
+            return vec![check("runtime", Status::Fail, format!("{shown}: {e}"))
+                .fix("reinstall the runtime")]
+        }
+    };
+    let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
+    out.push(match probe::runtime_knows_rro(&runtime) {
+        Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
+        Err(why) => check("runtime.rro", Status::Fail, why).fix(
+            "upgrade to runc >= 1.1 or crun >= 1.4; or set sysfs.fallback = \"ro\" to accept a weaker /sys",
+        ),
+    });
+    out.push(features(&runtime));
+    out
+}
+
+/// `features`: user namespaces and idmapped mounts.
+fn features(runtime: &Path) -> Check {
+    const NAME: &str = "runtime.features";
+    let doc = match run_with_timeout(runtime, "features") {
+        Ok((true, text)) => serde_json::from_str::<serde_json::Value>(&text).ok(),
+        _ => None,
+    };
+    let Some(doc) = doc else {
+        return check(
+            NAME,
+            Status::Warn,
+            "no \"features\" answer (crun 1.8.1 has none): user namespaces and idmapped mounts cannot be confirmed",
+        )
+        .fix("none needed for runc or crun, which support user namespaces; idmapped mounts (mounts[].uidMappings) need runc >= 1.2 or crun >= 1.9");
+    };
+    let linux = &doc["linux"];
+    let userns = linux["namespaces"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|n| n == "user"));
+    let idmap = linux["mountExtensions"]["idmap"]["enabled"] == true;
+    match (userns, idmap) {
+        (false, _) => check(NAME, Status::Fail, "\"features\" lists no user namespace")
+            .fix("use a runtime built with user namespace support"),
+        (true, true) => check(
+            NAME,
+            Status::Ok,
+            "user namespaces and idmapped mounts supported",
+        ),
+        (true, false) => check(
+            NAME,
+            Status::Warn,
+            "user namespaces supported; idmapped mounts not listed: specs with mounts[].uidMappings will fail in the runtime",
+        )
+        .fix("runc >= 1.2 or crun >= 1.9 for idmapped mounts (not needed otherwise)"),
+    }
+}
+
+/// Run `runtime arg`, with no input and a deadline: (success, stdout).
+fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
+    let mut child = Command::new(runtime)
+        .arg(arg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    let deadline = Instant::now() + probe::PROBE_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{arg} did not answer in time"));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+fn cgroup(root: &Root) -> Check {
+    const NAME: &str = "cgroup";
+    let path = root.at("/proc/self/mountinfo");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => return check(NAME, Status::Warn, format!("{}: {e}", path.display())),
+    };
+    // (mount point, filesystem type), the last mount at a point on top.
+    let mounts: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let point = l.split(' ').nth(4)?;
+            let fstype = l.split(" - ").nth(1)?.split(' ').next()?;
+            Some((point.to_owned(), fstype.to_owned()))
+        })
+        .collect();
+    let at = |p: &str| {
+        mounts
+            .iter()
+            .rev()
+            .find(|(point, _)| point == p)
+            .map(|(_, t)| t.as_str())
+    };
+    let fix = "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2 only); Kubernetes user namespaces and crun's cgroup management expect it";
+    match at("/sys/fs/cgroup") {
+        Some("cgroup2") => check(NAME, Status::Ok, "cgroup v2 at /sys/fs/cgroup"),
+        Some("tmpfs") if at("/sys/fs/cgroup/unified") == Some("cgroup2") => check(
+            NAME,
+            Status::Warn,
+            "hybrid: cgroup v1 controllers under /sys/fs/cgroup, cgroup v2 only at /sys/fs/cgroup/unified: the cgroup mount the wrapper adds for a container with a cgroup namespace is a v1 view (one mount per controller), Kubernetes user-namespaced pods expect cgroup v2, and crun 1.8.1 needs --cgroup-manager=disabled",
+        )
+        .fix(fix),
+        Some("tmpfs") => check(
+            NAME,
+            Status::Warn,
+            "cgroup v1: the cgroup mount the wrapper adds for a container with a cgroup namespace is a v1 view (one mount per controller), and Kubernetes user-namespaced pods expect cgroup v2",
+        )
+        .fix(fix),
+        Some(other) => check(
+            NAME,
+            Status::Warn,
+            format!("/sys/fs/cgroup is {other}, not cgroup2"),
+        )
+        .fix(fix),
+        None => check(NAME, Status::Warn, "nothing is mounted at /sys/fs/cgroup").fix(fix),
+    }
+}
+
+fn subids(root: &Root, config: Option<&Config>) -> Check {
+    const NAME: &str = "subids";
+    let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
+        AllowedRanges::SubidUser(u) => Some(u.clone()),
+        _ => None,
+    });
+    let user = configured
+        .clone()
+        .unwrap_or_else(|| KUBELET_USER.to_owned());
+    let etc = root.at("/etc");
+    let ids = match host::read_subids(&user, &etc) {
+        Ok(ids) => ids,
+        Err(e) if configured.is_some() => {
+            return check(
+                NAME,
+                Status::Fail,
+                format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
+            )
+            .fix(format!(
+                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {user}:{}:{})",
+                IDS_PER_POD * 16,
+                IDS_PER_POD * 110
+            ))
+        }
+        Err(e) => {
+            return check(
+                NAME,
+                Status::Warn,
+                format!("{e}: kubelet allocates pod ID ranges from its built-in default"),
+            )
+            .fix(format!(
+                "add {user}:{}:{} to /etc/subuid and /etc/subgid to choose the host IDs pods get (65536 per pod), and set idmap.allowed_ranges = {{ subid_user = \"{user}\" }}",
+                IDS_PER_POD * 16,
+                IDS_PER_POD * 110
+            ))
+        }
+    };
+    let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
+    let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
+    let aligned = ids
+        .uid
+        .iter()
+        .chain(&ids.gid)
+        .all(|r| r.start % IDS_PER_POD == 0 && r.size % IDS_PER_POD == 0);
+    if pods == 0 {
+        return check(
+            NAME,
+            Status::Fail,
+            format!("{user}: the ranges in /etc/subuid and /etc/subgid hold fewer than {IDS_PER_POD} IDs: not one pod fits"),
+        )
+        .fix(format!("give {user} at least {IDS_PER_POD} IDs per pod"));
+    }
+    let msg = format!(
+        "{user}: {} uids, {} gids: room for {pods} pod{} at {IDS_PER_POD} IDs each",
+        total(&ids.uid),
+        total(&ids.gid),
+        if pods == 1 { "" } else { "s" }
+    );
+    if aligned {
+        check(NAME, Status::Ok, msg)
+    } else {
+        check(
+            NAME,
+            Status::Warn,
+            format!(
+                "{msg}; a start or size is not a multiple of {IDS_PER_POD}, which kubelet requires"
+            ),
+        )
+        .fix(format!(
+            "align {user}'s ranges to multiples of {IDS_PER_POD}"
+        ))
+    }
+}
+
+fn ports(root: &Root) -> Check {
+    const NAME: &str = "ports";
+    match read_number(&root.at("/proc/sys/net/ipv4/ip_unprivileged_port_start")) {
+        Ok(n) if n <= 0 => check(
+            NAME,
+            Status::Ok,
+            "net.ipv4.ip_unprivileged_port_start = 0: userns containers on the host network can bind every port",
+        ),
+        Ok(n) if n <= 1024 => check(
+            NAME,
+            Status::Ok,
+            format!("net.ipv4.ip_unprivileged_port_start = {n}: userns containers on the host network can bind ports >= {n} only (CAP_NET_BIND_SERVICE is checked against the host's user namespace; lower it with sysctl if a pod needs a lower port)"),
+        ),
+        Ok(n) => check(
+            NAME,
+            Status::Warn,
+            format!("net.ipv4.ip_unprivileged_port_start = {n}: userns containers on the host network can bind ports >= {n} only"),
+        )
+        .fix("sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (or lower, for the ports your pods need)"),
+        Err(e) => check(NAME, Status::Warn, format!("cannot read: {e}")),
+    }
+}
+
+fn listed(handlers: &[Handler]) -> String {
+    handlers
+        .iter()
+        .map(|h| format!("{} -> {} ({})", h.name, h.binary, h.file.display()))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn in_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+fn parse_toml(path: &Path) -> Result<DocumentMut, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.parse::<DocumentMut>()
+        .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))
+}
+
+fn containerd(root: &Root) -> Check {
+    const NAME: &str = "containerd";
+    let config = root.at(daemons::CONTAINERD_CONFIG);
+    let present =
+        config.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("containerd"));
+    if !present {
+        return check(NAME, Status::Skip, "containerd is not installed");
+    }
+    let fix = "userns-hostnet install containerd, then restart containerd";
+    if !config.is_file() {
+        return check(
+            NAME,
+            Status::Fail,
+            format!(
+                "{}: no config file, so no runtime handler runs the wrapper",
+                config.display()
+            ),
+        )
+        .fix(format!(
+            "containerd config default > {}; {fix}",
+            daemons::CONTAINERD_CONFIG
+        ));
+    }
+    let doc = match parse_toml(&config) {
+        Ok(d) => d,
+        Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+    };
+    let version = daemons::containerd_version(&doc);
+    let mut handlers = daemons::containerd_handlers(&doc, &config, version);
+    for import in daemons::containerd_imports(&doc, &config, &|p| root.at(p)) {
+        if let Ok(d) = parse_toml(&import) {
+            handlers.extend(daemons::containerd_handlers(&d, &import, version));
+        }
+    }
+    registered(NAME, handlers, root, fix)
+}
+
+fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str) -> Check {
+    if handlers.is_empty() {
+        return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
+    }
+    let missing: Vec<&Handler> = handlers
+        .iter()
+        .filter(|h| !root.at(&h.binary).is_file())
+        .collect();
+    if let Some(h) = missing.first() {
+        return check(
+            name,
+            Status::Fail,
+            format!("handler {} runs {}, which does not exist", h.name, h.binary),
+        )
+        .fix(format!("install the wrapper at {}", h.binary));
+    }
+    check(name, Status::Ok, format!("handler {}", listed(&handlers)))
+}
+
+fn crio(root: &Root) -> Check {
+    const NAME: &str = "crio";
+    let conf = root.at(daemons::CRIO_CONFIG);
+    let present = conf.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("crio"));
+    if !present {
+        return check(NAME, Status::Skip, "CRI-O is not installed");
+    }
+    let mut handlers = Vec::new();
+    for file in daemons::crio_files(&conf) {
+        match parse_toml(&file) {
+            Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
+            Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+        }
+    }
+    registered(
+        NAME,
+        handlers,
+        root,
+        "userns-hostnet install crio, then restart crio",
+    )
 }

@@ -1,0 +1,370 @@
+//! `userns-hostnet doctor` on this machine and on prepared fake roots
+//! (`--root-dir` for /etc and /proc files), one per branch of each check.
+
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+
+const MOUNTINFO_V2: &str =
+    "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n";
+const MOUNTINFO_HYBRID: &str =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
+40 31 0:35 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+const MOUNTINFO_V1: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+
+/// A fake root that passes every check, to break one thing at a time.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+impl Root {
+    fn ready() -> Root {
+        let r = Root {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        r.write("proc/sys/user/max_user_namespaces", "63000\n");
+        r.write("proc/sys/net/ipv4/ip_unprivileged_port_start", "0\n");
+        r.write("proc/self/mountinfo", MOUNTINFO_V2);
+        r.write("etc/subuid", "kubelet:1048576:655360\n");
+        r.write("etc/subgid", "kubelet:1048576:655360\n");
+        r.write(
+            "etc/userns-hostnet/config.toml",
+            "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/var/log/userns-hostnet.log\"\n",
+        );
+        r.write("var/log/.keep", "");
+        r.write("usr/bin/userns-hostnet-runtime", "");
+        r.write(
+            "etc/containerd/config.toml",
+            "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet.options]\n    BinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+        );
+        r.script(
+            "runtime",
+            "case \"$1\" in features) echo '{\"mountOptions\":[\"rro\"],\"linux\":{\"namespaces\":[\"user\",\"network\"],\"mountExtensions\":{\"idmap\":{\"enabled\":true}}}}';; --version) echo 'runc version 1.2.0';; esac",
+        );
+        r
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn remove(&self, rel: &str) {
+        let p = self.path(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    fn script(&self, name: &str, body: &str) {
+        let p = self.path(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn doctor(&self) -> (i32, Value) {
+        self.doctor_with(&["--runtime", self.path("runtime").to_str().unwrap()])
+    }
+
+    fn doctor_with(&self, extra: &[&str]) -> (i32, Value) {
+        let out = Command::new(TOOL)
+            .args(["doctor", "--json", "--root-dir"])
+            .arg(self.dir.path())
+            .args(extra)
+            .env_remove("USERNS_HOSTNET_CONFIG")
+            .env_remove("USERNS_HOSTNET_RUNTIME")
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        (out.status.code().unwrap(), v)
+    }
+}
+
+fn find<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {v:#}"))
+}
+
+fn status(v: &Value, name: &str) -> String {
+    find(v, name)["status"].as_str().unwrap().to_owned()
+}
+
+fn message(v: &Value, name: &str) -> String {
+    find(v, name)["message"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_ready_root_passes_every_check() {
+    let r = Root::ready();
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["ok"], true);
+    for c in v["checks"].as_array().unwrap() {
+        let want = if c["name"] == "crio" { "skip" } else { "ok" };
+        assert_eq!(c["status"], want, "{c}");
+        assert_eq!(c["fix"], Value::Null, "{c}");
+    }
+    assert!(message(&v, "subids").contains("room for 10 pods"));
+    assert!(message(&v, "containerd").contains("userns-hostnet -> /usr/bin/userns-hostnet-runtime"));
+    assert!(message(&v, "ports").contains("every port"));
+}
+
+#[test]
+fn text_output_has_one_line_per_check_and_the_fix() {
+    let r = Root::ready();
+    r.write("proc/sys/user/max_user_namespaces", "0\n");
+    let out = Command::new(TOOL)
+        .args(["doctor", "--root-dir"])
+        .arg(r.dir.path())
+        .args(["--runtime", r.path("runtime").to_str().unwrap()])
+        .env_remove("USERNS_HOSTNET_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let t = String::from_utf8_lossy(&out.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.contains("kernel.user_namespaces"))
+        .unwrap();
+    assert!(line.starts_with("fail"), "{t}");
+    assert!(
+        t.contains("fix: sysctl -w user.max_user_namespaces="),
+        "{t}"
+    );
+    assert!(t.ends_with("NOT ready: 1 failed, 0 warnings\n"), "{t}");
+}
+
+#[test]
+fn kernel_and_port_branches() {
+    let r = Root::ready();
+    r.write("proc/sys/net/ipv4/ip_unprivileged_port_start", "1024\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "ports"), "ok");
+    assert!(message(&v, "ports").contains("ports >= 1024 only"));
+    r.write("proc/sys/net/ipv4/ip_unprivileged_port_start", "2000\n");
+    r.remove("proc/sys/user/max_user_namespaces");
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "ports"), "warn");
+    assert_eq!(status(&v, "kernel.user_namespaces"), "fail");
+    // The real kernel of this machine (>= 5.12) has mount_setattr.
+    assert_eq!(status(&v, "kernel.mount_setattr"), "ok");
+}
+
+#[test]
+fn cgroup_v1_and_hybrid_warn() {
+    let r = Root::ready();
+    r.write("proc/self/mountinfo", MOUNTINFO_HYBRID);
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "a warning is not a failure");
+    assert_eq!(status(&v, "cgroup"), "warn");
+    assert!(message(&v, "cgroup").starts_with("hybrid"));
+    assert!(find(&v, "cgroup")["fix"]
+        .as_str()
+        .unwrap()
+        .contains("systemd.unified_cgroup_hierarchy=1"));
+    r.write("proc/self/mountinfo", MOUNTINFO_V1);
+    let (_, v) = r.doctor();
+    assert!(message(&v, "cgroup").starts_with("cgroup v1"));
+    r.write("proc/self/mountinfo", "");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "cgroup"), "warn");
+}
+
+#[test]
+fn subid_branches() {
+    let r = Root::ready();
+    r.write("etc/subuid", "kubelet:1048576:65536\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "ok");
+    assert!(message(&v, "subids").contains("room for 1 pod "), "{v:#}");
+    r.write("etc/subuid", "kubelet:1048576:1000\n");
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "subids")), (1, "fail".into()));
+    r.write("etc/subuid", "kubelet:100000:65536\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "warn", "100000 is not a multiple");
+    // The configured user has no range: the wrapper would refuse everything.
+    r.write("etc/subuid", "someone:1048576:65536\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "fail");
+    // Without a configured user, kubelet's missing range is a warning.
+    r.write("etc/userns-hostnet/config.toml", "");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "warn");
+}
+
+#[test]
+fn config_and_log_branches() {
+    let r = Root::ready();
+    r.write(
+        "etc/userns-hostnet/config.toml",
+        "[capabilities]\nnet = \"dorp\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "config"), "fail");
+    assert!(message(&v, "config").contains("capabilities.net"));
+    r.remove("etc/userns-hostnet/config.toml");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "config"), "ok");
+    assert!(message(&v, "config").contains("defaults"));
+    r.write(
+        "etc/userns-hostnet/config.toml",
+        "[log]\nfile = \"/no/such/dir/x.log\"\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "log"), "fail");
+}
+
+#[test]
+fn runtime_branches() {
+    let r = Root::ready();
+    let (code, v) = r.doctor_with(&["--runtime", "/nonexistent/runc"]);
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "runtime"), "fail");
+    assert!(message(&v, "runtime").contains("--runtime /nonexistent/runc"));
+    // crun 1.8.1: no features, a version that knows rro.
+    r.script(
+        "runtime",
+        "case \"$1\" in features) echo 'unknown command features' >&2; exit 1;; --version) echo 'crun version 1.8.1';; esac",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(status(&v, "runtime.rro"), "ok");
+    assert_eq!(status(&v, "runtime.features"), "warn");
+    // features without rro, user namespaces or idmap.
+    r.script(
+        "runtime",
+        "case \"$1\" in features) echo '{\"mountOptions\":[\"ro\"],\"linux\":{\"namespaces\":[\"network\"]}}';; --version) echo 'runc version 1.0.0';; esac",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "runtime.rro"), "fail");
+    assert_eq!(status(&v, "runtime.features"), "fail");
+    // A runtime that does not run.
+    r.script("runtime", "exit 3");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "runtime"), "fail");
+}
+
+#[test]
+fn containerd_branches() {
+    let r = Root::ready();
+    // A handler in an imported drop-in counts.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n",
+    );
+    r.write(
+        "etc/containerd/conf.d/99-userns-hostnet.toml",
+        "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "ok", "{v:#}");
+    assert!(message(&v, "containerd").contains("conf.d/99-userns-hostnet.toml"));
+    // Version 3 keys.
+    r.remove("etc/containerd/conf.d");
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "ok", "{v:#}");
+    // Only runc: not registered.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "containerd")), (1, "fail".into()));
+    assert!(find(&v, "containerd")["fix"]
+        .as_str()
+        .unwrap()
+        .contains("userns-hostnet install containerd"));
+    // The handler's binary is missing.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.uhn.options]\nBinaryName = \"/opt/userns-hostnet-runtime\"\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "fail");
+    assert!(message(&v, "containerd").contains("does not exist"));
+    // No config file; no containerd at all.
+    r.remove("etc/containerd/config.toml");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "fail");
+    r.remove("etc/containerd");
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "containerd")), (0, "skip".into()));
+}
+
+#[test]
+fn crio_branches() {
+    let r = Root::ready();
+    r.write(
+        "etc/crio/crio.conf",
+        "[crio.runtime]\ndefault_runtime = \"runc\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "crio")), (1, "fail".into()));
+    r.write(
+        "etc/crio/crio.conf.d/99-userns-hostnet.conf",
+        "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\nruntime_type = \"oci\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "crio")), (0, "ok".into()), "{v:#}");
+    r.write("etc/crio/crio.conf.d/10-broken.conf", "[crio\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "crio"), "fail");
+}
+
+#[test]
+fn this_machine() {
+    let out = Command::new(TOOL)
+        .args(["doctor", "--json"])
+        .env_remove("USERNS_HOSTNET_CONFIG")
+        .env_remove("USERNS_HOSTNET_RUNTIME")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failed = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["status"] == "fail");
+    assert_eq!(out.status.code(), Some(i32::from(failed)));
+    assert_eq!(v["ok"], !failed);
+    assert_eq!(status(&v, "kernel.mount_setattr"), "ok");
+    assert_eq!(status(&v, "runtime"), "ok", "{v:#}");
+    assert_eq!(status(&v, "runtime.rro"), "ok");
+    // The cgroup check agrees with what is mounted here.
+    let cgroup2 = nix::sys::statfs::statfs("/sys/fs/cgroup")
+        .map(|s| s.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC)
+        .unwrap_or(false);
+    assert_eq!(status(&v, "cgroup"), if cgroup2 { "ok" } else { "warn" });
+    for c in v["checks"].as_array().unwrap() {
+        assert_eq!(
+            c["fix"].is_null(),
+            c["status"] == "ok" || c["status"] == "skip",
+            "{c}"
+        );
+    }
+}
