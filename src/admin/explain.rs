@@ -82,7 +82,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<i32> {
         out.push(b'\n');
         std::io::stdout().write_all(&out)?;
     } else {
-        print!("{}", render(&ex));
+        std::io::stdout().write_all(render(&ex).as_bytes())?;
     }
     Ok(if ex.would_start {
         EXIT_START

@@ -4,4 +4,5 @@
 pub mod daemons;
 pub mod doctor;
 pub mod explain;
+pub mod files;
 pub mod install;
