@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd podman busybox-static jq
 
-.PHONY: all build test fmt-check clippy demo deps clean
+.PHONY: all build test fmt-check clippy demo deps clean man
 
 all: build
 
@@ -34,6 +34,11 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	fi
+
+# Man pages into target/man, shell completions into target/completions,
+# both generated from the clap definition in src/cli.rs.
+man:
+	$(CARGO) run --quiet --example gen-docs -- target
 
 demo: deps build
 	./scripts/demo.sh target/debug/userns-hostnet-runtime

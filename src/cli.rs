@@ -23,8 +23,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show what the wrapper would change in a bundle, and why; writes nothing.
+    #[command(
+        after_help = "Exit status: 0 the container would start, 1 it would be refused, 2 the input or the config file could not be read. The config file is /etc/userns-hostnet/config.toml or $USERNS_HOSTNET_CONFIG, as for the wrapper."
+    )]
     Explain(ExplainArgs),
     /// Check whether this host is ready.
+    #[command(after_help = "Exit status: 0 when no check fails (warnings allowed), 1 otherwise.")]
     Doctor(DoctorArgs),
     /// Register the wrapper as a runtime handler of containerd or CRI-O.
     Install(InstallArgs),
@@ -75,7 +79,8 @@ pub struct InstallArgs {
     /// The runtime handler's name.
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,
-    /// The daemon's configuration file.
+    /// The daemon's configuration file (default /etc/containerd/config.toml,
+    /// /etc/crio/crio.conf; CRI-O's drop-in goes to crio.conf.d/ next to it).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// containerd: write a drop-in file and add the imports line if missing.

@@ -2,6 +2,7 @@
 //! is implemented twice.
 
 pub mod daemons;
+pub mod docs;
 pub mod doctor;
 pub mod explain;
 pub mod files;
