@@ -272,12 +272,97 @@ fn a_broken_state_is_one_line_and_a_failure() {
     );
 }
 
+/// `hook precreate` on podman's real specs, the decision log kept in a
+/// temporary directory.
+fn precreate(stdin: &[u8]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let log = dir.path().join("decisions.log");
+    std::fs::write(
+        &config,
+        format!("[log]\nfile = {:?}\n", log.display().to_string()),
+    )
+    .unwrap();
+    hook_cli_with("precreate", stdin, &config)
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn precreate_prints_an_unchanged_spec_byte_for_byte() {
+    for name in ["podman-userns-ownnet.json", "podman-default.json"] {
+        let input = fixture(name);
+        let out = precreate(&input);
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert!(
+            out.stdout == input,
+            "{name}: the output differs from the input"
+        );
+        assert!(out.stderr.is_empty(), "{name}: {out:?}");
+    }
+}
+
+#[test]
+fn precreate_converts_podmans_userns_hostnet_spec() {
+    let input = fixture("podman-userns-hostnet.json");
+    let compact = serde_json::to_vec(&serde_json::from_slice::<Value>(&input).unwrap()).unwrap();
+    for (what, input) in [
+        ("indented", input),
+        ("compact, as podman sends it", compact),
+    ] {
+        let out = precreate(&input);
+        assert!(out.status.success(), "{what}: {out:?}");
+        let spec: Value = serde_json::from_slice(&out.stdout).expect("stdout is the spec");
+        common::assert_converted_spec(&spec);
+        assert_eq!(
+            out.stdout.contains(&b'\n'),
+            input.trim_ascii_end().contains(&b'\n'),
+            "{what}: the output keeps the input's style"
+        );
+    }
+}
+
+#[test]
+fn precreate_refuses_with_one_line() {
+    let mut spec: Value = serde_json::from_slice(&fixture("podman-userns-hostnet.json")).unwrap();
+    spec["linux"]["sysctl"] = json!({"net.ipv4.ip_forward": "1"});
+    let out = precreate(spec.to_string().as_bytes());
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "nothing on stdout when refusing");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "userns-hostnet: hook precreate: refused: sysctl: linux.sysctl: net.ipv4.ip_forward"
+        ),
+        "{err}"
+    );
+    let out = precreate(b"[1]");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON object"));
+}
+
 fn hook_cli(stage: &str, stdin: &[u8]) -> std::process::Output {
+    hook_cli_with(
+        stage,
+        stdin,
+        std::path::Path::new("/nonexistent/config.toml"),
+    )
+}
+
+fn hook_cli_with(stage: &str, stdin: &[u8], config: &std::path::Path) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(TOOL)
         .args(["hook", stage])
-        .env("USERNS_HOSTNET_CONFIG", "/nonexistent/config.toml")
+        .env("USERNS_HOSTNET_CONFIG", config)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
