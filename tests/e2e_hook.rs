@@ -376,3 +376,30 @@ fn hook_cli_with(stage: &str, stdin: &[u8], config: &std::path::Path) -> std::pr
         .expect("write stdin");
     child.wait_with_output().expect("wait")
 }
+
+/// crun 1.8.1 runs createRuntime hooks at the same point: the tree its
+/// `rbind,ro` leaves is read-only after the hook.
+#[test]
+fn the_hook_hardens_under_crun_too() {
+    let sandbox = Sandbox::new(Runtime::Crun);
+    let bundle = hooked_bundle(&sandbox, true);
+    let out = run(&sandbox, &bundle, "crun");
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("crun, rbind,ro, createRuntime hook", &probe);
+    assert!(!probe.under_sys().is_empty(), "{}", probe.table());
+    let writable = writable_under_sys(&probe);
+    assert!(writable.is_empty(), "{writable:?}\n{}", probe.table());
+    let sys = probe.topmost("/sys").expect("/sys is mounted");
+    for opt in ["ro", "nosuid", "nodev", "noexec"] {
+        assert!(sys.has(opt), "/sys lacks {opt}: {:?}", sys.options);
+    }
+    assert!(
+        sandbox
+            .decisions()
+            .iter()
+            .any(|l| l["command"] == "hook create-runtime" && l["converted"] == true),
+        "{:?}",
+        sandbox.decisions()
+    );
+}
