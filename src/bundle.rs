@@ -13,6 +13,41 @@ use std::path::{Path, PathBuf};
 
 pub const CONFIG: &str = "config.json";
 
+/// Test-only switch: when set, `Config::replace` stops itself (SIGSTOP)
+/// after writing and syncing the temporary file, before the rename, so a
+/// test can kill it at exactly that point. Never set it in production.
+pub const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_BEFORE_RENAME";
+
+const TEMP_PREFIX: &str = ".config.json.userns-hostnet.";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove the temporary files that runs killed before their rename left in
+/// `dir`: ours by name (`.config.json.userns-hostnet.<pid>.tmp`) and their
+/// pid no longer alive. A live pid's file may be another run's write in
+/// progress, so it stays.
+pub fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+            .and_then(|p| p.parse::<i32>().ok())
+            .filter(|&p| p > 0)
+        else {
+            continue;
+        };
+        let dead = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if dead && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     #[error("bundle: {path}: is a symbolic link; refusing to follow it")]
@@ -98,10 +133,8 @@ pub fn serialize_like(spec: &Value, original: &[u8]) -> Vec<u8> {
 
 impl Config {
     fn temp_path(&self) -> PathBuf {
-        self.path.with_file_name(format!(
-            ".{CONFIG}.userns-hostnet.{}.tmp",
-            std::process::id()
-        ))
+        self.path
+            .with_file_name(format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", std::process::id()))
     }
 
     /// Replace config.json with `bytes`, atomically.
@@ -117,6 +150,7 @@ impl Config {
     fn write_then_rename(&self, tmp: &Path, bytes: &[u8]) -> Result<(), BundleError> {
         // A stale file of a killed run with our pid is ours to replace.
         let _ = std::fs::remove_file(tmp);
+        remove_stale_temporaries(tmp.parent().unwrap_or(Path::new(".")));
         let mut f = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -134,6 +168,11 @@ impl Config {
         f.write_all(bytes).map_err(io(tmp, "cannot write"))?;
         f.sync_all().map_err(io(tmp, "cannot sync"))?;
         drop(f);
+        // Test-only: lets the crash tests kill the wrapper between the
+        // fsync and the rename. Read here, on the write path only.
+        if std::env::var_os(TEST_PAUSE_ENV).is_some() {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+        }
         std::fs::rename(tmp, &self.path).map_err(io(&self.path, "cannot replace"))?;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let d = File::open(if dir.as_os_str().is_empty() {
@@ -195,6 +234,37 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(CONFIG)]);
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_runs_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let live = std::process::id();
+        for name in [
+            format!(".config.json.userns-hostnet.{dead}.tmp"),
+            format!(".config.json.userns-hostnet.{live}.tmp"),
+            ".config.json.userns-hostnet.x.tmp".to_string(),
+            "other.tmp".to_string(),
+        ] {
+            std::fs::write(dir.path().join(name), "{").unwrap();
+        }
+        remove_stale_temporaries(dir.path());
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![
+                format!(".config.json.userns-hostnet.{live}.tmp"),
+                ".config.json.userns-hostnet.x.tmp".to_string(),
+                "other.tmp".to_string(),
+            ]
+        );
     }
 
     #[test]
