@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Measure what the wrapper costs on a node and print one markdown table,
+# ready for the README's "Performance" section. As root, with runc, jq,
+# busybox-static and GNU time (/usr/bin/time) installed.
+#
+#   bench/run.sh            full run: release build, many alternating pairs, criterion
+#   bench/run.sh --quick    each measurement once or a few times, debug build (CI smoke)
+#
+# Figures:
+#   pass-through  median over alternating pairs of
+#                 time(wrapper state <missing-id>) / time(runc state <missing-id>)
+#   create        median over alternating pairs of a full create + delete of a
+#                 userns + host-network container: the wrapper converting an
+#                 unconverted config.json each time, against runc on the
+#                 already-converted config.json
+#   engine        criterion (benches/engine.rs): parse + decide + convert +
+#                 serialize, 5 KB to 5 MB configs
+#   memory        peak RSS (/usr/bin/time %M) of a wrapper create on the
+#                 largest podman fixture with /bin/true as the real runtime
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+QUICK=0
+[ "${1:-}" = --quick ] && QUICK=1
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# WRAPPER names an already built wrapper (the smoke test passes its own).
+if [ "$QUICK" = 1 ]; then
+	PAIRS=${PAIRS:-5}
+	CREATE_PAIRS=${CREATE_PAIRS:-1}
+	[ -n "${WRAPPER:-}" ] || cargo build --quiet --bin userns-hostnet-runtime
+	W=${WRAPPER:-$TARGET/debug/userns-hostnet-runtime}
+else
+	PAIRS=${PAIRS:-1000}
+	CREATE_PAIRS=${CREATE_PAIRS:-100}
+	[ -n "${WRAPPER:-}" ] || cargo build --quiet --release --bin userns-hostnet-runtime
+	W=${WRAPPER:-$TARGET/release/userns-hostnet-runtime}
+fi
+RUNC=$(command -v runc)
+for tool in jq unshare; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is missing" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (Debian package time)" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/uhn-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+chmod 755 "$WORK" # the container's root (host uid 100000) walks to the rootfs
+printf '[log]\nfile = "%s/decisions.log"\n' "$WORK" >"$WORK/config.toml"
+export USERNS_HOSTNET_CONFIG=$WORK/config.toml
+
+# Median of the numbers on stdin.
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# Microseconds taken by a command ($EPOCHREALTIME: no extra process).
+elapsed() {
+	local t0 t1
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1 || true
+	t1=$EPOCHREALTIME
+	echo $(((${t1/./} - ${t0/./})))
+}
+
+# 1. Pass-through: state of a container that does not exist.
+mkdir -p "$WORK/state"
+: >"$WORK/pass.ratios"
+: >"$WORK/pass.runc"
+for ((i = 0; i < PAIRS; i++)); do
+	if ((i % 2)); then
+		w=$(USERNS_HOSTNET_RUNTIME=$RUNC elapsed "$W" --root "$WORK/state" state missing-id)
+		r=$(elapsed "$RUNC" --root "$WORK/state" state missing-id)
+	else
+		r=$(elapsed "$RUNC" --root "$WORK/state" state missing-id)
+		w=$(USERNS_HOSTNET_RUNTIME=$RUNC elapsed "$W" --root "$WORK/state" state missing-id)
+	fi
+	echo "$w $r" | awk '{ print $1 / $2 }' >>"$WORK/pass.ratios"
+	echo "$r" >>"$WORK/pass.runc"
+done
+PASS_RATIO=$(median <"$WORK/pass.ratios")
+PASS_RUNC=$(median <"$WORK/pass.runc")
+
+# 2. Create + delete of a userns + host-network container.
+ROOTFS=$WORK/rootfs
+mkdir -p "$ROOTFS"/{bin,proc,sys,dev,etc,tmp}
+cp /bin/busybox "$ROOTFS/bin/busybox"
+ln -s busybox "$ROOTFS/bin/true"
+chown -R -h 100000:100000 "$ROOTFS"
+B=$WORK/bundle
+mkdir -p "$B"
+"$RUNC" spec --bundle "$B"
+jq --arg root "$ROOTFS" '
+	.root.path = $root | .process.terminal = false | .process.args = ["/bin/true"]
+	| .linux.namespaces = ([.linux.namespaces[] | select(.type != "network")] + [{type: "user"}])
+	| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]' \
+	"$B/config.json" >"$WORK/unconverted.json"
+cp "$WORK/unconverted.json" "$B/config.json"
+# Convert once through a stub runtime that answers the rro probe like runc.
+printf '#!/bin/sh\n[ "$1" = features ] && exec %s features\nexit 0\n' "$RUNC" >"$WORK/stub"
+chmod +x "$WORK/stub"
+USERNS_HOSTNET_RUNTIME=$WORK/stub "$W" create --bundle "$B" convert-only >/dev/null
+cmp -s "$B/config.json" "$WORK/unconverted.json" && { echo "bench: the wrapper did not convert" >&2; exit 1; }
+cp "$B/config.json" "$WORK/converted.json"
+# In a private mount namespace with a pure cgroup v2 view (runc 1.1.5 and
+# these hybrid-cgroup hosts), as the end-to-end tests do.
+unshare --mount --propagation private bash -s "$W" "$RUNC" "$WORK" "$B" "$CREATE_PAIRS" <<'INNER'
+set -euo pipefail
+W=$1 RUNC=$2 WORK=$3 B=$4 N=$5
+umount -R /sys/fs/cgroup 2>/dev/null || true
+mount -t cgroup2 none /sys/fs/cgroup
+export USERNS_HOSTNET_RUNTIME=$RUNC
+cycle() { # program id
+	"$1" --root "$WORK/state" create --bundle "$B" "$2" >/dev/null &&
+		"$1" --root "$WORK/state" delete "$2" >/dev/null ||
+		echo "$1 create/delete $2 failed" >>"$WORK/create.failed"
+}
+us() { local t0=$EPOCHREALTIME; "$@"; local t1=$EPOCHREALTIME; echo $((${t1/./} - ${t0/./})); }
+: >"$WORK/create.ratios"
+: >"$WORK/create.runc"
+for ((i = 0; i < N; i++)); do
+	cp "$WORK/unconverted.json" "$B/config.json.new" && mv "$B/config.json.new" "$B/config.json"
+	w=$(us cycle "$W" "w$i")
+	cp "$WORK/converted.json" "$B/config.json.new" && mv "$B/config.json.new" "$B/config.json"
+	r=$(us cycle "$RUNC" "r$i")
+	echo "$w $r" | awk '{ print $1 / $2 }' >>"$WORK/create.ratios"
+	echo "$r" >>"$WORK/create.runc"
+done
+INNER
+if [ -s "$WORK/create.failed" ]; then
+	cat "$WORK/create.failed" >&2
+	exit 1
+fi
+CREATE_RATIO=$(median <"$WORK/create.ratios")
+CREATE_RUNC=$(median <"$WORK/create.runc")
+
+# 3. Engine scaling (criterion), or each case once in quick mode.
+if [ "$QUICK" = 1 ]; then
+	cargo test --quiet --bench engine >"$WORK/engine.txt" 2>&1
+	ENGINE_25K="ran"
+	ENGINE_5M="ran"
+	ENGINE_ALL="each size ran once (--quick)"
+else
+	cargo bench --quiet --bench engine >"$WORK/engine.txt" 2>&1
+	# "convert/25KB  time:   [a b c]": the middle estimate of each size.
+	ENGINE_ALL=$(awk '/^convert\// { name = $1 } /time:/ { sub(/.*\[/, ""); print name ": " $3 " " $4 }' "$WORK/engine.txt" |
+		sed 's|convert/||' | paste -sd ';' | sed 's/;/; /g')
+	ENGINE_25K=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /25KB/ { print $2 }')
+	ENGINE_5M=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /5MB/ { print $2 }')
+fi
+
+# 4. Peak RSS of the wrapper converting the largest podman fixture, exec'ing /bin/true.
+MB=$WORK/mem
+mkdir -p "$MB"
+cp tests/fixtures/podman-privileged-userns-hostnet.json "$MB/config.json"
+# /bin/true answers no rro probe: accept a plain ro so the conversion still runs.
+printf '[log]\nfile = "%s/decisions.log"\n[sysfs]\nfallback = "ro"\n' "$WORK" >"$WORK/mem.toml"
+USERNS_HOSTNET_CONFIG=$WORK/mem.toml USERNS_HOSTNET_RUNTIME=/bin/true \
+	/usr/bin/time -f %M -o "$WORK/mem.txt" "$W" create --bundle "$MB" mem-id
+cmp -s "$MB/config.json" tests/fixtures/podman-privileged-userns-hostnet.json && { echo "bench: the memory run did not convert" >&2; exit 1; }
+RSS_KIB=$(tail -n 1 "$WORK/mem.txt")
+
+cat <<TABLE
+| measurement | result | target |
+|---|---|---|
+| pass-through: \`state <missing-id>\`, wrapper / runc, median of $PAIRS alternating pairs | $(printf '%.3f' "$PASS_RATIO") (runc alone: $PASS_RUNC µs) | <= 1.10 |
+| create + delete, userns + host network, wrapper converting / runc on the converted config, median of $CREATE_PAIRS pairs | $(printf '%.3f' "$CREATE_RATIO") (runc alone: $CREATE_RUNC µs) | <= 1.02 |
+| engine, typical 25 KB config (podman fixture), parse + decide + convert + serialize | $ENGINE_25K | < 1 ms |
+| engine, 5 MB config | $ENGINE_5M | < 50 ms |
+| engine, all sizes | $ENGINE_ALL | linear |
+| peak RSS of the wrapper, create of the largest podman fixture, /bin/true as runtime | $((RSS_KIB / 1024)).$(((RSS_KIB % 1024) * 10 / 1024)) MiB ($RSS_KIB KiB) | < 8 MiB |
+TABLE
