@@ -4,9 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd podman busybox-static jq
+DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm
 
-.PHONY: all build test fmt-check clippy demo deps clean man
+.PHONY: all build test fmt-check clippy demo deps clean man package package-check
 
 all: build
 
@@ -20,7 +20,7 @@ clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 # The last line is the total over every test binary.
-test: fmt-check clippy
+test: fmt-check clippy package-check
 	mkdir -p target; set -o pipefail; $(CARGO) test --no-fail-fast -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
 
@@ -39,6 +39,17 @@ deps:
 # both generated from the clap definition in src/cli.rs.
 man:
 	$(CARGO) run --quiet --example gen-docs -- target
+
+# Both packages from the same Cargo metadata; the tools are installed when missing.
+package: man
+	command -v cargo-deb >/dev/null || $(CARGO) install --locked cargo-deb
+	command -v cargo-generate-rpm >/dev/null || $(CARGO) install --locked cargo-generate-rpm
+	$(CARGO) deb
+	$(CARGO) generate-rpm
+
+# Contents, lintian, and the .deb installed, exercised and purged here.
+package-check: package
+	./packaging/check.sh
 
 demo: deps build
 	./scripts/demo.sh target/debug/userns-hostnet-runtime

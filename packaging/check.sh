@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Checks the built packages (make package first) the way a distro would:
+# contents against the lists kept here, lintian, then the .deb installed on
+# this machine: doctor from /usr/bin, a real userns + host-network container
+# through /usr/bin/userns-hostnet-runtime, an edited conffile surviving a
+# reinstall, remove and purge. Needs root, dpkg, lintian and rpm.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+here=packaging
+deb=$(ls target/debian/userns-hostnet_*.deb)
+rpm=$(ls target/generate-rpm/userns-hostnet-*.rpm)
+passed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { echo "FAIL $*" >&2; exit 1; }
+same() { # what expected-file actual-text
+	diff -u --label "expected $1" --label "actual $1" "$2" <(printf '%s\n' "$3") || fail "$1 differs from $2"
+	ok "$1 matches $2"
+}
+
+[ "$(id -u)" = 0 ] || fail "run as root: the .deb is installed on this machine"
+
+same "deb contents" "$here/expected-deb-contents.txt" \
+	"$(dpkg-deb --contents "$deb" | awk '{ t = substr($1, 1, 1); p = $6; if (t == "l") p = p " -> " $8; print t, p }' | sort)"
+info=$(dpkg-deb --info "$deb")
+grep -q '^ Depends: .*runc | crun' <<<"$info" || fail "Depends lacks 'runc | crun': $info"
+ok "Depends: runc | crun"
+same "deb conffiles" "$here/expected-rpm-configfiles.txt" "$(dpkg-deb --info "$deb" conffiles | sort)"
+
+lint=$(lintian "$deb" 2>&1 || true)
+if grep -q '^E:' <<<"$lint"; then fail "lintian errors:
+$lint"; fi
+ok "lintian: no errors ($(grep -c '^W:' <<<"$lint" || true) warnings)"
+
+same "rpm contents" "$here/expected-rpm-contents.txt" "$(rpm -qlp "$rpm" 2>/dev/null | sort)"
+same "rpm config files" "$here/expected-rpm-configfiles.txt" "$(rpm -qp --configfiles "$rpm" 2>/dev/null | sort)"
+rpm -qp --requires "$rpm" 2>/dev/null | grep -qx '(runc or crun)' || fail "rpm does not require (runc or crun)"
+ok "rpm requires (runc or crun)"
+
+# Install on this machine; leave nothing behind.
+cleanup() { dpkg -P userns-hostnet >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+cleanup
+out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i: $out"
+grep -q 'nothing has been registered yet' <<<"$out" || fail "post-install message missing: $out"
+ok "dpkg -i (post-install message says nothing was registered)"
+
+set +e
+doctor=$(/usr/bin/userns-hostnet doctor 2>&1)
+rc=$?
+set -e
+[ "$rc" -le 1 ] && grep -q 'kernel.mount_setattr' <<<"$doctor" || fail "doctor from /usr/bin (exit $rc): $doctor"
+ok "userns-hostnet doctor runs from /usr/bin (exit $rc)"
+
+[ "$(readlink /usr/bin/userns-hostnet-runtime-crun)" = userns-hostnet-runtime ] || fail "crun name is not a link"
+/usr/bin/userns-hostnet-runtime-crun --version | grep -q '^crun version' || fail "userns-hostnet-runtime-crun does not run crun"
+ok "userns-hostnet-runtime-crun runs crun"
+
+demo=$(./scripts/demo.sh /usr/bin/userns-hostnet-runtime 2>&1) || fail "container through the installed wrapper: $demo"
+grep -q 'every mount at or under /sys is read-only' <<<"$demo" || fail "installed wrapper left /sys writable: $demo"
+grep -q 'CAP_NET_RAW *dropped' <<<"$demo" || fail "installed wrapper kept CAP_NET_RAW: $demo"
+ok "a userns + host-network container runs through /usr/bin/userns-hostnet-runtime, /sys read-only"
+
+conf=/etc/userns-hostnet/config.toml
+printf '\n[capabilities]\nnet = "keep"\n' >>"$conf"
+edited=$(sha256sum "$conf")
+out=$(dpkg -i "$deb" 2>&1 </dev/null) || fail "reinstall: $out"
+[ "$(sha256sum "$conf")" = "$edited" ] || fail "reinstall overwrote the edited $conf"
+ok "an edited config.toml survives a reinstall"
+
+dpkg -r userns-hostnet >/dev/null
+for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet-runtime-crun \
+	/usr/share/containers/oci/hooks.d/userns-hostnet.json; do
+	[ ! -e "$f" ] && [ ! -L "$f" ] || fail "dpkg -r left $f"
+done
+[ -f "$conf" ] || fail "dpkg -r removed the conffile"
+ok "dpkg -r removes binaries and hook, keeps the config"
+dpkg -P userns-hostnet >/dev/null
+[ ! -e "$conf" ] || fail "dpkg -P left $conf"
+ok "dpkg -P removes the config"
+
+echo "packages: $passed passed, 0 failed"

@@ -1,0 +1,3 @@
+if [ "$1" -eq 0 ]; then
+	rm -f /usr/bin/userns-hostnet-runtime-crun
+fi
