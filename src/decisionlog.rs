@@ -3,7 +3,8 @@
 //! answer "is this in use on this node, and what did it change". Writing it
 //! never fails a container start.
 
-use crate::engine::{Change, Refusal};
+use crate::config::LogSettings;
+use crate::engine::{Change, Plan, Refusal};
 use serde::Serialize;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -56,7 +57,39 @@ pub struct Entry<'a> {
     pub error: Option<String>,
 }
 
-impl Entry<'_> {
+impl<'a> Entry<'a> {
+    /// A line for `command`, with what the plan decided and changed, if the
+    /// engine got that far; the caller fills in where it ran.
+    pub fn new(command: &'a str, plan: Option<&'a Plan>) -> Self {
+        Entry {
+            time: now(),
+            level: "",
+            command,
+            id: None,
+            bundle: String::new(),
+            runtime: None,
+            converted: plan.is_some_and(Plan::changed),
+            decision: plan.map(|p| p.decision.kind()),
+            reason: plan.map(|p| p.decision.to_string()),
+            changes: plan
+                .map(|p| p.findings.changes.as_slice())
+                .unwrap_or_default(),
+            warnings: plan
+                .map(|p| p.findings.warnings.as_slice())
+                .unwrap_or_default(),
+            refused: None,
+            error: None,
+        }
+    }
+
+    /// Append to the configured log. A log that cannot be written never
+    /// fails a container: the caller's debug output says so.
+    pub fn record(&mut self, log: &LogSettings) {
+        if let Err(e) = append(&log.file, Level::parse(&log.level), self) {
+            tracing::debug!(log = %log.file.display(), error = %e, "cannot write the decision log");
+        }
+    }
+
     /// The level this line is logged at.
     pub fn severity(&self) -> Level {
         if self.refused.is_some() || self.error.is_some() {

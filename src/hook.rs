@@ -18,7 +18,7 @@ pub mod mountinfo;
 
 use crate::bundle;
 use crate::config::{self, Config};
-use crate::decisionlog::{self, Entry};
+use crate::decisionlog::Entry;
 use crate::engine::{self, spec, Plan, Policy, Refusal, RroSupport};
 use crate::host;
 use crate::runtime::{Lookup, LookupError, NamedBy, RUNTIME_ENV};
@@ -110,25 +110,20 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> anyhow::Result<Outcome> {
         Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(|e| anyhow!("{e}")),
     };
     let warnings = planned.as_ref().map(unapplied_changes).unwrap_or_default();
-    let mut entry = Entry {
-        time: decisionlog::now(),
-        level: "",
-        command: CREATE_RUNTIME,
-        id: Some(state.id.clone()),
-        bundle: state.bundle.display().to_string(),
-        runtime: None,
-        converted: result.is_ok(),
-        decision: planned.as_ref().ok().map(|p| p.decision.kind()),
-        reason: planned.as_ref().ok().map(|p| p.decision.to_string()),
-        changes: &[],
-        warnings: &warnings,
-        refused: planned.as_ref().err(),
-        error: match (&planned, &result) {
-            (Ok(_), Err(e)) => Some(e.to_string()),
-            _ => None,
-        },
+    let mut entry = Entry::new(CREATE_RUNTIME, planned.as_ref().ok());
+    entry.id = Some(state.id.clone());
+    entry.bundle = state.bundle.display().to_string();
+    entry.converted = result.is_ok();
+    // This stage changes no spec: what the plan would have changed that it
+    // cannot goes into the warnings instead.
+    entry.changes = &[];
+    entry.warnings = &warnings;
+    entry.refused = planned.as_ref().err();
+    entry.error = match (&planned, &result) {
+        (Ok(_), Err(e)) => Some(e.to_string()),
+        _ => None,
     };
-    log(&config, &mut entry);
+    entry.record(&config.log);
     result
 }
 
@@ -252,29 +247,14 @@ pub fn precreate_with(input: &[u8]) -> anyhow::Result<Vec<u8>> {
         _ => None,
     };
     let plan = planned.as_ref().ok();
-    let mut entry = Entry {
-        time: decisionlog::now(),
-        level: "",
-        command: PRECREATE,
-        id: None,
-        bundle: String::new(),
-        runtime: runtime.as_ref().ok().map(|r| r.display().to_string()),
-        converted: plan.is_some_and(Plan::changed),
-        decision: plan.map(|p| p.decision.kind()),
-        reason: plan.map(|p| p.decision.to_string()),
-        changes: plan
-            .map(|p| p.findings.changes.as_slice())
-            .unwrap_or_default(),
-        warnings: plan
-            .map(|p| p.findings.warnings.as_slice())
-            .unwrap_or_default(),
-        refused,
-        error: match &planned {
-            Err(Failed::Lookup(e)) => Some(e.clone()),
-            _ => None,
-        },
+    let mut entry = Entry::new(PRECREATE, plan);
+    entry.runtime = runtime.as_ref().ok().map(|r| r.display().to_string());
+    entry.refused = refused;
+    entry.error = match &planned {
+        Err(Failed::Lookup(e)) => Some(e.clone()),
+        _ => None,
     };
-    log(&config, &mut entry);
+    entry.record(&config.log);
     let plan = planned?;
     Ok(if plan.changed() {
         bundle::serialize_like(&plan.spec, input)
@@ -310,11 +290,6 @@ fn probed_runtime(config: &Config) -> Result<PathBuf, LookupError> {
 }
 
 /// A decision log that cannot be written never fails a container.
-fn log(config: &Config, entry: &mut Entry<'_>) {
-    let level = decisionlog::Level::parse(&config.log.level);
-    let _ = decisionlog::append(&config.log.file, level, entry);
-}
-
 fn read_input(limit: u64) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();
     std::io::stdin()

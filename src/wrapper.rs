@@ -6,7 +6,7 @@
 use crate::argv::{self, Creating, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
-use crate::decisionlog::{self, Entry};
+use crate::decisionlog::Entry;
 use crate::engine::{self, Plan, Refusal};
 use crate::host;
 use crate::runclog;
@@ -206,32 +206,16 @@ fn log_decision(
         Err(f) if refused.is_none() => Some(f.to_string()),
         _ => None,
     };
-    let mut entry = Entry {
-        time: decisionlog::now(),
-        level: "",
-        command: creating.word(),
-        id: inv
-            .container_id
-            .as_ref()
-            .map(|i| i.to_string_lossy().into_owned()),
-        bundle: absolute(bundle).display().to_string(),
-        runtime: Some(runtime.display().to_string()),
-        converted: plan.is_some_and(Plan::changed),
-        decision: plan.map(|p| p.decision.kind()),
-        reason: plan.map(|p| p.decision.to_string()),
-        changes: plan
-            .map(|p| p.findings.changes.as_slice())
-            .unwrap_or_default(),
-        warnings: plan
-            .map(|p| p.findings.warnings.as_slice())
-            .unwrap_or_default(),
-        refused,
-        error,
-    };
-    let level = decisionlog::Level::parse(&config.log.level);
-    if let Err(e) = decisionlog::append(&config.log.file, level, &mut entry) {
-        debug!(log = %config.log.file.display(), error = %e, "cannot write the decision log");
-    }
+    let mut entry = Entry::new(creating.word(), plan);
+    entry.id = inv
+        .container_id
+        .as_ref()
+        .map(|i| i.to_string_lossy().into_owned());
+    entry.bundle = absolute(bundle).display().to_string();
+    entry.runtime = Some(runtime.display().to_string());
+    entry.refused = refused;
+    entry.error = error;
+    entry.record(&config.log);
 }
 
 fn absolute(p: &Path) -> PathBuf {
