@@ -71,7 +71,9 @@ fn become_runtime(
             let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
             let outcome = prepare_bundle(bundle, config, &runtime);
             log_decision(inv, creating, bundle, &runtime, config, &outcome);
-            outcome?;
+            // execve frees the whole address space at once; freeing a large
+            // spec value by value first would only add to every create.
+            std::mem::forget(outcome?);
         }
     }
     debug!(runtime = %runtime.display(), "exec");

@@ -101,8 +101,12 @@ impl Rule for IdMappings {
         }
         for (i, m) in spec::mounts(spec)?.iter().enumerate() {
             for kind in [Kind::Uid, Kind::Gid] {
+                // Most mounts have no mappings: name the field only for those that do.
+                let Some(list) = m.get(kind.key()).filter(|v| !v.is_null()) else {
+                    continue;
+                };
                 let field = format!("mounts[{i}].{}", kind.key());
-                check_structure(&field, &extents(&field, m.get(kind.key()))?)?;
+                check_structure(&field, &extents(&field, Some(list))?)?;
             }
         }
         Ok(())

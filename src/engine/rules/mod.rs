@@ -10,9 +10,10 @@ pub mod sysfs;
 use super::report::Refusal;
 use super::spec;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// The cleaned destination of every mount, in order.
-fn destinations(mounts: &[Value]) -> Result<Vec<String>, Refusal> {
+fn destinations(mounts: &[Value]) -> Result<Vec<Cow<'_, str>>, Refusal> {
     mounts
         .iter()
         .enumerate()

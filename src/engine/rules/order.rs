@@ -28,6 +28,8 @@ impl Rule for SysBeforeSubmounts {
         if late.is_empty() {
             return Ok(());
         }
+        // A move is rare: only then keep the destinations past the edit.
+        let dests: Vec<String> = dests.into_iter().map(|d| d.into_owned()).collect();
         let Some(mounts) = spec::mounts_mut(spec) else {
             return Ok(());
         };
