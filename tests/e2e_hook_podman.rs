@@ -26,25 +26,9 @@ struct Setup {
 
 impl Setup {
     fn new(stages: &[&str]) -> Setup {
-        common::require_prerequisites(common::Runtime::Runc);
-        assert!(
-            common::find_in_path("podman").is_some(),
-            "`podman` is missing: install the Debian package podman"
-        );
-        clean_leftovers();
-        let tmp = tempfile::Builder::new()
-            .prefix("uhn-hookpod-")
-            .tempdir()
-            .unwrap();
-        let rootfs = tmp.path().join("rootfs");
-        common::build_rootfs(&rootfs);
-        std::fs::create_dir_all(rootfs.join("run")).unwrap();
-        std::fs::write(rootfs.join("run/.containerenv"), "").unwrap();
-        common::run_ok(
-            Command::new("chown")
-                .args(["-R", "-h", "100000:100000"])
-                .arg(&rootfs),
-        );
+        common::podman::require_podman();
+        common::podman::remove_dead_containers(&format!("{NAME_PREFIX}uhn-c-"));
+        let tmp = common::podman::writable_rootfs("uhn-hookpod-");
         let setup = Setup { tmp };
         std::fs::write(
             setup.config(),
@@ -145,30 +129,6 @@ impl Drop for Name {
 }
 
 /// Containers of test processes killed before their guards ran.
-fn clean_leftovers() {
-    let Ok(out) = Command::new("podman")
-        .args(["ps", "--all", "--format", "{{.Names}}"])
-        .output()
-    else {
-        return;
-    };
-    for name in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-        let Some(pid) = name
-            .strip_prefix(NAME_PREFIX)
-            .and_then(|r| r.strip_prefix("uhn-c-"))
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = Command::new("podman")
-                .args(["rm", "--force", "--ignore", "--time", "0", name])
-                .output();
-        }
-    }
-}
-
 const UIDMAP: &[&str] = &["--uidmap", "0:100000:65536"];
 
 fn show(what: &str, probe: &Probe) {

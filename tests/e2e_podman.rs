@@ -20,28 +20,11 @@ struct PodmanRootfs {
 
 impl PodmanRootfs {
     fn new() -> PodmanRootfs {
-        common::require_prerequisites(common::Runtime::Runc);
-        assert!(
-            common::find_in_path("podman").is_some(),
-            "`podman` is missing: install the Debian package podman"
-        );
-        clean_leftovers();
-        let tmp = tempfile::Builder::new()
-            .prefix("uhn-podman-")
-            .tempdir()
-            .unwrap();
-        let dest = tmp.path().join("rootfs");
-        common::build_rootfs(&dest);
-        std::fs::create_dir_all(dest.join("run")).unwrap();
-        std::fs::write(dest.join("run/.containerenv"), "").unwrap();
-        common::run_ok(
-            Command::new("chown")
-                .arg("-R")
-                .arg("-h")
-                .arg("100000:100000")
-                .arg(&dest),
-        );
-        PodmanRootfs { tmp }
+        common::podman::require_podman();
+        common::podman::remove_dead_containers("uhn-pod-");
+        PodmanRootfs {
+            tmp: common::podman::writable_rootfs("uhn-podman-"),
+        }
     }
 
     fn path(&self) -> PathBuf {
@@ -138,31 +121,6 @@ impl Drop for PodmanName {
 }
 
 /// Containers of test processes that were killed before their guards ran.
-fn clean_leftovers() {
-    let Ok(out) = Command::new("podman")
-        .args(["ps", "--all", "--format", "{{.Names}}"])
-        .output()
-    else {
-        return;
-    };
-    for name in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-        let Some(rest) = name.strip_prefix("uhn-pod-") else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        let alive = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).contains("/deps/"))
-            .unwrap_or(false);
-        if !alive {
-            let _ = Command::new("podman")
-                .args(["rm", "--force", "--ignore", "--time", "0", name])
-                .output();
-        }
-    }
-}
-
 fn podman(args: &[&str], more: &[&str]) -> Outcome {
     common::run_capture(Command::new("podman").args(args).args(more))
 }

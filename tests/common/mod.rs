@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 pub mod containerd;
+pub mod podman;
 
 /// The wrapper under test.
 pub const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
