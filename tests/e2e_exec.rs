@@ -74,28 +74,7 @@ fn inherited_fd_reaches_the_container(runtime: Runtime) {
     common::assert_converted_spec(&bundle.spec());
 }
 
-macro_rules! for_runtimes {
-    ($($scenario:ident),* $(,)?) => {
-        mod runc {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario(super::Runtime::Runc);
-                }
-            )*
-        }
-        mod crun {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario(super::Runtime::Crun);
-                }
-            )*
-        }
-    };
-}
-
-for_runtimes!(
+common::for_runtimes!(
     exit_status_passes_through,
     stdout_is_the_containers_alone,
     inherited_fd_reaches_the_container,

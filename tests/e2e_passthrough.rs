@@ -239,28 +239,7 @@ fn bundle_defaults_to_working_directory(runtime: Runtime) {
     common::assert_converted_view(&Probe::parse(&out.stdout), runtime == Runtime::Runc);
 }
 
-macro_rules! for_runtimes {
-    ($($scenario:ident),* $(,)?) => {
-        mod runc {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario(super::Runtime::Runc);
-                }
-            )*
-        }
-        mod crun {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario(super::Runtime::Crun);
-                }
-            )*
-        }
-    };
-}
-
-for_runtimes!(
+common::for_runtimes!(
     version_passes_through,
     features_passes_through,
     state_of_missing_container_passes_through,

@@ -1094,3 +1094,29 @@ pub fn scenario_plain_runtime_fails_with_eperm(runtime: Runtime) {
     );
     snap.assert_unchanged(&bundle.config_path(), "the real runtime");
 }
+
+/// One `#[test]` per scenario and runtime: `mod runc` and `mod crun`, each
+/// calling `scenario(Runtime::...)` from the including test file.
+#[allow(unused_macros)]
+macro_rules! for_runtimes {
+    ($($scenario:ident),* $(,)?) => {
+        mod runc {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Runc);
+                }
+            )*
+        }
+        mod crun {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Crun);
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use for_runtimes;
