@@ -8,6 +8,7 @@
 //! names, and everything not deliberately changed must come out equal.
 
 pub mod decide;
+pub mod exec;
 pub mod facts;
 pub mod policy;
 pub mod report;
