@@ -192,9 +192,11 @@ pub fn scan(args: &[OsString]) -> Invocation {
     inv
 }
 
-/// `exec`'s options in runc 1.1 (urfave/cli) and crun 1.8 (argp), long
-/// name, short letter, and whether it takes a value.
-const EXEC_OPTIONS: &[(&str, Option<u8>, bool)] = &[
+/// One option of a subcommand: long name, short letter, takes a value.
+type OptionSpec = (&'static str, Option<u8>, bool);
+
+/// `exec`'s options in runc 1.1 (urfave/cli) and crun 1.8 (argp).
+const EXEC_OPTIONS: &[OptionSpec] = &[
     ("console-socket", None, true),
     ("cwd", None, true),
     ("env", Some(b'e'), true),
@@ -216,7 +218,7 @@ const EXEC_OPTIONS: &[(&str, Option<u8>, bool)] = &[
 /// Which exec option an argument is, and a value attached to it. Long
 /// names with one or two dashes (Go), unambiguous prefixes of long names
 /// after two dashes and `-xVALUE` (argp).
-fn exec_option(arg: &OsStr) -> Option<(&'static (&'static str, Option<u8>, bool), Option<&[u8]>)> {
+fn exec_option(arg: &OsStr) -> Option<(&'static OptionSpec, Option<&[u8]>)> {
     let b = arg.as_bytes();
     let (long_only, body) = match b.strip_prefix(b"--") {
         Some(body) => (true, body),
