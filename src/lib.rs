@@ -22,4 +22,5 @@ pub mod host;
 pub mod probe;
 pub mod runclog;
 pub mod runtime;
+pub mod sys;
 pub mod wrapper;

@@ -14,10 +14,11 @@
 //! killed if it does not answer in time.
 
 use crate::engine::RroSupport;
+use crate::sys::atomic;
 use nix::libc;
 use serde::{Deserialize, Serialize};
-use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::{ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -533,31 +534,18 @@ fn cache_write(dir: &Path, id: &Identity, answer: &Result<String, String>) -> st
         wrapper: WRAPPER.to_owned(),
     };
     let json = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
-    let name = id.file_name();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let written = (|| {
-        let mut f: File = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(&json)?;
-        std::fs::rename(&tmp, dir.join(&name))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    let attrs = atomic::Attrs {
+        mode: 0o600,
+        owner: None,
+    };
+    Ok(atomic::replace(&dir.join(id.file_name()), &json, attrs)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
+    use std::fs::File;
 
     const RRO_FEATURES: &str =
         r#"{"ociVersionMin":"1.0.0","mountOptions":["bind","rbind","ro","rro","nosuid"]}"#;

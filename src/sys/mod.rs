@@ -1,0 +1,6 @@
+//! The I/O primitives the shell is built from, each in one place: atomic
+//! file replacement, a subprocess with a deadline, `mount_setattr`,
+//! mountinfo parsing, TOML files of the daemons, and the fallback PATH.
+//! Nothing here knows about specs or policies.
+
+pub mod atomic;
