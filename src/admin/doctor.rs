@@ -7,12 +7,12 @@ use super::daemons::{self, Handler};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
+use crate::sys::deadline::{self, RunError};
 use crate::{host, probe, wrapper};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use toml_edit::DocumentMut;
 
 /// IDs kubelet gives each pod's user namespace.
@@ -318,27 +318,13 @@ fn features(runtime: &Path) -> Check {
 
 /// Run `runtime arg`, with no input and a deadline: (success, stdout).
 fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
-    let mut child = Command::new(runtime)
-        .arg(arg)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run: {e}"))?;
-    let deadline = Instant::now() + probe::PROBE_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{arg} did not answer in time"));
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out =
+        deadline::run(runtime, arg, Instant::now() + probe::PROBE_TIMEOUT).map_err(
+            |e| match e {
+                RunError::Timeout => format!("{arg} did not answer in time"),
+                e => e.to_string(),
+            },
+        )?;
     Ok((
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

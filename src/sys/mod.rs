@@ -4,3 +4,4 @@
 //! Nothing here knows about specs or policies.
 
 pub mod atomic;
+pub mod deadline;
