@@ -34,23 +34,8 @@ pub const KERNEL_REASON: &str = "kernel has no mount_setattr (needs 5.12)";
 /// A cache file is a few hundred bytes.
 const MAX_CACHE_FILE: u64 = 64 << 10;
 
-/// Does the kernel have `mount_setattr(2)`? Asked with arguments it must
-/// reject: ENOSYS means no such call, any other answer means it exists.
-pub fn kernel_supports_mount_setattr() -> bool {
-    // SAFETY: a NULL attribute pointer of size 0 with an empty path on an
-    // invalid descriptor: the kernel rejects it before touching anything.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            -1 as libc::c_int,
-            c"".as_ptr(),
-            0 as libc::c_uint,
-            std::ptr::null_mut::<libc::c_void>(),
-            0 as libc::size_t,
-        )
-    };
-    ret == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
-}
+/// Does the kernel have `mount_setattr(2)`?
+pub use crate::sys::mount::kernel_has_mount_setattr as kernel_supports_mount_setattr;
 
 /// Does `runtime` know the `rro` mount option? `Ok` says how that is
 /// known; `Err` says why not, in words an operator can act on.

@@ -3,6 +3,9 @@
 //! `mount_setattr` per tree. The hook process is single-threaded (nothing
 //! here or before spawns a thread), which `setns(CLONE_NEWNS)` requires.
 
+use crate::sys::mount::{
+    self, MountAttr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
 use nix::fcntl::{openat, OFlag};
 use nix::libc;
 use nix::sched::{setns, CloneFlags};
@@ -10,20 +13,6 @@ use nix::sys::stat::Mode;
 use std::ffi::CString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-
-const MOUNT_ATTR_RDONLY: u64 = 0x0000_0001;
-const MOUNT_ATTR_NOSUID: u64 = 0x0000_0002;
-const MOUNT_ATTR_NODEV: u64 = 0x0000_0004;
-const MOUNT_ATTR_NOEXEC: u64 = 0x0000_0008;
-
-/// `struct mount_attr` (MOUNT_ATTR_SIZE_VER0, 32 bytes).
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
 
 /// The container's init process, by a descriptor of its `/proc` directory:
 /// what is read through it after `setns` is still that process's, whatever
@@ -91,26 +80,12 @@ pub fn make_read_only(path: &str) -> Result<(), String> {
     let c = CString::new(path).map_err(|_| format!("{path}: has a NUL byte"))?;
     let attr = MountAttr {
         attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
+        ..MountAttr::default()
     };
-    // SAFETY: a valid C string and a valid `struct mount_attr` of the size
-    // passed; the kernel only reads them.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if ret == 0 {
+    let flags = (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint;
+    let Err(e) = mount::mount_setattr(&c, flags, &attr) else {
         return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
+    };
     let hint = match e.raw_os_error() {
         Some(libc::ENOSYS) => " (the kernel has no mount_setattr: it needs 5.12)",
         Some(libc::EINVAL) => " (not a mount point, or a symbolic link)",
