@@ -8,6 +8,7 @@ use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
 use crate::sys::deadline::{self, RunError};
+use crate::sys::mountinfo;
 use crate::{host, probe, wrapper};
 use serde::Serialize;
 use std::io::Write;
@@ -338,21 +339,14 @@ fn cgroup(root: &Root) -> Check {
         Ok(t) => t,
         Err(e) => return check(NAME, Status::Warn, format!("{}: {e}", path.display())),
     };
-    // (mount point, filesystem type), the last mount at a point on top.
-    let mounts: Vec<(String, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let point = l.split(' ').nth(4)?;
-            let fstype = l.split(" - ").nth(1)?.split(' ').next()?;
-            Some((point.to_owned(), fstype.to_owned()))
-        })
-        .collect();
+    let mounts = mountinfo::parse(&text);
+    // The filesystem at a mount point: the last mount there is on top.
     let at = |p: &str| {
         mounts
             .iter()
             .rev()
-            .find(|(point, _)| point == p)
-            .map(|(_, t)| t.as_str())
+            .find(|m| m.mount_point == p)
+            .map(|m| m.fstype.as_str())
     };
     let fix = "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2 only); Kubernetes user namespaces and crun's cgroup management expect it";
     match at("/sys/fs/cgroup") {

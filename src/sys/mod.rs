@@ -6,3 +6,4 @@
 pub mod atomic;
 pub mod deadline;
 pub mod mount;
+pub mod mountinfo;
