@@ -8,13 +8,12 @@ use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
 use crate::sys::deadline::{self, RunError};
-use crate::sys::mountinfo;
+use crate::sys::{mountinfo, toml};
 use crate::{host, probe, wrapper};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use toml_edit::DocumentMut;
 
 /// IDs kubelet gives each pod's user namespace.
 pub const IDS_PER_POD: u64 = 65536;
@@ -483,12 +482,6 @@ fn in_path(name: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
-fn parse_toml(path: &Path) -> Result<DocumentMut, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    text.parse::<DocumentMut>()
-        .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))
-}
-
 fn containerd(root: &Root) -> Check {
     const NAME: &str = "containerd";
     let config = root.at(daemons::CONTAINERD_CONFIG);
@@ -512,14 +505,14 @@ fn containerd(root: &Root) -> Check {
             daemons::CONTAINERD_CONFIG
         ));
     }
-    let doc = match parse_toml(&config) {
+    let doc = match toml::read(&config) {
         Ok(d) => d,
-        Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+        Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
     };
     let version = daemons::containerd_version(&doc);
     let mut handlers = daemons::containerd_handlers(&doc, &config, version);
     for import in daemons::containerd_imports(&doc, &config, &|p| root.at(p)) {
-        if let Ok(d) = parse_toml(&import) {
+        if let Ok(d) = toml::read(&import) {
             handlers.extend(daemons::containerd_handlers(&d, &import, version));
         }
     }
@@ -554,9 +547,9 @@ fn crio(root: &Root) -> Check {
     }
     let mut handlers = Vec::new();
     for file in daemons::crio_files(&conf) {
-        match parse_toml(&file) {
+        match toml::read(&file) {
             Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
-            Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+            Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
         }
     }
     registered(

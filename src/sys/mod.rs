@@ -7,3 +7,4 @@ pub mod atomic;
 pub mod deadline;
 pub mod mount;
 pub mod mountinfo;
+pub mod toml;
