@@ -40,7 +40,7 @@ const MAX_SPEC: u64 = 64 << 20;
 
 /// Hooks run with only the environment their definition gives them: where
 /// to look for the runtime to probe when there is no PATH.
-const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const DEFAULT_PATH: &str = crate::sys::paths::FALLBACK_PATH;
 
 /// The part of the OCI state the hook reads.
 #[derive(Debug, Deserialize)]

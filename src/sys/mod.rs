@@ -7,4 +7,5 @@ pub mod atomic;
 pub mod deadline;
 pub mod mount;
 pub mod mountinfo;
+pub mod paths;
 pub mod toml;
