@@ -17,9 +17,11 @@ pub const CONFIG: &str = "config.json";
 /// [`atomic::remove_stale_temporaries`].
 pub use crate::sys::atomic::remove_stale_temporaries;
 
-/// Test-only switch: when set, `Config::replace` stops itself (SIGSTOP)
-/// after writing and syncing the temporary file, before the rename, so a
-/// test can kill it at exactly that point. Never set it in production.
+/// Test-only switch, compiled in only with the `test-hooks` feature (which
+/// release builds and packages do not enable): when set, `Config::replace`
+/// stops itself (SIGSTOP) after writing and syncing the temporary file,
+/// before the rename, so a test can kill it at exactly that point.
+#[cfg(feature = "test-hooks")]
 pub const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_BEFORE_RENAME";
 
 #[derive(Debug, thiserror::Error)]
@@ -135,11 +137,15 @@ impl Config {
 
 /// Test-only: lets the crash tests kill the wrapper between the fsync and
 /// the rename. Read here, on the write path only.
+#[cfg(feature = "test-hooks")]
 fn pause_before_rename() {
     if std::env::var_os(TEST_PAUSE_ENV).is_some() {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
     }
 }
+
+#[cfg(not(feature = "test-hooks"))]
+fn pause_before_rename() {}
 
 #[cfg(test)]
 mod tests {
