@@ -5,6 +5,7 @@
 //! no rule is implemented here. This module only reads the input and prints
 //! the plan (or the refusal) for an operator, or as one JSON document.
 
+use super::AdminError;
 use crate::bundle;
 use crate::cli::ExplainArgs;
 use crate::config::{self, Config};
@@ -13,7 +14,7 @@ use crate::plan::{self, Rro};
 use crate::runtime;
 use serde::Serialize;
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// Exit status: the container would start.
@@ -53,7 +54,7 @@ pub struct Explanation {
 }
 
 /// Run the subcommand; the exit status.
-pub fn run(args: &ExplainArgs) -> anyhow::Result<i32> {
+pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
     let (shown, bytes) = match read_input(&args.input) {
         Ok(v) => v,
         Err(e) => {
@@ -79,11 +80,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<i32> {
     };
     let ex = explain(shown, doc, &config, args.output.as_deref(), &bytes)?;
     if args.json {
-        let mut out = serde_json::to_vec_pretty(&ex)?;
-        out.push(b'\n');
-        std::io::stdout().write_all(&out)?;
+        super::print(&super::json_line(&ex))?;
     } else {
-        std::io::stdout().write_all(render(&ex).as_bytes())?;
+        super::print(render(&ex).as_bytes())?;
     }
     Ok(if ex.would_start {
         EXIT_START
@@ -100,7 +99,7 @@ pub fn explain(
     config: &Config,
     output: Option<&Path>,
     original: &[u8],
-) -> anyhow::Result<Explanation> {
+) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);
     let mut warnings = Vec::new();
     // The decision alone, so that a refusal still says what was decided.
@@ -142,8 +141,10 @@ pub fn explain(
                 } else {
                     original.to_vec()
                 };
-                std::fs::write(path, bytes)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                std::fs::write(path, bytes).map_err(|source| AdminError::Write {
+                    path: path.to_owned(),
+                    source,
+                })?;
                 ex.output = Some(path.display().to_string());
             }
         }
