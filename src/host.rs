@@ -6,6 +6,7 @@ use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::engine::spec::Namespace;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
+use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -85,6 +86,62 @@ pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
     if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {
         facts.subids = Some(read_subids(user, Path::new("/etc")));
     }
+}
+
+/// For each bind source of the spec: is it the host's /sys or in its
+/// tree? Resolved through links and other spellings (`canonicalize`), and
+/// by file system: a path on a file system mounted at or under /sys (an
+/// alias of /sys bound elsewhere on the host) counts too. A source that
+/// does not resolve is left out: the engine then judges its cleaned path.
+pub fn host_sys_sources(spec_doc: &serde_json::Value) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    let Ok(mounts) = crate::engine::spec::mounts(spec_doc) else {
+        return out;
+    };
+    let mut sys_devices: Option<Vec<u64>> = None;
+    for (i, m) in mounts.iter().enumerate() {
+        if !crate::engine::spec::is_bind(i, m).unwrap_or(false) {
+            continue;
+        }
+        let Some(source) = m.get("source").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        if out.contains_key(source) {
+            continue;
+        }
+        let Ok(resolved) = std::fs::canonicalize(source) else {
+            continue;
+        };
+        let in_tree = resolved == Path::new("/sys") || resolved.starts_with("/sys/");
+        let on_sys_fs = !in_tree
+            && stat(&resolved).is_ok_and(|st| {
+                sys_devices
+                    .get_or_insert_with(sys_tree_devices)
+                    .contains(&st.st_dev)
+            });
+        out.insert(source.to_owned(), in_tree || on_sys_fs);
+    }
+    out
+}
+
+/// The devices of the file systems mounted at or under /sys, from this
+/// process's mountinfo (field 3 is `major:minor`, field 5 the mount point).
+fn sys_tree_devices() -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let point = *f.get(4)?;
+            if point != "/sys" && !point.starts_with("/sys/") {
+                return None;
+            }
+            let (major, minor) = f.get(2)?.split_once(':')?;
+            Some(nix::sys::stat::makedev(
+                major.parse().ok()?,
+                minor.parse().ok()?,
+            ))
+        })
+        .collect()
 }
 
 /// Can the real runtime make a recursive read-only bind on this kernel?
@@ -203,6 +260,23 @@ mod tests {
             own
         );
         assert!(facts.runtime_namespace(LinuxNamespaceType::Ipc).is_none());
+    }
+
+    #[test]
+    fn sys_sources_are_recognised_by_resolution_and_file_system() {
+        let spec = serde_json::json!({"mounts": [
+            {"destination": "/a", "type": "bind", "source": "/proc/self/root/sys", "options": ["rbind"]},
+            {"destination": "/b", "type": "bind", "source": "/sys/kernel", "options": ["rbind"]},
+            {"destination": "/c", "type": "bind", "source": "/etc", "options": ["rbind"]},
+            {"destination": "/d", "type": "bind", "source": "/nonexistent/x", "options": ["rbind"]},
+            {"destination": "/e", "type": "tmpfs", "source": "/sys"}
+        ]});
+        let got = host_sys_sources(&spec);
+        assert_eq!(got.get("/proc/self/root/sys"), Some(&true));
+        assert_eq!(got.get("/sys/kernel"), Some(&true));
+        assert_eq!(got.get("/etc"), Some(&false));
+        assert_eq!(got.get("/nonexistent/x"), None);
+        assert_eq!(got.len(), 3, "{got:?}");
     }
 
     #[test]

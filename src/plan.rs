@@ -58,6 +58,9 @@ impl Prepared {
         if decided.decision.has_user_namespace() {
             host::add_policy_facts(&mut facts, policy);
         }
+        if decided.decision.converts() {
+            facts.host_sys_sources = host::host_sys_sources(&decided.spec);
+        }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
             _ => RroSupport::Supported,
