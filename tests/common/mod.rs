@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 pub mod containerd;
+pub mod cri;
 pub mod podman;
 
 /// The wrapper under test.
