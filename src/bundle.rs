@@ -18,13 +18,14 @@ pub const CONFIG: &str = "config.json";
 /// test can kill it at exactly that point. Never set it in production.
 pub const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_BEFORE_RENAME";
 
-const TEMP_PREFIX: &str = ".config.json.userns-hostnet.";
+/// A temporary file is `.<name>.userns-hostnet.<pid>.tmp` beside `<name>`.
+const TEMP_TAG: &str = ".userns-hostnet.";
 const TEMP_SUFFIX: &str = ".tmp";
 
 /// Remove the temporary files that runs killed before their rename left in
-/// `dir`: ours by name (`.config.json.userns-hostnet.<pid>.tmp`) and their
-/// pid no longer alive. A live pid's file may be another run's write in
-/// progress, so it stays.
+/// `dir`: ours by name (`.config.json.userns-hostnet.<pid>.tmp`, or the
+/// same for an exec's process file) and their pid no longer alive. A live
+/// pid's file may be another run's write in progress, so it stays.
 pub fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -33,8 +34,10 @@ pub fn remove_stale_temporaries(dir: &Path) {
         let name = e.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .filter(|n| n.starts_with('.'))
             .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+            .and_then(|n| n.rsplit_once(TEMP_TAG))
+            .map(|(_, pid)| pid)
             .and_then(|p| p.parse::<i32>().ok())
             .filter(|&p| p > 0)
         else {
@@ -83,7 +86,12 @@ pub struct Config {
 /// Read `<bundle>/config.json`. `Ok(None)` when it does not exist: the real
 /// runtime reports that in its own words.
 pub fn read(bundle: &Path) -> Result<Option<Config>, BundleError> {
-    let path = bundle.join(CONFIG);
+    read_file(bundle.join(CONFIG))
+}
+
+/// Read a spec-like JSON file the runtime will read (config.json, or the
+/// process file of `exec --process`) the same careful way.
+pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     // O_NOFOLLOW: never read through a link out of the bundle; O_NONBLOCK:
     // a FIFO must not hang the container start.
     let file = OpenOptions::new()
@@ -133,8 +141,11 @@ pub fn serialize_like(spec: &Value, original: &[u8]) -> Vec<u8> {
 
 impl Config {
     fn temp_path(&self) -> PathBuf {
-        self.path
-            .with_file_name(format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", std::process::id()))
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        self.path.with_file_name(format!(
+            ".{name}{TEMP_TAG}{}{TEMP_SUFFIX}",
+            std::process::id()
+        ))
     }
 
     /// Replace config.json with `bytes`, atomically.

@@ -136,7 +136,16 @@ fn unapplied_changes(plan: &Plan) -> Vec<String> {
         .changes
         .iter()
         .map(|c| c.rule)
-        .filter(|r| *r != engine::rules::sysfs::NAME && *r != engine::rules::order::NAME)
+        .filter(|r| {
+            // The hook hardens /sys itself; the namespaces were joined
+            // already (the runtime got this far).
+            ![
+                engine::rules::sysfs::NAME,
+                engine::rules::order::NAME,
+                engine::rules::own_ns::NAME,
+            ]
+            .contains(r)
+        })
         .collect();
     rules.dedup();
     if !rules.is_empty() {

@@ -1,7 +1,7 @@
 //! Gathering the host facts the engine needs. Only what the spec asks about
 //! is read: a container without namespace paths costs no system call here.
 
-use crate::engine::facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
+use crate::engine::facts::{proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::engine::spec;
 use nix::sys::stat::{fstat, stat};
@@ -63,24 +63,21 @@ pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
     }
     for n in &namespaces {
         let Some(path) = &n.path else { continue };
-        match n.kind {
-            LinuxNamespaceType::Network => {
-                facts
-                    .namespaces
-                    .insert(path.clone(), namespace_facts(path, true));
-                facts.runtime_netns = namespace_facts("/proc/self/ns/net", false)
-                    .ok()
-                    .map(|f| f.id);
+        let owner = n.kind == LinuxNamespaceType::Network;
+        facts
+            .namespaces
+            .insert(path.clone(), namespace_facts(path, owner));
+        if n.kind == LinuxNamespaceType::User {
+            if let Some(dir) = proc_dir_of_user_ns(path) {
+                facts.joined_maps.insert(path.clone(), read_id_maps(dir));
             }
-            LinuxNamespaceType::User => {
-                facts
-                    .namespaces
-                    .insert(path.clone(), namespace_facts(path, false));
-                if let Some(dir) = proc_dir_of_user_ns(path) {
-                    facts.joined_maps.insert(path.clone(), read_id_maps(dir));
-                }
+        } else {
+            // Whether a joined namespace is the runtime's own: the wrapper
+            // execs the runtime, so its namespaces are the runtime's.
+            let name = proc_name(n.kind);
+            if let Ok(own) = namespace_facts(&format!("/proc/self/ns/{name}"), false) {
+                facts.runtime_namespaces.insert(name, own.id);
             }
-            _ => {}
         }
     }
     if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {

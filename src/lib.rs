@@ -14,6 +14,7 @@ pub mod argv;
 pub mod bundle;
 pub mod cli;
 pub mod config;
+pub mod converted;
 pub mod decisionlog;
 pub mod engine;
 pub mod hook;

@@ -6,12 +6,15 @@
 use crate::argv::{self, Creating, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
+use crate::converted::{RecordError, Records};
 use crate::decisionlog::Entry;
+use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, Plan, Refusal};
 use crate::host;
 use crate::runclog;
 use crate::runtime::{self, Lookup, LookupError, NamedBy};
-use std::ffi::OsString;
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use tracing::{debug, warn};
 
@@ -29,6 +32,8 @@ pub enum Failure {
     Lookup(#[from] LookupError),
     #[error("config: {0}")]
     Config(#[from] ConfigError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
     #[error("cannot execute {}: {source}", path.display())]
     Exec {
         path: PathBuf,
@@ -66,18 +71,30 @@ fn become_runtime(
         .map(|c| c.runtime.clone())
         .unwrap_or_default();
     let runtime = find_runtime(named, &candidates)?;
+    let records = Records::system();
+    let mut argv = Cow::Borrowed(args);
     if let (Some(creating), Some(config)) = (inv.creating, &config) {
         if !inv.bundle_missing_value {
             let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
-            let outcome = prepare_bundle(bundle, config, &runtime);
+            let outcome = prepare_bundle(bundle, config, &runtime, |plan| {
+                remember(&records, inv, plan, config.policy.net_capabilities)
+            });
             log_decision(inv, creating, bundle, &runtime, config, &outcome);
             // execve frees the whole address space at once; freeing a large
             // spec value by value first would only add to every create.
             std::mem::forget(outcome?);
         }
+    } else if let Some(exec) = &inv.exec {
+        if let Some(hardened) = harden_exec(&records, inv, exec, args)? {
+            argv = Cow::Owned(hardened);
+        }
+    } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
+        if let Some(id) = &inv.container_id {
+            records.forget(inv.root.as_deref(), id);
+        }
     }
     debug!(runtime = %runtime.display(), "exec");
-    let source = runtime::exec(&runtime, args);
+    let source = runtime::exec(&runtime, &argv);
     Err(Failure::Exec {
         path: runtime,
         source,
@@ -116,30 +133,141 @@ fn find_runtime(
     .find()
 }
 
+/// Record whether the container was converted, before its config.json is
+/// replaced: its exec'd processes must get the same capabilities. Without
+/// the record they would not, so a create that cannot write it is refused.
+fn remember(
+    records: &Records,
+    inv: &Invocation,
+    plan: Option<&Plan>,
+    policy: NetCapabilities,
+) -> Result<(), Failure> {
+    let Some(id) = &inv.container_id else {
+        return Ok(());
+    };
+    let root = inv.root.as_deref();
+    match plan {
+        Some(p) if p.decision.converts() => records.mark(root, id, policy)?,
+        _ => records.forget(root, id),
+    }
+    Ok(())
+}
+
+/// For an `exec` into a container the wrapper converted: the network
+/// capabilities leave the process file and the `--cap` options, as the
+/// policy recorded at create says. `Some` is the argv to exec instead.
+/// A container it does not know passes through untouched.
+fn harden_exec(
+    records: &Records,
+    inv: &Invocation,
+    exec: &argv::Exec,
+    args: &[OsString],
+) -> Result<Option<Vec<OsString>>, Failure> {
+    let root = inv.root.as_deref();
+    let Some((id, policy)) = [inv.container_id.as_deref(), exec.next_word.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|id| records.lookup(root, id).map(|p| (id, p)))
+    else {
+        return Ok(None);
+    };
+    if let Some(option) = &exec.unknown_option {
+        return Err(Refusal::new(
+            "exec",
+            "argv",
+            format!(
+                "{}: not an exec option this wrapper knows, in an exec into {}, a container it converted: it cannot tell what the option adds to the process",
+                option.to_string_lossy(),
+                id.to_string_lossy()
+            ),
+        )
+        .into());
+    }
+    if let Some(path) = &exec.process {
+        harden_process_file(path, policy)?;
+    }
+    let values: Vec<(usize, String)> = exec
+        .caps
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, c.value.to_string_lossy().into_owned()))
+        .collect();
+    let dropped = engine::exec::net_cap_args(values.iter().map(|(i, v)| (*i, v.as_str())), policy)?;
+    if dropped.is_empty() {
+        return Ok(None);
+    }
+    let mut skip = vec![false; args.len()];
+    for &i in &dropped {
+        let c = &exec.caps[i];
+        debug!(cap = %c.value.to_string_lossy(), "exec: network capability left out of --cap");
+        for s in skip.iter_mut().skip(c.at).take(c.len) {
+            *s = true;
+        }
+    }
+    Ok(Some(
+        args.iter()
+            .zip(skip)
+            .filter(|(_, s)| !s)
+            .map(|(a, _)| a.clone())
+            .collect(),
+    ))
+}
+
+/// The process file of `exec --process`, with the capability rule applied
+/// and written back atomically when it changed. What cannot be read is
+/// refused: this container was converted, and its exec must be too.
+fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failure> {
+    let Some(file) = bundle::read_file(path.to_owned())? else {
+        // The runtime reports a missing process file in its own words.
+        return Ok(());
+    };
+    let mut doc: serde_json::Value = serde_json::from_slice(&file.bytes).map_err(|e| {
+        Refusal::new(
+            "exec",
+            path.display().to_string(),
+            format!("the process file does not parse as JSON: {e}"),
+        )
+    })?;
+    let changes = engine::exec::process(&mut doc, policy)?;
+    for c in &changes {
+        debug!(field = %c.field, "exec: {}", c.summary);
+    }
+    if !changes.is_empty() {
+        file.replace(&bundle::serialize_like(&doc, &file.bytes))?;
+    }
+    Ok(())
+}
+
 /// Convert the bundle's config.json in place if the container needs it.
 /// What the wrapper cannot read as a spec it leaves to the real runtime,
-/// which reports it in its own words: `Ok(None)`.
+/// which reports it in its own words: `Ok(None)`. `before_write` sees the
+/// plan (or `None`) before anything is written, and may stop the create.
 pub fn prepare_bundle(
     bundle: &Path,
     config: &Config,
     runtime: &Path,
+    before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
     let Some(file) = bundle::read(bundle)? else {
         debug!(bundle = %bundle.display(), "no config.json: passing through");
+        before_write(None)?;
         return Ok(None);
     };
     let doc: serde_json::Value = match serde_json::from_slice(&file.bytes) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => {
             debug!("config.json is not a JSON object: passing through");
+            before_write(None)?;
             return Ok(None);
         }
         Err(e) => {
             debug!(error = %e, "config.json does not parse: passing through");
+            before_write(None)?;
             return Ok(None);
         }
     };
     let plan = plan_spec(doc, config, runtime)?;
+    before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
         warn!("{w}");

@@ -1,13 +1,16 @@
 //! The wrapper execs the real runtime transparently: the container's exit
 //! status comes back unchanged, file descriptors passed with `--preserve-fds`
-//! reach the container, and the wrapper adds nothing to stdout.
+//! reach the container, and the wrapper adds nothing to stdout. A process
+//! exec'd into a converted container gets what its init got.
 
 mod common;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 
-use common::{Bundle, ContainerGuard, Runtime, Sandbox};
+use common::{Bundle, Cli, ContainerGuard, Runtime, Sandbox};
+use serde_json::json;
+use userns_hostnet::converted::Records;
 
 fn exit_status_passes_through(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
@@ -74,7 +77,162 @@ fn inherited_fd_reaches_the_container(runtime: Runtime) {
     common::assert_converted_spec(&bundle.spec());
 }
 
+/// A process file as containerd writes it for `crictl exec`: from its own
+/// spec, network capabilities included.
+fn write_process_file(path: &std::path::Path) -> Vec<u8> {
+    let caps = json!([
+        "CAP_KILL",
+        "CAP_NET_RAW",
+        "CAP_NET_BIND_SERVICE",
+        "CAP_NET_ADMIN"
+    ]);
+    let doc = json!({
+        "user": {"uid": 0, "gid": 0},
+        "args": ["/bin/grep", "CapBnd", "/proc/self/status"],
+        "env": ["PATH=/bin"],
+        "cwd": "/",
+        "capabilities": {"bounding": caps, "effective": caps, "permitted": caps},
+        "noNewPrivileges": true
+    });
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    fs::write(path, &bytes).unwrap();
+    bytes
+}
+
+fn cap_bnd_of(out: &common::Outcome) -> u64 {
+    out.assert_success();
+    let hex = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("CapBnd:"))
+        .unwrap_or_else(|| panic!("no CapBnd line\n{}", out.describe()));
+    u64::from_str_radix(hex.trim(), 16).unwrap()
+}
+
+fn net_bits(mask: u64) -> Vec<u32> {
+    common::NET_CAP_BITS
+        .iter()
+        .copied()
+        .filter(|b| common::has_cap_bit(mask, *b))
+        .collect()
+}
+
+fn create_started(cli: &Cli, bundle: &Bundle, id: &str) {
+    cli.run(&[
+        OsStr::new("create"),
+        OsStr::new("--bundle"),
+        bundle.dir().as_os_str(),
+        OsStr::new(id),
+    ])
+    .assert_success();
+    cli.run(&["start", id]).assert_success();
+}
+
+/// `exec --process FILE` (containerd, CRI-O) and `exec --cap` (runc's own
+/// flag) into a converted container: the network capabilities stay out,
+/// while the real runtime alone would grant them. Deleting the container
+/// forgets it.
+fn exec_into_a_converted_container_gets_no_network_capabilities(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("exec");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let wrapper = sandbox.wrapper();
+    create_started(&wrapper, &bundle, &id);
+    let root = sandbox.root().into_os_string();
+    assert!(Records::system()
+        .lookup(Some(&root), OsStr::new(&id))
+        .is_some());
+
+    let process = sandbox.path().join("process.json");
+    let p = process.to_str().unwrap();
+    // The baseline: the real runtime grants what the process file asks for.
+    write_process_file(&process);
+    let direct = cap_bnd_of(&sandbox.real().run(&["exec", "--process", p, &id]));
+    assert_eq!(
+        net_bits(direct),
+        [10, 12, 13],
+        "direct CapBnd {direct:016x}"
+    );
+
+    write_process_file(&process);
+    let through = cap_bnd_of(&wrapper.run(&["exec", "--process", p, &id]));
+    assert!(
+        net_bits(through).is_empty(),
+        "exec --process CapBnd {through:016x}"
+    );
+    assert!(
+        common::has_cap_bit(through, 5),
+        "CAP_KILL stays: {through:016x}"
+    );
+    let rewritten: serde_json::Value =
+        serde_json::from_slice(&fs::read(&process).unwrap()).unwrap();
+    assert_eq!(rewritten["capabilities"]["bounding"], json!(["CAP_KILL"]));
+    assert_eq!(rewritten["noNewPrivileges"], json!(true));
+
+    let grep = ["/bin/grep", "CapBnd", "/proc/self/status"];
+    let mut cap_args = vec![
+        "exec",
+        "--cap",
+        "CAP_NET_RAW",
+        "--cap=CAP_NET_ADMIN",
+        "--cap",
+        "CAP_KILL",
+        &id,
+    ];
+    cap_args.extend(grep);
+    let direct = cap_bnd_of(&sandbox.real().run(&cap_args));
+    assert_eq!(
+        net_bits(direct),
+        [12, 13],
+        "direct --cap CapBnd {direct:016x}"
+    );
+    let through = cap_bnd_of(&wrapper.run(&cap_args));
+    assert!(
+        net_bits(through).is_empty(),
+        "exec --cap CapBnd {through:016x}"
+    );
+
+    // An option the wrapper cannot place is refused for a converted container.
+    let out = wrapper.run(&["exec", "--frobnicate", &id, "/bin/true"]);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert!(
+        out.stderr.contains("userns-hostnet-runtime: refused: exec: argv: --frobnicate: not an exec option this wrapper knows"),
+        "{}",
+        out.describe()
+    );
+
+    wrapper.run(&["kill", &id, "KILL"]).assert_success();
+    sandbox.real().wait_for_status(&id, "stopped");
+    wrapper.run(&["delete", &id]).assert_success();
+    assert!(Records::system()
+        .lookup(Some(&root), OsStr::new(&id))
+        .is_none());
+}
+
+/// A container the wrapper did not convert (its own network namespace):
+/// exec passes through untouched, process file and capabilities alike.
+fn exec_into_an_unconverted_container_passes_through(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_ownnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("exec-own");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    create_started(&sandbox.wrapper(), &bundle, &id);
+    let process = sandbox.path().join("process.json");
+    let bytes = write_process_file(&process);
+    let bnd =
+        cap_bnd_of(
+            &sandbox
+                .wrapper()
+                .run(&["exec", "--process", process.to_str().unwrap(), &id]),
+        );
+    assert_eq!(net_bits(bnd), [10, 12, 13], "CapBnd {bnd:016x}");
+    assert_eq!(fs::read(&process).unwrap(), bytes);
+}
+
 common::for_runtimes!(
+    exec_into_a_converted_container_gets_no_network_capabilities,
+    exec_into_an_unconverted_container_passes_through,
     exit_status_passes_through,
     stdout_is_the_containers_alone,
     inherited_fd_reaches_the_container,

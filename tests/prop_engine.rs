@@ -305,7 +305,10 @@ prop_compose! {
         runtime_netns in prop::option::of(ns_id()),
         rro in prop::option::weighted(0.2, Just("kernel too old".to_string())),
     ) -> HostFacts {
-        let mut f = HostFacts { runtime_netns, ..HostFacts::default() };
+        let mut f = HostFacts {
+            runtime_namespaces: runtime_netns.map(|id| ("net", id)).into_iter().collect(),
+            ..HostFacts::default()
+        };
         for (path, k) in NS_PATHS.iter().zip(known) {
             if let Some(k) = k {
                 f.namespaces.insert(
@@ -436,6 +439,22 @@ fn without(m: &Value, keys: &[&str]) -> Value {
     m
 }
 
+/// The `linux.namespaces` indexes the own-namespaces rule removed.
+fn removed_own_namespaces(plan: &Plan) -> Vec<usize> {
+    plan.findings
+        .changes
+        .iter()
+        .filter(|c| c.rule == "own-namespaces")
+        .filter_map(|c| {
+            c.field
+                .strip_prefix("linux.namespaces[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 /// Output mounts minus the ones the cgroup-view rule added.
 fn mounts_not_added(out: &Value, plan: &Plan) -> Vec<Value> {
     let added: Vec<usize> = plan
@@ -501,7 +520,24 @@ proptest! {
                 prop_assert_eq!(before, after);
             }
         }
-        prop_assert_eq!(&input["linux"]["namespaces"], &out["linux"]["namespaces"]);
+        // The same namespaces: only an entry joining the runtime's own
+        // namespace of its kind may go, since staying in it is the same.
+        let removed = removed_own_namespaces(&plan);
+        for &i in &removed {
+            let entry = &input["linux"]["namespaces"][i];
+            let path = entry["path"].as_str().unwrap_or_default();
+            let id = facts.namespaces.get(path).and_then(|f| f.as_ref().ok()).map(|f| f.id);
+            let kind = serde_json::from_value(entry["type"].clone()).ok();
+            prop_assert!(entry["type"] != "user", "removed the user namespace {}", entry);
+            prop_assert!(id.is_some() && kind.and_then(|k| facts.runtime_namespace(k)) == id, "removed {} which is not the runtime's own", entry);
+        }
+        if removed.is_empty() {
+            prop_assert_eq!(&input["linux"]["namespaces"], &out["linux"]["namespaces"]);
+        } else {
+            let kept: Vec<Value> = input["linux"]["namespaces"].as_array().unwrap().iter().enumerate()
+                .filter(|(i, _)| !removed.contains(i)).map(|(_, n)| n.clone()).collect();
+            prop_assert_eq!(&Value::Array(kept), &out["linux"]["namespaces"]);
+        }
         prop_assert_eq!(&input["linux"]["uidMappings"], &out["linux"]["uidMappings"]);
         prop_assert_eq!(&input["linux"]["gidMappings"], &out["linux"]["gidMappings"]);
         // /sys mounts keep their relative order; pair them up.

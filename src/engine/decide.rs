@@ -112,7 +112,10 @@ pub fn decide(namespaces: &[Namespace], facts: &HostFacts) -> Result<Decision, R
         return Ok(Decision::OwnNetworkNamespace);
     };
     let Some(user) = namespaces[user_at].path.clone() else {
-        let host = match (facts.namespaces.get(&network), facts.runtime_netns) {
+        let host = match (
+            facts.namespaces.get(&network),
+            facts.runtime_namespace(LinuxNamespaceType::Network),
+        ) {
             (Some(Ok(net)), Some(host)) => Some(net.id == host),
             _ => None,
         };
@@ -178,7 +181,7 @@ mod tests {
                     )
                 })
                 .collect(),
-            runtime_netns: Some(NET),
+            runtime_namespaces: [("net", NET)].into(),
             ..HostFacts::default()
         }
     }

@@ -1,6 +1,7 @@
 //! Facts about the host that the decision needs, gathered by the shell
 //! (`crate::host`) and passed in, so the engine itself does no I/O.
 
+use oci_spec::runtime::LinuxNamespaceType;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -57,12 +58,35 @@ pub struct HostFacts {
     /// Namespace paths of the spec, each with its facts or why they could
     /// not be read.
     pub namespaces: BTreeMap<String, Result<NsFacts, String>>,
-    /// The network namespace the runtime itself runs in: the host's.
-    pub runtime_netns: Option<NsId>,
+    /// The namespaces the runtime itself runs in (the wrapper execs it, so
+    /// they are the wrapper's), keyed by their `/proc/self/ns` name (`net`,
+    /// `uts`, ...): only those of the kinds the spec joins by path.
+    pub runtime_namespaces: BTreeMap<&'static str, NsId>,
     pub rro: RroSupport,
     /// For a user namespace joined by `/proc/PID/ns/user`: that process's
     /// uid_map and gid_map, keyed by the namespace path.
     pub joined_maps: BTreeMap<String, Result<IdMaps, String>>,
     /// The subordinate ranges of the user the policy names, if it names one.
     pub subids: Option<Result<SubIds, String>>,
+}
+
+impl HostFacts {
+    /// The runtime's own namespace of this kind, if it was read.
+    pub fn runtime_namespace(&self, kind: LinuxNamespaceType) -> Option<NsId> {
+        self.runtime_namespaces.get(proc_name(kind)).copied()
+    }
+}
+
+/// The name of a namespace kind under `/proc/<pid>/ns/`.
+pub fn proc_name(kind: LinuxNamespaceType) -> &'static str {
+    match kind {
+        LinuxNamespaceType::Mount => "mnt",
+        LinuxNamespaceType::Cgroup => "cgroup",
+        LinuxNamespaceType::Uts => "uts",
+        LinuxNamespaceType::Ipc => "ipc",
+        LinuxNamespaceType::User => "user",
+        LinuxNamespaceType::Pid => "pid",
+        LinuxNamespaceType::Network => "net",
+        LinuxNamespaceType::Time => "time",
+    }
 }

@@ -8,6 +8,7 @@
 //! names, and everything not deliberately changed must come out equal.
 
 pub mod decide;
+pub mod exec;
 pub mod facts;
 pub mod policy;
 pub mod report;
@@ -59,7 +60,8 @@ pub trait Rule: Sync {
     fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal>;
 }
 
-/// The rules, in the order they run: refusals that need no edit first (the
+/// The rules, in the order they run (after [`rules::own_ns`], which may
+/// change the decision itself): refusals that need no edit first (the
 /// ID mappings for every user namespace, then the sysctls), then
 /// the /sys mount, its place among the mounts, the cgroup view that depends
 /// on that place, and the capabilities.
@@ -106,13 +108,21 @@ pub fn evaluate(mut spec: Value, facts: &HostFacts, policy: &Policy) -> Result<P
     if !spec.is_object() {
         return Err(Refusal::malformed("(top level)", "an object", &spec));
     }
-    let namespaces = spec::namespaces(&spec)?;
-    let decision = decide::decide(&namespaces, facts)?;
+    let mut namespaces = spec::namespaces(&spec)?;
+    let mut decision = decide::decide(&namespaces, facts)?;
+    let mut findings = Findings::default();
+    // Entries that join the runtime's own namespaces go first: without
+    // them the decision may read differently (host network).
+    if decision.converts() {
+        let own = rules::own_ns::joined_own(&namespaces, facts);
+        if !own.is_empty() && rules::own_ns::remove(&mut spec, &namespaces, &own, &mut findings) {
+            namespaces = spec::namespaces(&spec)?;
+            decision = decide::decide(&namespaces, facts)?;
+        }
+    }
+    findings.warnings.extend(decision.warning());
     let mut plan = Plan {
-        findings: Findings {
-            changes: Vec::new(),
-            warnings: decision.warning().into_iter().collect(),
-        },
+        findings,
         decision,
         spec: Value::Null,
     };

@@ -545,3 +545,98 @@ fn refusal_is_one_line_with_rule_and_field() {
     let r = Refusal::new("sysctl", "linux.sysctl", "net.x cannot be set");
     assert_eq!(r.to_string(), "sysctl: linux.sysctl: net.x cannot be set");
 }
+
+/// A Kubernetes app container as containerd 1.7 writes it for a host-network
+/// pod: it joins the sandbox's user and ipc namespaces, and its network and
+/// uts paths are the host's own (the runtime's).
+#[test]
+fn app_container_joining_the_runtimes_own_namespaces_reads_as_host_network() {
+    use super::facts::{NsFacts, NsId};
+    let mut spec = userns_hostnet();
+    let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
+    ns.retain(|n| !["user", "ipc", "uts"].contains(&n["type"].as_str().unwrap()));
+    ns.push(json!({"type": "user", "path": "/proc/42/ns/user"}));
+    ns.push(json!({"type": "ipc", "path": "/proc/42/ns/ipc"}));
+    ns.push(json!({"type": "uts", "path": "/proc/42/ns/uts"}));
+    ns.push(json!({"type": "network", "path": "/proc/42/ns/net"}));
+    let before: Vec<Value> = ns.clone();
+
+    let host_net = NsId { dev: 4, ino: 1 };
+    let host_uts = NsId { dev: 4, ino: 2 };
+    let pod_user = NsId { dev: 4, ino: 3 };
+    let mut facts = HostFacts::default();
+    let mut known = |p: &str, id, owner| {
+        facts
+            .namespaces
+            .insert(p.to_owned(), Ok(NsFacts { id, owner }));
+    };
+    known("/proc/42/ns/user", pod_user, None);
+    known("/proc/42/ns/ipc", NsId { dev: 4, ino: 5 }, None);
+    known("/proc/42/ns/uts", host_uts, None);
+    known("/proc/42/ns/net", host_net, Some(NsId { dev: 4, ino: 9 }));
+    facts.runtime_namespaces = [
+        ("net", host_net),
+        ("uts", host_uts),
+        ("ipc", NsId { dev: 4, ino: 6 }),
+    ]
+    .into();
+    facts.joined_maps.insert(
+        "/proc/42/ns/user".into(),
+        Ok(IdMaps {
+            uid: vec![Extent {
+                container: 0,
+                host: 100000,
+                size: 65536,
+            }],
+            gid: vec![Extent {
+                container: 0,
+                host: 100000,
+                size: 65536,
+            }],
+        }),
+    );
+
+    let plan = run_with(spec, &facts, &Policy::default()).unwrap();
+    assert_eq!(plan.decision, Decision::HostNetwork);
+    let own: Vec<&Change> = plan
+        .findings
+        .changes
+        .iter()
+        .filter(|c| c.rule == rules::own_ns::NAME)
+        .collect();
+    assert_eq!(own.len(), 2, "{own:?}");
+    let kept: Vec<&Value> = before
+        .iter()
+        .filter(|n| n["type"] != "uts" && n["type"] != "network")
+        .collect();
+    let after: Vec<&Value> = plan.spec["linux"]["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(after, kept);
+    assert_eq!(sys_mounts(&plan.spec)[0]["options"], json!(SYS_BIND));
+    assert!(caps(&plan.spec, "bounding")
+        .iter()
+        .all(|c| !c.starts_with("CAP_NET_")));
+
+    // Idempotent: the output needs nothing more.
+    let again = run_with(plan.spec.clone(), &facts, &Policy::default()).unwrap();
+    assert!(!again.changed(), "{:?}", again.findings.changes);
+
+    // A container with its own network namespace keeps a joined uts entry
+    // even when it is the runtime's: it needs no conversion.
+    let mut own_net = userns_hostnet();
+    add_namespace(&mut own_net, "network");
+    own_net["linux"]["namespaces"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "uts", "path": "/proc/42/ns/uts"}));
+    own_net["linux"]["namespaces"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|n| n != &json!({"type": "uts"}));
+    let plan = run_with(own_net, &facts, &Policy::default()).unwrap();
+    assert_eq!(plan.decision, Decision::OwnNetworkNamespace);
+    assert!(!plan.changed());
+}

@@ -26,11 +26,106 @@ pub const NET: [&str; 4] = [
 ];
 
 /// Runtimes differ in how strictly they spell names; match the loosest
-/// spelling any of them accepts, so nothing they would grant survives.
+/// spelling any of them accepts, so nothing they would grant survives:
+/// any case, with or without `CAP_`, surrounding blanks, and crun's bare
+/// numbers (10 to 13).
 pub fn is_net_capability(name: &str) -> bool {
-    let upper = name.trim().to_ascii_uppercase();
+    let name = name.trim();
+    if let Ok(n) = name.parse::<u32>() {
+        return (10..=13).contains(&n);
+    }
+    let upper = name.to_ascii_uppercase();
     let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
     NET.iter().any(|n| &n[4..] == bare)
+}
+
+/// Drop the network capabilities from every set of a process object (a
+/// spec's `process`, or the process file of `exec --process`), as `policy`
+/// says. `prefix` names the object in changes and refusals (`process`).
+pub fn drop_from_process(
+    process: &mut Value,
+    prefix: &str,
+    policy: Policy,
+    out: &mut Findings,
+) -> Result<(), Refusal> {
+    if policy == Policy::Keep {
+        return Ok(());
+    }
+    let field_of = |tail: &str| {
+        if prefix.is_empty() {
+            tail.to_owned()
+        } else {
+            format!("{prefix}.{tail}")
+        }
+    };
+    let Some(caps) = process.get("capabilities") else {
+        return Ok(());
+    };
+    if caps.is_null() {
+        return Ok(());
+    }
+    let caps = spec::object(&field_of("capabilities"), caps)?;
+    let mut found: Vec<(&str, Vec<String>)> = Vec::new();
+    for set in SETS {
+        let field = field_of(&format!("capabilities.{set}"));
+        let names = spec::string_list(&field, caps.get(set))?;
+        let net: Vec<String> = names
+            .into_iter()
+            .filter(|n| is_net_capability(n))
+            .map(str::to_owned)
+            .collect();
+        if !net.is_empty() {
+            found.push((set, net));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    if policy == Policy::Refuse {
+        let mut all: Vec<&str> = found
+            .iter()
+            .flat_map(|(_, n)| n.iter().map(String::as_str))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        return Err(refusal(&field_of("capabilities"), &all));
+    }
+    let Some(caps) = process
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    for (set, dropped) in found {
+        let Some(Value::Array(list)) = caps.get_mut(set) else {
+            continue;
+        };
+        let before = Value::Array(list.clone());
+        list.retain(|v| !v.as_str().is_some_and(is_net_capability));
+        out.changes.push(Change {
+            rule: NAME,
+            field: field_of(&format!("capabilities.{set}")),
+            summary: format!(
+                "dropped {} from {set}: checked against the owner of the host's network namespace, they grant nothing here",
+                Names(&dropped)
+            ),
+            before,
+            after: Value::Array(list.clone()),
+        });
+    }
+    Ok(())
+}
+
+/// The refusal under `capabilities.net = "refuse"`.
+pub fn refusal(field: &str, names: &[&str]) -> Refusal {
+    Refusal::new(
+        NAME,
+        field,
+        format!(
+            "{} asked for, but they grant nothing on a network namespace the container's user namespace does not own (capabilities.net = \"refuse\")",
+            Names(names)
+        ),
+    )
 }
 
 pub struct NetCapabilities;
@@ -41,72 +136,9 @@ impl Rule for NetCapabilities {
     }
 
     fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        if cx.policy.net_capabilities == Policy::Keep {
-            return Ok(());
+        match spec.get_mut("process") {
+            Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
+            None => Ok(()),
         }
-        let Some(caps) = spec.get("process").and_then(|p| p.get("capabilities")) else {
-            return Ok(());
-        };
-        if caps.is_null() {
-            return Ok(());
-        }
-        let caps = spec::object("process.capabilities", caps)?;
-        let mut found: Vec<(&str, Vec<String>)> = Vec::new();
-        for set in SETS {
-            let field = format!("process.capabilities.{set}");
-            let names = spec::string_list(&field, caps.get(set))?;
-            let net: Vec<String> = names
-                .into_iter()
-                .filter(|n| is_net_capability(n))
-                .map(str::to_owned)
-                .collect();
-            if !net.is_empty() {
-                found.push((set, net));
-            }
-        }
-        if found.is_empty() {
-            return Ok(());
-        }
-        if cx.policy.net_capabilities == Policy::Refuse {
-            let mut all: Vec<&str> = found
-                .iter()
-                .flat_map(|(_, n)| n.iter().map(String::as_str))
-                .collect();
-            all.sort_unstable();
-            all.dedup();
-            return Err(Refusal::new(
-                NAME,
-                "process.capabilities",
-                format!(
-                    "{} asked for, but they grant nothing on a network namespace the container's user namespace does not own (capabilities.net = \"refuse\")",
-                    Names(&all)
-                ),
-            ));
-        }
-        let Some(caps) = spec
-            .get_mut("process")
-            .and_then(|p| p.get_mut("capabilities"))
-            .and_then(Value::as_object_mut)
-        else {
-            return Ok(());
-        };
-        for (set, dropped) in found {
-            let Some(Value::Array(list)) = caps.get_mut(set) else {
-                continue;
-            };
-            let before = Value::Array(list.clone());
-            list.retain(|v| !v.as_str().is_some_and(is_net_capability));
-            out.changes.push(Change {
-                rule: NAME,
-                field: format!("process.capabilities.{set}"),
-                summary: format!(
-                    "dropped {} from {set}: checked against the owner of the host's network namespace, they grant nothing here",
-                    Names(&dropped)
-                ),
-                before,
-                after: Value::Array(list.clone()),
-            });
-        }
-        Ok(())
     }
 }

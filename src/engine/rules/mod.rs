@@ -4,6 +4,7 @@ pub mod caps;
 pub mod cgroup;
 pub mod idmap;
 pub mod order;
+pub mod own_ns;
 pub mod sysctl;
 pub mod sysfs;
 
