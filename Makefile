@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm
+DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm xz-utils
 
 .PHONY: all build test fmt-check clippy demo deps clean man package package-check cri-tools
 

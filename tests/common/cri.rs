@@ -21,12 +21,11 @@
 //! directory. Images come from busybox-static, as a docker-archive written
 //! here and imported with `ctr -n k8s.io images import`: no registry.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -159,7 +158,7 @@ pub struct Cri {
     crictl_config: PathBuf,
     configs: PathBuf,
     counter: AtomicU64,
-    stopped: Mutex<bool>,
+    stopped: bool,
 }
 
 impl Cri {
@@ -196,7 +195,7 @@ impl Cri {
             crictl_config,
             configs,
             counter: AtomicU64::new(0),
-            stopped: Mutex::new(false),
+            stopped: false,
         };
         cri.import_images();
         cri
@@ -401,8 +400,20 @@ impl Cri {
 
     /// What is left after every pod was removed: pods the CRI knows, runtime
     /// state under the handlers' roots, task bundles, mounts under the
-    /// daemon's directory, shims.
+    /// daemon's directory, shims. A shim exits shortly after its last task
+    /// is deleted: allow it 5 s.
     pub fn leftovers(&self) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = self.leftovers_now();
+            if left.is_empty() || Instant::now() > deadline {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn leftovers_now(&self) -> Vec<String> {
         let ctd = self.containerd();
         let mut left: Vec<String> = self
             .pods()
@@ -432,15 +443,29 @@ impl Cri {
         left
     }
 
+    /// The environment of every shim serving this daemon.
+    pub fn shim_environments(&self) -> Vec<(u32, Vec<String>)> {
+        self.containerd()
+            .shims()
+            .into_iter()
+            .filter(|(_, cmd)| cmd.contains("containerd-shim-runc-v2"))
+            .map(|(pid, _)| {
+                let raw = fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                let vars = raw
+                    .split(|b| *b == 0)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                    .collect();
+                (pid, vars)
+            })
+            .collect()
+    }
+
     /// Removes every pod through the CRI and stops the daemon; returns what
     /// had to be killed or deleted by force afterwards.
     pub fn stop(&mut self) -> Vec<String> {
-        {
-            let mut stopped = self.stopped.lock().unwrap();
-            if *stopped {
-                return Vec::new();
-            }
-            *stopped = true;
+        if std::mem::replace(&mut self.stopped, true) {
+            return Vec::new();
         }
         let _ = self.crictl(&["rmp", "--force", "--all"]);
         match self.ctd.as_mut() {
@@ -590,7 +615,7 @@ pub fn images_tar() -> PathBuf {
     static TAR: OnceLock<PathBuf> = OnceLock::new();
     TAR.get_or_init(|| {
         let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cri-images");
-        let dest = base.join("images.tar");
+        let dest = base.join(format!("images-{:016x}.tar", images_key()));
         if dest.is_file() {
             return dest;
         }
@@ -668,6 +693,19 @@ pub fn images_tar() -> PathBuf {
     .clone()
 }
 
+/// Changes when what goes into the images does: the scripts, the image
+/// names, busybox.
+fn images_key() -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let mut h = DefaultHasher::new();
+    (PAUSE_SCRIPT, APP_SCRIPT, PAUSE_IMAGE, APP_IMAGE).hash(&mut h);
+    if let Ok(m) = fs::metadata("/bin/busybox") {
+        (m.len(), m.mtime(), m.ino()).hash(&mut h);
+    }
+    h.finish()
+}
+
 /// The sections of what `PROBE_SCRIPT` printed plus pid 1's status, from
 /// two ExecSync calls into a running container.
 pub struct Seen {
@@ -688,16 +726,4 @@ impl Cri {
             pid1_status: pid1.stdout,
         }
     }
-}
-
-/// Labels of a verbose ContainerStatus, for failure messages.
-pub fn labels(status: &Value) -> BTreeMap<String, String> {
-    status["status"]["labels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
 }
