@@ -375,13 +375,10 @@ fn normalized(spec: &Value, pod: &Pod, container: &str, sandbox_pid: u64) -> Val
 
 /// Runs a pod without a user namespace and one app container on `handler`;
 /// returns the normalized specs of both and the app's CapBnd.
-fn hostusers_pod(cri: &Cri, handler: &str) -> (Value, Value, u64) {
-    let config = cri::pod_config("hostusers", Userns::Absent, &cri.log_dir("hostusers"));
+fn hostusers_pod(cri: &Cri, handler: &str, userns: Userns) -> (Value, Value, u64) {
+    let config = cri::pod_config("hostusers", userns, &cri.log_dir("hostusers"));
     let pod = run_pod(cri, handler, &config);
-    let app = cri.create_and_start(
-        &pod,
-        &cri::container_config("app", Userns::Absent, cri::APP_SCRIPT),
-    );
+    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
     let pid = cri.sandbox_pid(&pod);
     let sandbox_spec = normalized(&cri.bundle_spec(&pod.id), &pod, &app, pid);
     let app_spec = normalized(&cri.bundle_spec(&app), &pod, &app, pid);
@@ -410,24 +407,32 @@ fn hostusers_pod(cri: &Cri, handler: &str) -> (Value, Value, u64) {
     (sandbox_spec, app_spec, bnd)
 }
 
-/// Scenario 6: a pod without a user namespace on the wrapper's handler is
-/// passed through: the wrapper decides `no-user-namespace`, and the
-/// sandbox's and the container's config.json are what the plain runc
-/// handler gets for the same pod (ids aside); the container keeps the
-/// network capabilities.
+/// Scenario 6: a pod without a user namespace (no `userns_options`, or
+/// mode NODE) on the wrapper's handler is passed through: the wrapper
+/// decides `no-user-namespace`, and the sandbox's and the container's
+/// config.json are what the plain runc handler gets for the same pod (ids
+/// aside); the container keeps the network capabilities.
 #[test]
 fn pod_without_user_namespace_is_passed_through() {
     let mut cri = Cri::start();
-    let (via_sandbox, via_app, via_bnd) = hostusers_pod(&cri, handler::WRAPPER);
-    let (plain_sandbox, plain_app, plain_bnd) = hostusers_pod(&cri, handler::RUNC);
-    assert_eq!(via_sandbox, plain_sandbox, "the sandbox's spec differs");
-    assert_eq!(via_app, plain_app, "the app container's spec differs");
-    assert_eq!(via_bnd, plain_bnd, "CapBnd differs");
+    let (plain_sandbox, plain_app, plain_bnd) = hostusers_pod(&cri, handler::RUNC, Userns::Absent);
+    for userns in [Userns::Absent, Userns::Node] {
+        let (via_sandbox, via_app, via_bnd) = hostusers_pod(&cri, handler::WRAPPER, userns);
+        assert_eq!(
+            via_sandbox, plain_sandbox,
+            "{userns:?}: the sandbox's spec differs"
+        );
+        assert_eq!(
+            via_app, plain_app,
+            "{userns:?}: the app container's spec differs"
+        );
+        assert_eq!(via_bnd, plain_bnd, "{userns:?}: CapBnd differs");
+    }
     // containerd's default set holds CAP_NET_BIND_SERVICE (10) and
     // CAP_NET_RAW (13).
     assert!(
-        [10, 13].iter().all(|b| common::has_cap_bit(via_bnd, *b)),
-        "without a user namespace the network capabilities stay: CapBnd {via_bnd:016x}"
+        [10, 13].iter().all(|b| common::has_cap_bit(plain_bnd, *b)),
+        "without a user namespace the network capabilities stay: CapBnd {plain_bnd:016x}"
     );
     assert_no_leftovers(&mut cri);
 }

@@ -93,13 +93,16 @@ pub enum Userns {
     Pod { host_id: u64 },
     /// No `userns_options` at all: `hostUsers: true` as the kubelet sends it.
     Absent,
+    /// `userns_options {mode: NODE}`: the host's user namespace, said
+    /// explicitly.
+    Node,
 }
 
 impl Userns {
     pub fn host_id(self) -> Option<u64> {
         match self {
             Userns::Pod { host_id } => Some(host_id),
-            Userns::Absent => None,
+            Userns::Absent | Userns::Node => None,
         }
     }
 }
@@ -116,9 +119,13 @@ pub fn next_host_range() -> u64 {
 /// network NODE, pid CONTAINER, ipc POD, and the user namespace.
 pub fn namespace_options(userns: Userns) -> Value {
     let mut ns = json!({ "network": NODE, "pid": CONTAINER, "ipc": POD });
-    if let Userns::Pod { host_id } = userns {
-        let map = json!([{ "host_id": host_id, "container_id": 0, "length": ID_RANGE }]);
-        ns["userns_options"] = json!({ "mode": POD, "uids": map.clone(), "gids": map });
+    match userns {
+        Userns::Pod { host_id } => {
+            let map = json!([{ "host_id": host_id, "container_id": 0, "length": ID_RANGE }]);
+            ns["userns_options"] = json!({ "mode": POD, "uids": map.clone(), "gids": map });
+        }
+        Userns::Node => ns["userns_options"] = json!({ "mode": NODE }),
+        Userns::Absent => {}
     }
     ns
 }
