@@ -31,7 +31,10 @@ else
 	deb=$(ls target/containerd_1.7.24*.deb 2>/dev/null | head -1 || true)
 	if [ -z "$deb" ]; then
 		APT_CONFIG=$A/apt.conf apt-get update -q
-		(cd target && APT_CONFIG=$A/apt.conf apt-get download "containerd=$version")
+		if ! (cd target && APT_CONFIG=$A/apt.conf apt-get download "containerd=$version"); then
+			echo "cri-tools.sh: containerd=$version is not in trixie any more (a point release replaced it): update the pinned version here" >&2
+			exit 1
+		fi
 		deb=$(ls target/containerd_1.7.24*.deb | head -1)
 	fi
 	rm -rf "$dest.tmp"

@@ -19,7 +19,8 @@
 //! (`USERNS_HOSTNET_CONFIG` on the daemon, which containerd 1.7.24 passes on
 //! to the shim and the runtime) keeps the decision log in the daemon's
 //! directory. Images come from busybox-static, as a docker-archive written
-//! here and imported with `ctr -n k8s.io images import`: no registry.
+//! here (the layer by GNU tar, its diff ID by sha256sum) and imported with
+//! `ctr -n k8s.io images import`: no registry.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -562,9 +563,10 @@ fn setup_daemon_dir(d: &Path) {
     .unwrap();
     let crun = Runtime::Crun.path();
     // crun 1.8.1 accepts only an `ociVersion` containing "1.0"
-    // (libcrun/container.c: `strstr (def->oci_version, "1.0")`), and
-    // Debian's containerd 1.7.24 writes "1.2.0" in every spec, sandboxes
-    // included (they never use a handler's base_runtime_spec). The handler
+    // (libcrun/container.c: `strstr (def->oci_version, "1.0")`, dropped in
+    // crun 1.15), and Debian's containerd 1.7.24 writes "1.2.0" in every
+    // spec, sandboxes included (they never use a handler's
+    // base_runtime_spec, so a base spec cannot lower it). The handler
     // `crun` runs crun as it is and shows that failure; behind the wrapper,
     // this test-only step lowers the version in the bundle after the
     // wrapper is done and before crun reads it. It is not the wrapper's
