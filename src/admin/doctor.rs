@@ -7,7 +7,7 @@ use super::daemons::{self, Handler};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
-use crate::{host, probe, wrapper};
+use crate::{host, probe};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -240,7 +240,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
     let defaults = Config::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = match wrapper::choose_runtime(named, candidates) {
+    let runtime = match crate::runtime::choose(named, candidates) {
         Ok(p) => p,
         Err(e) => {
             let msg = match &args.runtime {

@@ -1,7 +1,7 @@
 //! `userns-hostnet explain`: what the wrapper would do with a spec, and why.
 //!
-//! The spec goes through [`wrapper::plan_spec`], the wrapper's own path from
-//! a spec to a plan, with the same config file and the same runtime choice:
+//! The spec goes through [`crate::plan`], the wrapper's own path from a
+//! spec to a plan, with the same config file and the same runtime choice:
 //! no rule is implemented here. This module only reads the input and prints
 //! the plan (or the refusal) for an operator, or as one JSON document.
 
@@ -9,7 +9,8 @@ use crate::bundle;
 use crate::cli::ExplainArgs;
 use crate::config::{self, Config};
 use crate::engine::{self, Change, Plan, Refusal};
-use crate::{host, wrapper};
+use crate::plan::{self, Rro};
+use crate::runtime;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -100,24 +101,24 @@ pub fn explain(
     output: Option<&Path>,
     original: &[u8],
 ) -> anyhow::Result<Explanation> {
-    let runtime = wrapper::choose_runtime(None, &config.runtime);
-    let facts = host::gather(&doc, &config.policy);
-    // The decision alone, so that a refusal still says what was decided.
-    let decision = engine::spec::namespaces(&doc)
-        .ok()
-        .and_then(|ns| engine::decide::decide(&ns, &facts).ok());
+    let runtime = runtime::choose(None, &config.runtime);
     let mut warnings = Vec::new();
-    let result = match &runtime {
-        Ok(rt) => wrapper::plan_spec(doc, config, rt),
-        Err(e) => {
-            if decision.as_ref().is_some_and(|d| d.converts()) {
-                warnings.push(format!(
-                    "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
-                ));
+    // The decision alone, so that a refusal still says what was decided.
+    let mut decision = None;
+    let result = plan::prepare(doc).and_then(|prepared| {
+        decision = Some(prepared.decision().clone());
+        match &runtime {
+            Ok(rt) => prepared.evaluate(&config.policy, Rro::Probe(rt)),
+            Err(e) => {
+                if prepared.needs_conversion() {
+                    warnings.push(format!(
+                        "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
+                    ));
+                }
+                prepared.evaluate(&config.policy, Rro::Assume)
             }
-            wrapper::plan_spec_assuming_rro(doc, config)
         }
-    };
+    });
     let mut ex = Explanation {
         input,
         config: config.source.as_ref().map(|p| p.display().to_string()),

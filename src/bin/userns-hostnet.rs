@@ -11,8 +11,8 @@ fn main() {
         Command::Doctor(a) => admin::doctor::run(a),
         Command::Install(a) => admin::install::run(a),
         Command::Uninstall(a) => admin::install::run_uninstall(a),
-        Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime(),
-        Command::Hook(HookCommand::Precreate) => hook::precreate(),
+        Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
+        Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),
