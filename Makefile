@@ -4,9 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm
+DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm xz-utils
 
-.PHONY: all build test fmt-check clippy demo deps clean man package package-check
+.PHONY: all build test fmt-check clippy demo deps clean man package package-check cri-tools
 
 all: build
 
@@ -19,8 +19,13 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 
+# containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
+# for tests/e2e_cri.rs, cached in target/.
+cri-tools:
+	./scripts/cri-tools.sh
+
 # The last line is the total over every test binary.
-test: fmt-check clippy package-check
+test: fmt-check clippy package-check cri-tools
 	mkdir -p target; set -o pipefail; $(CARGO) test --no-fail-fast -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
 
