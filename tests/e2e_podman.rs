@@ -10,7 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Outcome, Probe};
+use common::podman::{GIDMAP, UIDMAP, ULIMITS};
+use common::{show, wrapper, writable_under_sys, Outcome, Probe};
 use tempfile::TempDir;
 
 /// A private, writable copy of the rootfs: podman writes into it.
@@ -120,7 +121,7 @@ impl Drop for PodmanName {
     }
 }
 
-/// Containers of test processes that were killed before their guards ran.
+/// `podman ARGS MORE`, its output captured.
 fn podman(args: &[&str], more: &[&str]) -> Outcome {
     common::run_capture(Command::new("podman").args(args).args(more))
 }
@@ -139,22 +140,10 @@ fn podman_run_with(
         Command::new("podman")
             .arg("--runtime")
             .arg(runtime)
-            .args([
-                "run",
-                "--rm",
-                "--name",
-                &name.name,
-                "--network",
-                network,
-                "--uidmap",
-                "0:100000:65536",
-                "--gidmap",
-                "0:100000:65536",
-                "--ulimit",
-                "nofile=20000:20000",
-                "--ulimit",
-                "nproc=1000:1000",
-            ])
+            .args(["run", "--rm", "--name", &name.name, "--network", network])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
             .arg("--cidfile")
             .arg(name.cidfile())
             .args(extra)
@@ -166,32 +155,6 @@ fn podman_run_with(
 
 fn podman_run(runtime: &Path, rootfs: &Path, name: &PodmanName, args: &[&str]) -> Outcome {
     podman_run_with(runtime, rootfs, name, "host", &[], args)
-}
-
-fn wrapper() -> &'static Path {
-    Path::new(common::WRAPPER)
-}
-
-fn show(what: &str, probe: &Probe) {
-    let sys: Vec<String> = probe
-        .under_sys()
-        .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect();
-    eprintln!(
-        "{what}: CapBnd {:016x}, under /sys:\n{}",
-        probe.cap_bnd(),
-        sys.join("\n")
-    );
-}
-
-fn writable_under_sys(probe: &Probe) -> Vec<String> {
-    probe
-        .under_sys()
-        .iter()
-        .filter(|m| !m.has("ro"))
-        .map(|m| format!("{} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect()
 }
 
 #[test]
@@ -363,14 +326,10 @@ fn podman_exec_stop_rm_pass_through() {
             .args(["--runtime", w, "run", "--detach", "--name", &name.name])
             .arg("--cidfile")
             .arg(name.cidfile())
-            .args(["--network", "host", "--uidmap", "0:100000:65536"])
-            .args(["--gidmap", "0:100000:65536"])
-            .args([
-                "--ulimit",
-                "nofile=20000:20000",
-                "--ulimit",
-                "nproc=1000:1000",
-            ])
+            .args(["--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
             .arg("--rootfs")
             .arg(rootfs.path())
             .args([
@@ -510,14 +469,10 @@ fn podman_finds_the_wrapper_registered_in_containers_conf() {
         ])
         .arg("--cidfile")
         .arg(name.cidfile())
-        .args(["--network", "host", "--uidmap", "0:100000:65536"])
-        .args(["--gidmap", "0:100000:65536"])
-        .args([
-            "--ulimit",
-            "nofile=20000:20000",
-            "--ulimit",
-            "nproc=1000:1000",
-        ])
+        .args(["--network", "host"])
+        .args(UIDMAP)
+        .args(GIDMAP)
+        .args(ULIMITS)
         .arg("--rootfs")
         .arg(rootfs.path())
         .args(common::probe_args());
