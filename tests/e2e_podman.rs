@@ -153,18 +153,30 @@ fn podman_run_with(
     )
 }
 
-fn podman_run(runtime: &Path, rootfs: &Path, name: &PodmanName, args: &[&str]) -> Outcome {
-    podman_run_with(runtime, rootfs, name, "host", &[], args)
+/// A probe container that podman runs through RUNTIME on the host network,
+/// with EXTRA options: what it saw, printed for the test log as WHAT. Fails
+/// unless it ran and podman and runc forgot it afterwards.
+fn probe_run(runtime: &Path, extra: &[&str], what: &str) -> Probe {
+    let rootfs = PodmanRootfs::new();
+    let name = container_name();
+    let out = podman_run_with(
+        runtime,
+        &rootfs.path(),
+        &name,
+        "host",
+        extra,
+        &common::probe_args(),
+    );
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show(what, &probe);
+    name.assert_gone();
+    probe
 }
 
 #[test]
 fn podman_runs_userns_hostnet_container_through_wrapper() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run(wrapper(), &rootfs.path(), &name, &common::probe_args());
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + wrapper + runc", &probe);
+    let probe = probe_run(wrapper(), &[], "podman + wrapper + runc");
     // podman 4.3 drops CAP_NET_RAW and keeps CAP_NET_BIND_SERVICE by default:
     // the latter must be gone.
     assert!(
@@ -178,7 +190,6 @@ fn podman_runs_userns_hostnet_container_through_wrapper() {
         "the host's submounts of /sys should be there, read-only:\n{}",
         probe.table()
     );
-    name.assert_gone();
 }
 
 /// podman 4.3 alone already replaces sysfs by a bind of /sys, but with
@@ -186,17 +197,7 @@ fn podman_runs_userns_hostnet_container_through_wrapper() {
 /// network capabilities stay. This is what the wrapper fixes under podman.
 #[test]
 fn podman_with_plain_runc_leaves_host_submounts_writable() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run(
-        &common::Runtime::Runc.path(),
-        &rootfs.path(),
-        &name,
-        &common::probe_args(),
-    );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + runc alone", &probe);
+    let probe = probe_run(&common::Runtime::Runc.path(), &[], "podman + runc alone");
     assert!(
         !writable_under_sys(&probe).is_empty(),
         "podman alone is expected to leave host submounts of /sys writable:\n{}",
@@ -207,52 +208,33 @@ fn podman_with_plain_runc_leaves_host_submounts_writable() {
         "podman alone is expected to keep CAP_NET_BIND_SERVICE: CapBnd {:016x}",
         probe.cap_bnd()
     );
-    name.assert_gone();
 }
 
 /// `--privileged` makes podman bind /sys `rw`: through the wrapper /sys and
 /// every submount are read-only all the same.
 #[test]
 fn podman_privileged_through_wrapper_is_read_only_too() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run_with(
+    let probe = probe_run(
         wrapper(),
-        &rootfs.path(),
-        &name,
-        "host",
         &["--privileged"],
-        &common::probe_args(),
+        "podman --privileged + wrapper + runc",
     );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman --privileged + wrapper + runc", &probe);
     common::assert_converted_view(&probe, false);
-    name.assert_gone();
 }
 
 #[test]
 fn podman_privileged_with_plain_runc_has_writable_sys() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run_with(
+    let probe = probe_run(
         &common::Runtime::Runc.path(),
-        &rootfs.path(),
-        &name,
-        "host",
         &["--privileged"],
-        &common::probe_args(),
+        "podman --privileged + runc alone",
     );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman --privileged + runc alone", &probe);
     let sys = probe.topmost("/sys").expect("/sys is mounted");
     assert!(
         sys.has("rw"),
         "podman --privileged alone binds /sys read-write: {:?}",
         sys.options
     );
-    name.assert_gone();
 }
 
 /// With its own cgroup namespace podman adds a cgroup mount at
