@@ -3,10 +3,9 @@
 
 use crate::engine::facts::{proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-use crate::engine::spec;
+use crate::engine::spec::Namespace;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
-use serde_json::Value;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -46,22 +45,19 @@ pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, String> {
     })
 }
 
-/// Facts for a spec with a user namespace: its namespace paths, the maps of
-/// a user namespace it joins, and the subordinate ranges the policy names.
-/// A spec the engine cannot read gets none: the engine refuses it in its own
-/// words.
-pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
+/// The namespace facts for a spec's namespaces: the namespaces it joins by
+/// path (with the owner of a network namespace), the runtime's own of the
+/// same kinds, and the maps of a user namespace it joins. Nothing is read
+/// for a spec without a user namespace.
+pub fn namespace_facts_of(namespaces: &[Namespace]) -> HostFacts {
     let mut facts = HostFacts::default();
-    let Ok(namespaces) = spec::namespaces(spec_doc) else {
-        return facts;
-    };
     if !namespaces
         .iter()
         .any(|n| n.kind == LinuxNamespaceType::User)
     {
         return facts;
     }
-    for n in &namespaces {
+    for n in namespaces {
         let Some(path) = &n.path else { continue };
         let owner = n.kind == LinuxNamespaceType::Network;
         facts
@@ -80,10 +76,15 @@ pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
             }
         }
     }
+    facts
+}
+
+/// The facts the policy asks for: the subordinate ranges of the user it
+/// names, if it names one.
+pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
     if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {
         facts.subids = Some(read_subids(user, Path::new("/etc")));
     }
-    facts
 }
 
 /// Can the real runtime make a recursive read-only bind on this kernel?
@@ -180,6 +181,28 @@ mod tests {
     fn dead_path_is_an_error_not_a_panic() {
         let e = namespace_facts("/proc/999999999/ns/net", true).unwrap_err();
         assert!(e.contains("No such file"), "{e}");
+    }
+
+    fn gather(spec: &serde_json::Value, policy: &Policy) -> HostFacts {
+        let mut facts = namespace_facts_of(&crate::engine::spec::namespaces(spec).unwrap());
+        add_policy_facts(&mut facts, policy);
+        facts
+    }
+
+    #[test]
+    fn the_runtimes_own_namespaces_are_read_for_the_kinds_joined() {
+        let spec = serde_json::json!({"linux": {"namespaces": [
+            {"type": "user"},
+            {"type": "uts", "path": "/proc/self/ns/uts"},
+            {"type": "ipc"}
+        ]}});
+        let facts = gather(&spec, &Policy::default());
+        let own = facts.runtime_namespace(LinuxNamespaceType::Uts).unwrap();
+        assert_eq!(
+            facts.namespaces["/proc/self/ns/uts"].as_ref().unwrap().id,
+            own
+        );
+        assert!(facts.runtime_namespace(LinuxNamespaceType::Ipc).is_none());
     }
 
     #[test]
