@@ -1132,3 +1132,32 @@ macro_rules! for_runtimes {
 }
 #[allow(unused_imports)]
 pub(crate) use for_runtimes;
+
+/// The wrapper under test, as a path.
+pub fn wrapper() -> &'static Path {
+    Path::new(WRAPPER)
+}
+
+/// Prints what the container saw under /sys and its bounding set, for the
+/// test log.
+pub fn show(what: &str, probe: &Probe) {
+    let sys: Vec<String> = probe
+        .under_sys()
+        .iter()
+        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
+        .collect();
+    eprintln!(
+        "{what}: CapBnd {:016x}, under /sys:\n{}",
+        probe.cap_bnd(),
+        sys.join("\n")
+    );
+}
+
+/// The mounts at or under /sys that are not read-only.
+pub fn writable_under_sys(probe: &Probe) -> Vec<&MountEntry> {
+    probe
+        .under_sys()
+        .into_iter()
+        .filter(|m| !m.has("ro"))
+        .collect()
+}
