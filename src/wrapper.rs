@@ -67,6 +67,12 @@ fn become_runtime(
     // A pass-through whose runtime is already named reads no file at all.
     let config = match (&inv.creating, &named) {
         (None, Some(_)) => None,
+        // A broken config file must not stop state, kill or delete (pods
+        // would hang terminating): they take the runtime from the defaults.
+        (None, None) => Some(config::load().unwrap_or_else(|e| {
+            warn_defaults(inv, &e);
+            Config::default()
+        })),
         _ => Some(config::load()?),
     };
     let candidates = config
@@ -118,6 +124,27 @@ fn named_runtime(inv: &Invocation) -> Option<(OsString, NamedBy)> {
             .and_then(runtime::named_by_own_name)
             .map(|v| (v, NamedBy::OwnName)),
     }
+}
+
+/// A pass-through whose config file cannot be read says so in the
+/// default decision log (and on stderr with `--debug`), then goes on.
+fn warn_defaults(inv: &Invocation, e: &ConfigError) {
+    let word = inv
+        .subcommand
+        .as_deref()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let warnings = [format!(
+        "config: {e}: `{word}` takes the real runtime from the defaults"
+    )];
+    warn!("{}", warnings[0]);
+    let mut entry = Entry::ending(&word, Ending::Planned(None));
+    entry.id = inv
+        .container_id
+        .as_ref()
+        .map(|i| i.to_string_lossy().into_owned());
+    entry.warnings = &warnings;
+    entry.record(&Config::default().log);
 }
 
 /// Record whether the container was converted, before its config.json is
