@@ -20,6 +20,7 @@ use crate::bundle;
 use crate::config;
 use crate::decisionlog::{Ending, Entry};
 use crate::engine::{self, spec, Plan, Refusal};
+use crate::host;
 use crate::plan::{self, Rro};
 use crate::runtime;
 use serde::Deserialize;
@@ -169,6 +170,34 @@ pub fn rootfs_of(doc: &Value, bundle_dir: &Path) -> Result<PathBuf, HookError> {
 }
 
 /// Does the spec mount anything at /sys?
+/// The state's pid must be the container's: hardening the hook's own or
+/// the host's mount namespace would make the host's /sys read-only.
+fn refuse_own_mount_namespace(pid: i32) -> Result<(), String> {
+    let id = |path: &str| {
+        host::namespace_facts(path, false)
+            .map(|f| f.id)
+            .map_err(|e| format!("{path}: {e}"))
+    };
+    let refuse = |whose: &str| {
+        Err(format!(
+            "pid {pid} of the OCI state is in {whose} mount namespace, not a container's: refusing to harden it"
+        ))
+    };
+    if pid == 1 {
+        return refuse("the initial");
+    }
+    let target = id(&format!("/proc/{pid}/ns/mnt"))?;
+    if id("/proc/self/ns/mnt")? == target {
+        return refuse("this hook's own");
+    }
+    // A runtime may run the hook without the right to inspect pid 1
+    // (EACCES): then only the comparisons above can be made.
+    if id("/proc/1/ns/mnt").is_ok_and(|init| init == target) {
+        return refuse("the initial");
+    }
+    Ok(())
+}
+
 fn mounts_at_sys(doc: &Value) -> bool {
     spec::mounts(doc).is_ok_and(|list| {
         list.iter().any(|m| {
@@ -184,6 +213,7 @@ fn mounts_at_sys(doc: &Value) -> bool {
 pub fn harden_sys(pid: i32, rootfs: &Path, expect_sys: bool) -> Result<Outcome, String> {
     let target = rootfs.join("sys").to_string_lossy().into_owned();
     let container = harden::Container::open(pid)?;
+    refuse_own_mount_namespace(pid)?;
     let before = mountinfo::parse(&container.mountinfo()?);
     let tree = mountinfo::visible_tree(&before, &target);
     if tree.mounts.is_empty() {
@@ -392,6 +422,16 @@ mod tests {
         let state = json!({"id": "x", "bundle": dir.path().join("missing")});
         let e = create_runtime_with(state.to_string().as_bytes()).unwrap_err();
         assert!(e.to_string().contains("no config.json"), "{e}");
+    }
+
+    #[test]
+    fn the_hooks_own_mount_namespace_is_refused() {
+        let e = refuse_own_mount_namespace(std::process::id() as i32).unwrap_err();
+        assert!(e.contains("this hook's own mount namespace"), "{e}");
+        assert!(refuse_own_mount_namespace(999_999_999).is_err());
+        assert!(refuse_own_mount_namespace(1)
+            .unwrap_err()
+            .contains("the initial"));
     }
 
     #[test]
