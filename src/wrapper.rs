@@ -253,8 +253,8 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 }
 
 /// Convert the bundle's config.json in place if the container needs it.
-/// What the wrapper cannot read as a spec it leaves to the real runtime,
-/// which reports it in its own words: `Ok(None)`. `before_write` sees the
+/// A missing config.json is left to the real runtime, which reports it in
+/// its own words: `Ok(None)`; one the wrapper cannot read is refused. `before_write` sees the
 /// plan (or `None`) before anything is written, and may stop the create.
 pub fn prepare_bundle(
     bundle: &Path,
@@ -267,17 +267,18 @@ pub fn prepare_bundle(
         before_write(None)?;
         return Ok(None);
     };
+    // runc and crun read some documents serde_json rejects (trailing bytes,
+    // invalid UTF-8, deep nesting): never let one pass unconverted.
     let doc: serde_json::Value = match serde_json::from_slice(&file.bytes) {
         Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => {
-            debug!("config.json is not a JSON object: passing through");
-            before_write(None)?;
-            return Ok(None);
-        }
+        Ok(other) => return Err(Refusal::malformed("(top level)", "an object", &other).into()),
         Err(e) => {
-            debug!(error = %e, "config.json does not parse: passing through");
-            before_write(None)?;
-            return Ok(None);
+            return Err(Refusal::new(
+                "spec",
+                "(top level)",
+                format!("config.json is not one strict JSON object ({e}); the runtime might read it otherwise, so it is not passed through unconverted"),
+            )
+            .into())
         }
     };
     let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
