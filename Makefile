@@ -4,9 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm
+DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm time xz-utils python3-yaml
 
-.PHONY: all build test fmt-check clippy demo deps clean man package package-check
+.PHONY: all build test unit e2e fmt-check clippy demo deps clean man package package-check cri-tools
 
 all: build
 
@@ -20,11 +20,54 @@ clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
-# The last line is the total over every test binary. test-hooks builds the
-# wrapper with the crash tests' pause switch; nothing else enables it.
-test: fmt-check clippy package-check
-	mkdir -p target; set -o pipefail; $(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test.log
-	@awk '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
+# containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
+# for tests/e2e_cri.rs, cached in target/.
+cri-tools:
+	./scripts/cri-tools.sh
+
+# Both tiers build with test-hooks (the crash tests' pause switch in the
+# wrapper, see e2e_crash), so they share one build; release builds, make
+# package and make demo never enable it.
+TEST_FEATURES := --features test-hooks
+
+# Two tiers of tests, sharing one build.
+# unit: no root, no container runtime, no daemon: the library's own tests,
+# its doc tests and these test binaries (pure logic, fixtures, proptest;
+# docs.rs parses the snippets with `containerd config dump` and python3-yaml,
+# neither needs root).
+UNIT_TESTS := admin_docs admin_doctor docs hook_definitions prop_engine
+# e2e: every other tests/*.rs. They run real containers under runc, crun,
+# containerd and podman, or the wrapper's create (which records converted
+# containers under /run), as root; a missing prerequisite fails them, never
+# skips them.
+E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard tests/*.rs)))))
+
+# The totals of the `test result:` lines of the logs in $(1), after $(2).
+totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
+
+# `make test`: the last line is the total over every test binary of both tiers.
+test: fmt-check clippy package-check cri-tools
+	@status=0; \
+	$(MAKE) --no-print-directory unit || status=1; \
+	$(MAKE) --no-print-directory e2e || status=1; \
+	cat target/test-unit.log target/test-e2e.log >target/test.log; \
+	$(call totals,target/test.log); \
+	exit $$status
+
+unit:
+	@mkdir -p target; set -o pipefail; status=0; \
+	( s=0; \
+	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --lib $(addprefix --test ,$(UNIT_TESTS)) -- --test-threads=$(TEST_THREADS) || s=1; \
+	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --doc -- --test-threads=$(TEST_THREADS) || s=1; \
+	  exit $$s ) 2>&1 | tee target/test-unit.log || status=1; \
+	$(call totals,target/test-unit.log,unit: ); \
+	exit $$status
+
+e2e: cri-tools
+	@mkdir -p target; set -o pipefail; status=0; \
+	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
+	$(call totals,target/test-e2e.log,e2e: ); \
+	exit $$status
 
 # Installs only the Debian packages that are missing.
 deps:

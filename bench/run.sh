@@ -36,11 +36,13 @@ else
 	[ -n "${WRAPPER:-}" ] || cargo build --quiet --release --bin userns-hostnet-runtime
 	W=${WRAPPER:-$TARGET/release/userns-hostnet-runtime}
 fi
-RUNC=$(command -v runc)
-for tool in jq unshare; do
+[ "$(id -u)" = 0 ] || { echo "bench: run as root (it creates containers)" >&2; exit 1; }
+for tool in runc jq unshare; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool is missing" >&2; exit 1; }
 done
+RUNC=$(command -v runc)
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (Debian package time)" >&2; exit 1; }
+[ -x /bin/busybox ] || { echo "bench: /bin/busybox is missing (Debian package busybox-static)" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/uhn-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

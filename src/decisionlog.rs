@@ -81,7 +81,30 @@ pub struct Entry<'a> {
     pub error: Option<String>,
 }
 
+/// How a command that reads a spec ended, for its log line.
+#[derive(Debug)]
+pub enum Ending<'a> {
+    /// The engine planned (`None`: there was no spec to read).
+    Planned(Option<&'a Plan>),
+    Refused(&'a Refusal),
+    /// Something other than the engine stopped it, after the plan if any.
+    Failed(Option<&'a Plan>, String),
+}
+
 impl<'a> Entry<'a> {
+    /// A line for `command` that ended so; the caller fills in where it ran.
+    pub fn ending(command: &'a str, ending: Ending<'a>) -> Self {
+        let (plan, refused, error) = match ending {
+            Ending::Planned(plan) => (plan, None, None),
+            Ending::Refused(r) => (None, Some(r), None),
+            Ending::Failed(plan, e) => (plan, None, Some(e)),
+        };
+        let mut entry = Entry::new(command, plan);
+        entry.refused = refused;
+        entry.error = error;
+        entry
+    }
+
     /// A line for `command`, with what the plan decided and changed, if the
     /// engine got that far; the caller fills in where it ran.
     pub fn new(command: &'a str, plan: Option<&'a Plan>) -> Self {

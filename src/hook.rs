@@ -17,16 +17,14 @@ pub mod harden;
 pub mod mountinfo;
 
 use crate::bundle;
-use crate::config::{self, Config};
-use crate::decisionlog::Entry;
-use crate::engine::{self, spec, Plan, Policy, Refusal, RroSupport};
+use crate::config;
+use crate::decisionlog::{Ending, Entry};
+use crate::engine::{self, spec, Plan, Refusal};
 use crate::host;
-use crate::runtime::{Lookup, LookupError, NamedBy, RUNTIME_ENV};
-use crate::wrapper;
-use anyhow::{anyhow, bail, Context};
+use crate::plan::{self, Rro};
+use crate::runtime;
 use serde::Deserialize;
 use serde_json::Value;
-use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -38,10 +36,6 @@ pub const PRECREATE: &str = "hook precreate";
 const MAX_STATE: u64 = 1 << 20;
 const MAX_SPEC: u64 = 64 << 20;
 
-/// Hooks run with only the environment their definition gives them: where
-/// to look for the runtime to probe when there is no PATH.
-const DEFAULT_PATH: &str = crate::sys::paths::FALLBACK_PATH;
-
 /// The part of the OCI state the hook reads.
 #[derive(Debug, Deserialize)]
 pub struct State {
@@ -52,24 +46,25 @@ pub struct State {
 }
 
 impl State {
-    pub fn parse(bytes: &[u8]) -> anyhow::Result<State> {
-        serde_json::from_slice(bytes).context("the OCI state on stdin")
+    pub fn parse(bytes: &[u8]) -> Result<State, HookError> {
+        serde_json::from_slice(bytes).map_err(HookError::State)
     }
 
     /// The container's init process, which the runtime must have given.
-    pub fn pid(&self) -> anyhow::Result<i32> {
+    pub fn pid(&self) -> Result<i32, HookError> {
         match self.pid {
-            Some(p) if p > 0 => i32::try_from(p).map_err(|_| anyhow!("pid {p} out of range")),
-            Some(p) => bail!("the OCI state has pid {p}: the container has no process yet"),
-            None => bail!("the OCI state has no pid: the container has no process yet"),
+            Some(p) if p > 0 => i32::try_from(p).map_err(|_| HookError::PidOutOfRange(p)),
+            Some(p) => Err(HookError::NoProcess(format!("has pid {p}"))),
+            None => Err(HookError::NoProcess("has no pid".into())),
         }
     }
 }
 
 /// `hook create-runtime`: the exit status.
-pub fn create_runtime() -> anyhow::Result<i32> {
-    let input = read_input(MAX_STATE).context(CREATE_RUNTIME)?;
-    create_runtime_with(&input).with_context(|| CREATE_RUNTIME)?;
+pub fn create_runtime() -> Result<i32, StageError> {
+    let stage = |e| StageError(CREATE_RUNTIME, e);
+    let input = read_input(MAX_STATE).map_err(stage)?;
+    create_runtime_with(&input).map_err(stage)?;
     Ok(0)
 }
 
@@ -84,33 +79,41 @@ pub enum Outcome {
 }
 
 /// The whole stage for one state document. `Err` is the line for stderr.
-pub fn create_runtime_with(state_bytes: &[u8]) -> anyhow::Result<Outcome> {
+pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let state = State::parse(state_bytes)?;
-    let file = bundle::read(&state.bundle)?
-        .ok_or_else(|| anyhow!("{}: no {}", state.bundle.display(), bundle::CONFIG))?;
-    let doc: Value = serde_json::from_slice(&file.bytes)
-        .with_context(|| format!("{}: does not parse", file.path.display()))?;
+    let file =
+        bundle::read(&state.bundle)?.ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
+    let doc: Value = serde_json::from_slice(&file.bytes).map_err(|source| HookError::Parse {
+        path: file.path.clone(),
+        source,
+    })?;
     // The fast path: no file but config.json is read, no system call is
-    // made unless the spec names namespace paths.
-    let quick = host::gather(&doc, &Policy::default());
-    if !engine::needs_conversion(&doc, &quick) {
-        return Ok(Outcome::NotNeeded);
-    }
+    // made unless the spec names namespace paths. The runtime read this
+    // spec already; what the engine cannot read it leaves to the wrapper.
+    let prepared = match plan::prepare(doc) {
+        Ok(p) if p.needs_conversion() => p,
+        _ => return Ok(Outcome::NotNeeded),
+    };
     let pid = state.pid()?;
-    let config = config::load().map_err(|e| anyhow!("config: {e}"))?;
-    let rootfs = rootfs_of(&doc, &state.bundle)?;
-    let sys_in_spec = mounts_at_sys(&doc);
-    let mut facts = host::gather(&doc, &config.policy);
+    let config = config::load()?;
+    let rootfs = rootfs_of(prepared.spec(), &state.bundle)?;
+    let sys_in_spec = mounts_at_sys(prepared.spec());
     // This stage makes the tree read-only itself: the runtime's support for
     // `rro` does not matter here.
-    facts.rro = RroSupport::Supported;
-    let planned = engine::evaluate(doc, &facts, &config.policy);
+    let planned = prepared.evaluate(&config.policy, Rro::Assume);
     let result = match &planned {
-        Err(r) => Err(anyhow!("refused: {r}")),
-        Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(|e| anyhow!("{e}")),
+        Err(r) => Err(HookError::Refused(r.clone())),
+        Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(HookError::Harden),
     };
     let warnings = planned.as_ref().map(unapplied_changes).unwrap_or_default();
-    let mut entry = Entry::new(CREATE_RUNTIME, planned.as_ref().ok());
+    let mut entry = Entry::ending(
+        CREATE_RUNTIME,
+        match (&planned, &result) {
+            (Err(r), _) => Ending::Refused(r),
+            (Ok(plan), Err(e)) => Ending::Failed(Some(plan), e.to_string()),
+            (Ok(plan), Ok(_)) => Ending::Planned(Some(plan)),
+        },
+    );
     entry.id = Some(state.id.clone());
     entry.bundle = state.bundle.display().to_string();
     entry.converted = result.is_ok();
@@ -118,11 +121,6 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> anyhow::Result<Outcome> {
     // cannot goes into the warnings instead.
     entry.changes = &[];
     entry.warnings = &warnings;
-    entry.refused = planned.as_ref().err();
-    entry.error = match (&planned, &result) {
-        (Ok(_), Err(e)) => Some(e.to_string()),
-        _ => None,
-    };
     entry.record(&config.log);
     result
 }
@@ -159,19 +157,47 @@ fn unapplied_changes(plan: &Plan) -> Vec<String> {
 
 /// The rootfs as the runtime mounted it: `root.path`, relative to the
 /// bundle, with links resolved.
-pub fn rootfs_of(doc: &Value, bundle_dir: &Path) -> anyhow::Result<PathBuf> {
+pub fn rootfs_of(doc: &Value, bundle_dir: &Path) -> Result<PathBuf, HookError> {
     let root = doc
         .get("root")
         .and_then(|r| r.get("path"))
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty())
-        .ok_or_else(|| anyhow!("config.json: root.path is missing"))?;
+        .ok_or(HookError::NoRootPath)?;
     let joined = bundle_dir.join(root);
     Ok(std::fs::canonicalize(&joined)
         .unwrap_or_else(|_| PathBuf::from(spec::clean_path(&joined.to_string_lossy()))))
 }
 
 /// Does the spec mount anything at /sys?
+/// The state's pid must be the container's: hardening the hook's own or
+/// the host's mount namespace would make the host's /sys read-only.
+fn refuse_own_mount_namespace(pid: i32) -> Result<(), String> {
+    let id = |path: &str| {
+        host::namespace_facts(path, false)
+            .map(|f| f.id)
+            .map_err(|e| format!("{path}: {e}"))
+    };
+    let refuse = |whose: &str| {
+        Err(format!(
+            "pid {pid} of the OCI state is in {whose} mount namespace, not a container's: refusing to harden it"
+        ))
+    };
+    if pid == 1 {
+        return refuse("the initial");
+    }
+    let target = id(&format!("/proc/{pid}/ns/mnt"))?;
+    if id("/proc/self/ns/mnt")? == target {
+        return refuse("this hook's own");
+    }
+    // A runtime may run the hook without the right to inspect pid 1
+    // (EACCES): then only the comparisons above can be made.
+    if id("/proc/1/ns/mnt").is_ok_and(|init| init == target) {
+        return refuse("the initial");
+    }
+    Ok(())
+}
+
 fn mounts_at_sys(doc: &Value) -> bool {
     spec::mounts(doc).is_ok_and(|list| {
         list.iter().any(|m| {
@@ -187,6 +213,7 @@ fn mounts_at_sys(doc: &Value) -> bool {
 pub fn harden_sys(pid: i32, rootfs: &Path, expect_sys: bool) -> Result<Outcome, String> {
     let target = rootfs.join("sys").to_string_lossy().into_owned();
     let container = harden::Container::open(pid)?;
+    refuse_own_mount_namespace(pid)?;
     let before = mountinfo::parse(&container.mountinfo()?);
     let tree = mountinfo::visible_tree(&before, &target);
     if tree.mounts.is_empty() {
@@ -227,42 +254,41 @@ pub fn harden_sys(pid: i32, rootfs: &Path, expect_sys: bool) -> Result<Outcome, 
 }
 
 /// `hook precreate`: the exit status.
-pub fn precreate() -> anyhow::Result<i32> {
-    let input = read_input(MAX_SPEC).context(PRECREATE)?;
-    let output = precreate_with(&input).context(PRECREATE)?;
+pub fn precreate() -> Result<i32, StageError> {
+    let stage = |e| StageError(PRECREATE, e);
+    let input = read_input(MAX_SPEC).map_err(stage)?;
+    let output = precreate_with(&input).map_err(stage)?;
     let mut out = std::io::stdout().lock();
     out.write_all(&output)
         .and_then(|()| out.flush())
-        .context("writing the spec to stdout")
-        .context(PRECREATE)?;
+        .map_err(|e| stage(HookError::Stdout(e)))?;
     Ok(0)
 }
 
 /// The converted spec for a proposed one: the input itself, byte for byte,
 /// when nothing changes.
-pub fn precreate_with(input: &[u8]) -> anyhow::Result<Vec<u8>> {
-    let doc: Value = serde_json::from_slice(input).context("the spec on stdin")?;
+pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
+    let doc: Value = serde_json::from_slice(input).map_err(HookError::Spec)?;
     if !doc.is_object() {
-        bail!("the spec on stdin is not a JSON object");
+        return Err(HookError::SpecNotObject);
     }
-    let config = config::load().map_err(|e| anyhow!("config: {e}"))?;
-    let runtime = probed_runtime(&config);
+    let config = config::load()?;
+    // podman does not tell a hook which runtime it runs: the one the
+    // wrapper would choose.
+    let runtime = runtime::choose(None, &config.runtime);
     let planned = match &runtime {
-        Ok(rt) => wrapper::plan_spec(doc, &config, rt).map_err(Failed::Refused),
+        Ok(rt) => plan::plan(doc, &config.policy, Rro::Probe(rt)).map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };
-    let refused = match &planned {
-        Err(Failed::Refused(r)) => Some(r),
-        _ => None,
-    };
-    let plan = planned.as_ref().ok();
-    let mut entry = Entry::new(PRECREATE, plan);
+    let mut entry = Entry::ending(
+        PRECREATE,
+        match &planned {
+            Ok(plan) => Ending::Planned(Some(plan)),
+            Err(Failed::Refused(r)) => Ending::Refused(r),
+            Err(Failed::Lookup(e)) => Ending::Failed(None, e.clone()),
+        },
+    );
     entry.runtime = runtime.as_ref().ok().map(|r| r.display().to_string());
-    entry.refused = refused;
-    entry.error = match &planned {
-        Err(Failed::Lookup(e)) => Some(e.clone()),
-        _ => None,
-    };
     entry.record(&config.log);
     let plan = planned?;
     Ok(if plan.changed() {
@@ -280,34 +306,70 @@ enum Failed {
     Lookup(String),
 }
 
-/// The runtime whose `rro` support decides the /sys conversion. podman does
-/// not tell a hook which runtime it runs, so: `USERNS_HOSTNET_RUNTIME`, else
-/// `runtime` of the config file, looked up in PATH (a default PATH when the
-/// hook definition gives none).
-fn probed_runtime(config: &Config) -> Result<PathBuf, LookupError> {
-    let named = std::env::var_os(RUNTIME_ENV).filter(|v| !v.is_empty());
-    let path_var = std::env::var_os("PATH")
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| OsString::from(DEFAULT_PATH));
-    Lookup {
-        named: named.as_deref().map(|v| (v, NamedBy::Env)),
-        candidates: &config.runtime,
-        path_var: Some(&path_var),
-        self_exe: None,
+impl From<Failed> for HookError {
+    fn from(f: Failed) -> HookError {
+        match f {
+            Failed::Refused(r) => HookError::Refused(r),
+            Failed::Lookup(e) => HookError::Lookup(e),
+        }
     }
-    .find()
 }
 
+/// Why a hook stage fails (and the container with it).
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("the OCI state on stdin: {0}")]
+    State(serde_json::Error),
+    #[error("pid {0} out of range")]
+    PidOutOfRange(i64),
+    #[error("the OCI state {0}: the container has no process yet")]
+    NoProcess(String),
+    #[error(transparent)]
+    Bundle(#[from] bundle::BundleError),
+    #[error("{}: no {}", .0.display(), bundle::CONFIG)]
+    NoConfig(PathBuf),
+    #[error("{}: does not parse: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("config.json: root.path is missing")]
+    NoRootPath,
+    #[error("config: {0}")]
+    Config(#[from] config::ConfigError),
+    #[error("refused: {0}")]
+    Refused(Refusal),
+    #[error("{0}")]
+    Harden(String),
+    #[error("cannot probe the runtime for rro: {0}")]
+    Lookup(String),
+    #[error("the spec on stdin: {0}")]
+    Spec(serde_json::Error),
+    #[error("the spec on stdin is not a JSON object")]
+    SpecNotObject,
+    #[error("reading stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error("more than {0} bytes on stdin")]
+    TooLarge(u64),
+    #[error("writing the spec to stdout: {0}")]
+    Stdout(std::io::Error),
+}
+
+/// A hook error with the stage it stopped: `hook create-runtime: ...`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: {1}")]
+pub struct StageError(pub &'static str, pub HookError);
+
 /// A decision log that cannot be written never fails a container.
-fn read_input(limit: u64) -> anyhow::Result<Vec<u8>> {
+fn read_input(limit: u64) -> Result<Vec<u8>, HookError> {
     let mut buf = Vec::new();
     std::io::stdin()
         .lock()
         .take(limit + 1)
         .read_to_end(&mut buf)
-        .context("reading stdin")?;
+        .map_err(HookError::Stdin)?;
     if buf.len() as u64 > limit {
-        bail!("more than {limit} bytes on stdin");
+        return Err(HookError::TooLarge(limit));
     }
     Ok(buf)
 }
@@ -360,6 +422,16 @@ mod tests {
         let state = json!({"id": "x", "bundle": dir.path().join("missing")});
         let e = create_runtime_with(state.to_string().as_bytes()).unwrap_err();
         assert!(e.to_string().contains("no config.json"), "{e}");
+    }
+
+    #[test]
+    fn the_hooks_own_mount_namespace_is_refused() {
+        let e = refuse_own_mount_namespace(std::process::id() as i32).unwrap_err();
+        assert!(e.contains("this hook's own mount namespace"), "{e}");
+        assert!(refuse_own_mount_namespace(999_999_999).is_err());
+        assert!(refuse_own_mount_namespace(1)
+            .unwrap_err()
+            .contains("the initial"));
     }
 
     #[test]

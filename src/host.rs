@@ -3,10 +3,10 @@
 
 use crate::engine::facts::{proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-use crate::engine::spec;
+use crate::engine::spec::Namespace;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
-use serde_json::Value;
+use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -70,22 +70,19 @@ pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, HostError> {
     })
 }
 
-/// Facts for a spec with a user namespace: its namespace paths, the maps of
-/// a user namespace it joins, and the subordinate ranges the policy names.
-/// A spec the engine cannot read gets none: the engine refuses it in its own
-/// words.
-pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
+/// The namespace facts for a spec's namespaces: the namespaces it joins by
+/// path (with the owner of a network namespace), the runtime's own of the
+/// same kinds, and the maps of a user namespace it joins. Nothing is read
+/// for a spec without a user namespace.
+pub fn namespace_facts_of(namespaces: &[Namespace]) -> HostFacts {
     let mut facts = HostFacts::default();
-    let Ok(namespaces) = spec::namespaces(spec_doc) else {
-        return facts;
-    };
     if !namespaces
         .iter()
         .any(|n| n.kind == LinuxNamespaceType::User)
     {
         return facts;
     }
-    for n in &namespaces {
+    for n in namespaces {
         let Some(path) = &n.path else { continue };
         let owner = n.kind == LinuxNamespaceType::Network;
         facts
@@ -106,10 +103,71 @@ pub fn gather(spec_doc: &Value, policy: &Policy) -> HostFacts {
             }
         }
     }
+    facts
+}
+
+/// The facts the policy asks for: the subordinate ranges of the user it
+/// names, if it names one.
+pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
     if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {
         facts.subids = Some(read_subids(user, Path::new("/etc")).map_err(text));
     }
-    facts
+}
+
+/// For each bind source of the spec: is it the host's /sys or in its
+/// tree? Resolved through links and other spellings (`canonicalize`), and
+/// by file system: a path on a file system mounted at or under /sys (an
+/// alias of /sys bound elsewhere on the host) counts too. A source that
+/// does not resolve is left out: the engine then judges its cleaned path.
+pub fn host_sys_sources(spec_doc: &serde_json::Value) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    let Ok(mounts) = crate::engine::spec::mounts(spec_doc) else {
+        return out;
+    };
+    let mut sys_devices: Option<Vec<u64>> = None;
+    for (i, m) in mounts.iter().enumerate() {
+        if !crate::engine::spec::is_bind(i, m).unwrap_or(false) {
+            continue;
+        }
+        let Some(source) = m.get("source").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        if out.contains_key(source) {
+            continue;
+        }
+        let Ok(resolved) = std::fs::canonicalize(source) else {
+            continue;
+        };
+        let in_tree = resolved == Path::new("/sys") || resolved.starts_with("/sys/");
+        let on_sys_fs = !in_tree
+            && stat(&resolved).is_ok_and(|st| {
+                sys_devices
+                    .get_or_insert_with(sys_tree_devices)
+                    .contains(&st.st_dev)
+            });
+        out.insert(source.to_owned(), in_tree || on_sys_fs);
+    }
+    out
+}
+
+/// The devices of the file systems mounted at or under /sys, from this
+/// process's mountinfo (field 3 is `major:minor`, field 5 the mount point).
+fn sys_tree_devices() -> Vec<u64> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let point = *f.get(4)?;
+            if point != "/sys" && !point.starts_with("/sys/") {
+                return None;
+            }
+            let (major, minor) = f.get(2)?.split_once(':')?;
+            Some(nix::sys::stat::makedev(
+                major.parse().ok()?,
+                minor.parse().ok()?,
+            ))
+        })
+        .collect()
 }
 
 /// The engine's facts carry reasons as text.
@@ -213,6 +271,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("No such file"), "{e}");
+    }
+
+    fn gather(spec: &serde_json::Value, policy: &Policy) -> HostFacts {
+        let mut facts = namespace_facts_of(&crate::engine::spec::namespaces(spec).unwrap());
+        add_policy_facts(&mut facts, policy);
+        facts
+    }
+
+    #[test]
+    fn the_runtimes_own_namespaces_are_read_for_the_kinds_joined() {
+        let spec = serde_json::json!({"linux": {"namespaces": [
+            {"type": "user"},
+            {"type": "uts", "path": "/proc/self/ns/uts"},
+            {"type": "ipc"}
+        ]}});
+        let facts = gather(&spec, &Policy::default());
+        let own = facts.runtime_namespace(LinuxNamespaceType::Uts).unwrap();
+        assert_eq!(
+            facts.namespaces["/proc/self/ns/uts"].as_ref().unwrap().id,
+            own
+        );
+        assert!(facts.runtime_namespace(LinuxNamespaceType::Ipc).is_none());
+    }
+
+    #[test]
+    fn sys_sources_are_recognised_by_resolution_and_file_system() {
+        let spec = serde_json::json!({"mounts": [
+            {"destination": "/a", "type": "bind", "source": "/proc/self/root/sys", "options": ["rbind"]},
+            {"destination": "/b", "type": "bind", "source": "/sys/kernel", "options": ["rbind"]},
+            {"destination": "/c", "type": "bind", "source": "/etc", "options": ["rbind"]},
+            {"destination": "/d", "type": "bind", "source": "/nonexistent/x", "options": ["rbind"]},
+            {"destination": "/e", "type": "tmpfs", "source": "/sys"}
+        ]});
+        let got = host_sys_sources(&spec);
+        assert_eq!(got.get("/proc/self/root/sys"), Some(&true));
+        assert_eq!(got.get("/sys/kernel"), Some(&true));
+        assert_eq!(got.get("/etc"), Some(&false));
+        assert_eq!(got.get("/nonexistent/x"), None);
+        assert_eq!(got.len(), 3, "{got:?}");
     }
 
     #[test]

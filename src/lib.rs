@@ -9,6 +9,9 @@
 //! the rest of the crate is the thin shell around it: argv scanning, bundle
 //! I/O, host facts, runtime lookup and exec, runc-format error logs.
 
+/// The wrapper's file name, as it names itself in errors.
+pub const WRAPPER_NAME: &str = "userns-hostnet-runtime";
+
 pub mod admin;
 pub mod argv;
 pub mod bundle;
@@ -19,6 +22,7 @@ pub mod decisionlog;
 pub mod engine;
 pub mod hook;
 pub mod host;
+pub mod plan;
 pub mod probe;
 pub mod runclog;
 pub mod runtime;

@@ -112,6 +112,37 @@ impl Lookup<'_> {
     }
 }
 
+/// The real runtime: `named` if given, else the first of `candidates` in
+/// PATH, never this executable itself. podman 4.3 calls `kill` and
+/// `delete` with no PATH at all: then look where a system's runtimes live
+/// rather than fail its stop and cleanup.
+pub fn find(
+    named: Option<(&OsStr, NamedBy)>,
+    candidates: &[String],
+) -> Result<PathBuf, LookupError> {
+    let path_var = std::env::var_os("PATH")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| FALLBACK_PATH.into());
+    let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
+    Lookup {
+        named,
+        candidates,
+        path_var: Some(&path_var),
+        self_exe: self_exe.as_deref(),
+    }
+    .find()
+}
+
+/// The runtime as the wrapper would choose it for a create that does not
+/// carry one in its own name, for the admin tool and the hooks: `named` (an
+/// operator's choice, such as `doctor --runtime`) first, then
+/// `USERNS_HOSTNET_RUNTIME`, then `candidates` (the config file's).
+pub fn choose(named: Option<&OsStr>, candidates: &[String]) -> Result<PathBuf, LookupError> {
+    let env = std::env::var_os(RUNTIME_ENV).filter(|v| !v.is_empty());
+    let named = named.or(env.as_deref());
+    find(named.map(|n| (n, NamedBy::Env)), candidates)
+}
+
 fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p)
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

@@ -1,24 +1,27 @@
-//! The wrapper's data path: argv -> bundle -> config.json -> host facts ->
-//! engine plan -> atomic write -> execve. Nothing else runs on it; every
-//! subcommand but create, run and restore is an immediate exec (reading
-//! the config file only when nothing else names the real runtime).
+//! The wrapper's data path. create, run, restore: argv -> bundle ->
+//! config.json -> plan ([`crate::plan`]) -> record -> atomic write ->
+//! execve. exec: the record of a converted container decides whether the
+//! process file and `--cap` lose the network capabilities. delete: the
+//! record is removed. Every other subcommand is an immediate exec (reading
+//! the config file only when nothing else names the real runtime). Nothing
+//! imports this module: what it shares lives in plan, runtime and bundle.
 
 use crate::argv::{self, Creating, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
-use crate::decisionlog::Entry;
+use crate::decisionlog::{Ending, Entry};
 use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, Plan, Refusal};
-use crate::host;
+use crate::plan::{self, Rro};
 use crate::runclog;
-use crate::runtime::{self, Lookup, LookupError, NamedBy};
+use crate::runtime::{self, LookupError, NamedBy};
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use tracing::{debug, warn};
 
-pub const NAME: &str = "userns-hostnet-runtime";
+pub const NAME: &str = crate::WRAPPER_NAME;
 pub const DEBUG_ENV: &str = "USERNS_HOSTNET_DEBUG";
 
 /// Why the wrapper stops instead of becoming the runtime.
@@ -64,13 +67,22 @@ fn become_runtime(
     // A pass-through whose runtime is already named reads no file at all.
     let config = match (&inv.creating, &named) {
         (None, Some(_)) => None,
+        // A broken config file must not stop state, kill or delete (pods
+        // would hang terminating): they take the runtime from the defaults.
+        (None, None) => Some(config::load().unwrap_or_else(|e| {
+            warn_defaults(inv, &e);
+            Config::default()
+        })),
         _ => Some(config::load()?),
     };
     let candidates = config
         .as_ref()
         .map(|c| c.runtime.clone())
         .unwrap_or_default();
-    let runtime = find_runtime(named, &candidates)?;
+    let runtime = runtime::find(
+        named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
+        &candidates,
+    )?;
     let records = Records::system();
     let mut argv = Cow::Borrowed(args);
     if let (Some(creating), Some(config)) = (inv.creating, &config) {
@@ -114,23 +126,25 @@ fn named_runtime(inv: &Invocation) -> Option<(OsString, NamedBy)> {
     }
 }
 
-fn find_runtime(
-    named: Option<(OsString, NamedBy)>,
-    candidates: &[String],
-) -> Result<PathBuf, LookupError> {
-    // podman 4.3 calls `kill` and `delete` with no PATH at all: look where
-    // a system's runtimes live rather than fail its stop and cleanup.
-    let path_var = std::env::var_os("PATH")
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
-    let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
-    Lookup {
-        named: named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
-        candidates,
-        path_var: Some(&path_var),
-        self_exe: self_exe.as_deref(),
-    }
-    .find()
+/// A pass-through whose config file cannot be read says so in the
+/// default decision log (and on stderr with `--debug`), then goes on.
+fn warn_defaults(inv: &Invocation, e: &ConfigError) {
+    let word = inv
+        .subcommand
+        .as_deref()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let warnings = [format!(
+        "config: {e}: `{word}` takes the real runtime from the defaults"
+    )];
+    warn!("{}", warnings[0]);
+    let mut entry = Entry::ending(&word, Ending::Planned(None));
+    entry.id = inv
+        .container_id
+        .as_ref()
+        .map(|i| i.to_string_lossy().into_owned());
+    entry.warnings = &warnings;
+    entry.record(&Config::default().log);
 }
 
 /// Record whether the container was converted, before its config.json is
@@ -239,8 +253,8 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 }
 
 /// Convert the bundle's config.json in place if the container needs it.
-/// What the wrapper cannot read as a spec it leaves to the real runtime,
-/// which reports it in its own words: `Ok(None)`. `before_write` sees the
+/// A missing config.json is left to the real runtime, which reports it in
+/// its own words: `Ok(None)`; one the wrapper cannot read is refused. `before_write` sees the
 /// plan (or `None`) before anything is written, and may stop the create.
 pub fn prepare_bundle(
     bundle: &Path,
@@ -253,20 +267,21 @@ pub fn prepare_bundle(
         before_write(None)?;
         return Ok(None);
     };
+    // runc and crun read some documents serde_json rejects (trailing bytes,
+    // invalid UTF-8, deep nesting): never let one pass unconverted.
     let doc: serde_json::Value = match serde_json::from_slice(&file.bytes) {
         Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => {
-            debug!("config.json is not a JSON object: passing through");
-            before_write(None)?;
-            return Ok(None);
-        }
+        Ok(other) => return Err(Refusal::malformed("(top level)", "an object", &other).into()),
         Err(e) => {
-            debug!(error = %e, "config.json does not parse: passing through");
-            before_write(None)?;
-            return Ok(None);
+            return Err(Refusal::new(
+                "spec",
+                "(top level)",
+                format!("config.json is not one strict JSON object ({e}); the runtime might read it otherwise, so it is not passed through unconverted"),
+            )
+            .into())
         }
     };
-    let plan = plan_spec(doc, config, runtime)?;
+    let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
@@ -281,42 +296,6 @@ pub fn prepare_bundle(
     Ok(Some(plan))
 }
 
-/// Gather the host facts a spec needs and run the engine: the one path
-/// from a spec to a plan, shared by the wrapper, the hooks and `explain`.
-/// `rro` support is probed only for specs that need the conversion.
-pub fn plan_spec(doc: serde_json::Value, config: &Config, runtime: &Path) -> Result<Plan, Refusal> {
-    let mut facts = host::gather(&doc, &config.policy);
-    if engine::needs_conversion(&doc, &facts) {
-        facts.rro = host::rro_support(runtime);
-    }
-    engine::evaluate(doc, &facts, &config.policy)
-}
-
-/// The real runtime as the wrapper would choose it for a create that does
-/// not carry one in its own name: `named` (an operator's choice, such as
-/// `doctor --runtime`) first, then `USERNS_HOSTNET_RUNTIME`, then the
-/// config file's candidates in PATH. For the admin tool.
-pub fn choose_runtime(
-    named: Option<&std::ffi::OsStr>,
-    candidates: &[String],
-) -> Result<PathBuf, LookupError> {
-    let named = match named {
-        Some(n) => Some((n.to_os_string(), NamedBy::Env)),
-        None => std::env::var_os(runtime::RUNTIME_ENV)
-            .filter(|v| !v.is_empty())
-            .map(|v| (v, NamedBy::Env)),
-    };
-    find_runtime(named, candidates)
-}
-
-/// [`plan_spec`] when no real runtime can be asked: `rro` is assumed to
-/// work (the kernel and runtime are not probed). For `explain` on a machine
-/// without a runtime; the caller says so.
-pub fn plan_spec_assuming_rro(doc: serde_json::Value, config: &Config) -> Result<Plan, Refusal> {
-    let facts = host::gather(&doc, &config.policy);
-    engine::evaluate(doc, &facts, &config.policy)
-}
-
 /// One line in the wrapper's own log for every create, run and restore.
 /// A log that cannot be written never fails the container.
 fn log_decision(
@@ -327,24 +306,18 @@ fn log_decision(
     config: &Config,
     outcome: &Result<Option<Plan>, Failure>,
 ) {
-    let plan = outcome.as_ref().ok().and_then(Option::as_ref);
-    let refused = match outcome {
-        Err(Failure::Refused(r)) => Some(r),
-        _ => None,
+    let ending = match outcome {
+        Ok(plan) => Ending::Planned(plan.as_ref()),
+        Err(Failure::Refused(r)) => Ending::Refused(r),
+        Err(f) => Ending::Failed(None, f.to_string()),
     };
-    let error = match outcome {
-        Err(f) if refused.is_none() => Some(f.to_string()),
-        _ => None,
-    };
-    let mut entry = Entry::new(creating.word(), plan);
+    let mut entry = Entry::ending(creating.word(), ending);
     entry.id = inv
         .container_id
         .as_ref()
         .map(|i| i.to_string_lossy().into_owned());
     entry.bundle = absolute(bundle).display().to_string();
     entry.runtime = Some(runtime.display().to_string());
-    entry.refused = refused;
-    entry.error = error;
     entry.record(&config.log);
 }
 

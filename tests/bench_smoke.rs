@@ -1,10 +1,24 @@
 //! The benchmarks still run: `bench/run.sh --quick` measures each figure
-//! once (no timing is asserted) and prints the README's table.
+//! once (no timing is asserted) and prints the README's table. It creates
+//! real containers: without root, runc, jq, busybox or GNU time the test
+//! fails, naming what is missing; it never skips.
 
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn bench_script_runs_in_quick_mode() {
+    common::require_prerequisites(common::Runtime::Runc);
+    assert!(
+        common::find_in_path("jq").is_some(),
+        "`jq` is missing: install the Debian package jq"
+    );
+    assert!(
+        Path::new("/usr/bin/time").is_file(),
+        "/usr/bin/time is missing: install the Debian package time"
+    );
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("bash")
         .arg(format!("{root}/bench/run.sh"))

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::containerd::Containerd;
-use common::{Bundle, Outcome, Probe, Runtime};
+use common::{show, wrapper, Bundle, Outcome, Probe, Runtime};
 use serde_json::{json, Value};
 
 /// A userns + host-network spec for `ctr run --config` (absolute root.path,
@@ -30,24 +30,6 @@ fn edit_file(path: &Path, f: impl FnOnce(&mut Value)) {
     let mut value: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
     f(&mut value);
     fs::write(path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-}
-
-fn wrapper() -> &'static Path {
-    Path::new(common::WRAPPER)
-}
-
-/// Prints what the container saw under /sys, for the test log.
-fn show(what: &str, probe: &Probe) {
-    let sys: Vec<String> = probe
-        .under_sys()
-        .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect();
-    eprintln!(
-        "{what}: CapBnd {:016x}, under /sys:\n{}",
-        probe.cap_bnd(),
-        sys.join("\n")
-    );
 }
 
 fn assert_no_leftovers(ctd: &mut Containerd) {

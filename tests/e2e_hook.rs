@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Bundle, ContainerGuard, Probe, Runtime, Sandbox};
+use common::{show, writable_under_sys, Bundle, ContainerGuard, Probe, Runtime, Sandbox};
 use serde_json::{json, Value};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
@@ -63,24 +63,6 @@ fn run(sandbox: &Sandbox, bundle: &Bundle, tag: &str) -> common::Outcome {
     out
 }
 
-fn show(what: &str, probe: &Probe) {
-    let lines: Vec<String> = probe
-        .under_sys()
-        .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect();
-    eprintln!("{what}: under /sys:\n{}", lines.join("\n"));
-}
-
-fn writable_under_sys(probe: &Probe) -> Vec<String> {
-    probe
-        .under_sys()
-        .iter()
-        .filter(|m| !m.has("ro"))
-        .map(|m| format!("{} {}", m.mount_point, m.fstype))
-        .collect()
-}
-
 #[test]
 fn without_the_hook_rbind_ro_leaves_host_submounts_writable() {
     let sandbox = Sandbox::new(Runtime::Runc);
@@ -92,7 +74,7 @@ fn without_the_hook_rbind_ro_leaves_host_submounts_writable() {
     let writable = writable_under_sys(&probe);
     for fstype in ["bpf", "securityfs"] {
         assert!(
-            writable.iter().any(|w| w.ends_with(fstype)),
+            writable.iter().any(|m| m.fstype == fstype),
             "the host's {fstype} submount should be writable without the hook: {writable:?}\n{}",
             probe.table()
         );

@@ -11,7 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Outcome, Probe};
+use common::podman::{GIDMAP, UIDMAP, ULIMITS};
+use common::{show, Outcome, Probe};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -87,27 +88,39 @@ impl Setup {
     }
 
     /// `podman --runtime runc --hooks-dir DIR run --rm --network host
-    /// --uidmap ... [EXTRA] --rootfs ROOTFS ARGS`.
+    /// --gidmap ... [EXTRA] --rootfs ROOTFS ARGS`; EXTRA holds the
+    /// `--uidmap`s.
     fn run(&self, name: &Name, extra: &[&str], args: &[&str]) -> Outcome {
+        self.run_on("host", name, extra, args)
+    }
+
+    /// `run` on the podman network NETWORK.
+    fn run_on(&self, network: &str, name: &Name, extra: &[&str], args: &[&str]) -> Outcome {
         common::run_capture(
             Command::new("podman")
                 .arg("--runtime")
                 .arg(common::Runtime::Runc.path())
                 .arg("--hooks-dir")
                 .arg(self.hooks_dir())
-                .args(["run", "--rm", "--name", &name.0, "--network", "host"])
-                .args(["--gidmap", "0:100000:65536"])
-                .args([
-                    "--ulimit",
-                    "nofile=20000:20000",
-                    "--ulimit",
-                    "nproc=1000:1000",
-                ])
+                .args(["run", "--rm", "--name", &name.0, "--network", network])
+                .args(GIDMAP)
+                .args(ULIMITS)
                 .args(extra)
                 .arg("--rootfs")
                 .arg(self.rootfs())
                 .args(args),
         )
+    }
+
+    /// A probe container on the host network with the usual mapping: what
+    /// it saw, printed for the test log as WHAT.
+    fn probe(&self, what: &str) -> Probe {
+        let name = Name::new();
+        let out = self.run(&name, UIDMAP, &common::probe_args());
+        out.assert_success();
+        let probe = Probe::parse(&out.stdout);
+        show(what, &probe);
+        probe
     }
 }
 
@@ -126,22 +139,6 @@ impl Drop for Name {
             .args(["rm", "--force", "--ignore", "--time", "0", &self.0])
             .output();
     }
-}
-
-/// Containers of test processes killed before their guards ran.
-const UIDMAP: &[&str] = &["--uidmap", "0:100000:65536"];
-
-fn show(what: &str, probe: &Probe) {
-    let lines: Vec<String> = probe
-        .under_sys()
-        .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect();
-    eprintln!(
-        "{what}: CapBnd {:016x}, under /sys:\n{}",
-        probe.cap_bnd(),
-        lines.join("\n")
-    );
 }
 
 /// Every mount of the tree is read-only; those the runtime made before the
@@ -167,11 +164,7 @@ fn assert_sys_tree_read_only(probe: &Probe) {
 #[test]
 fn precreate_converts_podmans_spec() {
     let setup = Setup::new(&["precreate"]);
-    let name = Name::new();
-    let out = setup.run(&name, UIDMAP, &common::probe_args());
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + precreate hook + runc", &probe);
+    let probe = setup.probe("podman + precreate hook + runc");
     assert_sys_tree_read_only(&probe);
     common::assert_converted_view(&probe, false);
     let log = setup.decisions();
@@ -195,11 +188,7 @@ fn precreate_converts_podmans_spec() {
 #[test]
 fn create_runtime_hardens_podmans_rbind_ro() {
     let setup = Setup::new(&["createRuntime"]);
-    let name = Name::new();
-    let out = setup.run(&name, UIDMAP, &common::probe_args());
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + createRuntime hook + runc", &probe);
+    let probe = setup.probe("podman + createRuntime hook + runc");
     assert_sys_tree_read_only(&probe);
     for m in probe.under_sys() {
         let masked = m.fstype == "tmpfs" && m.options.iter().all(|o| o != "nosuid");
@@ -227,10 +216,7 @@ fn create_runtime_hardens_podmans_rbind_ro() {
 #[test]
 fn both_stages_together() {
     let setup = Setup::new(&["precreate", "createRuntime"]);
-    let name = Name::new();
-    let out = setup.run(&name, UIDMAP, &common::probe_args());
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
+    let probe = setup.probe("podman + both hooks + runc");
     common::assert_converted_view(&probe, false);
     let commands: Vec<String> = setup
         .decisions()
@@ -279,25 +265,7 @@ fn precreate_refusal_stops_podman() {
 fn own_network_namespace_is_left_alone() {
     let setup = Setup::new(&["precreate", "createRuntime"]);
     let name = Name::new();
-    let out = common::run_capture(
-        Command::new("podman")
-            .arg("--runtime")
-            .arg(common::Runtime::Runc.path())
-            .arg("--hooks-dir")
-            .arg(setup.hooks_dir())
-            .args(["run", "--rm", "--name", &name.0, "--network", "none"])
-            .args(UIDMAP)
-            .args(["--gidmap", "0:100000:65536"])
-            .args([
-                "--ulimit",
-                "nofile=20000:20000",
-                "--ulimit",
-                "nproc=1000:1000",
-            ])
-            .arg("--rootfs")
-            .arg(setup.rootfs())
-            .args(common::probe_args()),
-    );
+    let out = setup.run_on("none", &name, UIDMAP, &common::probe_args());
     out.assert_success();
     let probe = Probe::parse(&out.stdout);
     let sys = probe.topmost("/sys").expect("/sys is mounted");

@@ -249,3 +249,38 @@ common::for_runtimes!(
     containerd_shim_argv_shape,
     bundle_defaults_to_working_directory,
 );
+
+/// A config file with an error stops create, but never a pass-through:
+/// `state` still reaches the default runtime (runc first in PATH), with the
+/// same answer as runc's own, while `create` refuses naming the file.
+#[test]
+fn a_broken_config_file_does_not_block_pass_through() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    std::fs::write(sandbox.config_path(), "[sysfs]\nfallback = \"sometimes\"\n").unwrap();
+    let id = common::unique_id("badconf");
+    let root = sandbox.root();
+    let wrapper = |args: &[&str]| {
+        let mut argv: Vec<OsString> =
+            vec![common::WRAPPER.into(), "--root".into(), root.clone().into()];
+        argv.extend(args.iter().map(OsString::from));
+        let mut cmd = common::in_sys_view(&argv);
+        cmd.env_remove("USERNS_HOSTNET_RUNTIME")
+            .env("USERNS_HOSTNET_CONFIG", sandbox.config_path());
+        common::run_capture(&mut cmd)
+    };
+    let through = wrapper(&["state", &id]);
+    let real = sandbox.real().run(&["state", &id]);
+    assert_same_result("state with a broken config file", &through, &real);
+
+    let bundle = Bundle::userns_hostnet(&["/bin/true"]);
+    let snap = bundle.snapshot();
+    let out = wrapper(&["create", "--bundle", bundle.dir().to_str().unwrap(), &id]);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert!(
+        out.stderr.starts_with("userns-hostnet-runtime: config: "),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stderr.contains("sysfs.fallback"), "{}", out.describe());
+    snap.assert_unchanged(&bundle.config_path(), "create with a broken config file");
+}

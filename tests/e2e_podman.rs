@@ -10,7 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Outcome, Probe};
+use common::podman::{GIDMAP, UIDMAP, ULIMITS};
+use common::{show, wrapper, writable_under_sys, Outcome, Probe};
 use tempfile::TempDir;
 
 /// A private, writable copy of the rootfs: podman writes into it.
@@ -120,7 +121,7 @@ impl Drop for PodmanName {
     }
 }
 
-/// Containers of test processes that were killed before their guards ran.
+/// `podman ARGS MORE`, its output captured.
 fn podman(args: &[&str], more: &[&str]) -> Outcome {
     common::run_capture(Command::new("podman").args(args).args(more))
 }
@@ -139,22 +140,10 @@ fn podman_run_with(
         Command::new("podman")
             .arg("--runtime")
             .arg(runtime)
-            .args([
-                "run",
-                "--rm",
-                "--name",
-                &name.name,
-                "--network",
-                network,
-                "--uidmap",
-                "0:100000:65536",
-                "--gidmap",
-                "0:100000:65536",
-                "--ulimit",
-                "nofile=20000:20000",
-                "--ulimit",
-                "nproc=1000:1000",
-            ])
+            .args(["run", "--rm", "--name", &name.name, "--network", network])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
             .arg("--cidfile")
             .arg(name.cidfile())
             .args(extra)
@@ -164,44 +153,30 @@ fn podman_run_with(
     )
 }
 
-fn podman_run(runtime: &Path, rootfs: &Path, name: &PodmanName, args: &[&str]) -> Outcome {
-    podman_run_with(runtime, rootfs, name, "host", &[], args)
-}
-
-fn wrapper() -> &'static Path {
-    Path::new(common::WRAPPER)
-}
-
-fn show(what: &str, probe: &Probe) {
-    let sys: Vec<String> = probe
-        .under_sys()
-        .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect();
-    eprintln!(
-        "{what}: CapBnd {:016x}, under /sys:\n{}",
-        probe.cap_bnd(),
-        sys.join("\n")
+/// A probe container that podman runs through RUNTIME on the host network,
+/// with EXTRA options: what it saw, printed for the test log as WHAT. Fails
+/// unless it ran and podman and runc forgot it afterwards.
+fn probe_run(runtime: &Path, extra: &[&str], what: &str) -> Probe {
+    let rootfs = PodmanRootfs::new();
+    let name = container_name();
+    let out = podman_run_with(
+        runtime,
+        &rootfs.path(),
+        &name,
+        "host",
+        extra,
+        &common::probe_args(),
     );
-}
-
-fn writable_under_sys(probe: &Probe) -> Vec<String> {
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show(what, &probe);
+    name.assert_gone();
     probe
-        .under_sys()
-        .iter()
-        .filter(|m| !m.has("ro"))
-        .map(|m| format!("{} {} {}", m.mount_point, m.fstype, m.options.join(",")))
-        .collect()
 }
 
 #[test]
 fn podman_runs_userns_hostnet_container_through_wrapper() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run(wrapper(), &rootfs.path(), &name, &common::probe_args());
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + wrapper + runc", &probe);
+    let probe = probe_run(wrapper(), &[], "podman + wrapper + runc");
     // podman 4.3 drops CAP_NET_RAW and keeps CAP_NET_BIND_SERVICE by default:
     // the latter must be gone.
     assert!(
@@ -215,7 +190,6 @@ fn podman_runs_userns_hostnet_container_through_wrapper() {
         "the host's submounts of /sys should be there, read-only:\n{}",
         probe.table()
     );
-    name.assert_gone();
 }
 
 /// podman 4.3 alone already replaces sysfs by a bind of /sys, but with
@@ -223,17 +197,7 @@ fn podman_runs_userns_hostnet_container_through_wrapper() {
 /// network capabilities stay. This is what the wrapper fixes under podman.
 #[test]
 fn podman_with_plain_runc_leaves_host_submounts_writable() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run(
-        &common::Runtime::Runc.path(),
-        &rootfs.path(),
-        &name,
-        &common::probe_args(),
-    );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman + runc alone", &probe);
+    let probe = probe_run(&common::Runtime::Runc.path(), &[], "podman + runc alone");
     assert!(
         !writable_under_sys(&probe).is_empty(),
         "podman alone is expected to leave host submounts of /sys writable:\n{}",
@@ -244,52 +208,33 @@ fn podman_with_plain_runc_leaves_host_submounts_writable() {
         "podman alone is expected to keep CAP_NET_BIND_SERVICE: CapBnd {:016x}",
         probe.cap_bnd()
     );
-    name.assert_gone();
 }
 
 /// `--privileged` makes podman bind /sys `rw`: through the wrapper /sys and
 /// every submount are read-only all the same.
 #[test]
 fn podman_privileged_through_wrapper_is_read_only_too() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run_with(
+    let probe = probe_run(
         wrapper(),
-        &rootfs.path(),
-        &name,
-        "host",
         &["--privileged"],
-        &common::probe_args(),
+        "podman --privileged + wrapper + runc",
     );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman --privileged + wrapper + runc", &probe);
     common::assert_converted_view(&probe, false);
-    name.assert_gone();
 }
 
 #[test]
 fn podman_privileged_with_plain_runc_has_writable_sys() {
-    let rootfs = PodmanRootfs::new();
-    let name = container_name();
-    let out = podman_run_with(
+    let probe = probe_run(
         &common::Runtime::Runc.path(),
-        &rootfs.path(),
-        &name,
-        "host",
         &["--privileged"],
-        &common::probe_args(),
+        "podman --privileged + runc alone",
     );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman --privileged + runc alone", &probe);
     let sys = probe.topmost("/sys").expect("/sys is mounted");
     assert!(
         sys.has("rw"),
         "podman --privileged alone binds /sys read-write: {:?}",
         sys.options
     );
-    name.assert_gone();
 }
 
 /// With its own cgroup namespace podman adds a cgroup mount at
@@ -363,14 +308,10 @@ fn podman_exec_stop_rm_pass_through() {
             .args(["--runtime", w, "run", "--detach", "--name", &name.name])
             .arg("--cidfile")
             .arg(name.cidfile())
-            .args(["--network", "host", "--uidmap", "0:100000:65536"])
-            .args(["--gidmap", "0:100000:65536"])
-            .args([
-                "--ulimit",
-                "nofile=20000:20000",
-                "--ulimit",
-                "nproc=1000:1000",
-            ])
+            .args(["--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
             .arg("--rootfs")
             .arg(rootfs.path())
             .args([
@@ -510,14 +451,10 @@ fn podman_finds_the_wrapper_registered_in_containers_conf() {
         ])
         .arg("--cidfile")
         .arg(name.cidfile())
-        .args(["--network", "host", "--uidmap", "0:100000:65536"])
-        .args(["--gidmap", "0:100000:65536"])
-        .args([
-            "--ulimit",
-            "nofile=20000:20000",
-            "--ulimit",
-            "nproc=1000:1000",
-        ])
+        .args(["--network", "host"])
+        .args(UIDMAP)
+        .args(GIDMAP)
+        .args(ULIMITS)
         .arg("--rootfs")
         .arg(rootfs.path())
         .args(common::probe_args());

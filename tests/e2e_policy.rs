@@ -56,52 +56,43 @@ fn assert_refused_with(
     assert!(sandbox.real().state(&id).is_none());
 }
 
-#[test]
-fn overlapping_uid_mapping_is_refused_where_operators_look() {
-    let sandbox = Sandbox::new(Runtime::Runc);
-    let bundle = Bundle::userns_hostnet(&["/bin/true"]);
-    assert_refused_with(
-        &sandbox,
-        &bundle,
-        |spec| {
+/// Bad ID mappings, one test each: refused where operators look
+/// (`assert_refused_with`), and the refusal is the decision log's last line.
+macro_rules! idmap_refusals {
+    ($($test:ident: $bundle:ident, $edit:expr, $want:literal;)+) => {
+        $(
+            #[test]
+            fn $test() {
+                let sandbox = Sandbox::new(Runtime::Runc);
+                let bundle = Bundle::$bundle(&["/bin/true"]);
+                assert_refused_with(&sandbox, &bundle, $edit, $want);
+                let decisions = sandbox.decisions();
+                let last = decisions.last().expect("a decision line");
+                assert_eq!(last["level"], "error", "{last}");
+                assert_eq!(last["refused"]["rule"], "idmap", "{last}");
+                assert_eq!(last["converted"], false, "{last}");
+            }
+        )+
+    };
+}
+
+idmap_refusals! {
+    overlapping_uid_mapping_is_refused_where_operators_look: userns_hostnet,
+        |spec: &mut Value| {
             spec["linux"]["uidMappings"] = json!([
                 {"containerID": 0, "hostID": 100000, "size": 65536},
                 {"containerID": 1000, "hostID": 300000, "size": 10}
             ]);
         },
-        "idmap: linux.uidMappings[1]: container 1000-1009 overlaps linux.uidMappings[0] (container 0-65535)",
-    );
-    let decisions = sandbox.decisions();
-    let last = decisions.last().expect("a decision line");
-    assert_eq!(last["level"], "error");
-    assert_eq!(last["refused"]["rule"], "idmap");
-    assert_eq!(last["converted"], false);
-}
-
-#[test]
-fn host_root_mapping_is_refused_where_operators_look() {
-    let sandbox = Sandbox::new(Runtime::Runc);
-    let bundle = Bundle::userns_hostnet(&["/bin/true"]);
-    assert_refused_with(
-        &sandbox,
-        &bundle,
-        |spec| {
-            spec["linux"]["gidMappings"] = json!([{"containerID": 0, "hostID": 0, "size": 65536}])
+        "idmap: linux.uidMappings[1]: container 1000-1009 overlaps linux.uidMappings[0] (container 0-65535)";
+    host_root_mapping_is_refused_where_operators_look: userns_hostnet,
+        |spec: &mut Value| {
+            spec["linux"]["gidMappings"] = json!([{"containerID": 0, "hostID": 0, "size": 65536}]);
         },
-        "idmap: linux.gidMappings[0]: maps host root (host 0-65535)",
-    );
-}
-
-#[test]
-fn unmapped_process_user_is_refused_even_with_own_network() {
-    let sandbox = Sandbox::new(Runtime::Runc);
-    let bundle = Bundle::userns_ownnet(&["/bin/true"]);
-    assert_refused_with(
-        &sandbox,
-        &bundle,
-        |spec| spec["process"]["user"]["uid"] = json!(70000),
-        "idmap: process.user.uid: 70000 is not mapped by linux.uidMappings (container 0-65535)",
-    );
+        "idmap: linux.gidMappings[0]: maps host root (host 0-65535)";
+    unmapped_process_user_is_refused_even_with_own_network: userns_ownnet,
+        |spec: &mut Value| spec["process"]["user"]["uid"] = json!(70000),
+        "idmap: process.user.uid: 70000 is not mapped by linux.uidMappings (container 0-65535)";
 }
 
 fn write_config(sandbox: &Sandbox, extra: &str) {

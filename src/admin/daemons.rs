@@ -27,7 +27,7 @@ pub fn is_wrapper(binary: &str) -> bool {
     Path::new(binary)
         .file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(crate::wrapper::NAME))
+        .is_some_and(|n| n.starts_with(crate::WRAPPER_NAME))
 }
 
 /// The config file's `version`: 1 when absent, as containerd reads it.

@@ -9,9 +9,8 @@ use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
 use crate::sys::deadline::{self, RunError};
 use crate::sys::{mountinfo, toml};
-use crate::{host, probe, wrapper};
+use crate::{host, probe};
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -73,19 +72,16 @@ struct Report<'a> {
 }
 
 /// Run the subcommand; the exit status.
-pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
+pub fn run(args: &DoctorArgs) -> Result<i32, super::AdminError> {
     let checks = checks(args);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    let mut out = std::io::stdout().lock();
     if args.json {
-        let mut doc = serde_json::to_vec_pretty(&Report {
+        super::print(&super::json_line(&Report {
             ok: !failed,
             checks: &checks,
-        })?;
-        doc.push(b'\n');
-        out.write_all(&doc)?;
+        }))?;
     } else {
-        out.write_all(render(&checks).as_bytes())?;
+        super::print(render(&checks).as_bytes())?;
     }
     Ok(i32::from(failed))
 }
@@ -240,7 +236,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
     let defaults = Config::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = match wrapper::choose_runtime(named, candidates) {
+    let runtime = match crate::runtime::choose(named, candidates) {
         Ok(p) => p,
         Err(e) => {
             let msg = match &args.runtime {

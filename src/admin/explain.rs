@@ -1,18 +1,20 @@
 //! `userns-hostnet explain`: what the wrapper would do with a spec, and why.
 //!
-//! The spec goes through [`wrapper::plan_spec`], the wrapper's own path from
-//! a spec to a plan, with the same config file and the same runtime choice:
+//! The spec goes through [`crate::plan`], the wrapper's own path from a
+//! spec to a plan, with the same config file and the same runtime choice:
 //! no rule is implemented here. This module only reads the input and prints
 //! the plan (or the refusal) for an operator, or as one JSON document.
 
+use super::AdminError;
 use crate::bundle;
 use crate::cli::ExplainArgs;
 use crate::config::{self, Config};
 use crate::engine::{self, Change, Plan, Refusal};
-use crate::{host, wrapper};
+use crate::plan::{self, Rro};
+use crate::runtime;
 use serde::Serialize;
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// Exit status: the container would start.
@@ -52,7 +54,7 @@ pub struct Explanation {
 }
 
 /// Run the subcommand; the exit status.
-pub fn run(args: &ExplainArgs) -> anyhow::Result<i32> {
+pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
     let (shown, bytes) = match read_input(&args.input) {
         Ok(v) => v,
         Err(e) => {
@@ -78,11 +80,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<i32> {
     };
     let ex = explain(shown, doc, &config, args.output.as_deref(), &bytes)?;
     if args.json {
-        let mut out = serde_json::to_vec_pretty(&ex)?;
-        out.push(b'\n');
-        std::io::stdout().write_all(&out)?;
+        super::print(&super::json_line(&ex))?;
     } else {
-        std::io::stdout().write_all(render(&ex).as_bytes())?;
+        super::print(render(&ex).as_bytes())?;
     }
     Ok(if ex.would_start {
         EXIT_START
@@ -99,25 +99,25 @@ pub fn explain(
     config: &Config,
     output: Option<&Path>,
     original: &[u8],
-) -> anyhow::Result<Explanation> {
-    let runtime = wrapper::choose_runtime(None, &config.runtime);
-    let facts = host::gather(&doc, &config.policy);
-    // The decision alone, so that a refusal still says what was decided.
-    let decision = engine::spec::namespaces(&doc)
-        .ok()
-        .and_then(|ns| engine::decide::decide(&ns, &facts).ok());
+) -> Result<Explanation, AdminError> {
+    let runtime = runtime::choose(None, &config.runtime);
     let mut warnings = Vec::new();
-    let result = match &runtime {
-        Ok(rt) => wrapper::plan_spec(doc, config, rt),
-        Err(e) => {
-            if decision.as_ref().is_some_and(|d| d.converts()) {
-                warnings.push(format!(
-                    "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
-                ));
+    // The decision alone, so that a refusal still says what was decided.
+    let mut decision = None;
+    let result = plan::prepare(doc).and_then(|prepared| {
+        decision = Some(prepared.decision().clone());
+        match &runtime {
+            Ok(rt) => prepared.evaluate(&config.policy, Rro::Probe(rt)),
+            Err(e) => {
+                if prepared.needs_conversion() {
+                    warnings.push(format!(
+                        "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
+                    ));
+                }
+                prepared.evaluate(&config.policy, Rro::Assume)
             }
-            wrapper::plan_spec_assuming_rro(doc, config)
         }
-    };
+    });
     let mut ex = Explanation {
         input,
         config: config.source.as_ref().map(|p| p.display().to_string()),
@@ -141,8 +141,10 @@ pub fn explain(
                 } else {
                     original.to_vec()
                 };
-                std::fs::write(path, bytes)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                std::fs::write(path, bytes).map_err(|source| AdminError::Write {
+                    path: path.to_owned(),
+                    source,
+                })?;
                 ex.output = Some(path.display().to_string());
             }
         }

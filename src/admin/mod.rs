@@ -7,3 +7,32 @@ pub mod doctor;
 pub mod explain;
 pub mod files;
 pub mod install;
+
+/// Why an admin subcommand stops, besides what it reports as its result.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("writing to standard output: {0}")]
+    Stdout(#[from] std::io::Error),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Write `bytes` to standard output.
+pub fn print(bytes: &[u8]) -> Result<(), AdminError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A value as indented JSON and a newline. Serializing our own report
+/// types cannot fail.
+pub fn json_line<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

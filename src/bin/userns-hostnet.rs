@@ -7,12 +7,12 @@ use userns_hostnet::{admin, hook};
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Explain(a) => admin::explain::run(a),
-        Command::Doctor(a) => admin::doctor::run(a),
+        Command::Explain(a) => admin::explain::run(a).map_err(Into::into),
+        Command::Doctor(a) => admin::doctor::run(a).map_err(Into::into),
         Command::Install(a) => admin::install::run(a),
         Command::Uninstall(a) => admin::install::run_uninstall(a),
-        Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime(),
-        Command::Hook(HookCommand::Precreate) => hook::precreate(),
+        Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
+        Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -66,6 +66,11 @@ pub struct HostFacts {
     /// For a user namespace joined by `/proc/PID/ns/user`: that process's
     /// uid_map and gid_map, keyed by the namespace path.
     pub joined_maps: BTreeMap<String, Result<IdMaps, String>>,
+    /// Bind sources of the spec (as written) that are the host's /sys or in
+    /// its tree, resolved by the shell: through links and other spellings
+    /// (`/proc/self/root/sys`), or on a file system mounted in /sys.
+    /// A source missing here is judged by its cleaned path alone.
+    pub host_sys_sources: BTreeMap<String, bool>,
     /// The subordinate ranges of the user the policy names, if it names one.
     pub subids: Option<Result<SubIds, String>>,
 }

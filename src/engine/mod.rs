@@ -63,13 +63,15 @@ pub trait Rule: Sync {
 /// The rules, in the order they run (after [`rules::own_ns`], which may
 /// change the decision itself): refusals that need no edit first (the
 /// ID mappings for every user namespace, then the sysctls), then
-/// the /sys mount, its place among the mounts, the cgroup view that depends
+/// the /sys mount and the other binds of the host's /sys, the place of /sys
+/// among the mounts, the cgroup view that depends
 /// on that place, and the capabilities.
 pub fn rules() -> &'static [&'static dyn Rule] {
     &[
         &rules::idmap::IdMappings,
         &rules::sysctl::NetSysctls,
         &rules::sysfs::SysfsBind,
+        &rules::sys_binds::HostSysBinds,
         &rules::order::SysBeforeSubmounts,
         &rules::cgroup::OwnCgroupView,
         &rules::caps::NetCapabilities,
@@ -92,24 +94,44 @@ impl Plan {
     }
 }
 
-/// Does this spec need the conversion? Cheap (namespaces only), for the
-/// shell to decide whether facts that cost more, such as probing the
-/// runtime for `rro`, are worth gathering. A spec it cannot read answers
-/// no: `evaluate` refuses it in its own words.
-pub fn needs_conversion(spec: &Value, facts: &HostFacts) -> bool {
-    spec::namespaces(spec)
-        .and_then(|ns| decide::decide(&ns, facts))
-        .is_ok_and(|d| d.converts())
+/// A spec whose namespaces are read and whose decision is taken: the
+/// first half of [`evaluate`], so the shell can gather the facts that cost
+/// more (the runtime's `rro` support, the policy's subordinate ranges) only
+/// for a spec that needs them, without reading or deciding twice.
+#[derive(Debug)]
+pub struct Decided {
+    pub spec: Value,
+    pub namespaces: Vec<Namespace>,
+    pub decision: Decision,
+}
+
+/// Read the namespaces and decide. `facts` needs only the namespace facts.
+pub fn decide_spec(spec: Value, facts: &HostFacts) -> Result<Decided, Refusal> {
+    if !spec.is_object() {
+        return Err(Refusal::malformed("(top level)", "an object", &spec));
+    }
+    let namespaces = spec::namespaces(&spec)?;
+    let decision = decide::decide(&namespaces, facts)?;
+    Ok(Decided {
+        spec,
+        namespaces,
+        decision,
+    })
 }
 
 /// Decide and convert. Takes the spec by value so that a spec needing
 /// nothing costs no copy.
-pub fn evaluate(mut spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    if !spec.is_object() {
-        return Err(Refusal::malformed("(top level)", "an object", &spec));
-    }
-    let mut namespaces = spec::namespaces(&spec)?;
-    let mut decision = decide::decide(&namespaces, facts)?;
+pub fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+    convert(decide_spec(spec, facts)?, facts, policy)
+}
+
+/// The second half of [`evaluate`]: run the rules on a decided spec.
+pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+    let Decided {
+        mut spec,
+        mut namespaces,
+        mut decision,
+    } = decided;
     let mut findings = Findings::default();
     // Entries that join the runtime's own namespaces go first: without
     // them the decision may read differently (host network).

@@ -100,6 +100,17 @@ pub fn mount_str<'a>(
     }
 }
 
+/// Does this mount bind a path (rather than mount a file system)? A bind
+/// is named by its type or by a `bind`/`rbind` option; runc and crun also
+/// bind when the type is empty or `none` and a source is given.
+pub fn is_bind(i: usize, m: &Value) -> Result<bool, Refusal> {
+    let kind = mount_str(i, m, "type")?;
+    Ok(matches!(kind, None | Some("" | "bind" | "rbind" | "none"))
+        || mount_options(i, m)?
+            .iter()
+            .any(|o| *o == "bind" || *o == "rbind"))
+}
+
 /// A mount's `options`, all of which must be strings.
 pub fn mount_options(index: usize, mount: &Value) -> Result<Vec<&str>, Refusal> {
     string_list(&format!("mounts[{index}].options"), mount.get("options"))

@@ -30,20 +30,53 @@ pub struct Containerd {
     dir: Option<TempDir>,
     path: PathBuf,
     child: Option<Child>,
+    ctr: PathBuf,
+}
+
+/// What differs between the daemons the tests start: which containerd, and
+/// what its configuration adds to the common part.
+pub struct Launch<'a> {
+    /// The directory holding `containerd`, `ctr` and the shims, put first in
+    /// the daemon's PATH (containerd finds its shim there); None: the
+    /// system's containerd.
+    pub bin_dir: Option<&'a Path>,
+    /// What to install when a tool is missing, for the failure message.
+    pub install_hint: &'a str,
+    /// Configuration appended after `version`, `root`, `state` and the
+    /// sockets, given the daemon's directory.
+    pub extra_config: &'a dyn Fn(&Path) -> String,
+    /// Runs after the common files (bin/, wrapper.toml) are written and
+    /// before the daemon starts, given the daemon's directory.
+    pub setup: &'a dyn Fn(&Path),
 }
 
 impl Containerd {
-    /// Starts the daemon and waits until it answers. Fails the test when
-    /// containerd, ctr, the shim, runc or crun is missing.
+    /// Starts the system's containerd and waits until it answers. Fails the
+    /// test when containerd, ctr, the shim, runc or crun is missing.
     pub fn start() -> Containerd {
+        Containerd::launch(Launch {
+            bin_dir: None,
+            install_hint: "install the Debian package containerd",
+            extra_config: &|_| String::new(),
+            setup: &|_| {},
+        })
+    }
+
+    /// Starts a private daemon as `how` says, in the realistic /sys view,
+    /// and waits until it answers.
+    pub fn launch(how: Launch<'_>) -> Containerd {
         super::require_prerequisites(Runtime::Runc);
         Runtime::Crun.path();
-        for tool in ["containerd", "ctr", "containerd-shim-runc-v2"] {
-            assert!(
-                find_in_path(tool).is_some(),
-                "`{tool}` is missing: install the Debian package containerd"
-            );
-        }
+        let tool = |name: &str| -> PathBuf {
+            let found = match how.bin_dir {
+                Some(dir) => Some(dir.join(name)).filter(|p| p.is_file()),
+                None => find_in_path(name),
+            };
+            found.unwrap_or_else(|| panic!("`{name}` is missing: {}", how.install_hint))
+        };
+        let ctr = tool("ctr");
+        let daemon = tool("containerd");
+        tool("containerd-shim-runc-v2");
         clean_leftovers();
         let dir = tempfile::Builder::new()
             .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
@@ -53,10 +86,11 @@ impl Containerd {
         let config = format!(
             "version = 2\nroot = \"{root}\"\nstate = \"{state}\"\n\
              [grpc]\n  address = \"{sock}\"\n[ttrpc]\n  address = \"{sock}.ttrpc\"\n\
-             [debug]\n  address = \"\"\n[metrics]\n  address = \"\"\n",
+             [debug]\n  address = \"\"\n[metrics]\n  address = \"\"\n{extra}",
             root = d.join("root").display(),
             state = d.join("state").display(),
             sock = d.join("sock").display(),
+            extra = (how.extra_config)(&d),
         );
         fs::write(d.join("config.toml"), config).unwrap();
         // Defaults for the wrapper, whatever the host's config file says.
@@ -66,29 +100,27 @@ impl Containerd {
         // `...-crun` finds it.
         let bin = d.join("bin");
         fs::create_dir(&bin).unwrap();
-        let crun = bin.join("crun");
-        fs::write(
-            &crun,
-            format!(
+        write_script(
+            &bin.join("crun"),
+            &format!(
                 "#!/bin/sh\nexec {} --cgroup-manager=disabled \"$@\"\n",
                 Runtime::Crun.path().display()
             ),
-        )
-        .unwrap();
-        fs::set_permissions(&crun, fs::Permissions::from_mode(0o755)).unwrap();
-        symlink(WRAPPER, bin.join(WRAPPER_CRUN_NAME)).unwrap();
-        let path_var = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
         );
+        symlink(WRAPPER, bin.join(WRAPPER_CRUN_NAME)).unwrap();
+        (how.setup)(&d);
+        let mut path_var = bin.display().to_string();
+        if let Some(dir) = how.bin_dir {
+            path_var = format!("{path_var}:{}", dir.display());
+        }
+        let path_var = format!("{path_var}:{}", std::env::var("PATH").unwrap_or_default());
 
         let log = fs::File::create(d.join("containerd.log")).unwrap();
         let child = Command::new("unshare")
             .args(["--mount", "--propagation", "private", "sh", "-c"])
             .arg(SYS_VIEW_SCRIPT)
             .arg("sys-view")
-            .arg("containerd")
+            .arg(&daemon)
             .arg("--config")
             .arg(d.join("config.toml"))
             .env("PATH", path_var)
@@ -103,6 +135,7 @@ impl Containerd {
             dir: Some(dir),
             path: d,
             child: Some(child),
+            ctr,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         while !ctd.ctr(&["version"]).success() {
@@ -120,6 +153,26 @@ impl Containerd {
         &self.path
     }
 
+    /// The daemon's pid (the process `unshare` became).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Mount points under the daemon's directory, as the daemon's own mount
+    /// namespace holds them (snapshots, sandbox /dev/shm, task rootfs).
+    pub fn mounts_in_dir(&self) -> Vec<String> {
+        let Some(pid) = self.pid() else {
+            return Vec::new();
+        };
+        let text = fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
+        let prefix = format!("{}/", self.path.display());
+        super::parse_mountinfo(&text)
+            .into_iter()
+            .map(|m| m.mount_point)
+            .filter(|p| p.starts_with(&prefix))
+            .collect()
+    }
+
     pub fn log(&self) -> String {
         fs::read_to_string(self.path.join("containerd.log")).unwrap_or_default()
     }
@@ -135,7 +188,7 @@ impl Containerd {
     }
 
     pub fn ctr_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("ctr");
+        let mut cmd = Command::new(&self.ctr);
         cmd.arg("--address").arg(self.path.join("sock")).args(args);
         cmd
     }
@@ -176,7 +229,12 @@ impl Containerd {
     }
 
     pub fn list(&self, what: &str) -> Vec<String> {
-        let out = self.ctr(&[what, "list", "--quiet"]);
+        self.list_in("default", what)
+    }
+
+    /// `ctr -n NAMESPACE WHAT list --quiet`.
+    pub fn list_in(&self, namespace: &str, what: &str) -> Vec<String> {
+        let out = self.ctr(&["--namespace", namespace, what, "list", "--quiet"]);
         out.stdout.split_whitespace().map(str::to_string).collect()
     }
 
@@ -204,16 +262,27 @@ impl Containerd {
         }
     }
 
-    /// Ids the runtimes still hold state for under this daemon's runc root.
+    /// Ids the runtimes still hold state for under this daemon's runc roots
+    /// (`runc*/NAMESPACE/ID`: `ctr run --runc-root`, or a handler's `Root`).
     pub fn runtime_states(&self) -> Vec<String> {
-        let ns = self.path.join("runc").join("default");
-        fs::read_dir(ns)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
+        runtime_state_dirs(&self.path)
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Task bundles the daemon still holds under its state directory.
+    pub fn task_bundles(&self) -> Vec<String> {
+        let tasks = self
+            .path
+            .join("state")
+            .join("io.containerd.runtime.v2.task");
+        let mut found = Vec::new();
+        for ns in read_dir_paths(&tasks) {
+            found.extend(read_dir_paths(&ns).iter().map(|p| p.display().to_string()));
+        }
+        found
     }
 
     /// Processes other than the daemon whose command line names this
@@ -232,12 +301,14 @@ impl Containerd {
         let Some(mut child) = self.child.take() else {
             return Vec::new();
         };
-        for id in self.list("tasks") {
-            let _ = self.ctr(&["tasks", "kill", "--signal", "SIGKILL", &id]);
-        }
-        for id in self.list("containers") {
-            let _ = self.ctr(&["tasks", "delete", "--force", &id]);
-            let _ = self.ctr(&["containers", "delete", &id]);
+        for ns in self.list("namespaces") {
+            for id in self.list_in(&ns, "tasks") {
+                let _ = self.ctr(&["-n", &ns, "tasks", "kill", "--signal", "SIGKILL", &id]);
+            }
+            for id in self.list_in(&ns, "containers") {
+                let _ = self.ctr(&["-n", &ns, "tasks", "delete", "--force", &id]);
+                let _ = self.ctr(&["-n", &ns, "containers", "delete", &id]);
+            }
         }
         let _ = Command::new("kill")
             .arg("-TERM")
@@ -315,21 +386,20 @@ fn force_clean(dir: &Path) {
             .arg(pid.to_string())
             .status();
     }
-    let ns_root = dir.join("runc").join("default");
-    if let Ok(rd) = fs::read_dir(&ns_root) {
-        for e in rd.filter_map(|e| e.ok()) {
-            let id = e.file_name();
-            for runtime in [Runtime::Runc, Runtime::Crun] {
-                if let Some(bin) = find_in_path(runtime.name()) {
-                    let _ = Command::new(bin)
-                        .arg("--root")
-                        .arg(&ns_root)
-                        .args(["delete", "--force"])
-                        .arg(&id)
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status();
-                }
+    for state in runtime_state_dirs(dir) {
+        let (Some(ns_root), Some(id)) = (state.parent(), state.file_name()) else {
+            continue;
+        };
+        for runtime in [Runtime::Runc, Runtime::Crun] {
+            if let Some(bin) = find_in_path(runtime.name()) {
+                let _ = Command::new(bin)
+                    .arg("--root")
+                    .arg(ns_root)
+                    .args(["delete", "--force"])
+                    .arg(id)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
             }
         }
     }
@@ -344,6 +414,37 @@ fn force_clean(dir: &Path) {
     for p in points {
         let _ = Command::new("umount").arg("-l").arg(&p).status();
     }
+}
+
+/// `DIR/runc*/NAMESPACE/ID`: what the runtimes hold under every runc root
+/// of a daemon directory.
+fn runtime_state_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for root in read_dir_paths(dir) {
+        let is_root = root
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("runc"));
+        if !is_root || !root.is_dir() {
+            continue;
+        }
+        for ns in read_dir_paths(&root) {
+            found.extend(read_dir_paths(&ns).into_iter().filter(|p| p.is_dir()));
+        }
+    }
+    found.sort();
+    found
+}
+
+fn read_dir_paths(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// An executable shell script.
+pub fn write_script(path: &Path, text: &str) {
+    fs::write(path, text).unwrap_or_else(|e| panic!("write {path:?}: {e}"));
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Cleans up after test processes that died without dropping their daemon:

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 pub mod containerd;
+pub mod cri;
 pub mod podman;
 
 /// The wrapper under test.
@@ -206,6 +207,19 @@ pub fn rootfs() -> &'static Path {
 
 /// Writes a busybox rootfs at `dest` and hands it to host ID 100000.
 pub fn build_rootfs(dest: &Path) {
+    populate_rootfs(dest);
+    run_ok(
+        Command::new("chown")
+            .arg("-R")
+            .arg("-h")
+            .arg(format!("{HOST_ID_BASE}:{HOST_ID_BASE}"))
+            .arg(dest),
+    );
+}
+
+/// Writes a busybox rootfs at `dest` owned by the caller: /bin/busybox with
+/// its applets, the usual mount points, and the files runtimes bind over.
+pub fn populate_rootfs(dest: &Path) {
     for d in [
         "bin", "proc", "sys", "dev", "etc", "tmp", "run", "root", "var",
     ] {
@@ -220,13 +234,6 @@ pub fn build_rootfs(dest: &Path) {
     for f in ["etc/hosts", "etc/resolv.conf", "etc/hostname"] {
         fs::write(dest.join(f), "").unwrap();
     }
-    run_ok(
-        Command::new("chown")
-            .arg("-R")
-            .arg("-h")
-            .arg(format!("{HOST_ID_BASE}:{HOST_ID_BASE}"))
-            .arg(dest),
-    );
 }
 
 /// An OCI bundle in its own temp dir.
@@ -875,6 +882,11 @@ impl Probe {
 /// `expect_host_submounts`: the host's bpffs and securityfs appear (read-only)
 /// under the container's /sys.
 pub fn assert_converted_view(probe: &Probe, expect_host_submounts: bool) {
+    assert_converted_view_mapped(probe, expect_host_submounts, HOST_ID_BASE);
+}
+
+/// `assert_converted_view` for a container whose root is host ID `host_id`.
+pub fn assert_converted_view_mapped(probe: &Probe, expect_host_submounts: bool, host_id: u64) {
     let table = probe.table();
     let sys = probe.at("/sys");
     assert!(!sys.is_empty(), "no /sys mount in the container:\n{table}");
@@ -926,7 +938,7 @@ pub fn assert_converted_view(probe: &Probe, expect_host_submounts: bool) {
     let map: Vec<&str> = probe.uid_map.split_whitespace().collect();
     assert_eq!(
         map,
-        vec!["0", "100000", "65536"],
+        vec!["0".to_string(), host_id.to_string(), ID_RANGE.to_string()],
         "uid_map in the container: {}",
         probe.uid_map
     );
@@ -1120,3 +1132,32 @@ macro_rules! for_runtimes {
 }
 #[allow(unused_imports)]
 pub(crate) use for_runtimes;
+
+/// The wrapper under test, as a path.
+pub fn wrapper() -> &'static Path {
+    Path::new(WRAPPER)
+}
+
+/// Prints what the container saw under /sys and its bounding set, for the
+/// test log.
+pub fn show(what: &str, probe: &Probe) {
+    let sys: Vec<String> = probe
+        .under_sys()
+        .iter()
+        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
+        .collect();
+    eprintln!(
+        "{what}: CapBnd {:016x}, under /sys:\n{}",
+        probe.cap_bnd(),
+        sys.join("\n")
+    );
+}
+
+/// The mounts at or under /sys that are not read-only.
+pub fn writable_under_sys(probe: &Probe) -> Vec<&MountEntry> {
+    probe
+        .under_sys()
+        .into_iter()
+        .filter(|m| !m.has("ro"))
+        .collect()
+}

@@ -55,3 +55,17 @@ pub fn remove_dead_containers(prefix: &str) {
         }
     }
 }
+
+/// `--uidmap` for the container's root on host ID 100000, as the other
+/// suites map it.
+pub const UIDMAP: &[&str] = &["--uidmap", "0:100000:65536"];
+/// `--gidmap`, the same range.
+pub const GIDMAP: &[&str] = &["--gidmap", "0:100000:65536"];
+/// Limits at or below the current hard limits: root lacks CAP_SYS_RESOURCE
+/// on these machines, and podman's defaults would raise them.
+pub const ULIMITS: &[&str] = &[
+    "--ulimit",
+    "nofile=20000:20000",
+    "--ulimit",
+    "nproc=1000:1000",
+];

@@ -99,6 +99,9 @@ impl Rule for IdMappings {
         if known && cx.policy.idmap.require_process_user_mapped {
             check_process_user(spec, &effective)?;
         }
+        // An idmapped mount maps file owners as its own mappings say: the
+        // kubelet and containerd give it the container's, and anything else
+        // must pass the same policy (host root, allowed ranges) on its own.
         for (i, m) in spec::mounts(spec)?.iter().enumerate() {
             for kind in [Kind::Uid, Kind::Gid] {
                 // Most mounts have no mappings: name the field only for those that do.
@@ -106,7 +109,15 @@ impl Rule for IdMappings {
                     continue;
                 };
                 let field = format!("mounts[{i}].{}", kind.key());
-                check_structure(&field, &extents(&field, Some(list))?)?;
+                let list = extents(&field, Some(list))?;
+                check_structure(&field, &list)?;
+                let own = match kind {
+                    Kind::Uid => &effective.uid,
+                    Kind::Gid => &effective.gid,
+                };
+                if !(known && same_extents(&list, own)) {
+                    check_policy(&field, kind, &list, cx)?;
+                }
             }
         }
         Ok(())
@@ -261,6 +272,16 @@ fn match_joined(
         ));
     }
     Ok(Some(actual))
+}
+
+/// The same extents, in any order.
+fn same_extents(a: &[Extent], b: &[Extent]) -> bool {
+    let sorted = |l: &[Extent]| {
+        let mut l = l.to_vec();
+        l.sort_by_key(|e| (e.container, e.host, e.size));
+        l
+    };
+    a.len() == b.len() && sorted(a) == sorted(b)
 }
 
 fn check_policy(field: &str, kind: Kind, list: &[Extent], cx: &Context<'_>) -> Result<(), Refusal> {
@@ -671,6 +692,50 @@ mod tests {
             refusal(s),
             "idmap: mounts[0].uidMappings[1]: container 5-14 overlaps mounts[0].uidMappings[0] (container 0-9)"
         );
+    }
+
+    #[test]
+    fn idmapped_mounts_must_be_the_containers_own_or_pass_the_policy() {
+        let own = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
+        let with_mount = |uid: Value| {
+            let mut s = spec(pod(), pod());
+            s["mounts"] = json!([{"destination": "/data", "type": "bind", "source": "/srv",
+                "options": ["rbind", "idmap"], "uidMappings": uid, "gidMappings": own.clone()}]);
+            s
+        };
+        // The kubelet's and containerd's shape: the container's own mappings.
+        check(with_mount(own.clone())).unwrap();
+        // Another range that the policy allows.
+        check(with_mount(
+            json!([{"containerID": 0, "hostID": 300000, "size": 10}]),
+        ))
+        .unwrap();
+        // Host root through a mount is refused like host root in the container.
+        assert_eq!(
+            refusal(with_mount(json!([{"containerID": 0, "hostID": 0, "size": 1}]))),
+            "idmap: mounts[0].uidMappings[0]: maps host root (host 0); set idmap.allow_host_root = true to allow it"
+        );
+        // Outside explicitly allowed ranges.
+        let mut policy = Policy::default();
+        policy.idmap.allowed_ranges = AllowedRanges::Explicit {
+            uid: vec![IdRange {
+                start: 100000,
+                size: 65536,
+            }],
+            gid: vec![IdRange {
+                start: 100000,
+                size: 65536,
+            }],
+        };
+        check_with(with_mount(own.clone()), &HostFacts::default(), &policy).unwrap();
+        let r = check_with(
+            with_mount(json!([{"containerID": 0, "hostID": 300000, "size": 10}])),
+            &HostFacts::default(),
+            &policy,
+        )
+        .unwrap_err();
+        assert_eq!(r.field, "mounts[0].uidMappings[0]");
+        assert!(r.message.contains("outside the allowed ranges"), "{r}");
     }
 
     #[test]

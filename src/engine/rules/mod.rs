@@ -5,6 +5,7 @@ pub mod cgroup;
 pub mod idmap;
 pub mod order;
 pub mod own_ns;
+pub mod sys_binds;
 pub mod sysctl;
 pub mod sysfs;
 

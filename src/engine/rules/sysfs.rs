@@ -42,23 +42,7 @@ impl Rule for SysfsBind {
                 continue;
             }
             let options = spec::mount_options(i, m)?;
-            let readonly = match &cx.facts.rro {
-                RroSupport::Supported => "rro",
-                RroSupport::Unsupported(why) => match cx.policy.sysfs_fallback {
-                    SysfsFallback::Refuse => {
-                        return Err(Refusal::new(
-                            NAME,
-                            format!("mounts[{i}]"),
-                            format!(
-                                "cannot bind the host's /sys recursively read-only ({why}); a plain ro bind would leave every submount writable (set sysfs.fallback = \"ro\" to accept that)"
-                            ),
-                        ))
-                    }
-                    SysfsFallback::Ro => "ro",
-                },
-            };
-            let mut want: Vec<&str> = vec!["rbind", readonly, "nosuid", "nodev", "noexec"];
-            want.extend(options.iter().filter(|o| PROPAGATION.contains(o)));
+            let want = hardened_options(i, &options, cx)?;
             let is_target = m.get("type").and_then(Value::as_str) == Some("bind")
                 && m.get("source").and_then(Value::as_str) == Some("/sys")
                 && options == want;
@@ -99,6 +83,34 @@ impl Rule for SysfsBind {
         }
         Ok(())
     }
+}
+
+/// The options of a hardened bind of the host's /sys tree: `rbind`, `rro`
+/// (or the policy's `ro` fallback, or a refusal, when `rro` cannot work),
+/// `nosuid,nodev,noexec`, and the mount's own propagation options.
+pub(crate) fn hardened_options<'a>(
+    i: usize,
+    options: &[&'a str],
+    cx: &Context<'_>,
+) -> Result<Vec<&'a str>, Refusal> {
+    let readonly = match &cx.facts.rro {
+        RroSupport::Supported => "rro",
+        RroSupport::Unsupported(why) => match cx.policy.sysfs_fallback {
+            SysfsFallback::Refuse => {
+                return Err(Refusal::new(
+                    NAME,
+                    format!("mounts[{i}]"),
+                    format!(
+                        "cannot bind the host's /sys recursively read-only ({why}); a plain ro bind would leave every submount writable (set sysfs.fallback = \"ro\" to accept that)"
+                    ),
+                ))
+            }
+            SysfsFallback::Ro => "ro",
+        },
+    };
+    let mut want: Vec<&str> = vec!["rbind", readonly, "nosuid", "nodev", "noexec"];
+    want.extend(options.iter().filter(|o| PROPAGATION.contains(o)));
+    Ok(want)
 }
 
 fn readonly_fallback(cx: &Context<'_>) -> bool {

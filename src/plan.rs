@@ -1,0 +1,113 @@
+//! The one path from a spec to a plan, shared by the wrapper, both hook
+//! stages and `explain`: read the namespaces and gather their facts once,
+//! decide once, and only for a spec that needs the conversion gather what
+//! costs more (the runtime's `rro` support, the policy's subordinate
+//! ranges) before the rules run.
+
+use crate::engine::{self, Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport};
+use crate::host;
+use serde_json::Value;
+use std::path::Path;
+
+/// How the `rro` support the /sys rule needs is known.
+#[derive(Debug, Clone, Copy)]
+pub enum Rro<'a> {
+    /// Ask this runtime (cached per binary).
+    Probe(&'a Path),
+    /// Assume it works: the createRuntime hook makes the tree read-only
+    /// itself, and `explain` without a runtime says it assumed so.
+    Assume,
+}
+
+/// A spec with its namespaces read, their facts gathered and the decision
+/// taken; cheap, so a container that needs nothing stops here.
+#[derive(Debug)]
+pub struct Prepared {
+    decided: Decided,
+    facts: HostFacts,
+}
+
+/// Read and decide. A spec whose namespaces cannot be read is refused here,
+/// naming the field.
+pub fn prepare(spec: Value) -> Result<Prepared, Refusal> {
+    let namespaces = match spec.is_object() {
+        true => engine::spec::namespaces(&spec)?,
+        false => Vec::new(),
+    };
+    let facts = host::namespace_facts_of(&namespaces);
+    let decided = engine::decide_spec(spec, &facts)?;
+    Ok(Prepared { decided, facts })
+}
+
+impl Prepared {
+    pub fn spec(&self) -> &Value {
+        &self.decided.spec
+    }
+
+    pub fn decision(&self) -> &Decision {
+        &self.decided.decision
+    }
+
+    pub fn needs_conversion(&self) -> bool {
+        self.decided.decision.converts()
+    }
+
+    /// Run the rules under `policy`.
+    pub fn evaluate(self, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
+        let Prepared { decided, mut facts } = self;
+        if decided.decision.has_user_namespace() {
+            host::add_policy_facts(&mut facts, policy);
+        }
+        if decided.decision.converts() {
+            facts.host_sys_sources = host::host_sys_sources(&decided.spec);
+        }
+        facts.rro = match rro {
+            Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
+            _ => RroSupport::Supported,
+        };
+        engine::convert(decided, &facts, policy)
+    }
+}
+
+/// [`prepare`] then [`Prepared::evaluate`].
+pub fn plan(spec: Value, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
+    prepare(spec)?.evaluate(policy, rro)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_spec_without_user_namespace_is_decided_without_facts() {
+        let p = prepare(json!({"linux": {"namespaces": [{"type": "mount"}]}})).unwrap();
+        assert!(!p.needs_conversion());
+        assert_eq!(p.decision(), &Decision::NoUserNamespace);
+        let plan = p.evaluate(&Policy::default(), Rro::Assume).unwrap();
+        assert!(!plan.changed());
+    }
+
+    #[test]
+    fn malformed_namespaces_and_non_objects_are_refused_by_name() {
+        let r = prepare(json!({"linux": {"namespaces": {"type": "user"}}})).unwrap_err();
+        assert_eq!(r.field, "linux.namespaces");
+        let r = prepare(json!([1])).unwrap_err();
+        assert_eq!(r.field, "(top level)");
+    }
+
+    #[test]
+    fn host_network_converts_when_rro_is_assumed() {
+        let spec = json!({
+            "linux": {
+                "namespaces": [{"type": "user"}, {"type": "mount"}],
+                "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]
+            },
+            "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
+        });
+        let plan = plan(spec, &Policy::default(), Rro::Assume).unwrap();
+        assert_eq!(plan.decision, Decision::HostNetwork);
+        assert_eq!(plan.spec["mounts"][0]["type"], "bind");
+    }
+}

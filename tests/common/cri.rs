@@ -1,0 +1,738 @@
+//! A private containerd 1.7.24 with its CRI plugin, driven the way the
+//! kubelet drives it, for tests/e2e_cri.rs.
+//!
+//! containerd 1.7.24 is the first Debian containerd whose CRI knows user
+//! namespaces (bookworm's 1.6.20 does not); `scripts/cri-tools.sh` fetches it
+//! from trixie into `target/containerd-1.7` without installing it, and
+//! unpacks the prebuilt crictl 1.36.0 into `target/cri-o`. `make test` runs
+//! that script first; a missing tool fails the test and names the script.
+//!
+//! The CRI client is crictl, fed JSON configs with the field names and enum
+//! values the kubelet sends. The `k8s-cri` crate would give typed requests
+//! over tonic, but tonic and prost add minutes of compile time on a 2-core
+//! machine for what a few JSON files and one binary already do.
+//!
+//! The daemon is the one of tests/common/containerd.rs (own root, state,
+//! socket, a private mount namespace with bpffs, securityfs and a pure
+//! cgroup v2 view, cleanup of dead runs), with a CRI section added: every
+//! runtime handler has a private runc `Root`, and the wrapper's config file
+//! (`USERNS_HOSTNET_CONFIG` on the daemon, which containerd 1.7.24 passes on
+//! to the shim and the runtime) keeps the decision log in the daemon's
+//! directory. Images come from busybox-static, as a docker-archive written
+//! here (the layer by GNU tar, its diff ID by sha256sum) and imported with
+//! `ctr -n k8s.io images import`: no registry.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::containerd::{write_script, Containerd, Launch, WRAPPER_CRUN_NAME};
+use super::{run_capture, run_ok, Outcome, Runtime, ID_RANGE, WRAPPER};
+
+/// The admin tool, whose `hook create-runtime` the hook handlers run.
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+
+pub const PAUSE_IMAGE: &str = "uhn.test/pause:1";
+pub const APP_IMAGE: &str = "uhn.test/app:1";
+
+/// A pause entrypoint that exits on SIGTERM (StopPodSandbox would otherwise
+/// wait for its deadline): `wait` returns as soon as the trap fires.
+const PAUSE_SCRIPT: &str = "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done";
+/// What an app container runs: one line for its log, then the same loop.
+pub const APP_SCRIPT: &str =
+    "echo app-started-$HOSTNAME_TAG; trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done";
+
+/// The runtime handlers the daemon offers (`crictl runp --runtime NAME`).
+pub mod handler {
+    /// runc 1.1.5 alone.
+    pub const RUNC: &str = "runc";
+    /// The wrapper in front of runc.
+    pub const WRAPPER: &str = "userns-hostnet";
+    /// The wrapper installed as `userns-hostnet-runtime-crun`: crun behind it.
+    pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
+    /// crun 1.8.1 alone.
+    pub const CRUN: &str = "crun";
+    /// runc alone, with hooks.d/containerd-base-spec.json as
+    /// `base_runtime_spec` (the createRuntime hook instead of the wrapper).
+    pub const RUNC_HOOK: &str = "runc-hook";
+    /// The wrapper, with the same base spec.
+    pub const WRAPPER_HOOK: &str = "userns-hostnet-hook";
+}
+
+/// The CRI's enum `NamespaceMode`.
+pub const POD: u64 = 0;
+pub const CONTAINER: u64 = 1;
+pub const NODE: u64 = 2;
+
+/// Where scripts/cri-tools.sh puts the tools.
+fn tools_target() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
+}
+
+pub fn containerd_bin_dir() -> PathBuf {
+    tools_target().join("containerd-1.7/usr/bin")
+}
+
+pub fn crictl_path() -> PathBuf {
+    tools_target().join("cri-o/crictl")
+}
+
+const FETCH_HINT: &str = "run `scripts/cri-tools.sh` (make test does): it fetches containerd \
+     1.7.24 from Debian trixie into target/containerd-1.7 and unpacks crictl from \
+     ../shared/tools/cri-o-1.36.3 into target/cri-o";
+
+/// How a pod's user namespace is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Userns {
+    /// `userns_options {mode: POD}` with container 0..65535 on host
+    /// `host_id`.., for uids and gids: `hostUsers: false`.
+    Pod { host_id: u64 },
+    /// No `userns_options` at all: `hostUsers: true` as the kubelet sends it.
+    Absent,
+    /// `userns_options {mode: NODE}`: the host's user namespace, said
+    /// explicitly.
+    Node,
+}
+
+impl Userns {
+    pub fn host_id(self) -> Option<u64> {
+        match self {
+            Userns::Pod { host_id } => Some(host_id),
+            Userns::Absent | Userns::Node => None,
+        }
+    }
+}
+
+/// A host ID range of its own for every pod: containerd 1.7 races when
+/// pods that start together share one (`snapshot "...-remap" already
+/// exists`).
+pub fn next_host_range() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    1_000_000 + NEXT.fetch_add(1, Ordering::SeqCst) * ID_RANGE
+}
+
+/// `namespace_options` as the kubelet sends it for `hostNetwork: true`:
+/// network NODE, pid CONTAINER, ipc POD, and the user namespace.
+pub fn namespace_options(userns: Userns) -> Value {
+    let mut ns = json!({ "network": NODE, "pid": CONTAINER, "ipc": POD });
+    match userns {
+        Userns::Pod { host_id } => {
+            let map = json!([{ "host_id": host_id, "container_id": 0, "length": ID_RANGE }]);
+            ns["userns_options"] = json!({ "mode": POD, "uids": map.clone(), "gids": map });
+        }
+        Userns::Node => ns["userns_options"] = json!({ "mode": NODE }),
+        Userns::Absent => {}
+    }
+    ns
+}
+
+/// A PodSandboxConfig for a host-network pod.
+pub fn pod_config(name: &str, userns: Userns, log_dir: &Path) -> Value {
+    json!({
+        "metadata": { "name": name, "namespace": "uhn-e2e", "uid": format!("uid-{name}"), "attempt": 0 },
+        "log_directory": log_dir,
+        "labels": { "app": name },
+        "linux": {
+            "security_context": { "namespace_options": namespace_options(userns) }
+        }
+    })
+}
+
+/// A ContainerConfig: the app image running `sh -c script`, with the
+/// sandbox's namespace options repeated (containerd 1.7 refuses a container
+/// whose user namespace options differ from its sandbox's).
+pub fn container_config(name: &str, userns: Userns, script: &str) -> Value {
+    json!({
+        "metadata": { "name": name, "attempt": 0 },
+        "image": { "image": APP_IMAGE },
+        "command": ["/bin/sh", "-c", script],
+        "envs": [{ "key": "HOSTNAME_TAG", "value": name }],
+        "log_path": format!("{name}.log"),
+        "linux": {
+            "security_context": { "namespace_options": namespace_options(userns) }
+        }
+    })
+}
+
+/// The private containerd 1.7.24 with CRI. Dropping it removes every pod
+/// through the CRI, then stops the daemon as tests/common/containerd.rs does.
+pub struct Cri {
+    ctd: Option<Containerd>,
+    crictl_config: PathBuf,
+    configs: PathBuf,
+    counter: AtomicU64,
+    stopped: bool,
+}
+
+impl Cri {
+    /// Starts the daemon with every handler, imports the images and waits
+    /// until the CRI sees them.
+    pub fn start() -> Cri {
+        let bin_dir = containerd_bin_dir();
+        assert!(
+            crictl_path().is_file(),
+            "crictl is missing at {:?}: {FETCH_HINT}",
+            crictl_path()
+        );
+        let ctd = Containerd::launch(Launch {
+            bin_dir: Some(&bin_dir),
+            install_hint: FETCH_HINT,
+            extra_config: &cri_config,
+            setup: &setup_daemon_dir,
+        });
+        let d = ctd.dir().to_path_buf();
+        let crictl_config = d.join("crictl.yaml");
+        fs::write(
+            &crictl_config,
+            format!(
+                "runtime-endpoint: unix://{sock}\nimage-endpoint: unix://{sock}\n\
+                 timeout: 60\ndebug: false\npull-image-on-create: false\n",
+                sock = d.join("sock").display()
+            ),
+        )
+        .unwrap();
+        let configs = d.join("cri-configs");
+        fs::create_dir_all(&configs).unwrap();
+        let cri = Cri {
+            ctd: Some(ctd),
+            crictl_config,
+            configs,
+            counter: AtomicU64::new(0),
+            stopped: false,
+        };
+        cri.import_images();
+        cri
+    }
+
+    pub fn containerd(&self) -> &Containerd {
+        self.ctd.as_ref().expect("the daemon runs")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.containerd().dir()
+    }
+
+    /// The daemon's log, for failure messages.
+    pub fn log(&self) -> String {
+        self.containerd().log()
+    }
+
+    /// The wrapper's decision log lines (its config file keeps them here).
+    pub fn decisions(&self) -> Vec<Value> {
+        fs::read_to_string(self.dir().join("decisions.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("decision log line is JSON"))
+            .collect()
+    }
+
+    /// The decision log lines for one container or sandbox id.
+    pub fn decisions_for(&self, id: &str) -> Vec<Value> {
+        self.decisions()
+            .into_iter()
+            .filter(|d| d["id"] == id)
+            .collect()
+    }
+
+    fn import_images(&self) {
+        let tar = images_tar();
+        self.containerd()
+            .ctr(&["-n", "k8s.io", "images", "import", tar.to_str().unwrap()])
+            .assert_success();
+        // The CRI learns of imported images from containerd's events.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for image in [PAUSE_IMAGE, APP_IMAGE] {
+            while !self.crictl(&["inspecti", image]).success() {
+                assert!(
+                    Instant::now() < deadline,
+                    "the CRI never saw the imported {image}\n{}",
+                    self.crictl(&["images"]).describe()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    pub fn crictl_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(crictl_path());
+        cmd.arg("--config").arg(&self.crictl_config).args(args);
+        cmd
+    }
+
+    pub fn crictl(&self, args: &[&str]) -> Outcome {
+        run_capture(&mut self.crictl_command(args))
+    }
+
+    /// Writes a config for crictl, named after `tag`.
+    pub fn write_config(&self, tag: &str, value: &Value) -> PathBuf {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let path = self.configs.join(format!("{tag}-{n}.json"));
+        fs::write(&path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
+        path
+    }
+
+    /// A directory for a pod's container logs.
+    pub fn log_dir(&self, name: &str) -> PathBuf {
+        let dir = self.dir().join("pod-logs").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// RunPodSandbox on `handler`: the pod's id, or the failed crictl call.
+    pub fn run_pod(&self, handler: &str, config: &Value) -> Result<Pod, Outcome> {
+        let path = self.write_config("pod", config);
+        let out = self.crictl(&["runp", "--runtime", handler, path.to_str().unwrap()]);
+        if !out.success() {
+            return Err(out);
+        }
+        Ok(Pod {
+            id: out.stdout.trim().to_string(),
+            config: path,
+        })
+    }
+
+    /// CreateContainer in `pod`: the container's id, or the failed call.
+    pub fn create(&self, pod: &Pod, config: &Value) -> Result<String, Outcome> {
+        let path = self.write_config("container", config);
+        let out = self.crictl(&[
+            "create",
+            &pod.id,
+            path.to_str().unwrap(),
+            pod.config.to_str().unwrap(),
+        ]);
+        if !out.success() {
+            return Err(out);
+        }
+        Ok(out.stdout.trim().to_string())
+    }
+
+    /// StartContainer.
+    pub fn start_container(&self, id: &str) -> Outcome {
+        self.crictl(&["start", id])
+    }
+
+    /// CreateContainer then StartContainer; panics with the daemon's view
+    /// of the failure.
+    pub fn create_and_start(&self, pod: &Pod, config: &Value) -> String {
+        let id = self
+            .create(pod, config)
+            .unwrap_or_else(|out| panic!("CreateContainer failed\n{}", out.describe()));
+        let out = self.start_container(&id);
+        assert!(
+            out.success(),
+            "StartContainer failed\n{}\n--- decisions\n{:#?}",
+            out.describe(),
+            self.decisions_for(&id)
+        );
+        id
+    }
+
+    /// ExecSync (`crictl exec --sync`).
+    pub fn exec_sync(&self, id: &str, argv: &[&str]) -> Outcome {
+        let mut args = vec!["exec", "--sync", "--timeout", "30", id];
+        args.extend_from_slice(argv);
+        self.crictl(&args)
+    }
+
+    /// Exec through the CRI streaming server (`crictl exec` without --sync:
+    /// an Exec request, then the stream from the URL containerd returns).
+    pub fn exec_stream(&self, id: &str, argv: &[&str]) -> Outcome {
+        let mut args = vec!["exec", id];
+        args.extend_from_slice(argv);
+        self.crictl(&args)
+    }
+
+    /// ContainerStatus, verbose (`crictl inspect`).
+    pub fn inspect(&self, id: &str) -> Value {
+        let out = self.crictl(&["inspect", "--output", "json", id]);
+        out.assert_success();
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("inspect is not JSON ({e})\n{}", out.describe()))
+    }
+
+    /// PodSandboxStatus, verbose (`crictl inspectp`).
+    pub fn inspect_pod(&self, pod: &Pod) -> Value {
+        let out = self.crictl(&["inspectp", "--output", "json", &pod.id]);
+        out.assert_success();
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("inspectp is not JSON ({e})\n{}", out.describe()))
+    }
+
+    /// The container's log as the CRI keeps it (`crictl logs`).
+    pub fn logs(&self, id: &str) -> Outcome {
+        self.crictl(&["logs", id])
+    }
+
+    /// StopContainer then RemoveContainer.
+    pub fn stop_and_remove(&self, id: &str) {
+        self.crictl(&["stop", "--timeout", "10", id])
+            .assert_success();
+        self.crictl(&["rm", id]).assert_success();
+    }
+
+    /// StopPodSandbox then RemovePodSandbox.
+    pub fn stop_and_remove_pod(&self, pod: &Pod) {
+        self.crictl(&["stopp", &pod.id]).assert_success();
+        self.crictl(&["rmp", &pod.id]).assert_success();
+    }
+
+    /// Ids of every pod the CRI still knows.
+    pub fn pods(&self) -> Vec<String> {
+        let out = self.crictl(&["pods", "--quiet"]);
+        out.stdout.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// The bundle containerd wrote for a running container or sandbox.
+    pub fn bundle_spec(&self, id: &str) -> Value {
+        let path = self
+            .dir()
+            .join("state/io.containerd.runtime.v2.task/k8s.io")
+            .join(id)
+            .join("config.json");
+        let text = fs::read(&path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
+        serde_json::from_slice(&text).expect("config.json is JSON")
+    }
+
+    /// The sandbox's pid, from PodSandboxStatus's verbose info.
+    pub fn sandbox_pid(&self, pod: &Pod) -> u64 {
+        let status = self.inspect_pod(pod);
+        status["info"]["pid"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no info.pid in inspectp: {status:#}"))
+    }
+
+    /// What is left after every pod was removed: pods the CRI knows, runtime
+    /// state under the handlers' roots, task bundles, mounts under the
+    /// daemon's directory, shims. A shim exits shortly after its last task
+    /// is deleted: allow it 5 s.
+    pub fn leftovers(&self) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = self.leftovers_now();
+            if left.is_empty() || Instant::now() > deadline {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn leftovers_now(&self) -> Vec<String> {
+        let ctd = self.containerd();
+        let mut left: Vec<String> = self
+            .pods()
+            .into_iter()
+            .map(|p| format!("pod {p}"))
+            .collect();
+        left.extend(
+            ctd.runtime_states()
+                .into_iter()
+                .map(|s| format!("runtime state {s}")),
+        );
+        left.extend(
+            ctd.task_bundles()
+                .into_iter()
+                .map(|b| format!("task bundle {b}")),
+        );
+        left.extend(
+            ctd.mounts_in_dir()
+                .into_iter()
+                .map(|m| format!("mount {m}")),
+        );
+        left.extend(
+            ctd.shims()
+                .into_iter()
+                .map(|(pid, cmd)| format!("process {pid}: {cmd}")),
+        );
+        left
+    }
+
+    /// The environment of every shim serving this daemon.
+    pub fn shim_environments(&self) -> Vec<(u32, Vec<String>)> {
+        self.containerd()
+            .shims()
+            .into_iter()
+            .filter(|(_, cmd)| cmd.contains("containerd-shim-runc-v2"))
+            .map(|(pid, _)| {
+                let raw = fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                let vars = raw
+                    .split(|b| *b == 0)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                    .collect();
+                (pid, vars)
+            })
+            .collect()
+    }
+
+    /// Removes every pod through the CRI and stops the daemon; returns what
+    /// had to be killed or deleted by force afterwards.
+    pub fn stop(&mut self) -> Vec<String> {
+        if std::mem::replace(&mut self.stopped, true) {
+            return Vec::new();
+        }
+        let _ = self.crictl(&["rmp", "--force", "--all"]);
+        match self.ctd.as_mut() {
+            Some(ctd) => ctd.stop(),
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Drop for Cri {
+    fn drop(&mut self) {
+        self.stop();
+        // The daemon's own Drop removes its directory.
+        self.ctd.take();
+    }
+}
+
+/// A pod the CRI runs: its id and the config it was created from (crictl's
+/// CreateContainer wants it again).
+pub struct Pod {
+    pub id: String,
+    pub config: PathBuf,
+}
+
+/// The CRI section of the daemon's config: the local pause image, the
+/// OOM-score restriction this machine needs, no cgroup management (this
+/// VM's cgroup v2 hierarchy has no controllers: they are all bound to its
+/// v1 hierarchies, and the shares the CRI asks for would fail to apply),
+/// and one handler per runtime.
+fn cri_config(d: &Path) -> String {
+    let base_spec = d.join("hook-base-spec.json");
+    let handlers = [
+        (handler::RUNC, Runtime::Runc.path(), None),
+        (handler::WRAPPER, PathBuf::from(WRAPPER), None),
+        (
+            handler::WRAPPER_CRUN,
+            d.join("bin").join(WRAPPER_CRUN_NAME),
+            None,
+        ),
+        (handler::CRUN, d.join("bin").join("crun-as-is"), None),
+        (handler::RUNC_HOOK, Runtime::Runc.path(), Some(&base_spec)),
+        (
+            handler::WRAPPER_HOOK,
+            PathBuf::from(WRAPPER),
+            Some(&base_spec),
+        ),
+    ];
+    let cri = r#"plugins."io.containerd.grpc.v1.cri""#;
+    let mut text = format!(
+        "[plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{opt}\"\n\
+         [{cri}]\n  sandbox_image = \"{PAUSE_IMAGE}\"\n  restrict_oom_score_adj = true\n\
+         \x20 disable_cgroup = true\n  enable_unprivileged_ports = false\n\
+         \x20 enable_unprivileged_icmp = false\n  stream_server_address = \"127.0.0.1\"\n\
+         \x20 stream_server_port = \"0\"\n\
+         [{cri}.cni]\n  bin_dir = \"{cni}/bin\"\n  conf_dir = \"{cni}/conf\"\n\
+         [{cri}.containerd]\n  default_runtime_name = \"{runc}\"\n",
+        opt = d.join("opt").display(),
+        cni = d.join("cni").display(),
+        runc = handler::RUNC,
+    );
+    for (name, binary, base) in handlers {
+        text.push_str(&format!(
+            "[{cri}.containerd.runtimes.{name}]\n  runtime_type = \"io.containerd.runc.v2\"\n"
+        ));
+        if let Some(base) = base {
+            text.push_str(&format!("  base_runtime_spec = \"{}\"\n", base.display()));
+        }
+        text.push_str(&format!(
+            "[{cri}.containerd.runtimes.{name}.options]\n  BinaryName = \"{}\"\n  Root = \"{}\"\n",
+            binary.display(),
+            d.join(format!("runc-{name}")).display()
+        ));
+    }
+    text
+}
+
+/// Files the handlers need before the daemon starts: the wrapper's config,
+/// crun as the two crun handlers run it, and the hook's base spec.
+fn setup_daemon_dir(d: &Path) {
+    fs::write(
+        d.join("wrapper.toml"),
+        format!(
+            "[log]\nfile = {:?}\n",
+            d.join("decisions.log").display().to_string()
+        ),
+    )
+    .unwrap();
+    let crun = Runtime::Crun.path();
+    // crun 1.8.1 accepts only an `ociVersion` containing "1.0"
+    // (libcrun/container.c: `strstr (def->oci_version, "1.0")`, dropped in
+    // crun 1.15), and Debian's containerd 1.7.24 writes "1.2.0" in every
+    // spec, sandboxes included (they never use a handler's
+    // base_runtime_spec, so a base spec cannot lower it). The handler
+    // `crun` runs crun as it is and shows that failure; behind the wrapper,
+    // this test-only step lowers the version in the bundle after the
+    // wrapper is done and before crun reads it. It is not the wrapper's
+    // business: nothing else in the spec is newer than crun 1.8.1 knows.
+    write_script(
+        &d.join("bin").join("crun"),
+        &format!(
+            "#!/bin/sh\n\
+             bundle=; prev=\n\
+             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
+             if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
+             \x20 sed -i 's/\"ociVersion\"[[:space:]]*:[[:space:]]*\"1\\.2\\.0\"/\"ociVersion\":\"1.0.2-dev\"/' \"$bundle/config.json\"\n\
+             fi\n\
+             exec {} --cgroup-manager=disabled \"$@\"\n",
+            crun.display()
+        ),
+    );
+    write_script(
+        &d.join("bin").join("crun-as-is"),
+        &format!(
+            "#!/bin/sh\nexec {} --cgroup-manager=disabled \"$@\"\n",
+            crun.display()
+        ),
+    );
+    fs::write(d.join("hook-base-spec.json"), hook_base_spec(d)).unwrap();
+}
+
+/// hooks.d/containerd-base-spec.json with the hook pointed at the built
+/// tool and at this daemon's wrapper config (a hook gets only the
+/// environment its definition lists).
+fn hook_base_spec(d: &Path) -> Vec<u8> {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks.d/containerd-base-spec.json");
+    let mut spec: Value = serde_json::from_slice(&fs::read(&shipped).unwrap())
+        .unwrap_or_else(|e| panic!("{shipped:?} is not JSON: {e}"));
+    let hook = &mut spec["hooks"]["createRuntime"][0];
+    assert_eq!(
+        hook["args"],
+        json!(["userns-hostnet", "hook", "create-runtime"]),
+        "{shipped:?}: the createRuntime hook changed"
+    );
+    hook["path"] = json!(TOOL);
+    hook["env"] = json!([format!(
+        "USERNS_HOSTNET_CONFIG={}",
+        d.join("wrapper.toml").display()
+    )]);
+    serde_json::to_vec_pretty(&spec).unwrap()
+}
+
+/// A docker-archive holding the pause and app images, both one layer of
+/// busybox-static owned by root, with every mount point the runtimes use
+/// already there (files of host uid 0 show as nobody inside a user
+/// namespace, so the container could not create them). Built once per test
+/// process run under cargo's target tmp dir.
+pub fn images_tar() -> PathBuf {
+    static TAR: OnceLock<PathBuf> = OnceLock::new();
+    TAR.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cri-images");
+        let dest = base.join(format!("images-{:016x}.tar", images_key()));
+        if dest.is_file() {
+            return dest;
+        }
+        let staging = base.join(super::unique_id("staging"));
+        let _ = fs::remove_dir_all(&staging);
+        let rootfs = staging.join("rootfs");
+        super::populate_rootfs(&rootfs);
+        for d in [
+            "dev/pts",
+            "dev/shm",
+            "dev/mqueue",
+            "sys/fs/cgroup",
+            "var/run",
+        ] {
+            fs::create_dir_all(rootfs.join(d)).unwrap();
+        }
+        let layer = staging.join("layer.tar");
+        run_ok(
+            Command::new("tar")
+                .args(["--owner=0", "--group=0", "--numeric-owner", "--sort=name"])
+                .arg("--mtime=@0")
+                .arg("-C")
+                .arg(&rootfs)
+                .arg("-cf")
+                .arg(&layer)
+                .arg("."),
+        );
+        let sum = run_ok(Command::new("sha256sum").arg(&layer));
+        let diff_id = format!("sha256:{}", sum.stdout.split_whitespace().next().unwrap());
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        };
+        let image_config = |entrypoint: Value, cmd: Value| {
+            json!({
+                "architecture": arch,
+                "os": "linux",
+                "config": { "Env": ["PATH=/bin"], "Entrypoint": entrypoint, "Cmd": cmd },
+                "rootfs": { "type": "layers", "diff_ids": [diff_id] },
+            })
+        };
+        let pause = image_config(json!(["/bin/sh", "-c", PAUSE_SCRIPT]), Value::Null);
+        let app = image_config(Value::Null, json!(["/bin/sh", "-c", APP_SCRIPT]));
+        fs::write(
+            staging.join("pause.json"),
+            serde_json::to_vec(&pause).unwrap(),
+        )
+        .unwrap();
+        fs::write(staging.join("app.json"), serde_json::to_vec(&app).unwrap()).unwrap();
+        let manifest = json!([
+            { "Config": "pause.json", "RepoTags": [PAUSE_IMAGE], "Layers": ["layer.tar"] },
+            { "Config": "app.json", "RepoTags": [APP_IMAGE], "Layers": ["layer.tar"] },
+        ]);
+        fs::write(
+            staging.join("manifest.json"),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+        let tmp_tar = staging.join("images.tar");
+        run_ok(
+            Command::new("tar")
+                .arg("-C")
+                .arg(&staging)
+                .arg("-cf")
+                .arg(&tmp_tar)
+                .args(["manifest.json", "pause.json", "app.json", "layer.tar"]),
+        );
+        // rename replaces a file atomically: a concurrent builder's copy is
+        // as good as this one.
+        fs::rename(&tmp_tar, &dest).unwrap();
+        let _ = fs::remove_dir_all(&staging);
+        dest
+    })
+    .clone()
+}
+
+/// Changes when what goes into the images does: the scripts, the image
+/// names, busybox.
+fn images_key() -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let mut h = DefaultHasher::new();
+    (PAUSE_SCRIPT, APP_SCRIPT, PAUSE_IMAGE, APP_IMAGE).hash(&mut h);
+    if let Ok(m) = fs::metadata("/bin/busybox") {
+        (m.len(), m.mtime(), m.ino()).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The sections of what `PROBE_SCRIPT` printed plus pid 1's status, from
+/// two ExecSync calls into a running container.
+pub struct Seen {
+    pub exec: super::Probe,
+    pub pid1_status: String,
+}
+
+impl Cri {
+    /// Reads, through ExecSync, what the container sees: its mounts, the
+    /// exec'd process's own status and uid_map, and pid 1's status.
+    pub fn look_inside(&self, id: &str) -> Seen {
+        let out = self.exec_sync(id, &["/bin/sh", "-c", super::PROBE_SCRIPT]);
+        out.assert_success();
+        let pid1 = self.exec_sync(id, &["cat", "/proc/1/status"]);
+        pid1.assert_success();
+        Seen {
+            exec: super::Probe::parse(&out.stdout),
+            pid1_status: pid1.stdout,
+        }
+    }
+}
