@@ -18,11 +18,17 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
 # for tests/e2e_cri.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh
+
+# Both tiers build with test-hooks (the crash tests' pause switch in the
+# wrapper, see e2e_crash), so they share one build; release builds, make
+# package and make demo never enable it.
+TEST_FEATURES := --features test-hooks
 
 # Two tiers of tests, sharing one build.
 # unit: no root, no container runtime, no daemon: the library's own tests,
@@ -51,15 +57,15 @@ test: fmt-check clippy package-check cri-tools
 unit:
 	@mkdir -p target; set -o pipefail; status=0; \
 	( s=0; \
-	  $(CARGO) test --no-fail-fast --lib $(addprefix --test ,$(UNIT_TESTS)) -- --test-threads=$(TEST_THREADS) || s=1; \
-	  $(CARGO) test --no-fail-fast --doc -- --test-threads=$(TEST_THREADS) || s=1; \
+	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --lib $(addprefix --test ,$(UNIT_TESTS)) -- --test-threads=$(TEST_THREADS) || s=1; \
+	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --doc -- --test-threads=$(TEST_THREADS) || s=1; \
 	  exit $$s ) 2>&1 | tee target/test-unit.log || status=1; \
 	$(call totals,target/test-unit.log,unit: ); \
 	exit $$status
 
 e2e: cri-tools
 	@mkdir -p target; set -o pipefail; status=0; \
-	$(CARGO) test --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
+	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \
 	exit $$status
 

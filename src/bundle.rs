@@ -3,53 +3,26 @@
 //! directory, fsync, rename, directory fsync) with its mode and owner kept,
 //! so a crash leaves either the old or the new document, never a mix.
 
+use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
 use serde_json::Value;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::fs::OpenOptions;
+use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub const CONFIG: &str = "config.json";
 
-/// Test-only switch: when set, `Config::replace` stops itself (SIGSTOP)
-/// after writing and syncing the temporary file, before the rename, so a
-/// test can kill it at exactly that point. Never set it in production.
+/// Remove the temporary files that killed runs left in a bundle: see
+/// [`atomic::remove_stale_temporaries`].
+pub use crate::sys::atomic::remove_stale_temporaries;
+
+/// Test-only switch, compiled in only with the `test-hooks` feature (which
+/// release builds and packages do not enable): when set, `Config::replace`
+/// stops itself (SIGSTOP) after writing and syncing the temporary file,
+/// before the rename, so a test can kill it at exactly that point.
+#[cfg(feature = "test-hooks")]
 pub const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_BEFORE_RENAME";
-
-/// A temporary file is `.<name>.userns-hostnet.<pid>.tmp` beside `<name>`.
-const TEMP_TAG: &str = ".userns-hostnet.";
-const TEMP_SUFFIX: &str = ".tmp";
-
-/// Remove the temporary files that runs killed before their rename left in
-/// `dir`: ours by name (`.config.json.userns-hostnet.<pid>.tmp`, or the
-/// same for an exec's process file) and their pid no longer alive. A live
-/// pid's file may be another run's write in progress, so it stays.
-pub fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.starts_with('.'))
-            .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
-            .and_then(|n| n.rsplit_once(TEMP_TAG))
-            .map(|(_, pid)| pid)
-            .and_then(|p| p.parse::<i32>().ok())
-            .filter(|&p| p > 0)
-        else {
-            continue;
-        };
-        let dead = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-            == Err(nix::errno::Errno::ESRCH);
-        if dead && e.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
@@ -63,6 +36,16 @@ pub enum BundleError {
         what: &'static str,
         source: std::io::Error,
     },
+}
+
+impl From<AtomicError> for BundleError {
+    fn from(e: AtomicError) -> Self {
+        BundleError::Io {
+            path: e.path,
+            what: e.what,
+            source: e.source,
+        }
+    }
 }
 
 fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> BundleError + 'a {
@@ -140,61 +123,29 @@ pub fn serialize_like(spec: &Value, original: &[u8]) -> Vec<u8> {
 }
 
 impl Config {
-    fn temp_path(&self) -> PathBuf {
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        self.path.with_file_name(format!(
-            ".{name}{TEMP_TAG}{}{TEMP_SUFFIX}",
-            std::process::id()
-        ))
-    }
-
-    /// Replace config.json with `bytes`, atomically.
+    /// Replace config.json with `bytes`, atomically, keeping its mode and
+    /// owner.
     pub fn replace(&self, bytes: &[u8]) -> Result<(), BundleError> {
-        let tmp = self.temp_path();
-        let result = self.write_then_rename(&tmp, bytes);
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
-    }
-
-    fn write_then_rename(&self, tmp: &Path, bytes: &[u8]) -> Result<(), BundleError> {
-        // A stale file of a killed run with our pid is ours to replace.
-        let _ = std::fs::remove_file(tmp);
-        remove_stale_temporaries(tmp.parent().unwrap_or(Path::new(".")));
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC).bits())
-            .open(tmp)
-            .map_err(io(tmp, "cannot create"))?;
-        // Owner first: chown clears set-id bits, which the mode then restores.
-        match nix::unistd::fchown(f.as_raw_fd(), Some(self.uid.into()), Some(self.gid.into())) {
-            Ok(()) | Err(nix::errno::Errno::EPERM) => {}
-            Err(e) => return Err(io(tmp, "cannot chown")(e.into())),
-        }
-        f.set_permissions(std::fs::Permissions::from_mode(self.mode))
-            .map_err(io(tmp, "cannot chmod"))?;
-        f.write_all(bytes).map_err(io(tmp, "cannot write"))?;
-        f.sync_all().map_err(io(tmp, "cannot sync"))?;
-        drop(f);
-        // Test-only: lets the crash tests kill the wrapper between the
-        // fsync and the rename. Read here, on the write path only.
-        if std::env::var_os(TEST_PAUSE_ENV).is_some() {
-            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
-        }
-        std::fs::rename(tmp, &self.path).map_err(io(&self.path, "cannot replace"))?;
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let d = File::open(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        })
-        .map_err(io(dir, "cannot open"))?;
-        d.sync_all().map_err(io(dir, "cannot sync"))
+        let attrs = Attrs {
+            mode: self.mode,
+            owner: Some((self.uid, self.gid)),
+        };
+        atomic::replace_with(&self.path, bytes, attrs, pause_before_rename)?;
+        Ok(())
     }
 }
+
+/// Test-only: lets the crash tests kill the wrapper between the fsync and
+/// the rename. Read here, on the write path only.
+#[cfg(feature = "test-hooks")]
+fn pause_before_rename() {
+    if std::env::var_os(TEST_PAUSE_ENV).is_some() {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+    }
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn pause_before_rename() {}
 
 #[cfg(test)]
 mod tests {
@@ -245,37 +196,6 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(CONFIG)]);
-    }
-
-    #[test]
-    fn stale_temporaries_of_dead_runs_are_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let dead = child.id();
-        child.wait().unwrap();
-        let live = std::process::id();
-        for name in [
-            format!(".config.json.userns-hostnet.{dead}.tmp"),
-            format!(".config.json.userns-hostnet.{live}.tmp"),
-            ".config.json.userns-hostnet.x.tmp".to_string(),
-            "other.tmp".to_string(),
-        ] {
-            std::fs::write(dir.path().join(name), "{").unwrap();
-        }
-        remove_stale_temporaries(dir.path());
-        let mut names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(
-            names,
-            vec![
-                format!(".config.json.userns-hostnet.{live}.tmp"),
-                ".config.json.userns-hostnet.x.tmp".to_string(),
-                "other.tmp".to_string(),
-            ]
-        );
     }
 
     #[test]

@@ -4,9 +4,8 @@
 //! understood is an error, never ignored: a misspelt key must not quietly
 //! leave a policy weaker than the operator meant.
 
-use crate::engine::policy::{
-    AllowedRanges, IdRange, IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback,
-};
+use crate::decisionlog::Level;
+use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
 use crate::engine::Policy;
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
@@ -16,31 +15,29 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+pub use crate::decisionlog::LOG_LEVELS;
+
 /// The environment variable naming another config file.
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
 /// Where the config file lives unless `USERNS_HOSTNET_CONFIG` says otherwise.
 pub const DEFAULT_PATH: &str = "/etc/userns-hostnet/config.toml";
 /// The tool's own log, where decisions are recorded.
 pub const DEFAULT_LOG_FILE: &str = "/var/log/userns-hostnet.log";
-pub const DEFAULT_LOG_LEVEL: &str = "info";
-/// The log levels the `[log] level` setting accepts.
-pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 
-/// One past the highest ID a mapping can name.
-const ID_LIMIT: u64 = 1 << 32;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The `[log]` section.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LogSettings {
+    #[serde(deserialize_with = "absolute")]
     pub file: PathBuf,
-    /// One of [`LOG_LEVELS`].
-    pub level: String,
+    pub level: Level,
 }
 
 impl Default for LogSettings {
     fn default() -> Self {
         LogSettings {
             file: PathBuf::from(DEFAULT_LOG_FILE),
-            level: DEFAULT_LOG_LEVEL.to_owned(),
+            level: Level::Info,
         }
     }
 }
@@ -57,30 +54,26 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config {
-            runtime: crate::runtime::DEFAULT_CANDIDATES
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-            policy: Policy::default(),
-            log: LogSettings::default(),
-            source: None,
-        }
+        File::default().into_config(None)
     }
 }
 
 /// Why the config file could not be used. Displayed on one line, starting
 /// with the file (and the line, when the problem has one).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file exists but could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
     Read {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
     /// Not a regular file (a directory, a FIFO, a device).
+    #[error("{}: not a regular file", path.display())]
     NotRegular { path: PathBuf },
     /// The file was read but says something invalid.
+    #[error("{}{}: {message}", path.display(), Where { line: *line, key: key.as_deref() })]
     Invalid {
         path: PathBuf,
         /// 1-based, when the problem sits on a line.
@@ -91,41 +84,21 @@ pub enum ConfigError {
     },
 }
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Read { path, source } => {
-                write!(f, "{}: cannot read: {source}", path.display())
-            }
-            ConfigError::NotRegular { path } => {
-                write!(f, "{}: not a regular file", path.display())
-            }
-            ConfigError::Invalid {
-                path,
-                line,
-                key,
-                message,
-            } => {
-                write!(f, "{}", path.display())?;
-                if let Some(line) = line {
-                    write!(f, ":{line}")?;
-                }
-                write!(f, ": ")?;
-                if let Some(key) = key {
-                    write!(f, "{key}: ")?;
-                }
-                write!(f, "{message}")
-            }
-        }
-    }
+/// `:LINE` and `: KEY` of an invalid setting, each when known.
+struct Where<'a> {
+    line: Option<usize>,
+    key: Option<&'a str>,
 }
 
-impl std::error::Error for ConfigError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ConfigError::Read { source, .. } => Some(source),
-            _ => None,
+impl fmt::Display for Where<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
         }
+        if let Some(key) = self.key {
+            write!(f, ": {key}")?;
+        }
+        Ok(())
     }
 }
 
@@ -190,7 +163,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
                 message: one_line(inner.message()),
             }
         })?;
-    Ok(file.into_config(origin))
+    Ok(file.into_config(Some(origin)))
 }
 
 /// The 1-based line holding byte `offset`.
@@ -213,202 +186,87 @@ fn one_line(message: &str) -> String {
         .replace('`', "\"")
 }
 
-// The file as written. Every table rejects keys it does not know.
+// The file as written: its sections, holding the engine's own policy
+// types. Every table rejects keys it does not know; a missing key or
+// section keeps its default.
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct File {
-    #[serde(default, deserialize_with = "runtimes")]
-    runtime: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(deserialize_with = "runtimes")]
+    runtime: Runtimes,
     sysfs: SysfsSection,
-    #[serde(default)]
-    capabilities: CapabilitiesSection,
-    #[serde(default)]
-    sysctl: SysctlSection,
-    #[serde(default)]
-    idmap: IdmapSection,
-    #[serde(default)]
+    capabilities: NetSection<NetCapabilities>,
+    sysctl: NetSection<NetSysctls>,
+    idmap: IdmapPolicy,
     cgroup: CgroupSection,
-    #[serde(default)]
-    log: LogSection,
+    log: LogSettings,
+}
+
+impl File {
+    fn into_config(self, origin: Option<&Path>) -> Config {
+        Config {
+            runtime: self.runtime.0,
+            policy: Policy {
+                sysfs_fallback: self.sysfs.fallback,
+                net_capabilities: self.capabilities.net,
+                net_sysctls: self.sysctl.net,
+                own_cgroup_view: self.cgroup.own_view,
+                idmap: self.idmap,
+            },
+            log: self.log,
+            source: origin.map(Path::to_owned),
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct SysfsSection {
-    fallback: Option<FallbackSetting>,
+    fallback: SysfsFallback,
 }
 
+/// `[capabilities]` and `[sysctl]`: one `net` setting each.
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct CapabilitiesSection {
-    net: Option<CapsSetting>,
+#[serde(default, deny_unknown_fields)]
+struct NetSection<T: Default> {
+    net: T,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct SysctlSection {
-    net: Option<SysctlSetting>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct IdmapSection {
-    allow_host_root: Option<bool>,
-    allowed_ranges: Option<RangesSetting>,
-    require_process_user_mapped: Option<bool>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[derive(Deserialize)]
+#[serde(default, deny_unknown_fields)]
 struct CgroupSection {
-    own_view: Option<bool>,
+    own_view: bool,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct LogSection {
-    #[serde(default, deserialize_with = "log_file")]
-    file: Option<PathBuf>,
-    #[serde(default, deserialize_with = "log_level")]
-    level: Option<String>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum FallbackSetting {
-    Refuse,
-    Ro,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum CapsSetting {
-    Drop,
-    Keep,
-    Refuse,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum SysctlSetting {
-    Refuse,
-    Drop,
-}
-
-impl From<FallbackSetting> for SysfsFallback {
-    fn from(s: FallbackSetting) -> Self {
-        match s {
-            FallbackSetting::Refuse => SysfsFallback::Refuse,
-            FallbackSetting::Ro => SysfsFallback::Ro,
+impl Default for CgroupSection {
+    fn default() -> Self {
+        CgroupSection {
+            own_view: Policy::default().own_cgroup_view,
         }
     }
 }
 
-impl From<CapsSetting> for NetCapabilities {
-    fn from(s: CapsSetting) -> Self {
-        match s {
-            CapsSetting::Drop => NetCapabilities::Drop,
-            CapsSetting::Keep => NetCapabilities::Keep,
-            CapsSetting::Refuse => NetCapabilities::Refuse,
-        }
-    }
-}
+/// `runtime`: the candidates, by default those of
+/// [`crate::runtime::DEFAULT_CANDIDATES`].
+struct Runtimes(Vec<String>);
 
-impl From<SysctlSetting> for NetSysctls {
-    fn from(s: SysctlSetting) -> Self {
-        match s {
-            SysctlSetting::Refuse => NetSysctls::Refuse,
-            SysctlSetting::Drop => NetSysctls::Drop,
-        }
-    }
-}
-
-/// `allowed_ranges`: a user whose /etc/subuid and /etc/subgid entries
-/// apply, or both lists given explicitly.
-#[derive(Deserialize)]
-#[serde(try_from = "RawRanges")]
-struct RangesSetting(AllowedRanges);
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRanges {
-    subid_user: Option<String>,
-    uid: Option<Vec<RangeSetting>>,
-    gid: Option<Vec<RangeSetting>>,
-}
-
-impl TryFrom<RawRanges> for RangesSetting {
-    type Error = String;
-
-    fn try_from(raw: RawRanges) -> Result<Self, String> {
-        let list = |v: Vec<RangeSetting>| v.into_iter().map(|r| r.0).collect::<Vec<_>>();
-        match (raw.subid_user, raw.uid, raw.gid) {
-            (Some(user), None, None) => {
-                if user.is_empty() {
-                    Err("subid_user is empty: name the user whose /etc/subuid and /etc/subgid entries apply".into())
-                } else {
-                    Ok(RangesSetting(AllowedRanges::SubidUser(user)))
-                }
-            }
-            (Some(_), _, _) => Err(
-                "give either subid_user or the uid and gid lists, not both".into(),
-            ),
-            (None, Some(uid), Some(gid)) => {
-                if uid.is_empty() || gid.is_empty() {
-                    Err("an empty uid or gid list would refuse every container; remove allowed_ranges to allow any range".into())
-                } else {
-                    Ok(RangesSetting(AllowedRanges::Explicit {
-                        uid: list(uid),
-                        gid: list(gid),
-                    }))
-                }
-            }
-            (None, None, None) => Err(
-                "empty: give subid_user, or the uid and gid lists, or remove allowed_ranges to allow any range".into(),
-            ),
-            (None, _, _) => Err("give both the uid and the gid lists".into()),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(try_from = "RawRange")]
-struct RangeSetting(IdRange);
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRange {
-    start: u64,
-    size: u64,
-}
-
-impl TryFrom<RawRange> for RangeSetting {
-    type Error = String;
-
-    fn try_from(r: RawRange) -> Result<Self, String> {
-        if r.size == 0 {
-            return Err(format!("range at {} has size 0", r.start));
-        }
-        match r.start.checked_add(r.size) {
-            Some(end) if end <= ID_LIMIT => Ok(RangeSetting(IdRange {
-                start: r.start,
-                size: r.size,
-            })),
-            _ => Err(format!(
-                "range of {} IDs at {} goes past the highest ID, 4294967295",
-                r.size, r.start
-            )),
-        }
+impl Default for Runtimes {
+    fn default() -> Self {
+        Runtimes(
+            crate::runtime::DEFAULT_CANDIDATES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        )
     }
 }
 
 /// `runtime`: one name or path, or a list of them.
-fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    struct Runtimes;
+fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Runtimes, D::Error> {
+    struct Visitor;
 
-    impl<'de> de::Visitor<'de> for Runtimes {
+    impl<'de> de::Visitor<'de> for Visitor {
         type Value = Vec<String>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -428,7 +286,7 @@ fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::E
         }
     }
 
-    let list = d.deserialize_any(Runtimes)?;
+    let list = d.deserialize_any(Visitor)?;
     if list.is_empty() {
         return Err(de::Error::custom("lists no runtime"));
     }
@@ -437,13 +295,13 @@ fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::E
             "a runtime must be a name or a path, not empty",
         ));
     }
-    Ok(Some(list))
+    Ok(Runtimes(list))
 }
 
-fn log_file<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+fn absolute<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     let file = PathBuf::deserialize(d)?;
     if file.is_absolute() {
-        Ok(Some(file))
+        Ok(file)
     } else {
         Err(de::Error::custom(format!(
             "\"{}\" is not an absolute path",
@@ -452,64 +310,10 @@ fn log_file<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error
     }
 }
 
-fn log_level<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let level = String::deserialize(d)?;
-    let lower = level.to_ascii_lowercase();
-    if LOG_LEVELS.contains(&lower.as_str()) {
-        Ok(Some(lower))
-    } else {
-        Err(de::Error::custom(format!(
-            "unknown level \"{level}\", expected one of {}",
-            LOG_LEVELS
-                .iter()
-                .map(|l| format!("\"{l}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
-    }
-}
-
-impl File {
-    fn into_config(self, origin: &Path) -> Config {
-        let d = Config::default();
-        let dp = d.policy;
-        Config {
-            runtime: self.runtime.unwrap_or(d.runtime),
-            policy: Policy {
-                sysfs_fallback: self.sysfs.fallback.map_or(dp.sysfs_fallback, Into::into),
-                net_capabilities: self
-                    .capabilities
-                    .net
-                    .map_or(dp.net_capabilities, Into::into),
-                net_sysctls: self.sysctl.net.map_or(dp.net_sysctls, Into::into),
-                own_cgroup_view: self.cgroup.own_view.unwrap_or(dp.own_cgroup_view),
-                idmap: IdmapPolicy {
-                    allow_host_root: self
-                        .idmap
-                        .allow_host_root
-                        .unwrap_or(dp.idmap.allow_host_root),
-                    allowed_ranges: self
-                        .idmap
-                        .allowed_ranges
-                        .map_or(dp.idmap.allowed_ranges, |r| r.0),
-                    require_process_user_mapped: self
-                        .idmap
-                        .require_process_user_mapped
-                        .unwrap_or(dp.idmap.require_process_user_mapped),
-                },
-            },
-            log: LogSettings {
-                file: self.log.file.unwrap_or(d.log.file),
-                level: self.log.level.unwrap_or(d.log.level),
-            },
-            source: Some(origin.to_owned()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::policy::{AllowedRanges, IdRange};
 
     const SAMPLE: &str = include_str!("../packaging/config.toml");
 
@@ -534,7 +338,7 @@ mod tests {
         assert_eq!(c.source, None);
         assert_eq!(c.runtime, ["runc", "crun"]);
         assert_eq!(c.log.file, Path::new("/var/log/userns-hostnet.log"));
-        assert_eq!(c.log.level, "info");
+        assert_eq!(c.log.level, Level::Info);
         assert_eq!(c.policy, Policy::default());
     }
 
@@ -598,7 +402,7 @@ level = "debug"
                 },
                 log: LogSettings {
                     file: "/tmp/u.log".into(),
-                    level: "debug".into(),
+                    level: Level::Debug,
                 },
                 source: Some(origin().to_owned()),
             }
@@ -630,12 +434,20 @@ level = "debug"
                 .allowed_ranges,
             AllowedRanges::SubidUser("kubelet".into())
         );
-        for level in LOG_LEVELS {
-            let c = parse(&format!("[log]\nlevel = \"{level}\""), origin()).unwrap();
-            assert_eq!(c.log.level, *level);
+        let levels = [
+            Level::Error,
+            Level::Warn,
+            Level::Info,
+            Level::Debug,
+            Level::Debug,
+        ];
+        assert_eq!(LOG_LEVELS.len(), levels.len());
+        for (word, level) in LOG_LEVELS.iter().zip(levels) {
+            let c = parse(&format!("[log]\nlevel = \"{word}\""), origin()).unwrap();
+            assert_eq!(c.log.level, level, "{word}");
         }
         let c = parse("[log]\nlevel = \"WARN\"", origin()).unwrap();
-        assert_eq!(c.log.level, "warn");
+        assert_eq!(c.log.level, Level::Warn);
     }
 
     #[test]

@@ -5,31 +5,55 @@
 
 use crate::config::LogSettings;
 use crate::engine::{Change, Plan, Refusal};
-use serde::Serialize;
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::SystemTime;
 
-/// How much goes into the log, from `log.level`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The words `log.level` accepts, in any case.
+pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+/// How much goes into the log, from `log.level`: read once, with the
+/// config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Level {
     Error,
     Warn,
+    #[default]
     Info,
+    /// `debug` and `trace`: the log has nothing finer than info lines.
     Debug,
 }
 
 impl Level {
-    /// Unknown words fall back to `info`, the documented default.
-    pub fn parse(word: &str) -> Level {
+    /// One of [`LOG_LEVELS`], in any case.
+    pub fn from_word(word: &str) -> Option<Level> {
         match word.to_ascii_lowercase().as_str() {
-            "error" => Level::Error,
-            "warn" | "warning" => Level::Warn,
-            "debug" | "trace" => Level::Debug,
-            _ => Level::Info,
+            "error" => Some(Level::Error),
+            "warn" => Some(Level::Warn),
+            "info" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Level, D::Error> {
+        let word = String::deserialize(d)?;
+        Level::from_word(&word).ok_or_else(|| {
+            de::Error::custom(format!(
+                "unknown level \"{word}\", expected one of {}",
+                LOG_LEVELS
+                    .iter()
+                    .map(|l| format!("\"{l}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
     }
 }
 
@@ -108,7 +132,7 @@ impl<'a> Entry<'a> {
     /// Append to the configured log. A log that cannot be written never
     /// fails a container: the caller's debug output says so.
     pub fn record(&mut self, log: &LogSettings) {
-        if let Err(e) = append(&log.file, Level::parse(&log.level), self) {
+        if let Err(e) = append(&log.file, log.level, self) {
             tracing::debug!(log = %log.file.display(), error = %e, "cannot write the decision log");
         }
     }
@@ -218,7 +242,8 @@ mod tests {
         let log = dir.path().join("log");
         append(&log, Level::Error, &mut entry(None, &[])).unwrap();
         assert!(!log.exists());
-        assert_eq!(Level::parse("WARN"), Level::Warn);
-        assert_eq!(Level::parse("bogus"), Level::Info);
+        assert_eq!(Level::from_word("WARN"), Some(Level::Warn));
+        assert_eq!(Level::from_word("trace"), Some(Level::Debug));
+        assert_eq!(Level::from_word("bogus"), None);
     }
 }

@@ -8,7 +8,32 @@ use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why a host fact could not be read. The engine gets it as text, in the
+/// refusal it words.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// A namespace file could not be opened or examined.
+    #[error("{}", .0.desc())]
+    Namespace(nix::errno::Errno),
+    #[error("NS_GET_USERNS: {}", .0.desc())]
+    NsGetUserns(nix::errno::Errno),
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: unexpected contents", path.display())]
+    IdMapContents { path: PathBuf },
+    #[error("{}: no range for {user}", path.display())]
+    NoSubidRange { path: PathBuf, user: String },
+}
+
+fn read_text(path: PathBuf) -> Result<String, HostError> {
+    std::fs::read_to_string(&path).map_err(|source| HostError::Read { path, source })
+}
 
 // NS_GET_USERNS: a descriptor for the user namespace owning a namespace.
 nix::ioctl_none!(ns_get_userns, 0xb7, 0x1);
@@ -21,8 +46,8 @@ fn ns_id(st: &nix::sys::stat::FileStat) -> NsId {
 }
 
 /// The namespace at `path`; with `owner`, also the user namespace owning it.
-pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, String> {
-    let id = ns_id(&stat(path).map_err(|e| e.desc().to_owned())?);
+pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, HostError> {
+    let id = ns_id(&stat(path).map_err(HostError::Namespace)?);
     if !owner {
         return Ok(NsFacts { id, owner: None });
     }
@@ -31,15 +56,14 @@ pub fn namespace_facts(path: &str, owner: bool) -> Result<NsFacts, String> {
         nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
     )
-    .map_err(|e| e.desc().to_owned())?;
+    .map_err(HostError::Namespace)?;
     // SAFETY: `open` just returned this descriptor and nothing else owns it.
     let ns = unsafe { OwnedFd::from_raw_fd(fd) };
     // SAFETY: NS_GET_USERNS takes no argument and returns a new descriptor.
-    let user = unsafe { ns_get_userns(ns.as_raw_fd()) }
-        .map_err(|e| format!("NS_GET_USERNS: {}", e.desc()))?;
+    let user = unsafe { ns_get_userns(ns.as_raw_fd()) }.map_err(HostError::NsGetUserns)?;
     // SAFETY: the ioctl returned a new descriptor that we now own.
     let user = unsafe { OwnedFd::from_raw_fd(user) };
-    let owner = ns_id(&fstat(user.as_raw_fd()).map_err(|e| e.desc().to_owned())?);
+    let owner = ns_id(&fstat(user.as_raw_fd()).map_err(HostError::Namespace)?);
     Ok(NsFacts {
         id,
         owner: Some(owner),
@@ -63,10 +87,12 @@ pub fn namespace_facts_of(namespaces: &[Namespace]) -> HostFacts {
         let owner = n.kind == LinuxNamespaceType::Network;
         facts
             .namespaces
-            .insert(path.clone(), namespace_facts(path, owner));
+            .insert(path.clone(), namespace_facts(path, owner).map_err(text));
         if n.kind == LinuxNamespaceType::User {
             if let Some(dir) = proc_dir_of_user_ns(path) {
-                facts.joined_maps.insert(path.clone(), read_id_maps(dir));
+                facts
+                    .joined_maps
+                    .insert(path.clone(), read_id_maps(dir).map_err(text));
             }
         } else {
             // Whether a joined namespace is the runtime's own: the wrapper
@@ -84,7 +110,7 @@ pub fn namespace_facts_of(namespaces: &[Namespace]) -> HostFacts {
 /// names, if it names one.
 pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
     if let AllowedRanges::SubidUser(user) = &policy.idmap.allowed_ranges {
-        facts.subids = Some(read_subids(user, Path::new("/etc")));
+        facts.subids = Some(read_subids(user, Path::new("/etc")).map_err(text));
     }
 }
 
@@ -144,6 +170,11 @@ fn sys_tree_devices() -> Vec<u64> {
         .collect()
 }
 
+/// The engine's facts carry reasons as text.
+fn text(e: HostError) -> String {
+    e.to_string()
+}
+
 /// Can the real runtime make a recursive read-only bind on this kernel?
 /// The runtime's answer is cached, so this costs a process only the first
 /// time a runtime binary is seen.
@@ -159,11 +190,10 @@ fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
 }
 
 /// The uid_map and gid_map of a process.
-pub fn read_id_maps(proc_dir: &str) -> Result<IdMaps, String> {
-    let read = |name: &str| -> Result<Vec<Extent>, String> {
-        let path = format!("{proc_dir}/{name}");
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-        parse_id_map(&text).ok_or_else(|| format!("{path}: unexpected contents"))
+pub fn read_id_maps(proc_dir: &str) -> Result<IdMaps, HostError> {
+    let read = |name: &str| -> Result<Vec<Extent>, HostError> {
+        let path = PathBuf::from(format!("{proc_dir}/{name}"));
+        parse_id_map(&read_text(path.clone())?).ok_or(HostError::IdMapContents { path })
     };
     Ok(IdMaps {
         uid: read("uid_map")?,
@@ -190,14 +220,15 @@ pub fn parse_id_map(text: &str) -> Option<Vec<Extent>> {
 /// The ranges of `user` in `<etc>/subuid` and `<etc>/subgid` (lines of
 /// `name:start:count`). No entry at all is an error: the policy would
 /// refuse every container.
-pub fn read_subids(user: &str, etc: &Path) -> Result<SubIds, String> {
-    let read = |name: &str| -> Result<Vec<IdRange>, String> {
+pub fn read_subids(user: &str, etc: &Path) -> Result<SubIds, HostError> {
+    let read = |name: &str| -> Result<Vec<IdRange>, HostError> {
         let path = etc.join(name);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let ranges = parse_subid(&text, user);
+        let ranges = parse_subid(&read_text(path.clone())?, user);
         if ranges.is_empty() {
-            return Err(format!("{}: no range for {user}", path.display()));
+            return Err(HostError::NoSubidRange {
+                path,
+                user: user.to_owned(),
+            });
         }
         Ok(ranges)
     };
@@ -236,7 +267,9 @@ mod tests {
 
     #[test]
     fn dead_path_is_an_error_not_a_panic() {
-        let e = namespace_facts("/proc/999999999/ns/net", true).unwrap_err();
+        let e = namespace_facts("/proc/999999999/ns/net", true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("No such file"), "{e}");
     }
 
@@ -340,7 +373,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("subuid"), text).unwrap();
         std::fs::write(dir.path().join("subgid"), "root:1:2\n").unwrap();
-        let e = read_subids("kubelet", dir.path()).unwrap_err();
+        let e = read_subids("kubelet", dir.path()).unwrap_err().to_string();
         assert!(e.ends_with("subgid: no range for kubelet"), "{e}");
     }
 }

@@ -26,4 +26,5 @@ pub mod plan;
 pub mod probe;
 pub mod runclog;
 pub mod runtime;
+pub mod sys;
 pub mod wrapper;

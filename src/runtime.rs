@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub const RUNTIME_ENV: &str = "USERNS_HOSTNET_RUNTIME";
 
 /// Where to look when the caller gave no PATH at all.
-pub const FALLBACK_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub use crate::sys::paths::FALLBACK_PATH;
 
 /// Looked for in PATH, in order, when nothing names the runtime.
 pub const DEFAULT_CANDIDATES: &[&str] = &["runc", "crun"];

@@ -21,7 +21,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
+/// Honoured only by a wrapper built with the `test-hooks` feature
+/// (`cargo test --features test-hooks`, as `make test` runs it).
 const PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_BEFORE_RENAME";
+const NO_HOOKS: &str = "the wrapper was built without the test-hooks feature, so it cannot pause before the rename: run cargo test --features test-hooks";
 
 /// A stub runtime (answers `features` like runc, else exits 0) and a
 /// config file whose decision log stays in the temp dir.
@@ -124,6 +127,9 @@ fn kill9(child: &mut Child) {
 
 #[test]
 fn sigkill_between_fsync_and_rename() {
+    if !cfg!(feature = "test-hooks") {
+        panic!("{NO_HOOKS}");
+    }
     let env = Env::new();
     let old = old_document();
     let new = new_document(&env, &old);
@@ -134,6 +140,9 @@ fn sigkill_between_fsync_and_rename() {
         let mut child = env.command(&dir).env(PAUSE_ENV, "1").spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         while state(child.id()) != Some('T') {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("run {run}: the wrapper exited ({status}) instead of pausing: {NO_HOOKS}");
+            }
             assert!(Instant::now() < deadline, "run {run} never paused");
             std::thread::sleep(Duration::from_micros(200));
         }

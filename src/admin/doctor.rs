@@ -7,12 +7,12 @@ use super::daemons::{self, Handler};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
+use crate::sys::deadline::{self, RunError};
+use crate::sys::{mountinfo, toml};
 use crate::{host, probe};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-use toml_edit::DocumentMut;
+use std::time::Instant;
 
 /// IDs kubelet gives each pod's user namespace.
 pub const IDS_PER_POD: u64 = 65536;
@@ -267,7 +267,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
     let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
     out.push(match probe::runtime_knows_rro(&runtime) {
         Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
-        Err(why) => check("runtime.rro", Status::Fail, why).fix(
+        Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(
             "upgrade to runc >= 1.1 or crun >= 1.4; or set sysfs.fallback = \"ro\" to accept a weaker /sys",
         ),
     });
@@ -314,27 +314,13 @@ fn features(runtime: &Path) -> Check {
 
 /// Run `runtime arg`, with no input and a deadline: (success, stdout).
 fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
-    let mut child = Command::new(runtime)
-        .arg(arg)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run: {e}"))?;
-    let deadline = Instant::now() + probe::PROBE_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{arg} did not answer in time"));
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out =
+        deadline::run(runtime, arg, Instant::now() + probe::PROBE_TIMEOUT).map_err(
+            |e| match e {
+                RunError::Timeout => format!("{arg} did not answer in time"),
+                e => e.to_string(),
+            },
+        )?;
     Ok((
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -348,21 +334,14 @@ fn cgroup(root: &Root) -> Check {
         Ok(t) => t,
         Err(e) => return check(NAME, Status::Warn, format!("{}: {e}", path.display())),
     };
-    // (mount point, filesystem type), the last mount at a point on top.
-    let mounts: Vec<(String, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let point = l.split(' ').nth(4)?;
-            let fstype = l.split(" - ").nth(1)?.split(' ').next()?;
-            Some((point.to_owned(), fstype.to_owned()))
-        })
-        .collect();
+    let mounts = mountinfo::parse(&text);
+    // The filesystem at a mount point: the last mount there is on top.
     let at = |p: &str| {
         mounts
             .iter()
             .rev()
-            .find(|(point, _)| point == p)
-            .map(|(_, t)| t.as_str())
+            .find(|m| m.mount_point == p)
+            .map(|m| m.fstype.as_str())
     };
     let fix = "boot with systemd.unified_cgroup_hierarchy=1 (cgroup v2 only); Kubernetes user namespaces and crun's cgroup management expect it";
     match at("/sys/fs/cgroup") {
@@ -499,12 +478,6 @@ fn in_path(name: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
-fn parse_toml(path: &Path) -> Result<DocumentMut, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    text.parse::<DocumentMut>()
-        .map_err(|e| format!("{}: {}", path.display(), e.to_string().trim()))
-}
-
 fn containerd(root: &Root) -> Check {
     const NAME: &str = "containerd";
     let config = root.at(daemons::CONTAINERD_CONFIG);
@@ -528,14 +501,14 @@ fn containerd(root: &Root) -> Check {
             daemons::CONTAINERD_CONFIG
         ));
     }
-    let doc = match parse_toml(&config) {
+    let doc = match toml::read(&config) {
         Ok(d) => d,
-        Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+        Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
     };
     let version = daemons::containerd_version(&doc);
     let mut handlers = daemons::containerd_handlers(&doc, &config, version);
     for import in daemons::containerd_imports(&doc, &config, &|p| root.at(p)) {
-        if let Ok(d) = parse_toml(&import) {
+        if let Ok(d) = toml::read(&import) {
             handlers.extend(daemons::containerd_handlers(&d, &import, version));
         }
     }
@@ -570,9 +543,9 @@ fn crio(root: &Root) -> Check {
     }
     let mut handlers = Vec::new();
     for file in daemons::crio_files(&conf) {
-        match parse_toml(&file) {
+        match toml::read(&file) {
             Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
-            Err(e) => return check(NAME, Status::Fail, e).fix("correct the file"),
+            Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
         }
     }
     registered(

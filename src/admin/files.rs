@@ -1,50 +1,26 @@
 //! Writing daemon config files safely, and showing a change as a diff.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use crate::sys::atomic::{self, Attrs};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Replace (or create) `path` with `bytes`: a temporary file in the same
-/// directory, fsynced, renamed over it, keeping the old file's mode and
-/// owner (0644 for a new file).
+/// Replace (or create) `path` with `bytes`, atomically, keeping the old
+/// file's mode and owner (0644 for a new file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let old = std::fs::metadata(path).ok();
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.userns-hostnet.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        let mode = old
-            .as_ref()
-            .map_or(0o644, |m| m.permissions().mode() & 0o7777);
-        if let Some(m) = &old {
-            let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
-        }
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    result
+    let attrs = match std::fs::metadata(path) {
+        Ok(m) => Attrs {
+            mode: m.permissions().mode() & 0o7777,
+            owner: Some((m.uid(), m.gid())),
+        },
+        Err(_) => Attrs {
+            mode: 0o644,
+            owner: None,
+        },
+    };
+    Ok(atomic::replace(path, bytes, attrs)?)
 }
 
 /// `path.bak-YYYYmmddHHMMSS` (UTC), a copy of `path` made before it is

@@ -8,6 +8,7 @@
 use super::daemons::{self, dig};
 use super::files;
 use crate::cli::{Daemon, InstallArgs};
+use crate::sys::toml;
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
@@ -108,19 +109,6 @@ fn apply(args: &InstallArgs, plan: &[FileChange], done: &str) -> anyhow::Result<
     Ok(0)
 }
 
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::anyhow!("{}: {e}", path.display())),
-    }
-}
-
-fn parse(path: &Path, text: &str) -> anyhow::Result<DocumentMut> {
-    text.parse::<DocumentMut>()
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim()))
-}
-
 /// The table at `path` below `root`, created (implicit, so that it prints
 /// no header of its own and vanishes again when emptied) where missing.
 fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> anyhow::Result<&'a mut Table> {
@@ -180,13 +168,13 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from(daemons::CONTAINERD_CONFIG));
-    let Some(text) = read_optional(&config)? else {
+    let Some(text) = toml::read_optional(&config)? else {
         anyhow::bail!(
             "{}: no such file; write containerd's defaults first (containerd config default > {0})",
             config.display()
         );
     };
-    let mut doc = parse(&config, &text)?;
+    let mut doc = toml::parse(&config, &text)?;
     let version = daemons::containerd_version(&doc);
     let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
         anyhow::bail!(
@@ -252,7 +240,7 @@ fn plan_containerd_drop_in(
     let dir = config.parent().unwrap_or(Path::new("/"));
     let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
-    let old_drop_in = read_optional(&drop_in)?;
+    let old_drop_in = toml::read_optional(&drop_in)?;
     let covered = |doc: &DocumentMut| {
         daemons::containerd_imports(doc, config, &|p| p.to_owned())
             .iter()
@@ -272,7 +260,7 @@ fn plan_containerd_drop_in(
         let drop_in_text = match &old_drop_in {
             None => d.to_string(),
             Some(old) => {
-                let theirs = parse(&drop_in, old)?;
+                let theirs = toml::parse(&drop_in, old)?;
                 if !dig(theirs.as_item(), &path).is_some_and(|e| same_handler(e, wrapper)) {
                     anyhow::bail!(
                         "{}: exists and holds something else; remove it or choose another --handler",
@@ -345,14 +333,14 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<FileCh
         .parent()
         .unwrap_or(Path::new("/"))
         .join(daemons::CRIO_DROP_IN);
-    let old = read_optional(&path)?;
+    let old = toml::read_optional(&path)?;
     let new = if install {
         Some(crio_drop_in(&args.handler, &wrapper_str(args)?))
     } else {
         None
     };
     if let (Some(old), Some(_)) = (&old, &new) {
-        let doc = parse(&path, old)?;
+        let doc = toml::parse(&path, old)?;
         if daemons::crio_handlers(&doc, &path).is_empty() {
             anyhow::bail!(
                 "{}: exists and registers no wrapper handler; leaving it alone",

@@ -3,6 +3,9 @@
 //! `mount_setattr` per tree. The hook process is single-threaded (nothing
 //! here or before spawns a thread), which `setns(CLONE_NEWNS)` requires.
 
+use crate::sys::mount::{
+    self, MountAttr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
 use nix::fcntl::{openat, OFlag};
 use nix::libc;
 use nix::sched::{setns, CloneFlags};
@@ -11,18 +14,46 @@ use std::ffi::CString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-const MOUNT_ATTR_RDONLY: u64 = 0x0000_0001;
-const MOUNT_ATTR_NOSUID: u64 = 0x0000_0002;
-const MOUNT_ATTR_NODEV: u64 = 0x0000_0004;
-const MOUNT_ATTR_NOEXEC: u64 = 0x0000_0008;
+/// Why the container's /sys could not be reached or hardened.
+#[derive(Debug, thiserror::Error)]
+pub enum HardenError {
+    #[error("{path}: {}", errno.desc())]
+    Open {
+        path: String,
+        errno: nix::errno::Errno,
+    },
+    #[error("/proc/{pid}/mountinfo: {source}")]
+    Mountinfo {
+        pid: i32,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot enter the mount namespace of pid {pid}: {}", errno.desc())]
+    EnterMountNamespace { pid: i32, errno: nix::errno::Errno },
+    #[error("{path}: has a NUL byte")]
+    NulByte { path: String },
+    #[error("mount_setattr {path}: {source}{}", setattr_hint(source))]
+    MountSetattr {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
-/// `struct mount_attr` (MOUNT_ATTR_SIZE_VER0, 32 bytes).
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
+/// What an operator can make of the two errors that have one meaning here.
+fn setattr_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => " (the kernel has no mount_setattr: it needs 5.12)",
+        Some(libc::EINVAL) => " (not a mount point, or a symbolic link)",
+        _ => "",
+    }
+}
+
+/// The hook's `harden_sys` still reports in text.
+impl From<HardenError> for String {
+    fn from(e: HardenError) -> String {
+        e.to_string()
+    }
 }
 
 /// The container's init process, by a descriptor of its `/proc` directory:
@@ -34,51 +65,54 @@ pub struct Container {
 }
 
 impl Container {
-    pub fn open(pid: i32) -> Result<Container, String> {
+    pub fn open(pid: i32) -> Result<Container, HardenError> {
         let path = format!("/proc/{pid}");
         let fd = nix::fcntl::open(
             path.as_str(),
             OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| format!("{path}: {}", e.desc()))?;
+        .map_err(|errno| HardenError::Open { path, errno })?;
         // SAFETY: `open` just returned this descriptor and nothing else owns it.
         let dir = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Container { pid, dir })
     }
 
-    fn open_at(&self, name: &str, flags: OFlag) -> Result<OwnedFd, String> {
+    fn open_at(&self, name: &str, flags: OFlag) -> Result<OwnedFd, HardenError> {
         let fd = openat(
             Some(self.dir.as_raw_fd()),
             name,
             flags | OFlag::O_CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| format!("/proc/{}/{name}: {}", self.pid, e.desc()))?;
+        .map_err(|errno| HardenError::Open {
+            path: format!("/proc/{}/{name}", self.pid),
+            errno,
+        })?;
         // SAFETY: `openat` just returned this descriptor and nothing else owns it.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
     /// The process's mountinfo, read now.
-    pub fn mountinfo(&self) -> Result<String, String> {
+    pub fn mountinfo(&self) -> Result<String, HardenError> {
         let fd = self.open_at("mountinfo", OFlag::O_RDONLY)?;
         let mut text = String::new();
         std::fs::File::from(fd)
             .read_to_string(&mut text)
-            .map_err(|e| format!("/proc/{}/mountinfo: {e}", self.pid))?;
+            .map_err(|source| HardenError::Mountinfo {
+                pid: self.pid,
+                source,
+            })?;
         Ok(text)
     }
 
     /// Move this process into the container's mount namespace. Paths then
     /// resolve as the container's init sees them (before `pivot_root`).
-    pub fn enter_mount_namespace(&self) -> Result<(), String> {
+    pub fn enter_mount_namespace(&self) -> Result<(), HardenError> {
         let ns = self.open_at("ns/mnt", OFlag::O_RDONLY)?;
-        setns(&ns, CloneFlags::CLONE_NEWNS).map_err(|e| {
-            format!(
-                "cannot enter the mount namespace of pid {}: {}",
-                self.pid,
-                e.desc()
-            )
+        setns(&ns, CloneFlags::CLONE_NEWNS).map_err(|errno| HardenError::EnterMountNamespace {
+            pid: self.pid,
+            errno,
         })
     }
 }
@@ -87,34 +121,43 @@ impl Container {
 /// noexec: what `rro,nosuid,nodev,noexec` would have made. Setting flags
 /// only restricts, so the kernel allows it on locked mounts too. The last
 /// component is not followed: a symlink in the rootfs cannot redirect it.
-pub fn make_read_only(path: &str) -> Result<(), String> {
-    let c = CString::new(path).map_err(|_| format!("{path}: has a NUL byte"))?;
+pub fn make_read_only(path: &str) -> Result<(), HardenError> {
+    let c = CString::new(path).map_err(|_| HardenError::NulByte {
+        path: path.to_owned(),
+    })?;
     let attr = MountAttr {
         attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
+        ..MountAttr::default()
     };
-    // SAFETY: a valid C string and a valid `struct mount_attr` of the size
-    // passed; the kernel only reads them.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if ret == 0 {
-        return Ok(());
+    let flags = (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint;
+    mount::mount_setattr(&c, flags, &attr).map_err(|source| HardenError::MountSetattr {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_failed_on_one_line() {
+        let e = Container::open(999_999_999).err().unwrap().to_string();
+        assert_eq!(e, "/proc/999999999: No such file or directory");
+        assert_eq!(
+            make_read_only("/a\0b").unwrap_err().to_string(),
+            "/a\0b: has a NUL byte"
+        );
+        let e = make_read_only("/nonexistent/userns-hostnet").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("mount_setattr /nonexistent/userns-hostnet: "),
+            "{e}"
+        );
+        let einval = std::io::Error::from_raw_os_error(libc::EINVAL);
+        assert_eq!(
+            setattr_hint(&einval),
+            " (not a mount point, or a symbolic link)"
+        );
     }
-    let e = std::io::Error::last_os_error();
-    let hint = match e.raw_os_error() {
-        Some(libc::ENOSYS) => " (the kernel has no mount_setattr: it needs 5.12)",
-        Some(libc::EINVAL) => " (not a mount point, or a symbolic link)",
-        _ => "",
-    };
-    Err(format!("mount_setattr {path}: {e}{hint}"))
 }

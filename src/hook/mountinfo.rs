@@ -1,77 +1,12 @@
 //! `/proc/PID/mountinfo`, as far as the hook needs it: which mounts sit at
-//! or under a directory, and which of them are not yet hardened.
+//! or under a directory, and which of them are not yet hardened. The
+//! parsing itself is [`crate::sys::mountinfo`].
 
 use crate::engine::spec::is_below;
-
-/// One line of mountinfo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    pub id: u64,
-    pub parent: u64,
-    /// Field 5, unescaped: relative to the process's root.
-    pub mount_point: String,
-    /// Field 6: the per-mount options (`ro`, `nosuid`, ...).
-    pub options: Vec<String>,
-    pub fstype: String,
-}
-
-impl Mount {
-    pub fn has(&self, opt: &str) -> bool {
-        self.options.iter().any(|o| o == opt)
-    }
-
-    pub fn is_at_or_under(&self, dir: &str) -> bool {
-        self.mount_point == dir || is_below(&self.mount_point, dir)
-    }
-}
+pub use crate::sys::mountinfo::{parse, Mount};
 
 /// The per-mount flags the hook sets on every mount of the tree.
 pub const HARDENED: [&str; 4] = ["ro", "nosuid", "nodev", "noexec"];
-
-/// Parse mountinfo text; lines that do not have its shape are skipped.
-pub fn parse(text: &str) -> Vec<Mount> {
-    text.lines().filter_map(parse_line).collect()
-}
-
-fn parse_line(line: &str) -> Option<Mount> {
-    let (left, right) = line.split_once(" - ")?;
-    let f: Vec<&str> = left.split(' ').collect();
-    if f.len() < 6 {
-        return None;
-    }
-    Some(Mount {
-        id: f[0].parse().ok()?,
-        parent: f[1].parse().ok()?,
-        mount_point: unescape(f[4]),
-        options: f[5].split(',').map(str::to_owned).collect(),
-        fstype: right.split(' ').next().unwrap_or_default().to_owned(),
-    })
-}
-
-/// The kernel writes space, tab, newline and backslash as `\ooo`.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            let oct = &b[i + 1..i + 4];
-            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
-                let v = oct
-                    .iter()
-                    .fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
-                if let Ok(byte) = u8::try_from(v) {
-                    out.push(byte);
-                    i += 4;
-                    continue;
-                }
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// The mounts at or under `dir`.
 pub fn under<'a>(mounts: &'a [Mount], dir: &str) -> Vec<&'a Mount> {
@@ -218,12 +153,5 @@ mod tests {
                 "/r/sys/kernel/security".to_owned()
             ]
         );
-    }
-
-    #[test]
-    fn odd_lines_are_skipped_and_escapes_kept_when_invalid() {
-        assert!(parse("garbage\n1 2 3\n").is_empty());
-        assert_eq!(unescape("a\\999b\\"), "a\\999b\\");
-        assert_eq!(unescape("\\134x"), "\\x");
     }
 }

@@ -1,0 +1,11 @@
+//! The I/O primitives the shell is built from, each in one place: atomic
+//! file replacement, a subprocess with a deadline, `mount_setattr`,
+//! mountinfo parsing, TOML files of the daemons, and the fallback PATH.
+//! Nothing here knows about specs or policies.
+
+pub mod atomic;
+pub mod deadline;
+pub mod mount;
+pub mod mountinfo;
+pub mod paths;
+pub mod toml;

@@ -1,0 +1,39 @@
+//! The rro probe against the real runtimes of the Debian packages the
+//! project is tested against (runc 1.1.5, crun 1.8.1): these must be
+//! installed, and the tests fail when they are not. The unit tests ask
+//! stub runtimes the same questions.
+
+use std::path::Path;
+use userns_hostnet::engine::RroSupport;
+use userns_hostnet::probe::{rro_support, runtime_knows_rro};
+
+const RUNC: &str = "/usr/sbin/runc";
+const CRUN: &str = "/usr/bin/crun";
+
+#[test]
+fn real_runc_lists_rro_in_features() {
+    assert_eq!(
+        runtime_knows_rro(Path::new(RUNC)),
+        Ok("\"features\" lists rro".to_owned())
+    );
+}
+
+#[test]
+fn real_crun_knows_rro_by_its_version() {
+    let got = runtime_knows_rro(Path::new(CRUN));
+    assert!(
+        got.as_ref()
+            .is_ok_and(|how| how.starts_with("crun ") || how == "\"features\" lists rro"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn real_runtimes_are_supported_and_cached() {
+    let d = tempfile::tempdir().unwrap();
+    for rt in [RUNC, CRUN] {
+        assert_eq!(rro_support(Path::new(rt), d.path()), RroSupport::Supported);
+        assert_eq!(rro_support(Path::new(rt), d.path()), RroSupport::Supported);
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+}
