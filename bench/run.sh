@@ -25,15 +25,19 @@ QUICK=0
 [ "${1:-}" = --quick ] && QUICK=1
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 # WRAPPER names an already built wrapper (the smoke test passes its own).
+# CARGO_FEATURES are the features of the caller's build (the smoke test
+# passes its own): cargo builds the binaries for --bench too, and a build
+# with other features would overwrite the test's wrapper in target/.
+read -r -a FEATURES <<<"${CARGO_FEATURES:+--features $CARGO_FEATURES}"
 if [ "$QUICK" = 1 ]; then
 	PAIRS=${PAIRS:-5}
 	CREATE_PAIRS=${CREATE_PAIRS:-1}
-	[ -n "${WRAPPER:-}" ] || cargo build --quiet --bin userns-hostnet-runtime
+	[ -n "${WRAPPER:-}" ] || cargo build --quiet "${FEATURES[@]}" --bin userns-hostnet-runtime
 	W=${WRAPPER:-$TARGET/debug/userns-hostnet-runtime}
 else
 	PAIRS=${PAIRS:-1000}
 	CREATE_PAIRS=${CREATE_PAIRS:-100}
-	[ -n "${WRAPPER:-}" ] || cargo build --quiet --release --bin userns-hostnet-runtime
+	[ -n "${WRAPPER:-}" ] || cargo build --quiet --release "${FEATURES[@]}" --bin userns-hostnet-runtime
 	W=${WRAPPER:-$TARGET/release/userns-hostnet-runtime}
 fi
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (it creates containers)" >&2; exit 1; }
@@ -136,12 +140,12 @@ CREATE_RUNC=$(median <"$WORK/create.runc")
 
 # 3. Engine scaling (criterion), or each case once in quick mode.
 if [ "$QUICK" = 1 ]; then
-	cargo test --quiet --bench engine >"$WORK/engine.txt" 2>&1
+	cargo test --quiet "${FEATURES[@]}" --bench engine >"$WORK/engine.txt" 2>&1
 	ENGINE_25K="ran"
 	ENGINE_5M="ran"
 	ENGINE_ALL="each size ran once (--quick)"
 else
-	cargo bench --quiet --bench engine >"$WORK/engine.txt" 2>&1
+	cargo bench --quiet "${FEATURES[@]}" --bench engine >"$WORK/engine.txt" 2>&1
 	# "convert/25KB  time:   [a b c]": the middle estimate of each size.
 	ENGINE_ALL=$(awk '/^convert\// { name = $1 } /time:/ { sub(/.*\[/, ""); print name ": " $3 " " $4 }' "$WORK/engine.txt" |
 		sed 's|convert/||' | paste -sd ';' | sed 's/;/; /g')

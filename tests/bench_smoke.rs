@@ -24,6 +24,17 @@ fn bench_script_runs_in_quick_mode() {
         .arg(format!("{root}/bench/run.sh"))
         .arg("--quick")
         .env("WRAPPER", env!("CARGO_BIN_EXE_userns-hostnet-runtime"))
+        // The script's `cargo test --bench` must build with this build's
+        // features, or it would replace the wrapper the later suites run
+        // (e2e_crash needs its test-hooks build).
+        .env(
+            "CARGO_FEATURES",
+            if cfg!(feature = "test-hooks") {
+                "test-hooks"
+            } else {
+                ""
+            },
+        )
         .output()
         .expect("run bench/run.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
