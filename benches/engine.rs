@@ -5,10 +5,13 @@
 //!
 //!     cargo bench --bench engine          # measure
 //!     cargo test --bench engine           # run each case once (CI)
+//!
+//! `read` compares the strict reader with serde_json on the same bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 use userns_hostnet::bundle::serialize_like;
+use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::{evaluate, HostFacts, Policy};
 
 const FIXTURE: &str = include_str!("../tests/fixtures/podman-userns-hostnet.json");
@@ -42,7 +45,7 @@ pub fn config_of_size(size: usize) -> Vec<u8> {
 
 /// What the wrapper does with the bytes of config.json.
 pub fn convert(bytes: &[u8]) -> Vec<u8> {
-    let spec: Value = serde_json::from_slice(bytes).unwrap();
+    let spec = read_spec(bytes).unwrap();
     let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap();
     assert!(plan.changed());
     serialize_like(&plan.spec, bytes)
@@ -96,5 +99,27 @@ fn scaling(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scaling);
+/// The strict reader against serde_json's own reading of the same bytes:
+/// what checking for duplicate and case-folded keys and NULs costs.
+fn reading(c: &mut Criterion) {
+    let mut group = c.benchmark_group("read");
+    for (label, bytes) in [
+        ("25KB", FIXTURE.as_bytes().to_vec()),
+        ("5MB", config_of_size(5_000_000)),
+    ] {
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        if bytes.len() > 1_000_000 {
+            group.sample_size(20);
+        }
+        group.bench_with_input(BenchmarkId::new("serde_json", label), &bytes, |b, x| {
+            b.iter(|| serde_json::from_slice::<Value>(x).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("strict", label), &bytes, |b, x| {
+            b.iter(|| read_spec(x).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scaling, reading);
 criterion_main!(benches);

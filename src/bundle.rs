@@ -30,6 +30,8 @@ pub enum BundleError {
     Symlink { path: PathBuf },
     #[error("bundle: {path}: not a regular file")]
     NotRegular { path: PathBuf },
+    #[error("bundle: {path}: larger than {cap} bytes, the most read")]
+    TooLarge { path: PathBuf, cap: u64 },
     #[error("bundle: {path}: {what}: {source}")]
     Io {
         path: PathBuf,
@@ -44,6 +46,21 @@ impl From<AtomicError> for BundleError {
             path: e.path,
             what: e.what,
             source: e.source,
+        }
+    }
+}
+
+impl BundleError {
+    /// A file over the size cap is refused as a spec, naming the file and
+    /// the cap; the other errors are not about the spec.
+    pub fn refusal(&self) -> Option<crate::engine::Refusal> {
+        match self {
+            BundleError::TooLarge { path, .. } => {
+                let mut r = crate::engine::strict::too_large(crate::engine::strict::MAX_BYTES + 1);
+                r.field = path.display().to_string();
+                Some(r)
+            }
+            _ => None,
         }
     }
 }
@@ -93,9 +110,22 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     if !meta.is_file() {
         return Err(BundleError::NotRegular { path });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
+    // A file that says it is over the cap is refused unread; one that
+    // grows meanwhile (or lies) is read to one byte over the cap at most.
+    // Nothing is allocated from the size it claims: a sparse file of 100 GB
+    // must be refused, not allocated.
+    let cap = crate::engine::strict::MAX_BYTES;
+    if meta.len() > cap {
+        return Err(BundleError::TooLarge { path, cap });
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
         .map_err(io(&path, "cannot read"))?;
+    if bytes.len() as u64 > cap {
+        return Err(BundleError::TooLarge { path, cap });
+    }
     Ok(Some(Config {
         path,
         bytes,
@@ -176,6 +206,31 @@ mod tests {
             read(dir.path()).unwrap_err(),
             BundleError::NotRegular { .. }
         ));
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_without_reading_it_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(CONFIG);
+        // Sparse: 100 GB claimed, nothing allocated on disk.
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(100 << 30)
+            .unwrap();
+        let e = read(dir.path()).unwrap_err();
+        assert!(matches!(e, BundleError::TooLarge { .. }), "{e}");
+        let r = e.refusal().unwrap();
+        assert_eq!(r.field, p.display().to_string());
+        assert!(r.message.starts_with("larger than 64 MiB"), "{r}");
+        // At the cap exactly: read.
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(crate::engine::strict::MAX_BYTES)
+            .unwrap();
+        assert_eq!(
+            read(dir.path()).unwrap().unwrap().bytes.len() as u64,
+            crate::engine::strict::MAX_BYTES
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod mountinfo;
 use crate::bundle;
 use crate::config;
 use crate::decisionlog::{Ending, Entry};
-use crate::engine::{self, spec, Plan, Refusal};
+use crate::engine::{self, spec, strict, Plan, Refusal};
 use crate::host;
 use crate::plan::{self, Rro};
 use crate::runtime;
@@ -34,7 +34,7 @@ pub const PRECREATE: &str = "hook precreate";
 
 /// The OCI state is a few kilobytes; a spec rarely more than a hundred.
 const MAX_STATE: u64 = 1 << 20;
-const MAX_SPEC: u64 = 64 << 20;
+const MAX_SPEC: u64 = strict::MAX_BYTES;
 
 /// The part of the OCI state the hook reads.
 #[derive(Debug, Deserialize)]
@@ -83,13 +83,15 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let state = State::parse(state_bytes)?;
     let file =
         bundle::read(&state.bundle)?.ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
-    let doc: Value = serde_json::from_slice(&file.bytes).map_err(|source| HookError::Parse {
-        path: file.path.clone(),
-        source,
+    // The runtime read this spec already, but maybe not as the engine
+    // would: a spec that two readers could read differently fails here too.
+    let doc = strict::read_spec(&file.bytes).map_err(|r| {
+        refused_unread(CREATE_RUNTIME, &r, Some(&state));
+        HookError::Refused(r)
     })?;
     // The fast path: no file but config.json is read, no system call is
-    // made unless the spec names namespace paths. The runtime read this
-    // spec already; what the engine cannot read it leaves to the wrapper.
+    // made unless the spec names namespace paths. What the engine cannot
+    // read as a spec it leaves to the wrapper.
     let prepared = match plan::prepare(doc) {
         Ok(p) if p.needs_conversion() => p,
         _ => return Ok(Outcome::NotNeeded),
@@ -268,10 +270,10 @@ pub fn precreate() -> Result<i32, StageError> {
 /// The converted spec for a proposed one: the input itself, byte for byte,
 /// when nothing changes.
 pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
-    let doc: Value = serde_json::from_slice(input).map_err(HookError::Spec)?;
-    if !doc.is_object() {
-        return Err(HookError::SpecNotObject);
-    }
+    let doc = strict::read_spec(input).map_err(|r| {
+        refused_unread(PRECREATE, &r, None);
+        HookError::Refused(r)
+    })?;
     let config = config::load()?;
     // podman does not tell a hook which runtime it runs: the one the
     // wrapper would choose.
@@ -296,6 +298,21 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     } else {
         input.to_vec()
     })
+}
+
+/// The decision log line for a spec refused before any plan: podman shows
+/// only a failing hook's exit status, the reason is there. A config file
+/// that cannot be read leaves the refusal to stderr alone.
+fn refused_unread(stage: &'static str, refusal: &Refusal, state: Option<&State>) {
+    let Ok(config) = config::load() else {
+        return;
+    };
+    let mut entry = Entry::ending(stage, Ending::Refused(refusal));
+    if let Some(s) = state {
+        entry.id = Some(s.id.clone());
+        entry.bundle = s.bundle.display().to_string();
+    }
+    entry.record(&config.log);
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -328,11 +345,6 @@ pub enum HookError {
     Bundle(#[from] bundle::BundleError),
     #[error("{}: no {}", .0.display(), bundle::CONFIG)]
     NoConfig(PathBuf),
-    #[error("{}: does not parse: {source}", path.display())]
-    Parse {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
     #[error("config.json: root.path is missing")]
     NoRootPath,
     #[error("config: {0}")]
@@ -343,10 +355,6 @@ pub enum HookError {
     Harden(String),
     #[error("cannot probe the runtime for rro: {0}")]
     Lookup(String),
-    #[error("the spec on stdin: {0}")]
-    Spec(serde_json::Error),
-    #[error("the spec on stdin is not a JSON object")]
-    SpecNotObject,
     #[error("reading stdin: {0}")]
     Stdin(std::io::Error),
     #[error("more than {0} bytes on stdin")]

@@ -12,7 +12,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
 use crate::decisionlog::{Ending, Entry};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, Plan, Refusal};
+use crate::engine::{self, strict, Plan, Refusal};
 use crate::plan::{self, Rro};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
@@ -231,17 +231,25 @@ fn harden_exec(
 /// and written back atomically when it changed. What cannot be read is
 /// refused: this container was converted, and its exec must be too.
 fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failure> {
-    let Some(file) = bundle::read_file(path.to_owned())? else {
-        // The runtime reports a missing process file in its own words.
-        return Ok(());
-    };
-    let mut doc: serde_json::Value = serde_json::from_slice(&file.bytes).map_err(|e| {
+    let in_file = |r: Refusal| {
         Refusal::new(
             "exec",
             path.display().to_string(),
-            format!("the process file does not parse as JSON: {e}"),
+            format!("the process file: {}: {}", r.field, r.message),
         )
-    })?;
+    };
+    let file = match bundle::read_file(path.to_owned()) {
+        Ok(Some(file)) => file,
+        // The runtime reports a missing process file in its own words.
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            let too_large = e
+                .refusal()
+                .map(|r| Refusal::new("exec", r.field, format!("the process file: {}", r.message)));
+            return Err(too_large.map_or(e.into(), Failure::from));
+        }
+    };
+    let mut doc = strict::read_process(&file.bytes).map_err(in_file)?;
     let changes = engine::exec::process(&mut doc, policy)?;
     for c in &changes {
         debug!(field = %c.field, "exec: {}", c.summary);
@@ -254,33 +262,25 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 
 /// Convert the bundle's config.json in place if the container needs it.
 /// A missing config.json is left to the real runtime, which reports it in
-/// its own words: `Ok(None)`; one the wrapper cannot read is refused. `before_write` sees the
-/// plan (or `None`) before anything is written, and may stop the create.
+/// its own words: `Ok(None)`. One the wrapper cannot read exactly as the
+/// runtimes would ([`strict`]) is refused. `before_write` sees the plan
+/// (or `None`) before anything is written, and may stop the create.
 pub fn prepare_bundle(
     bundle: &Path,
     config: &Config,
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let Some(file) = bundle::read(bundle)? else {
-        debug!(bundle = %bundle.display(), "no config.json: passing through");
-        before_write(None)?;
-        return Ok(None);
-    };
-    // runc and crun read some documents serde_json rejects (trailing bytes,
-    // invalid UTF-8, deep nesting): never let one pass unconverted.
-    let doc: serde_json::Value = match serde_json::from_slice(&file.bytes) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(other) => return Err(Refusal::malformed("(top level)", "an object", &other).into()),
-        Err(e) => {
-            return Err(Refusal::new(
-                "spec",
-                "(top level)",
-                format!("config.json is not one strict JSON object ({e}); the runtime might read it otherwise, so it is not passed through unconverted"),
-            )
-            .into())
+    let file = match bundle::read(bundle) {
+        Ok(Some(file)) => file,
+        Ok(None) => {
+            debug!(bundle = %bundle.display(), "no config.json: passing through");
+            before_write(None)?;
+            return Ok(None);
         }
+        Err(e) => return Err(e.refusal().map_or(e.into(), Failure::from)),
     };
+    let doc = strict::read_spec(&file.bytes)?;
     let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");

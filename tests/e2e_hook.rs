@@ -328,7 +328,8 @@ fn precreate_refuses_with_one_line() {
     );
     let out = precreate(b"[1]");
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON object"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("refused: spec: (top level): not a runtime spec: the top level is an array"));
 }
 
 fn hook_cli(stage: &str, stdin: &[u8]) -> std::process::Output {

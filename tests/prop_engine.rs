@@ -10,8 +10,8 @@
 //!   key order included;
 //! - untouched: a spec that needs nothing yields no change (so the wrapper
 //!   writes nothing);
-//! - total: any JSON value, and any bytes, give a plan, a refusal, or
-//!   "cannot parse, pass through", never a panic.
+//! - total: any JSON value, and any bytes, give a plan or a refusal (the
+//!   strict reader's or the engine's), never a panic.
 //!
 //! Case count: proptest's default of 256 per property, or PROPTEST_CASES.
 
@@ -628,12 +628,16 @@ proptest! {
         check_total(v, &facts, &policy)?;
     }
 
-    /// Any bytes: they parse to an object (engine), or the wrapper passes
-    /// them through.
+    /// Any bytes: the strict reader refuses them on one line, or reads the
+    /// object serde_json reads, and the engine takes it from there.
     #[test]
     fn total_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256), facts in facts()) {
-        if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(&bytes) {
-            check_total(v, &facts, &Policy::default())?;
+        match userns_hostnet::engine::strict::read_spec(&bytes) {
+            Ok(v) => {
+                prop_assert_eq!(&v, &serde_json::from_slice::<Value>(&bytes).unwrap());
+                check_total(v, &facts, &Policy::default())?;
+            }
+            Err(r) => prop_assert!(!r.to_string().contains('\n'), "{}", r),
         }
     }
 }

@@ -188,17 +188,12 @@ fn read_input(input: &Path) -> Result<(String, Vec<u8>), String> {
     Ok((input.display().to_string(), bytes))
 }
 
-/// The input as a JSON object, or why it is not one. The wrapper passes
-/// such a file to the runtime untouched, which rejects it.
+/// The input read as the wrapper reads it ([`engine::strict`]), or the
+/// wrapper's refusal: it refuses a spec it cannot read exactly as the
+/// runtimes would.
 fn parse(bytes: &[u8]) -> Result<Value, String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!(
-            "not a runtime spec: the top level is {}, not an object",
-            engine::report::kind_of(&other)
-        )),
-        Err(e) => Err(format!("not valid JSON: {e}")),
-    }
+    engine::strict::read_spec(bytes)
+        .map_err(|r| format!("the wrapper would refuse it: refused: {r}"))
 }
 
 /// The text an operator reads.

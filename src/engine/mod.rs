@@ -14,6 +14,7 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod spec;
+pub mod strict;
 
 pub use decide::Decision;
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
