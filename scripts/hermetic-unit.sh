@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The library's unit tests as a contributor without root or runtimes runs
+# them: as nobody, with an empty environment, in a private mount namespace
+# where runc, crun, youki, containerd and podman are hidden. Proves that
+# `cargo test --lib` needs neither. Run as root (it makes the namespace),
+# after the library's tests are built with the same cargo flags ($@).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "hermetic-unit: run as root (it hides the runtimes in a private mount namespace)" >&2; exit 1; }
+
+bin=$(cargo test "$@" --lib --no-run --message-format=json 2>/dev/null |
+	jq -r 'select(.reason == "compiler-artifact" and .profile.test == true and .target.kind == ["lib"]) | .executable')
+[ -x "$bin" ] || { echo "hermetic-unit: no library test binary built" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/uhn-hermetic.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+install -m 0755 "$bin" "$work/lib-tests"
+: >"$work/absent"
+chmod 0644 "$work/absent"
+chmod 0755 "$work"
+
+hidden=()
+for tool in runc crun youki containerd podman; do
+	while read -r p; do hidden+=("$p"); done < <(type -ap "$tool" 2>/dev/null; ls -d /usr/sbin/"$tool" /usr/bin/"$tool" /usr/local/bin/"$tool" 2>/dev/null)
+done
+
+# shellcheck disable=SC2016
+unshare -m bash -c '
+	set -euo pipefail
+	work=$1; shift
+	for p in "$@"; do mount --bind "$work/absent" "$p"; done
+	for t in runc crun youki; do
+		if PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$t" --version >/dev/null 2>&1; then
+			echo "hermetic-unit: $t still runs" >&2; exit 1
+		fi
+	done
+	cd "$work"
+	exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work" "$work/lib-tests" --test-threads=2
+' hermetic "$work" "${hidden[@]}"
