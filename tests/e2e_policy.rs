@@ -245,21 +245,36 @@ fn wrapper_named_for_crun_runs_crun() {
 /// A runtime that runs runc but whose `features` does not list `rro`, as an
 /// older runtime would answer.
 fn runtime_without_rro(dir: &Path, lists_rro: bool) -> std::path::PathBuf {
+    stub_runtime(dir, lists_rro, false)
+}
+
+/// runc behind a stub whose `features` lists rro or not; unless it
+/// `applies_rro`, it also fails the wrapper's trial container the way a
+/// runtime that does not know the option would.
+fn stub_runtime(dir: &Path, lists_rro: bool, applies_rro: bool) -> std::path::PathBuf {
     let stub = dir.join("old-runtime");
     let options = if lists_rro {
         "\"rro\", \"ro\""
     } else {
         "\"ro\""
     };
+    let trial = if applies_rro {
+        ""
+    } else {
+        "case \"$*\" in *userns-hostnet-rro-trial*) echo 'invalid mount option \"rro\"' >&2; exit 1 ;; esac\n"
+    };
+    // Written beside and renamed: a new inode, a new identity for the cache.
+    let tmp = dir.join(".old-runtime.tmp");
     fs::write(
-        &stub,
+        &tmp,
         format!(
-            "#!/bin/sh\nif [ \"$1\" = features ]; then echo '{{\"mountOptions\": [{options}]}}'; exit 0; fi\nexec {} \"$@\"\n",
+            "#!/bin/sh\nif [ \"$1\" = features ]; then echo '{{\"mountOptions\": [{options}]}}'; exit 0; fi\n{trial}exec {} \"$@\"\n",
             Runtime::Runc.path().display()
         ),
     )
     .unwrap();
-    fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::rename(&tmp, &stub).unwrap();
     stub
 }
 
@@ -328,6 +343,49 @@ fn without_rro_support_refuse_by_default_or_fall_back_to_ro() {
     run_with_runtime(&sandbox, &stub, &upgraded, &id3).assert_success();
     let sys = common::mount_index(&upgraded.spec(), "/sys").unwrap();
     assert_eq!(upgraded.spec()["mounts"][sys]["options"][1], "rro");
+}
+
+/// A runtime whose `features` lists no rro but which applies it (youki
+/// 0.7.0 does): the wrapper's trial container shows it, the container is
+/// converted with rro, and doctor says how that was decided.
+#[test]
+fn a_runtime_that_lists_no_rro_but_applies_it_is_shown_by_a_trial() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let stubs = tempfile::tempdir().unwrap();
+    let stub = stub_runtime(stubs.path(), false, true);
+
+    let bundle = Bundle::userns_hostnet(&common::probe_args());
+    let id = common::unique_id("trialrro");
+    let _guard = common::ContainerGuard::new(&sandbox, &id);
+    let out = run_with_runtime(&sandbox, &stub, &bundle, &id);
+    out.assert_success();
+    let sys = common::mount_index(&bundle.spec(), "/sys").unwrap();
+    assert_eq!(bundle.spec()["mounts"][sys]["options"][1], "rro");
+    let seen = common::Probe::parse(&out.stdout);
+    let writable = common::writable_under_sys(&seen);
+    assert!(writable.is_empty(), "{}", seen.table());
+
+    let doctor = common::run_capture(
+        common::in_sys_view(&[env!("CARGO_BIN_EXE_userns-hostnet"), "doctor", "--json"])
+            .env("USERNS_HOSTNET_RUNTIME", &stub)
+            .env("USERNS_HOSTNET_CONFIG", sandbox.config_path()),
+    );
+    let report: serde_json::Value = serde_json::from_str(&doctor.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json: {e}\n{}", doctor.describe()));
+    let rro = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "runtime.rro")
+        .unwrap_or_else(|| panic!("no runtime.rro check: {report}"));
+    assert_eq!(rro["status"], "ok", "{rro}");
+    let detail = rro["message"].as_str().unwrap();
+    assert!(
+        detail.starts_with(
+            "knows rro: \"features\" lists no rro mount option, but a trial container: all "
+        ) && detail.ends_with(" mounts at and under /sys read-only"),
+        "{detail}"
+    );
 }
 
 /// podman 4.3 calls `kill` and `delete` with no PATH in the environment:

@@ -10,17 +10,22 @@ use userns_hostnet::probe::{rro_support, runtime_knows_rro};
 const RUNC: &str = "/usr/sbin/runc";
 const CRUN: &str = "/usr/bin/crun";
 
+/// Where a trial container would be made: runc and crun need none.
+fn trials() -> std::path::PathBuf {
+    std::env::temp_dir().join("uhn-no-trial-expected")
+}
+
 #[test]
 fn real_runc_lists_rro_in_features() {
     assert_eq!(
-        runtime_knows_rro(Path::new(RUNC)),
+        runtime_knows_rro(Path::new(RUNC), &trials()),
         Ok("\"features\" lists rro".to_owned())
     );
 }
 
 #[test]
 fn real_crun_knows_rro_by_its_version() {
-    let got = runtime_knows_rro(Path::new(CRUN));
+    let got = runtime_knows_rro(Path::new(CRUN), &trials());
     assert!(
         got.as_ref()
             .is_ok_and(|how| how.starts_with("crun ") || how == "\"features\" lists rro"),

@@ -265,7 +265,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
         }
     };
     let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
-    out.push(match probe::runtime_knows_rro(&runtime) {
+    out.push(match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
         Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
         Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(
             "upgrade to runc >= 1.1 or crun >= 1.4; or set sysfs.fallback = \"ro\" to accept a weaker /sys",

@@ -5,8 +5,11 @@
 //! The kernel is asked with one system call. The runtime is asked with
 //! `<runtime> features` (runc >= 1.1 lists `rro` in `mountOptions`), else
 //! `<runtime> --version` (crun 1.8.1 has no `features` yet has known `rro`
-//! since 1.4). That costs a process, so the answer is cached per runtime
-//! binary: a container start costs no extra process after the first.
+//! since 1.4). When those say no, or neither answers, the runtime is asked
+//! to do it ([`trial`]): youki 0.7.0 lists no `rro` yet applies it. That
+//! costs a process (a container, for a trial), so the settled answer is
+//! cached per runtime binary: a container start costs no extra process
+//! after the first.
 //!
 //! This runs inside the wrapper before it becomes the real runtime, so the
 //! probe child gets none of the caller's descriptors (conmon's sync pipes,
@@ -17,6 +20,7 @@ mod answer;
 mod cache;
 #[cfg(test)]
 mod tests;
+pub mod trial;
 
 use crate::engine::RroSupport;
 use crate::sys::deadline::{run, RunError};
@@ -61,12 +65,34 @@ pub enum ProbeError {
     FeaturesTimeout { runtime: PathBuf, timeout: Duration },
     #[error("{}: \"features\" and \"--version\" did not answer within {}s", runtime.display(), timeout.as_secs_f64())]
     Timeout { runtime: PathBuf, timeout: Duration },
+    /// Its answers said no, and so did a trial container.
+    #[error("{}: {said}; {trial}", runtime.display())]
+    Trial {
+        runtime: PathBuf,
+        said: String,
+        trial: String,
+    },
+}
+
+impl ProbeError {
+    /// What the runtime's own answers said, without its path.
+    fn said(&self) -> String {
+        let full = self.to_string();
+        let runtime = match self {
+            ProbeError::FeaturesWithoutRro { runtime } | ProbeError::Version { runtime, .. } => {
+                runtime
+            }
+            _ => return full,
+        };
+        let prefix = format!("{}: ", runtime.display());
+        full.strip_prefix(&prefix).unwrap_or(&full).to_owned()
+    }
 }
 
 /// Does `runtime` know the `rro` mount option? `Ok` says how that is
-/// known.
-pub fn runtime_knows_rro(runtime: &Path) -> Result<String, ProbeError> {
-    probe_runtime(runtime, PROBE_TIMEOUT).answer
+/// known. A trial container, if one is needed, is made under `trials`.
+pub fn runtime_knows_rro(runtime: &Path, trials: &Path) -> Result<String, ProbeError> {
+    probe_runtime(runtime, PROBE_TIMEOUT, trials).answer
 }
 
 /// Kernel and runtime together, the runtime's answer from the cache in
@@ -93,7 +119,7 @@ fn runtime_knows_rro_cached(
             return hit;
         }
     }
-    let probe = probe_runtime(runtime, timeout);
+    let probe = probe_runtime(runtime, timeout, cache_dir);
     if let (Some(id), true) = (&id, probe.definitive) {
         // A cache that cannot be written costs a process next time, nothing
         // more.
@@ -125,7 +151,28 @@ impl Probe {
     }
 }
 
-fn probe_runtime(runtime: &Path, timeout: Duration) -> Probe {
+/// Ask the runtime; when its answers settle on no, ask it to do it.
+fn probe_runtime(runtime: &Path, timeout: Duration, trials: &Path) -> Probe {
+    let asked = ask_runtime(runtime, timeout);
+    match &asked.answer {
+        Err(said @ (ProbeError::FeaturesWithoutRro { .. } | ProbeError::Version { .. }))
+            if asked.definitive =>
+        {
+            let answer = trial::run(runtime, trials)
+                .map(|seen| format!("{}, but {seen}", said.said()))
+                .map_err(|trial| ProbeError::Trial {
+                    runtime: runtime.to_owned(),
+                    said: said.said(),
+                    trial,
+                });
+            Probe::settled(answer)
+        }
+        _ => asked,
+    }
+}
+
+/// What the runtime says of itself: `features`, else `--version`.
+fn ask_runtime(runtime: &Path, timeout: Duration) -> Probe {
     let deadline = Instant::now() + timeout;
     let rt = || runtime.to_owned();
     let read = |question: &str, e: std::io::Error| ProbeError::Read {

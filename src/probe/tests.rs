@@ -54,14 +54,18 @@ fn features_listing_rro_is_supported() {
     let d = tempfile::tempdir().unwrap();
     let rt = stub(d.path(), "rt", &echo(RRO_FEATURES), "exit 1");
     assert_eq!(
-        said(runtime_knows_rro(&rt)),
+        said(runtime_knows_rro(&rt, &d.path().join("trials"))),
         Ok("\"features\" lists rro".to_owned())
     );
     assert_eq!(calls(d.path()), ["features"]);
 }
 
+/// What a stub that cannot create a container makes of the trial.
+const NO_TRIAL: &str =
+    "the runtime could not create the trial container (exit status: 2): it said nothing";
+
 #[test]
-fn features_without_rro_is_unsupported_without_asking_the_version() {
+fn features_without_rro_is_a_trial_without_asking_the_version() {
     let d = tempfile::tempdir().unwrap();
     let rt = stub(
         d.path(),
@@ -70,13 +74,15 @@ fn features_without_rro_is_unsupported_without_asking_the_version() {
         &echo("runc version 1.1.5"),
     );
     assert_eq!(
-        said(runtime_knows_rro(&rt)),
+        said(runtime_knows_rro(&rt, &d.path().join("trials"))),
         Err(format!(
-            "{}: \"features\" lists no rro mount option",
+            "{}: \"features\" lists no rro mount option; {NO_TRIAL}",
             rt.display()
         ))
     );
-    assert_eq!(calls(d.path()), ["features"]);
+    // features, then the trial's create and delete (both with --root).
+    assert_eq!(calls(d.path()), ["features", "--root", "--root"]);
+    assert_eq!(fs::read_dir(d.path().join("trials")).unwrap().count(), 0);
 }
 
 #[test]
@@ -89,7 +95,7 @@ fn features_without_mount_options_falls_back_to_the_version() {
         &echo("runc version 1.1.5+ds1"),
     );
     assert_eq!(
-        said(runtime_knows_rro(&rt)),
+        said(runtime_knows_rro(&rt, &d.path().join("trials"))),
         Ok("runc 1.1 (rro since runc 1.1)".to_owned())
     );
     assert_eq!(calls(d.path()), ["features", "--version"]);
@@ -105,14 +111,14 @@ fn no_features_falls_back_to_the_version() {
         "echo 'crun version 1.8.1'; echo 'commit: f8a096be'",
     );
     assert_eq!(
-        said(runtime_knows_rro(&new)),
+        said(runtime_knows_rro(&new, &d.path().join("trials"))),
         Ok("crun 1.8 (rro since crun 1.4)".to_owned())
     );
     let old = stub(d.path(), "old", FAIL_FEATURES, &echo("crun version 1.3"));
     assert_eq!(
-        said(runtime_knows_rro(&old)),
+        said(runtime_knows_rro(&old, &d.path().join("trials"))),
         Err(format!(
-            "{}: crun 1.3 predates rro (needs crun 1.4)",
+            "{}: crun 1.3 predates rro (needs crun 1.4); {NO_TRIAL}",
             old.display()
         ))
     );
@@ -124,7 +130,7 @@ fn no_features_falls_back_to_the_version() {
         &echo("youki version 0.7.0"),
     );
     assert_eq!(
-        said(runtime_knows_rro(&text)),
+        said(runtime_knows_rro(&text, &d.path().join("trials"))),
         Ok("youki 0.7 (rro since youki 0.3)".to_owned())
     );
 }
@@ -134,30 +140,30 @@ fn unknown_runtimes_are_unsupported_with_a_reason() {
     let d = tempfile::tempdir().unwrap();
     let foo = stub(d.path(), "foo", FAIL_FEATURES, &echo("foo 2.0"));
     assert_eq!(
-        said(runtime_knows_rro(&foo)),
+        said(runtime_knows_rro(&foo, &d.path().join("trials"))),
         Err(format!(
-            "{}: no \"features\" answer and its version is unknown (\"foo 2.0\")",
+            "{}: no \"features\" answer and its version is unknown (\"foo 2.0\"); {NO_TRIAL}",
             foo.display()
         ))
     );
     let bar = stub(d.path(), "bar", FAIL_FEATURES, &echo("bar version 9.9"));
     assert_eq!(
-        said(runtime_knows_rro(&bar)),
+        said(runtime_knows_rro(&bar, &d.path().join("trials"))),
         Err(format!(
-            "{}: no \"features\" answer and \"bar version 9.9\" is not a runtime known to support rro",
+            "{}: no \"features\" answer and \"bar version 9.9\" is not a runtime known to support rro; {NO_TRIAL}",
             bar.display()
         ))
     );
     let mute = stub(d.path(), "mute", FAIL_FEATURES, "exit 1");
     assert_eq!(
-        said(runtime_knows_rro(&mute)),
+        said(runtime_knows_rro(&mute, &d.path().join("trials"))),
         Err(format!(
             "{}: neither \"features\" nor \"--version\" answered",
             mute.display()
         ))
     );
     let missing = d.path().join("missing");
-    let e = said(runtime_knows_rro(&missing)).unwrap_err();
+    let e = said(runtime_knows_rro(&missing, &d.path().join("trials"))).unwrap_err();
     assert!(
         e.starts_with(&format!("{}: cannot run: ", missing.display())),
         "{e}"
@@ -169,7 +175,7 @@ fn a_hung_runtime_is_killed_in_time() {
     let d = tempfile::tempdir().unwrap();
     let rt = stub(d.path(), "hung", "sleep 30", &echo("runc version 1.1.5"));
     let start = Instant::now();
-    let p = probe_runtime(&rt, Duration::from_millis(300));
+    let p = probe_runtime(&rt, Duration::from_millis(300), &d.path().join("trials"));
     assert!(
         start.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -194,7 +200,7 @@ fn a_runtime_that_keeps_stdout_open_after_exiting_times_out() {
     let d = tempfile::tempdir().unwrap();
     let rt = stub(d.path(), "bg", "sleep 30 & exit 0", "exit 1");
     let start = Instant::now();
-    let p = probe_runtime(&rt, Duration::from_millis(300));
+    let p = probe_runtime(&rt, Duration::from_millis(300), &d.path().join("trials"));
     assert!(start.elapsed() < Duration::from_secs(3));
     assert!(p.answer.is_err());
 }
@@ -209,7 +215,7 @@ fn huge_output_is_no_answer() {
         &echo("crun version 1.8.1"),
     );
     assert_eq!(
-        said(probe_runtime(&rt, Duration::from_secs(5)).answer),
+        said(probe_runtime(&rt, Duration::from_secs(5), &d.path().join("trials")).answer),
         Ok("crun 1.8 (rro since crun 1.4)".to_owned())
     );
 }
@@ -227,7 +233,7 @@ fn the_child_gets_only_stdio_and_dev_null() {
          else echo '{RRO_FEATURES}'; fi; echo noise >&2"
     );
     let rt = stub(d.path(), "rt", &check, "exit 1");
-    let answer = said(runtime_knows_rro(&rt));
+    let answer = said(runtime_knows_rro(&rt, &d.path().join("trials")));
     let _ = nix::unistd::close(fd);
     assert_eq!(answer, Ok("\"features\" lists rro".to_owned()));
 }
@@ -286,13 +292,16 @@ fn the_answer_is_cached_until_the_binary_changes() {
     assert_eq!(said(runtime_knows_rro_cached(&rt, &cache, t)), ok);
     assert_eq!(calls(d.path()).len(), 3);
 
-    // A replaced binary answering otherwise: asked again, new answer.
+    // A replaced binary answering otherwise: asked again (features, and a
+    // trial's create and delete), new answer.
     let rt2 = stub(d.path(), "rt", &echo(NO_RRO_FEATURES), "exit 1");
     assert_eq!(rt2, rt);
     assert!(said(runtime_knows_rro_cached(&rt, &cache, t)).is_err());
-    assert_eq!(calls(d.path()).len(), 4);
+    assert_eq!(calls(d.path()).len(), 6);
     assert!(said(runtime_knows_rro_cached(&rt, &cache, t)).is_err());
-    assert_eq!(calls(d.path()).len(), 4);
+    assert_eq!(calls(d.path()).len(), 6);
+    // The trial left nothing beside the cached answer.
+    assert_eq!(fs::read_dir(&cache).unwrap().count(), 1);
     // No temporary files left behind.
     assert_eq!(fs::read_dir(&cache).unwrap().count(), 1);
 }
@@ -304,14 +313,14 @@ fn a_negative_version_answer_is_cached_too() {
     let rt = stub(d.path(), "rt", FAIL_FEATURES, &echo("crun version 1.3"));
     let t = Duration::from_secs(5);
     let first = runtime_knows_rro_cached(&rt, &cache, t);
-    assert!(
-        matches!(first, Err(ProbeError::Version { .. })),
-        "{first:?}"
+    assert!(matches!(first, Err(ProbeError::Trial { .. })), "{first:?}");
+    assert_eq!(
+        calls(d.path()),
+        ["features", "--version", "--root", "--root"]
     );
-    assert_eq!(calls(d.path()), ["features", "--version"]);
-    // The same answer, typed, from the cache.
+    // The same answer, typed, from the cache: no second trial.
     assert_eq!(runtime_knows_rro_cached(&rt, &cache, t), first);
-    assert_eq!(calls(d.path()).len(), 2);
+    assert_eq!(calls(d.path()).len(), 4);
 }
 
 #[test]
@@ -354,11 +363,12 @@ fn a_writable_cache_file_is_not_trusted() {
         said(runtime_knows_rro_cached(&rt, &cache, t)),
         Ok("planted".to_owned())
     );
-    assert_eq!(calls(d.path()).len(), 1);
+    // features, and the trial's create and delete.
+    assert_eq!(calls(d.path()).len(), 3);
     // Writable by others: not trusted, the runtime is asked again.
     fs::set_permissions(&entry, fs::Permissions::from_mode(0o666)).unwrap();
     assert!(said(runtime_knows_rro_cached(&rt, &cache, t)).is_err());
-    assert_eq!(calls(d.path()).len(), 2);
+    assert_eq!(calls(d.path()).len(), 6);
 }
 
 #[test]
@@ -377,7 +387,7 @@ fn rro_support_on_this_host() {
         assert_eq!(
             got,
             RroSupport::Unsupported(format!(
-                "{}: \"features\" lists no rro mount option",
+                "{}: \"features\" lists no rro mount option; {NO_TRIAL}",
                 rt.display()
             ))
         );

@@ -62,6 +62,54 @@ pub fn run(program: &Path, arg: &str, deadline: Instant) -> Result<Output, RunEr
     result
 }
 
+/// Run `program args` with stdin on /dev/null and stdout and stderr where
+/// the caller says, in its own process group, killed with its group at
+/// `deadline`; only its exit status is collected. For a program that leaves
+/// a child holding its stdio (a runtime's `create` leaves the container's
+/// init), where waiting for the end of a pipe would wait for the deadline.
+pub fn run_status(
+    program: &Path,
+    args: &[&std::ffi::OsStr],
+    stdout: Stdio,
+    stderr: Stdio,
+    deadline: Instant,
+) -> Result<ExitStatus, RunError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    // SAFETY: the closure makes only async-signal-safe system calls.
+    unsafe {
+        cmd.pre_exec(|| {
+            child_hygiene();
+            Ok(())
+        });
+    }
+    let mut child = spawn(&mut cmd)?;
+    let result = wait_until(&mut child, deadline);
+    if result.is_err() {
+        kill_and_reap(&mut child);
+    }
+    result
+}
+
+/// The child's exit status, polled until `deadline`.
+fn wait_until(child: &mut Child, deadline: Instant) -> Result<ExitStatus, RunError> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) => {}
+            Err(e) => return Err(RunError::Read(e)),
+        }
+        let left = remaining(deadline).ok_or(RunError::Timeout)?;
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
 /// In the child, between fork and exec: the caller's descriptors (from 3
 /// on) stay with the caller; the probe dies with its parent.
 fn child_hygiene() {
@@ -154,22 +202,11 @@ fn collect(
             Err(e) => return Err(RunError::Read(e)),
         }
     }
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                return Ok(Output {
-                    status,
-                    stdout: out,
-                })
-            }
-            Ok(None) => {}
-            Err(e) => return Err(RunError::Read(e)),
-        }
-        let left = remaining(deadline).ok_or(RunError::Timeout)?;
-        std::thread::sleep(pause.min(left));
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
+    let status = wait_until(child, deadline)?;
+    Ok(Output {
+        status,
+        stdout: out,
+    })
 }
 
 /// Kill the child's process group (its own children too) and reap it,
@@ -239,5 +276,34 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(3));
         let e = run(&d.path().join("missing"), "x", soon()).unwrap_err();
         assert!(e.to_string().starts_with("cannot run: "), "{e}");
+    }
+
+    #[test]
+    fn a_child_left_holding_stdio_does_not_hold_up_the_status() {
+        let d = tempfile::tempdir().unwrap();
+        // Like a runtime's create: the container's init keeps stdio open.
+        let prog = sh(d.path(), "sleep 30 & echo \"$1\" >&2; exit 4");
+        let err = std::fs::File::create(d.path().join("err")).unwrap();
+        let start = Instant::now();
+        let status = run_status(
+            &prog,
+            &["said".as_ref()],
+            Stdio::null(),
+            err.into(),
+            Instant::now() + Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(status.code(), Some(4));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(std::fs::read(d.path().join("err")).unwrap(), b"said\n");
+        let e = run_status(
+            &sh(d.path(), "sleep 30"),
+            &[],
+            Stdio::null(),
+            Stdio::null(),
+            Instant::now() + Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(matches!(e, RunError::Timeout), "{e}");
     }
 }

@@ -1,0 +1,314 @@
+//! Ask the runtime to do it: a trial container whose only job is an `rro`
+//! bind of the host's /sys, created (never started), its mounts read back
+//! from /proc, then deleted.
+//!
+//! What a runtime lists is not always what it does: youki 0.7.0 lists no
+//! `rro` in `features` yet applies it, and a runtime this wrapper does not
+//! know by name may apply it too. When the runtime's own answers say no,
+//! the trial settles it on what the kernel shows.
+//!
+//! The trial container has a mount and a pid namespace (runc wants a
+//! /proc) and nothing else of its own: no user or network namespace, an empty root file system in a
+//! private directory, its own `--root` state directory. Its process is the
+//! runtime binary bound read-only at `/trial`, so the runtime finds an
+//! executable to wait on; it is never started. `create` leaves the
+//! container's init waiting with every mount in place: its mountinfo is
+//! the answer.
+
+use crate::sys::deadline::{run_status, RunError};
+use crate::sys::mountinfo::{self, Mount};
+use serde_json::{json, Value};
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How long the runtime has to create the trial container.
+pub const TRIAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// And then to delete it.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most of the runtime's stderr quoted in a reason.
+const QUOTED: usize = 200;
+
+/// The spec of the trial container, its root file system at `rootfs`
+/// (relative to the bundle) and `runtime` bound at `/trial` as its process.
+pub fn spec(runtime: &Path) -> Value {
+    json!({
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": false,
+            "user": {"uid": 0, "gid": 0},
+            "args": ["/trial"],
+            "env": ["PATH=/"],
+            "cwd": "/"
+        },
+        "root": {"path": "rootfs", "readonly": false},
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {
+                "destination": "/trial",
+                "type": "bind",
+                "source": runtime,
+                "options": ["bind", "ro"]
+            },
+            {
+                "destination": "/sys",
+                "type": "bind",
+                "source": "/sys",
+                "options": ["rbind", "rro", "nosuid", "nodev", "noexec"]
+            }
+        ],
+        "linux": {
+            "namespaces": [{"type": "mount"}, {"type": "pid"}],
+            "cgroupsPath": "/userns-hostnet-rro-trial"
+        }
+    })
+}
+
+/// The verdict on the trial container's mounts: `Ok(n)` when all `n`
+/// mounts at and under /sys are read-only and there is at least one
+/// submount, the case `rro` exists for.
+pub fn judge(mounts: &[Mount]) -> Result<usize, String> {
+    let under: Vec<&Mount> = mounts.iter().filter(|m| m.is_at_or_under("/sys")).collect();
+    if under.is_empty() {
+        return Err("the trial container has no mount at /sys".to_owned());
+    }
+    if under.len() < 2 {
+        return Err(
+            "the host's /sys has no submounts, so the trial cannot tell rro from ro".to_owned(),
+        );
+    }
+    let writable: Vec<&str> = under
+        .iter()
+        .filter(|m| !m.has("ro"))
+        .map(|m| m.mount_point.as_str())
+        .collect();
+    match writable.as_slice() {
+        [] => Ok(under.len()),
+        [first, ..] => Err(format!(
+            "the trial container's {first} stayed writable ({} of {} mounts under /sys)",
+            writable.len(),
+            under.len()
+        )),
+    }
+}
+
+/// Create the trial container under `parent` (a private directory is made
+/// and removed there), read its mounts, delete it. `Ok` says what was seen;
+/// `Err` why the runtime is not shown to apply `rro`.
+pub fn run(runtime: &Path, parent: &Path) -> Result<String, String> {
+    let work = Work::new(parent)
+        .map_err(|e| format!("cannot prepare a trial under {}: {e}", parent.display()))?;
+    let result = work.create_and_read(runtime);
+    work.delete(runtime);
+    result.map(|n| format!("a trial container: all {n} mounts at and under /sys read-only"))
+}
+
+/// The trial's private directory: bundle, state root, pid file, stderr.
+struct Work {
+    dir: PathBuf,
+    id: String,
+}
+
+impl Work {
+    fn new(parent: &Path) -> std::io::Result<Work> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let id = format!("userns-hostnet-rro-trial-{}-{stamp}", std::process::id());
+        let dir = parent.join(&id);
+        fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let work = Work { dir, id };
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(work.bundle().join("rootfs"))?;
+        fs::create_dir(work.state())?;
+        Ok(work)
+    }
+
+    fn bundle(&self) -> PathBuf {
+        self.dir.join("bundle")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.join("state")
+    }
+
+    fn create_and_read(&self, runtime: &Path) -> Result<usize, String> {
+        let config = serde_json::to_vec(&spec(runtime)).map_err(|e| e.to_string())?;
+        let path = self.bundle().join("config.json");
+        fs::write(&path, config).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let err_path = self.dir.join("stderr");
+        let err =
+            fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
+        let pid_file = self.dir.join("pid");
+        let (state, bundle) = (self.state(), self.bundle());
+        let args: [&OsStr; 8] = [
+            "--root".as_ref(),
+            state.as_os_str(),
+            "create".as_ref(),
+            "--bundle".as_ref(),
+            bundle.as_os_str(),
+            "--pid-file".as_ref(),
+            pid_file.as_os_str(),
+            self.id.as_ref(),
+        ];
+        let status = run_status(
+            runtime,
+            &args,
+            Stdio::null(),
+            err.into(),
+            Instant::now() + TRIAL_TIMEOUT,
+        )
+        .map_err(|e| match e {
+            RunError::Timeout => format!(
+                "the trial container was not created within {}s",
+                TRIAL_TIMEOUT.as_secs()
+            ),
+            e => format!("the trial container: {e}"),
+        })?;
+        if !status.success() {
+            return Err(format!(
+                "the runtime could not create the trial container ({status}): {}",
+                quoted(&err_path)
+            ));
+        }
+        let pid = fs::read_to_string(&pid_file)
+            .map_err(|e| format!("the trial container's pid file: {e}"))?;
+        let pid: u32 = pid
+            .trim()
+            .parse()
+            .map_err(|_| format!("the trial container's pid file holds {:?}", pid.trim()))?;
+        let text = fs::read_to_string(format!("/proc/{pid}/mountinfo"))
+            .map_err(|e| format!("the trial container's mountinfo: {e}"))?;
+        judge(&mountinfo::parse(&text))
+    }
+
+    /// Remove the container and the directory, whatever the trial found.
+    fn delete(&self, runtime: &Path) {
+        let state = self.state();
+        let args: [&OsStr; 5] = [
+            "--root".as_ref(),
+            state.as_os_str(),
+            "delete".as_ref(),
+            "--force".as_ref(),
+            self.id.as_ref(),
+        ];
+        let _ = run_status(
+            runtime,
+            &args,
+            Stdio::null(),
+            Stdio::null(),
+            Instant::now() + DELETE_TIMEOUT,
+        );
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The first line of what the runtime said, short and printable.
+fn quoted(path: &Path) -> String {
+    let mut text = String::new();
+    let _ = fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
+    let line: String = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("it said nothing")
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(QUOTED)
+        .collect();
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mounts(lines: &[(&str, &str)]) -> Vec<Mount> {
+        let text: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (point, opts))| {
+                format!("{} 1 0:1 / {point} {opts} - sysfs sysfs rw\n", i + 10)
+            })
+            .collect();
+        mountinfo::parse(&text)
+    }
+
+    #[test]
+    fn every_mount_under_sys_read_only_is_a_yes() {
+        let m = mounts(&[
+            ("/", "rw"),
+            ("/sys", "ro,nosuid"),
+            ("/sys/fs/bpf", "ro"),
+            ("/sys/kernel/security", "ro,relatime"),
+            ("/system", "rw"),
+        ]);
+        assert_eq!(judge(&m), Ok(3));
+    }
+
+    #[test]
+    fn one_writable_submount_is_a_no_naming_it() {
+        let m = mounts(&[
+            ("/sys", "ro"),
+            ("/sys/fs/bpf", "rw"),
+            ("/sys/fs/cgroup", "rw"),
+        ]);
+        assert_eq!(
+            judge(&m).unwrap_err(),
+            "the trial container's /sys/fs/bpf stayed writable (2 of 3 mounts under /sys)"
+        );
+    }
+
+    #[test]
+    fn without_submounts_the_trial_cannot_tell() {
+        assert!(judge(&mounts(&[("/sys", "ro")]))
+            .unwrap_err()
+            .contains("cannot tell rro from ro"));
+        assert!(judge(&mounts(&[("/", "rw")]))
+            .unwrap_err()
+            .contains("no mount at /sys"));
+    }
+
+    #[test]
+    fn the_spec_binds_the_runtime_and_sys_and_nothing_of_the_host_else() {
+        let s = spec(Path::new("/usr/bin/youki"));
+        assert_eq!(s["mounts"][1]["source"], "/usr/bin/youki");
+        assert_eq!(s["process"]["args"][0], "/trial");
+        assert_eq!(s["mounts"][2]["source"], "/sys");
+        assert_eq!(s["mounts"][2]["options"][1], "rro");
+        assert_eq!(
+            s["linux"]["namespaces"],
+            json!([{"type": "mount"}, {"type": "pid"}])
+        );
+        assert_eq!(s["mounts"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_runtime_that_fails_is_a_no_with_its_words_and_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let rt = d.path().join("rt");
+        fs::write(
+            &rt,
+            "#!/bin/sh\n[ \"$3\" = create ] && { echo 'noise' >&2; echo 'unknown mount option \"rro\"' >&2; exit 1; }\nexit 0\n",
+        )
+        .unwrap();
+        fs::set_permissions(&rt, fs::Permissions::from_mode(0o755)).unwrap();
+        let parent = d.path().join("trials");
+        let e = run(&rt, &parent).unwrap_err();
+        assert!(e.starts_with("the runtime could not create the trial container (exit status: 1): unknown mount option \"rro\""), "{e}");
+        assert_eq!(fs::read_dir(&parent).unwrap().count(), 0);
+    }
+}
