@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 version=0.7.0
 dest=$PWD/target/youki
-if [ -x "$dest/bin/youki" ] && "$dest/bin/youki" --version 2>/dev/null | grep -q "^youki version $version"; then
+if [ -x "$dest/bin/youki" ] && "$dest/bin/youki" --version 2>/dev/null | grep -q "^youki version:\? $version\$"; then
 	"$dest/bin/youki" --version | head -1
 	exit 0
 fi

@@ -42,3 +42,28 @@ fn real_runtimes_are_supported_and_cached() {
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
 }
+
+/// youki 0.7.0 lists no rro in `features` yet applies it: a trial
+/// container settles it, and the answer says how. Run in the tests' view of
+/// /sys (bpffs and securityfs under it), as the wrapper would on a node.
+#[test]
+fn real_youki_lists_no_rro_and_a_trial_shows_it_applies_it() {
+    let youki = std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/youki/bin/youki"
+    ));
+    assert!(youki.is_file(), "youki is not built: run scripts/youki.sh");
+    let d = tempfile::tempdir().unwrap();
+    let got = runtime_knows_rro(&youki, d.path());
+    let how = got.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        how.starts_with("\"features\" lists no rro mount option, but a trial container: all ")
+            && how.ends_with(" mounts at and under /sys read-only"),
+        "{how}"
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "the trial left files"
+    );
+}

@@ -33,7 +33,8 @@ pub fn version_knows_rro(first_line: &str) -> Result<String, VersionError> {
     let mut words = first_line.split_whitespace();
     let (name, word, version) = (words.next(), words.next(), words.next());
     let parsed = match (name, word, version) {
-        (Some(name), Some("version"), Some(v)) => major_minor(v).map(|mm| (name, mm)),
+        // youki 0.7.0 says `youki version: 0.7.0`.
+        (Some(name), Some("version" | "version:"), Some(v)) => major_minor(v).map(|mm| (name, mm)),
         _ => None,
     };
     let Some((name, found)) = parsed else {
@@ -100,6 +101,7 @@ mod tests {
         assert!(version_knows_rro("youki version 0.3.0").is_ok());
         assert!(version_knows_rro("youki version 0.2.9").is_err());
         assert!(version_knows_rro("youki version v0.4.1").is_ok());
+        assert!(version_knows_rro("youki version: 0.7.0").is_ok());
         assert!(version_knows_rro("runc version").is_err());
         assert!(version_knows_rro("runc version x.y").is_err());
         assert!(version_knows_rro("").is_err());

@@ -8,7 +8,7 @@
 //! the trial settles it on what the kernel shows.
 //!
 //! The trial container has a mount and a pid namespace (runc wants a
-//! /proc) and nothing else of its own: no user or network namespace, an empty root file system in a
+//! /proc, youki a /dev) and nothing else of its own: no user or network namespace, an empty root file system in a
 //! private directory, its own `--root` state directory. Its process is the
 //! runtime binary bound read-only at `/trial`, so the runtime finds an
 //! executable to wait on; it is never started. `create` leaves the
@@ -48,6 +48,12 @@ pub fn spec(runtime: &Path) -> Value {
         "root": {"path": "rootfs", "readonly": false},
         "mounts": [
             {"destination": "/proc", "type": "proc", "source": "proc"},
+            {
+                "destination": "/dev",
+                "type": "tmpfs",
+                "source": "tmpfs",
+                "options": ["nosuid", "mode=755", "size=64k"]
+            },
             {
                 "destination": "/trial",
                 "type": "bind",
@@ -216,20 +222,36 @@ impl Work {
     }
 }
 
-/// The first line of what the runtime said, short and printable.
+/// The line of what the runtime said that gives the reason: the last one
+/// that speaks of an error (runc's logrus line, youki's `Error: ...`), not
+/// a backtrace frame; else the last line. Short and printable.
 fn quoted(path: &Path) -> String {
     let mut text = String::new();
-    let _ = fs::File::open(path).and_then(|f| f.take(4096).read_to_string(&mut text));
-    let line: String = text
+    let _ = fs::File::open(path).and_then(|f| f.take(64 << 10).read_to_string(&mut text));
+    let lines: Vec<&str> = text
         .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !is_backtrace(l))
+        .collect();
+    let line = lines
+        .iter()
         .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("it said nothing")
-        .chars()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or(lines.last())
+        .copied()
+        .unwrap_or("it said nothing");
+    line.chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .take(QUOTED)
-        .collect();
-    line
+        .collect()
+}
+
+/// `12: <unknown>`, `at src/main.rs:3:5`, `Stack backtrace:`.
+fn is_backtrace(line: &str) -> bool {
+    let frame = line
+        .split_once(':')
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    frame || line.starts_with("at ") || line.eq_ignore_ascii_case("stack backtrace:")
 }
 
 #[cfg(test)]
@@ -285,15 +307,31 @@ mod tests {
     #[test]
     fn the_spec_binds_the_runtime_and_sys_and_nothing_of_the_host_else() {
         let s = spec(Path::new("/usr/bin/youki"));
-        assert_eq!(s["mounts"][1]["source"], "/usr/bin/youki");
+        assert_eq!(s["mounts"][2]["source"], "/usr/bin/youki");
         assert_eq!(s["process"]["args"][0], "/trial");
-        assert_eq!(s["mounts"][2]["source"], "/sys");
-        assert_eq!(s["mounts"][2]["options"][1], "rro");
+        assert_eq!(s["mounts"][3]["source"], "/sys");
+        assert_eq!(s["mounts"][3]["options"][1], "rro");
         assert_eq!(
             s["linux"]["namespaces"],
             json!([{"type": "mount"}, {"type": "pid"}])
         );
-        assert_eq!(s["mounts"].as_array().unwrap().len(), 3);
+        assert_eq!(s["mounts"].as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn the_reason_is_the_error_line_not_the_backtrace() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("err");
+        fs::write(
+            &p,
+            "ERROR libcontainer: failed to symlink\nError: failed to create container: no /dev\n\nStack backtrace:\n   0: <unknown>\n   9: <unknown>\n      at src/main.rs:3\n",
+        )
+        .unwrap();
+        assert_eq!(quoted(&p), "Error: failed to create container: no /dev");
+        fs::write(&p, "something\nwent wrong\n").unwrap();
+        assert_eq!(quoted(&p), "went wrong");
+        fs::write(&p, "").unwrap();
+        assert_eq!(quoted(&p), "it said nothing");
     }
 
     #[test]

@@ -88,18 +88,33 @@ exec "$@"
 pub enum Runtime {
     Runc,
     Crun,
+    /// youki 0.7.0, built from crates.io by scripts/youki.sh into
+    /// target/youki (Debian has no package).
+    Youki,
 }
+
+/// Where scripts/youki.sh installs youki.
+pub const YOUKI_BUILT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/youki/bin/youki");
 
 impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
             Runtime::Runc => "runc",
             Runtime::Crun => "crun",
+            Runtime::Youki => "youki",
         }
     }
 
     /// Absolute path of the runtime, or a panic naming what to install.
     pub fn path(self) -> PathBuf {
+        if self == Runtime::Youki {
+            let built = PathBuf::from(YOUKI_BUILT);
+            assert!(
+                built.is_file(),
+                "youki is not built: run scripts/youki.sh (it installs youki 0.7.0 from crates.io into target/youki)"
+            );
+            return built;
+        }
         find_in_path(self.name()).unwrap_or_else(|| {
             panic!(
                 "{} is not installed (not found in PATH); install the Debian package `{}`",
@@ -116,6 +131,7 @@ impl Runtime {
         match self {
             Runtime::Runc => vec![],
             Runtime::Crun => vec!["--cgroup-manager=disabled".to_string()],
+            Runtime::Youki => vec![],
         }
     }
 }
