@@ -8,7 +8,9 @@
 //! nobody but root can change it, as sudo and OpenSSH's StrictModes ask of
 //! theirs: the file owned by root and writable by neither group nor others
 //! (checked on the opened descriptor), and so is every directory from `/`
-//! to it (its real path, links resolved), except that a root-owned sticky
+//! to it, on the path as named and on its real path (links resolved: a
+//! link in a directory others can write could be pointed elsewhere),
+//! except that a root-owned sticky
 //! directory such as `/tmp` may be writable by all, since others cannot
 //! rename or remove a file there they do not own. A process that is not
 //! root (rootless podman) may also trust its own files: they let it run
@@ -176,7 +178,8 @@ pub fn check_dir(dir: &Path, uid: u32, mode: u32, me: u32) -> Result<(), Distrus
 }
 
 /// The opened config file (its metadata from the descriptor), then every
-/// directory of its real path, from `/` down.
+/// directory of the path as named, then those of its real path, each from
+/// `/` down.
 fn check_trust(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
     let me = nix::unistd::geteuid().as_raw();
     let untrusted = |reason| ConfigError::Untrusted {
@@ -188,9 +191,19 @@ fn check_trust(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError>
         path: path.to_owned(),
         source,
     };
+    let named = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir().map_err(read_err)?.join(path)
+    };
     let real = std::fs::canonicalize(path).map_err(read_err)?;
-    let dirs: Vec<&Path> = real.ancestors().skip(1).collect();
-    for dir in dirs.into_iter().rev() {
+    let mut dirs: Vec<&Path> = named.ancestors().skip(1).collect();
+    dirs.reverse();
+    let mut real_dirs: Vec<&Path> = real.ancestors().skip(1).collect();
+    real_dirs.reverse();
+    real_dirs.retain(|d| !dirs.contains(d));
+    dirs.extend(real_dirs);
+    for dir in dirs {
         let m = std::fs::metadata(dir).map_err(|source| ConfigError::Read {
             path: dir.to_owned(),
             source,
@@ -1003,5 +1016,21 @@ level = "debug"
             })
         ));
         set(&sub, 0o755);
+        // And so do those of the link: others could point it elsewhere.
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        let link = open.join("config.toml");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(load_from(&link).is_ok());
+        set(&open, 0o777);
+        assert_eq!(
+            load_from(&link).unwrap_err().to_string(),
+            format!(
+                "{l}: not trusted: its directory {d} is writable by group and others (mode 0777), who could replace the file; fix: chown root:root {d}; chmod go-w {d}",
+                l = link.display(),
+                d = open.display()
+            )
+        );
+        set(&open, 0o755);
     }
 }
