@@ -1,7 +1,7 @@
 //! The bundle's config.json: read without following links or blocking on
 //! odd files, and replaced atomically (temporary file in the bundle
-//! directory, fsync, rename, directory fsync) with its mode and owner kept,
-//! so a crash leaves either the old or the new document, never a mix.
+//! directory, fsync, rename, directory fsync) with its mode, owner and
+//! extended attributes (SELinux label, ACLs) kept, so a crash leaves either the old or the new document, never a mix.
 
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
@@ -35,7 +35,7 @@ pub enum BundleError {
     #[error("bundle: {path}: {what}: {source}")]
     Io {
         path: PathBuf,
-        what: &'static str,
+        what: std::borrow::Cow<'static, str>,
         source: std::io::Error,
     },
 }
@@ -68,7 +68,7 @@ impl BundleError {
 fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> BundleError + 'a {
     move |source| BundleError::Io {
         path: path.to_owned(),
-        what,
+        what: what.into(),
         source,
     }
 }
@@ -81,6 +81,9 @@ pub struct Config {
     mode: u32,
     uid: u32,
     gid: u32,
+    /// The file as opened (close-on-exec): its extended attributes go to
+    /// the replacement.
+    file: std::fs::File,
 }
 
 /// Read `<bundle>/config.json`. `Ok(None)` when it does not exist: the real
@@ -132,6 +135,7 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
         mode: meta.permissions().mode() & 0o7777,
         uid: meta.uid(),
         gid: meta.gid(),
+        file,
     }))
 }
 
@@ -153,14 +157,20 @@ pub fn serialize_like(spec: &Value, original: &[u8]) -> Vec<u8> {
 }
 
 impl Config {
-    /// Replace config.json with `bytes`, atomically, keeping its mode and
-    /// owner.
+    /// Replace config.json with `bytes`, atomically, keeping its mode,
+    /// owner and extended attributes (SELinux label, ACLs, `user.*`).
     pub fn replace(&self, bytes: &[u8]) -> Result<(), BundleError> {
         let attrs = Attrs {
             mode: self.mode,
             owner: Some((self.uid, self.gid)),
         };
-        atomic::replace_with(&self.path, bytes, attrs, pause_before_rename)?;
+        atomic::replace_with(
+            &self.path,
+            bytes,
+            attrs,
+            Some(&self.file),
+            pause_before_rename,
+        )?;
         Ok(())
     }
 }

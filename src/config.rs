@@ -3,6 +3,18 @@
 //! defaults, which are the safe choices. Anything the file says that is not
 //! understood is an error, never ignored: a misspelt key must not quietly
 //! leave a policy weaker than the operator meant.
+//!
+//! The file names a binary that runs as root, so it is honoured only when
+//! nobody but root can change it, as sudo and OpenSSH's StrictModes ask of
+//! theirs: the file owned by root and writable by neither group nor others
+//! (checked on the opened descriptor), and so is every directory from `/`
+//! to it, on the path as named and on its real path (links resolved: a
+//! link in a directory others can write could be pointed elsewhere),
+//! except that a root-owned sticky
+//! directory such as `/tmp` may be writable by all, since others cannot
+//! rename or remove a file there they do not own. A process that is not
+//! root (rootless podman) may also trust its own files: they let it run
+//! nothing it could not run anyway.
 
 use crate::decisionlog::Level;
 use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
@@ -12,7 +24,7 @@ use serde::Deserialize;
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub use crate::decisionlog::LOG_LEVELS;
@@ -72,6 +84,10 @@ pub enum ConfigError {
     /// Not a regular file (a directory, a FIFO, a device).
     #[error("{}: not a regular file", path.display())]
     NotRegular { path: PathBuf },
+    /// Someone other than root could change the file, or replace it: the
+    /// runtime it names would run as root on their word.
+    #[error("{}: not trusted: {reason}; fix: {}", path.display(), reason.fix(path))]
+    Untrusted { path: PathBuf, reason: Distrust },
     /// The file was read but says something invalid.
     #[error("{}{}: {message}", path.display(), Where { line: *line, key: key.as_deref() })]
     Invalid {
@@ -82,6 +98,119 @@ pub enum ConfigError {
         key: Option<String>,
         message: String,
     },
+}
+
+/// Who besides root could change the config file, and how.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Distrust {
+    #[error("owned by uid {uid}, not root")]
+    FileOwner { uid: u32 },
+    #[error("writable by {} (mode {mode:04o})", writers(*mode))]
+    FileWritable { mode: u32 },
+    #[error("its directory {} is owned by uid {uid}, not root", dir.display())]
+    DirOwner { dir: PathBuf, uid: u32 },
+    #[error(
+        "its directory {} is writable by {} (mode {mode:04o}), who could replace the file",
+        dir.display(),
+        writers(*mode)
+    )]
+    DirWritable { dir: PathBuf, mode: u32 },
+}
+
+impl Distrust {
+    /// The commands that make `file` trusted again.
+    pub fn fix(&self, file: &Path) -> String {
+        let target = match self {
+            Distrust::FileOwner { .. } | Distrust::FileWritable { .. } => file,
+            Distrust::DirOwner { dir, .. } | Distrust::DirWritable { dir, .. } => dir,
+        };
+        let t = target.display();
+        format!("chown root:root {t}; chmod go-w {t}")
+    }
+}
+
+/// "group", "others" or "group and others", for a mode with one of 022.
+fn writers(mode: u32) -> &'static str {
+    match (mode & 0o020 != 0, mode & 0o002 != 0) {
+        (true, true) => "group and others",
+        (true, false) => "group",
+        _ => "others",
+    }
+}
+
+/// Whether an owner may be trusted: root, or the user this process runs
+/// as (`me`), who gains nothing by naming its own runtime.
+fn trusted_owner(uid: u32, me: u32) -> bool {
+    uid == 0 || uid == me
+}
+
+/// The config file itself, from its owner and mode (`st_uid`, `st_mode`),
+/// for a process running as `me` (its effective uid).
+pub fn check_file(uid: u32, mode: u32, me: u32) -> Result<(), Distrust> {
+    if !trusted_owner(uid, me) {
+        return Err(Distrust::FileOwner { uid });
+    }
+    if mode & 0o022 != 0 {
+        return Err(Distrust::FileWritable {
+            mode: mode & 0o7777,
+        });
+    }
+    Ok(())
+}
+
+/// A directory on the way to the config file: owned by root (or `me`) and
+/// not writable by group or others, unless sticky (others then cannot
+/// rename or remove a file they do not own).
+pub fn check_dir(dir: &Path, uid: u32, mode: u32, me: u32) -> Result<(), Distrust> {
+    if !trusted_owner(uid, me) {
+        return Err(Distrust::DirOwner {
+            dir: dir.to_owned(),
+            uid,
+        });
+    }
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return Err(Distrust::DirWritable {
+            dir: dir.to_owned(),
+            mode: mode & 0o7777,
+        });
+    }
+    Ok(())
+}
+
+/// The opened config file (its metadata from the descriptor), then every
+/// directory of the path as named, then those of its real path, each from
+/// `/` down.
+fn check_trust(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
+    let me = nix::unistd::geteuid().as_raw();
+    let untrusted = |reason| ConfigError::Untrusted {
+        path: path.to_owned(),
+        reason,
+    };
+    check_file(meta.uid(), meta.mode(), me).map_err(untrusted)?;
+    let read_err = |source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let named = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir().map_err(read_err)?.join(path)
+    };
+    let real = std::fs::canonicalize(path).map_err(read_err)?;
+    let mut dirs: Vec<&Path> = named.ancestors().skip(1).collect();
+    dirs.reverse();
+    let mut real_dirs: Vec<&Path> = real.ancestors().skip(1).collect();
+    real_dirs.reverse();
+    real_dirs.retain(|d| !dirs.contains(d));
+    dirs.extend(real_dirs);
+    for dir in dirs {
+        let m = std::fs::metadata(dir).map_err(|source| ConfigError::Read {
+            path: dir.to_owned(),
+            source,
+        })?;
+        check_dir(dir, m.uid(), m.mode(), me).map_err(untrusted)?;
+    }
+    Ok(())
 }
 
 /// `:LINE` and `: KEY` of an invalid setting, each when known.
@@ -138,11 +267,13 @@ pub fn load_from(path: &Path) -> Result<Config, ConfigError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
         Err(e) => return Err(read_err(e)),
     };
-    if !file.metadata().map_err(read_err)?.is_file() {
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
         return Err(ConfigError::NotRegular {
             path: path.to_owned(),
         });
     }
+    check_trust(path, &meta)?;
     let mut text = String::new();
     file.read_to_string(&mut text).map_err(read_err)?;
     parse(&text, path)
@@ -754,5 +885,152 @@ level = "debug"
         assert_eq!(line_of("", 0), 1);
         assert_eq!(line_of("a\nb\nc", 2), 2);
         assert_eq!(line_of("a\nb\nc", 99), 3);
+    }
+
+    #[test]
+    fn trust_of_the_file_from_its_owner_and_mode() {
+        let f = Path::new("/etc/userns-hostnet/config.toml");
+        assert_eq!(check_file(0, 0o100644, 0), Ok(()));
+        assert_eq!(check_file(0, 0o100600, 0), Ok(()));
+        assert_eq!(check_file(0, 0o100755, 0), Ok(()));
+        // Not root's: unless the process runs as that user.
+        assert_eq!(
+            check_file(1000, 0o100644, 0),
+            Err(Distrust::FileOwner { uid: 1000 })
+        );
+        assert_eq!(check_file(1000, 0o100644, 1000), Ok(()));
+        let e = check_file(0, 0o100664, 0).unwrap_err();
+        assert_eq!(e, Distrust::FileWritable { mode: 0o664 });
+        assert_eq!(e.to_string(), "writable by group (mode 0664)");
+        assert_eq!(
+            check_file(0, 0o100646, 0).unwrap_err().to_string(),
+            "writable by others (mode 0646)"
+        );
+        assert_eq!(
+            check_file(0, 0o104666, 0).unwrap_err().to_string(),
+            "writable by group and others (mode 4666)"
+        );
+        assert_eq!(
+            e.fix(f),
+            "chown root:root /etc/userns-hostnet/config.toml; chmod go-w /etc/userns-hostnet/config.toml"
+        );
+        let e = ConfigError::Untrusted {
+            path: f.to_owned(),
+            reason: Distrust::FileOwner { uid: 1000 },
+        };
+        assert_eq!(
+            e.to_string(),
+            "/etc/userns-hostnet/config.toml: not trusted: owned by uid 1000, not root; fix: chown root:root /etc/userns-hostnet/config.toml; chmod go-w /etc/userns-hostnet/config.toml"
+        );
+    }
+
+    #[test]
+    fn trust_of_a_directory_on_the_way() {
+        let d = Path::new("/etc/userns-hostnet");
+        assert_eq!(check_dir(d, 0, 0o40755, 0), Ok(()));
+        assert_eq!(check_dir(d, 0, 0o40700, 0), Ok(()));
+        // Root's sticky /tmp: others cannot replace a file they do not own.
+        assert_eq!(check_dir(Path::new("/tmp"), 0, 0o41777, 0), Ok(()));
+        assert_eq!(check_dir(d, 0, 0o41770, 0), Ok(()));
+        let e = check_dir(d, 0, 0o40777, 0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "its directory /etc/userns-hostnet is writable by group and others (mode 0777), who could replace the file"
+        );
+        assert_eq!(
+            e.fix(Path::new("/etc/userns-hostnet/config.toml")),
+            "chown root:root /etc/userns-hostnet; chmod go-w /etc/userns-hostnet"
+        );
+        assert!(check_dir(d, 0, 0o40775, 0).is_err());
+        // Sticky but someone else's: its owner can replace anything in it.
+        let e = check_dir(d, 1000, 0o41777, 0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "its directory /etc/userns-hostnet is owned by uid 1000, not root"
+        );
+        assert_eq!(check_dir(d, 1000, 0o40755, 1000), Ok(()));
+    }
+
+    #[test]
+    fn a_file_others_can_change_is_not_loaded() {
+        use std::os::unix::fs::PermissionsExt;
+        let set = |p: &Path, mode| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("etc");
+        std::fs::create_dir(&sub).unwrap();
+        let file = sub.join("config.toml");
+        std::fs::write(&file, "runtime = \"crun\"\n").unwrap();
+        set(&file, 0o644);
+        set(&sub, 0o755);
+        assert_eq!(load_from(&file).unwrap().runtime, ["crun"]);
+
+        set(&file, 0o666);
+        let e = load_from(&file).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ConfigError::Untrusted {
+                    reason: Distrust::FileWritable { mode: 0o666 },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{f}: not trusted: writable by group and others (mode 0666); fix: chown root:root {f}; chmod go-w {f}",
+                f = file.display()
+            )
+        );
+        set(&file, 0o644);
+
+        // A directory others can write: they could swap the file.
+        set(&sub, 0o777);
+        let e = load_from(&file).unwrap_err().to_string();
+        let real = std::fs::canonicalize(&sub).unwrap();
+        assert!(
+            e.contains(&format!(
+                "not trusted: its directory {} is writable by group and others (mode 0777)",
+                real.display()
+            )),
+            "{e}"
+        );
+        // Sticky, as /tmp: they cannot.
+        set(&sub, 0o1777);
+        assert!(load_from(&file).is_ok());
+        set(&sub, 0o755);
+
+        // Through a link: the directories of the real file count.
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(load_from(&link).is_ok());
+        set(&sub, 0o757);
+        assert!(matches!(
+            load_from(&link),
+            Err(ConfigError::Untrusted {
+                reason: Distrust::DirWritable { .. },
+                ..
+            })
+        ));
+        set(&sub, 0o755);
+        // And so do those of the link: others could point it elsewhere.
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        let link = open.join("config.toml");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(load_from(&link).is_ok());
+        set(&open, 0o777);
+        assert_eq!(
+            load_from(&link).unwrap_err().to_string(),
+            format!(
+                "{l}: not trusted: its directory {d} is writable by group and others (mode 0777), who could replace the file; fix: chown root:root {d}; chmod go-w {d}",
+                l = link.display(),
+                d = open.display()
+            )
+        );
+        set(&open, 0o755);
     }
 }

@@ -235,6 +235,31 @@ fn config_and_log_branches() {
     assert_eq!(status(&v, "log"), "fail");
 }
 
+/// A config file others can write names the runtime root runs: doctor
+/// fails the check and gives the commands that fix it.
+#[test]
+fn a_config_file_others_can_write_fails_with_the_fix() {
+    let r = Root::ready();
+    r.write("etc/userns-hostnet/config.toml", "");
+    let file = r.path("etc/userns-hostnet/config.toml");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1);
+    assert_eq!(status(&v, "config"), "fail", "{v:#}");
+    assert_eq!(
+        message(&v, "config"),
+        format!(
+            "{}: not trusted: writable by group and others (mode 0666); the wrapper refuses every container until only root can change it",
+            file.display()
+        )
+    );
+    let f = file.display();
+    assert_eq!(
+        find(&v, "config")["fix"],
+        format!("chown root:root {f}; chmod go-w {f}")
+    );
+}
+
 #[test]
 fn runtime_branches() {
     let r = Root::ready();

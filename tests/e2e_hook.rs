@@ -332,6 +332,27 @@ fn precreate_refuses_with_one_line() {
         .contains("refused: spec: (top level): not a runtime spec: the top level is an array"));
 }
 
+/// A config file others can write is not trusted: the hook refuses, as
+/// the wrapper does, naming the file, the reason and the fix.
+#[test]
+fn precreate_refuses_with_an_untrusted_config_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o646)).unwrap();
+    let out = hook_cli_with("precreate", &fixture("podman-userns-hostnet.json"), &config);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "nothing on stdout when refusing");
+    let c = config.display();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "userns-hostnet: hook precreate: config: {c}: not trusted: writable by others (mode 0646); fix: chown root:root {c}; chmod go-w {c}\n"
+        )
+    );
+}
+
 fn hook_cli(stage: &str, stdin: &[u8]) -> std::process::Output {
     hook_cli_with(
         stage,

@@ -196,6 +196,20 @@ fn config_file(root: &Root) -> (Check, Option<Config>) {
             };
             (check(NAME, Status::Ok, msg), Some(c))
         }
+        // Untrusted: the wrapper refuses every container until root alone
+        // can change the file; the fix is the commands that make it so.
+        Err(config::ConfigError::Untrusted { path, reason }) => (
+            check(
+                NAME,
+                Status::Fail,
+                format!(
+                    "{}: not trusted: {reason}; the wrapper refuses every container until only root can change it",
+                    path.display()
+                ),
+            )
+            .fix(reason.fix(&path)),
+            None,
+        ),
         Err(e) => (
             check(NAME, Status::Fail, e.to_string()).fix(
                 "correct the setting named above; the wrapper refuses every container until the file parses (packaging/config.toml documents every setting)",

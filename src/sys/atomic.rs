@@ -2,17 +2,29 @@
 //! and mode set on its descriptor, written, fsynced, renamed over the
 //! target, then the directory fsynced, so a crash leaves either the old or
 //! the new file, never a mix, and the new one survives a power loss.
+//!
+//! When asked to, the new file also gets every extended attribute of the
+//! old one (the SELinux label `security.selinux`, `user.*`, the POSIX ACLs
+//! `system.posix_acl_access` and `_default`), copied descriptor to
+//! descriptor; one that cannot be copied fails the replace, and the target
+//! stays as it was.
 
 use nix::fcntl::OFlag;
+use std::borrow::Cow;
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use xattr::FileExt;
 
 /// A temporary file is `.<name>.userns-hostnet.<pid>.tmp` beside `<name>`.
 const TEMP_TAG: &str = ".userns-hostnet.";
 const TEMP_SUFFIX: &str = ".tmp";
+/// The POSIX access ACL, whose permission entries the kernel keeps in step
+/// with the mode.
+const ACCESS_ACL: &str = "system.posix_acl_access";
 
 /// What the new file gets: its mode, and its owner when it has one to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +40,7 @@ pub struct Attrs {
 #[error("{}: {what}: {source}", path.display())]
 pub struct AtomicError {
     pub path: PathBuf,
-    pub what: &'static str,
+    pub what: Cow<'static, str>,
     #[source]
     pub source: std::io::Error,
 }
@@ -39,10 +51,13 @@ impl From<AtomicError> for std::io::Error {
     }
 }
 
-fn step<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> AtomicError + 'a {
+fn step<'a>(
+    path: &'a Path,
+    what: impl Into<Cow<'static, str>> + 'a,
+) -> impl FnOnce(std::io::Error) -> AtomicError + 'a {
     move |source| AtomicError {
         path: path.to_owned(),
-        what,
+        what: what.into(),
         source,
     }
 }
@@ -58,19 +73,22 @@ pub fn temp_path(target: &Path) -> PathBuf {
 
 /// Replace `target` with `bytes`, atomically.
 pub fn replace(target: &Path, bytes: &[u8], attrs: Attrs) -> Result<(), AtomicError> {
-    replace_with(target, bytes, attrs, || {})
+    replace_with(target, bytes, attrs, None, || {})
 }
 
-/// [`replace`], calling `before_rename` once the temporary file is written
-/// and synced, just before it is renamed over `target`.
+/// [`replace`], giving the new file every extended attribute of `old` (the
+/// target as it was opened) when there is one, and calling `before_rename`
+/// once the temporary file is written and synced, just before it is
+/// renamed over `target`.
 pub fn replace_with(
     target: &Path,
     bytes: &[u8],
     attrs: Attrs,
+    old: Option<&File>,
     before_rename: impl FnOnce(),
 ) -> Result<(), AtomicError> {
     let tmp = temp_path(target);
-    let result = write_then_rename(target, &tmp, bytes, attrs, before_rename);
+    let result = write_then_rename(target, &tmp, bytes, attrs, old, before_rename);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -82,6 +100,7 @@ fn write_then_rename(
     tmp: &Path,
     bytes: &[u8],
     attrs: Attrs,
+    old: Option<&File>,
     before_rename: impl FnOnce(),
 ) -> Result<(), AtomicError> {
     // A stale file of a killed run with our pid is ours to replace.
@@ -98,22 +117,122 @@ fn write_then_rename(
         .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC).bits())
         .open(tmp)
         .map_err(step(tmp, "cannot create"))?;
-    // Owner first: chown clears set-id bits, which the mode then restores.
+    // Owner first: chown clears set-id bits and security.capability, the
+    // write clears security.capability, so both come before the extended
+    // attributes are copied; the mode comes last and restores set-id bits.
     if let Some((uid, gid)) = attrs.owner {
         match nix::unistd::fchown(f.as_raw_fd(), Some(uid.into()), Some(gid.into())) {
             Ok(()) | Err(nix::errno::Errno::EPERM) => {}
             Err(e) => return Err(step(tmp, "cannot chown")(e.into())),
         }
     }
+    f.write_all(bytes).map_err(step(tmp, "cannot write"))?;
+    let acl = match old {
+        Some(old) => copy_xattrs(old, &f, target)?,
+        None => None,
+    };
     f.set_permissions(std::fs::Permissions::from_mode(attrs.mode))
         .map_err(step(tmp, "cannot chmod"))?;
-    f.write_all(bytes).map_err(step(tmp, "cannot write"))?;
+    if old.is_some() {
+        verify_mode_and_acl(&f, attrs.mode, acl.as_deref(), target)?;
+    }
     f.sync_all().map_err(step(tmp, "cannot sync"))?;
     drop(f);
     before_rename();
     std::fs::rename(tmp, target).map_err(step(target, "cannot replace"))?;
     let d = File::open(dir).map_err(step(dir, "cannot open"))?;
     d.sync_all().map_err(step(dir, "cannot sync"))
+}
+
+/// Give `new` every extended attribute of `old`, and no access ACL that
+/// `old` lacks (one inherited from the directory's default ACL). Returns
+/// the access ACL copied, for [`verify_mode_and_acl`]. Errors name
+/// `target`, the file being replaced, and the attribute.
+fn copy_xattrs(old: &File, new: &File, target: &Path) -> Result<Option<Vec<u8>>, AtomicError> {
+    let names: Vec<OsString> = match old.list_xattr() {
+        Ok(names) => names.collect(),
+        // A filesystem without extended attributes: nothing to keep.
+        Err(e) if e.raw_os_error() == Some(nix::libc::EOPNOTSUPP) => return Ok(None),
+        Err(e) => return Err(step(target, "cannot list extended attributes")(e)),
+    };
+    if !names.iter().any(|n| n == ACCESS_ACL) {
+        match new.remove_xattr(ACCESS_ACL) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(nix::libc::ENODATA) | Some(nix::libc::EOPNOTSUPP)
+                ) => {}
+            Err(e) => {
+                return Err(step(
+                    target,
+                    format!("cannot remove the inherited extended attribute {ACCESS_ACL}"),
+                )(e))
+            }
+        }
+    }
+    let mut acl = None;
+    for name in &names {
+        let shown = name.to_string_lossy();
+        let value = match old.get_xattr(name) {
+            Ok(Some(v)) => v,
+            // Removed since it was listed: the old file no longer has it.
+            Ok(None) => continue,
+            Err(e) => {
+                return Err(step(
+                    target,
+                    format!("cannot read extended attribute {shown}"),
+                )(e))
+            }
+        };
+        // Already equal (a label the new file got from the policy): setting
+        // it again could need a permission that changes nothing.
+        if new.get_xattr(name).ok().flatten().as_deref() != Some(value.as_slice()) {
+            new.set_xattr(name, &value).map_err(step(
+                target,
+                format!("cannot copy extended attribute {shown}"),
+            ))?;
+        }
+        if name == ACCESS_ACL {
+            acl = Some(value);
+        }
+    }
+    Ok(acl)
+}
+
+/// After the chmod that follows the copy: the mode is the one asked for
+/// and the access ACL (whose entries chmod rewrites) is the old file's.
+fn verify_mode_and_acl(
+    new: &File,
+    mode: u32,
+    acl: Option<&[u8]>,
+    target: &Path,
+) -> Result<(), AtomicError> {
+    let meta = new.metadata().map_err(step(target, "cannot stat"))?;
+    let got = meta.mode() & 0o7777;
+    if got != mode {
+        return Err(step(
+            target,
+            "cannot keep the mode with the extended attributes",
+        )(std::io::Error::other(format!(
+            "mode {got:04o}, not {mode:04o}"
+        ))));
+    }
+    if let Some(acl) = acl {
+        let now = new.get_xattr(ACCESS_ACL).map_err(step(
+            target,
+            format!("cannot read extended attribute {ACCESS_ACL}"),
+        ))?;
+        if now.as_deref() != Some(acl) {
+            return Err(step(
+                target,
+                format!("cannot copy extended attribute {ACCESS_ACL}"),
+            )(std::io::Error::other(
+                "the new file's ACL differs from the old one's",
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Remove the temporary files that runs killed before their rename left in
@@ -185,7 +304,7 @@ mod tests {
             mode: 0o600,
             owner: None,
         };
-        replace_with(&p, b"new", attrs, || {
+        replace_with(&p, b"new", attrs, None, || {
             assert_eq!(std::fs::read(&p).unwrap(), b"old");
             assert_eq!(std::fs::read(temp_path(&p)).unwrap(), b"new");
         })
@@ -236,5 +355,129 @@ mod tests {
                 "other.tmp".to_string(),
             ]
         );
+    }
+
+    /// `setfacl`/`getfacl` (Debian package acl) on `path`.
+    fn acl_tool(tool: &str, args: &[&str], path: &Path) -> String {
+        let out = std::process::Command::new(tool)
+            .args(args)
+            .arg(path)
+            .output()
+            .unwrap_or_else(|e| panic!("{tool} (Debian package acl): {e}"));
+        assert!(out.status.success(), "{tool} {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn getfacl(path: &Path) -> String {
+        acl_tool("getfacl", &["--omit-header", "--numeric"], path)
+    }
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().mode() & 0o7777
+    }
+
+    fn attrs_of(path: &Path) -> Attrs {
+        Attrs {
+            mode: mode_of(path),
+            owner: None,
+        }
+    }
+
+    #[test]
+    fn user_attributes_and_the_acl_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        xattr::set(&p, "user.label", b"kept").unwrap();
+        xattr::set(&p, "user.binary", &[0, 255, b'\n', 0]).unwrap();
+        acl_tool("setfacl", &["-m", "u:1234:rw-,g:2345:r--"], &p);
+        let acl = getfacl(&p);
+        assert!(acl.contains("user:1234:rw-"), "{acl}");
+        let mode = mode_of(&p);
+        let inode = std::fs::metadata(&p).unwrap().ino();
+        let old = File::open(&p).unwrap();
+        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_ne!(std::fs::metadata(&p).unwrap().ino(), inode, "replaced");
+        assert_eq!(xattr::get(&p, "user.label").unwrap().unwrap(), b"kept");
+        assert_eq!(
+            xattr::get(&p, "user.binary").unwrap().unwrap(),
+            [0, 255, b'\n', 0]
+        );
+        assert_eq!(getfacl(&p), acl);
+        assert_eq!(mode_of(&p), mode);
+        assert_eq!(names(dir.path()), ["f"]);
+    }
+
+    #[test]
+    fn set_id_bits_survive_the_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o2750)).unwrap();
+        acl_tool("setfacl", &["-m", "u:1234:r-x"], &p);
+        let (mode, acl) = (mode_of(&p), getfacl(&p));
+        let old = File::open(&p).unwrap();
+        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        assert_eq!(mode_of(&p), mode);
+        assert_eq!(getfacl(&p), acl);
+    }
+
+    #[test]
+    fn a_default_acl_of_the_directory_does_not_reach_a_file_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        acl_tool("setfacl", &["-d", "-m", "u:1234:rwx"], dir.path());
+        let p = dir.path().join("f");
+        std::fs::write(&p, "old").unwrap();
+        acl_tool("setfacl", &["-b"], &p);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
+        let old = File::open(&p).unwrap();
+        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
+        assert_eq!(mode_of(&p), 0o644);
+    }
+
+    /// A value the target's filesystem cannot hold (ext4 keeps a value in
+    /// one block, tmpfs takes up to 64 KiB): the replace fails naming the
+    /// attribute, the target keeps its bytes and inode, no temporary stays.
+    #[test]
+    fn an_attribute_that_cannot_be_copied_fails_the_replace() {
+        let big = vec![b'a'; 10_000];
+        let dir = tempfile::tempdir().unwrap();
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, "").unwrap();
+        let fits = xattr::set(&probe, "user.big", &big).is_ok();
+        std::fs::remove_file(&probe).unwrap();
+        let shm = tempfile::tempdir_in("/dev/shm");
+        let Some(shm) = shm.ok().filter(|_| !fits) else {
+            eprintln!("skipped: needs /dev/shm on tmpfs and a temporary directory that cannot hold a 10 KB attribute");
+            return;
+        };
+        let source = shm.path().join("old");
+        std::fs::write(&source, "old").unwrap();
+        xattr::set(&source, "user.small", b"1").unwrap();
+        xattr::set(&source, "user.big", &big).unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "old").unwrap();
+        let inode = std::fs::metadata(&p).unwrap().ino();
+        let old = File::open(&source).unwrap();
+        let e = replace_with(&p, b"new", attrs_of(&p), Some(&old), || {
+            panic!("renamed despite the failed copy")
+        })
+        .unwrap_err();
+        assert_eq!(e.path, p);
+        assert_eq!(e.what, "cannot copy extended attribute user.big");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{}: cannot copy extended attribute user.big: ",
+                p.display()
+            )),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(std::fs::metadata(&p).unwrap().ino(), inode);
+        assert_eq!(names(dir.path()), ["f"]);
     }
 }
