@@ -32,7 +32,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Register the wrapper as a runtime handler of containerd or CRI-O.
     Install(InstallArgs),
-    /// Remove a runtime handler registered by `install`.
+    /// Remove a runtime handler registered by `install`, and only what install added.
+    #[command(
+        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error."
+    )]
     Uninstall(InstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
     #[command(subcommand)]
@@ -96,6 +99,9 @@ pub struct InstallArgs {
         default_value = "/usr/bin/userns-hostnet-runtime"
     )]
     pub wrapper: PathBuf,
+    /// Where a handler's links to the wrapper and to its real runtime go (for tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub handlers_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
