@@ -923,19 +923,6 @@ fn crio_handler(binary: &str) -> Table {
     h
 }
 
-/// The CRI-O drop-in's text for one handler running `wrapper`, as install
-/// writes it to a new file.
-pub fn crio_drop_in(handler: &str, wrapper: &str) -> String {
-    let mut d = crio_fresh();
-    match table_at(d.as_table_mut(), CRIO_RUNTIMES) {
-        Ok(t) => {
-            t.insert(handler, Item::Table(marked(crio_handler(wrapper))));
-        }
-        Err(_) => return String::new(),
-    }
-    d.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
