@@ -638,6 +638,18 @@ fn a_custom_binary_name_stays_the_real_runtime() {
         format!("{} --root /run/x state c1\n", fake.display())
     );
 
+    // A second install notices a lost link.
+    std::fs::remove_file(handlers.join("userns-hostnet/runtime")).unwrap();
+    let out = ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--wrapper",
+        WRAPPER,
+    ]);
+    assert!(out.contains("whose links are not all there"), "{out}");
+
     ok(&["uninstall", "containerd", "--config", s(&cfg)]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text);
     assert!(!handlers.exists());

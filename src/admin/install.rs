@@ -429,21 +429,28 @@ fn handler_binary(
         .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", link.display()))
 }
 
-/// The links a removed handler leaves behind: those of its own directory,
-/// when its binary is a handler's link to the wrapper.
-fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
+/// The handler's own directory of links, when `binary` is a handler's
+/// link to the wrapper.
+fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
     let handlers = args
         .handlers_dir
         .clone()
         .unwrap_or_else(runtime::handlers_dir);
-    let Some(link) = binary.map(Path::new) else {
-        return Vec::new();
-    };
-    let Some(dir) = link
-        .parent()
+    let link = Path::new(binary?);
+    link.parent()
         .filter(|d| d.parent() == Some(handlers.as_path()))
         .filter(|_| link.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
-    else {
+        .map(Path::to_owned)
+}
+
+fn is_handler_link(args: &InstallArgs, binary: Option<&str>) -> bool {
+    handler_dir(args, binary).is_some()
+}
+
+/// The links a removed handler leaves behind: those of its own directory,
+/// when its binary is a handler's link to the wrapper.
+fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
+    let Some(dir) = handler_dir(args, binary) else {
         return Vec::new();
     };
     [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
@@ -483,17 +490,27 @@ fn containerd_handler(source: Option<&Item>, binary: &str) -> Table {
 /// Install into a config that may already hold a handler of that name;
 /// `Ok(true)` when the handler is to be added.
 fn install_over(
+    args: &InstallArgs,
     existing: Option<&Item>,
     binary_key: &[&str],
     file: &Path,
-    name: &str,
     plan: &mut Plan,
 ) -> anyhow::Result<bool> {
+    let name = args.handler.as_str();
     let Some(e) = existing else {
         return Ok(true);
     };
     match owner(e) {
-        Owner::Install => {}
+        Owner::Install => {
+            let binary = dig(e, binary_key).and_then(Item::as_str);
+            if is_handler_link(args, binary) && handler_links(args, binary).len() < 2 {
+                plan.notes.push(format!(
+                    "warning: runtime handler {name} in {} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
+                    file.display(),
+                    binary.unwrap_or_default()
+                ));
+            }
+        }
         Owner::Changed => plan.notes.push(format!(
             "runtime handler {name} in {} was changed since install: left as it is",
             file.display()
@@ -608,10 +625,10 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     let existing = dig(doc.as_item(), &path).cloned();
     let new = if install {
         if install_over(
+            args,
             existing.as_ref(),
             CONTAINERD_BINARY,
             &config,
-            name,
             &mut plan,
         )? {
             let h = new_handler(&doc, &mut plan)?;
@@ -693,7 +710,7 @@ fn plan_drop_in(
                     );
                 }
             }
-            if install_over(existing.as_ref(), binary_key, path, name, plan)? {
+            if install_over(args, existing.as_ref(), binary_key, path, plan)? {
                 let h = make(plan)?;
                 table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
                 return Ok(Some(doc.to_string()));
