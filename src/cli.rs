@@ -31,8 +31,14 @@ pub enum Command {
     #[command(after_help = "Exit status: 0 when no check fails (warnings allowed), 1 otherwise.")]
     Doctor(DoctorArgs),
     /// Register the wrapper as a runtime handler of containerd or CRI-O.
+    #[command(
+        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error."
+    )]
     Install(InstallArgs),
-    /// Remove a runtime handler registered by `install`.
+    /// Remove a runtime handler registered by `install`, and only what install added.
+    #[command(
+        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error."
+    )]
     Uninstall(InstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
     #[command(subcommand)]
@@ -96,6 +102,9 @@ pub struct InstallArgs {
         default_value = "/usr/bin/userns-hostnet-runtime"
     )]
     pub wrapper: PathBuf,
+    /// Where a handler's links to the wrapper and to its real runtime go (for tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub handlers_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,8 +23,56 @@ pub const DEFAULT_CANDIDATES: &[&str] = &["runc", "crun"];
 /// config file.
 pub const OWN_NAME_PREFIX: &str = "userns-hostnet-runtime-";
 
-/// The runtime named by the wrapper's own file name, if any.
+/// Where `install` gives a runtime handler its own link to the wrapper,
+/// `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link `runtime`
+/// to the real runtime of that handler (such as the `BinaryName` of the
+/// handler it copied its settings from). The handler's `BinaryName` is the
+/// first link: the wrapper knows its real runtime from the path it was
+/// started by, without reading any file but that one link.
+pub const HANDLERS_DIR: &str = "/etc/userns-hostnet/handlers";
+
+/// The link, in a handler's directory, to that handler's real runtime.
+pub const HANDLER_RUNTIME_LINK: &str = "runtime";
+
+/// [`HANDLERS_DIR`]; builds with the `test-hooks` feature take another
+/// from `USERNS_HOSTNET_HANDLERS_DIR`, so tests need not write to /etc.
+pub fn handlers_dir() -> PathBuf {
+    #[cfg(feature = "test-hooks")]
+    if let Some(dir) = std::env::var_os("USERNS_HOSTNET_HANDLERS_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    PathBuf::from(HANDLERS_DIR)
+}
+
+/// The real runtime of the handler whose link the wrapper was started by
+/// (`argv0` is `handlers/NAME/userns-hostnet-runtime`): where the link
+/// `handlers/NAME/runtime` points, so the runtime sees its own path as
+/// argv[0]; the link's own path when it is no symlink (a file put there),
+/// or missing (the lookup then says that path cannot be run).
+pub fn named_by_handler_link(argv0: &OsStr, handlers: &Path) -> Option<OsString> {
+    let p = Path::new(argv0);
+    if p.file_name()? != OsStr::new(crate::WRAPPER_NAME) {
+        return None;
+    }
+    let dir = p.parent()?;
+    if dir.parent()? != handlers || !p.is_absolute() {
+        return None;
+    }
+    let link = dir.join(HANDLER_RUNTIME_LINK);
+    let target = match std::fs::read_link(&link) {
+        Ok(t) if t.is_absolute() => t,
+        Ok(t) => dir.join(t),
+        Err(_) => link,
+    };
+    Some(target.into_os_string())
+}
+
+/// The runtime named by the wrapper's own file name, if any: a handler's
+/// link ([`HANDLERS_DIR`]), or a name such as `userns-hostnet-runtime-crun`.
 pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
+    if let Some(r) = named_by_handler_link(argv0, &handlers_dir()) {
+        return Some(r);
+    }
     let base = Path::new(argv0).file_name()?.as_bytes();
     let name = base.strip_prefix(OWN_NAME_PREFIX.as_bytes())?;
     (!name.is_empty()).then(|| OsStr::from_bytes(name).to_os_string())
@@ -43,6 +91,8 @@ pub enum LookupError {
     EnvNotFound(String),
     #[error("runtime {0}, named by this wrapper's file name, is not an executable in PATH")]
     OwnNameNotFound(String),
+    #[error("runtime {0}, the real runtime of this wrapper's runtime handler link, is not an executable")]
+    HandlerLinkNotFound(String),
     #[error("no real runtime found: none of {0} is an executable in PATH (set {RUNTIME_ENV})")]
     NoCandidate(String),
     #[error("{0} is this wrapper itself, not a real runtime")]
@@ -71,6 +121,11 @@ impl Lookup<'_> {
             if found.peek().is_none() {
                 return Err(match by {
                     NamedBy::Env => LookupError::EnvNotFound(shown),
+                    // A file name holds no slash: a path came from a
+                    // handler's link.
+                    NamedBy::OwnName if shown.contains('/') => {
+                        LookupError::HandlerLinkNotFound(shown)
+                    }
                     NamedBy::OwnName => LookupError::OwnNameNotFound(shown),
                 });
             }
@@ -276,6 +331,53 @@ mod tests {
         assert_eq!(l.find().unwrap(), real);
         l.named = Some((me.as_os_str(), NamedBy::Env));
         assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
+    }
+
+    #[test]
+    fn a_handler_link_names_its_runtime() {
+        let handlers = tempfile::tempdir().unwrap();
+        let dir = handlers.path().join("uhn");
+        fs::create_dir(&dir).unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let real = exe(bin.path(), "runc-1.4");
+        std::os::unix::fs::symlink(&real, dir.join(HANDLER_RUNTIME_LINK)).unwrap();
+        let argv0 = dir.join(crate::WRAPPER_NAME);
+        let named = named_by_handler_link(argv0.as_os_str(), handlers.path()).unwrap();
+        assert_eq!(named, real.as_os_str());
+        // Only the wrapper's own name, directly in a handler's directory.
+        for other in [
+            dir.join("userns-hostnet-runtime-crun"),
+            handlers.path().join(crate::WRAPPER_NAME),
+            PathBuf::from("uhn").join(crate::WRAPPER_NAME),
+            PathBuf::from("/usr/bin/userns-hostnet-runtime"),
+        ] {
+            assert_eq!(
+                named_by_handler_link(other.as_os_str(), handlers.path()),
+                None,
+                "{other:?}"
+            );
+        }
+        // A relative link resolves against the handler's directory.
+        fs::remove_file(dir.join(HANDLER_RUNTIME_LINK)).unwrap();
+        std::os::unix::fs::symlink("../../x/runc", dir.join(HANDLER_RUNTIME_LINK)).unwrap();
+        assert_eq!(
+            named_by_handler_link(argv0.as_os_str(), handlers.path()).unwrap(),
+            dir.join("../../x/runc").as_os_str()
+        );
+        // A missing link: the lookup names the path that cannot be run.
+        fs::remove_file(dir.join(HANDLER_RUNTIME_LINK)).unwrap();
+        let named = named_by_handler_link(argv0.as_os_str(), handlers.path()).unwrap();
+        let c = candidates();
+        let l = Lookup {
+            named: Some((&named, NamedBy::OwnName)),
+            candidates: &c,
+            path_var: Some(OsStr::new("/nonexistent")),
+            self_exe: None,
+        };
+        assert_eq!(
+            l.find().unwrap_err(),
+            LookupError::HandlerLinkNotFound(dir.join("runtime").display().to_string())
+        );
     }
 
     #[test]

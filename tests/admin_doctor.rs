@@ -333,6 +333,31 @@ fn containerd_branches() {
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "containerd"), "fail");
     assert!(message(&v, "containerd").contains("does not exist"));
+    // A handler that keeps its own runtime through install's links.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.uhn.options]\nBinaryName = \"/etc/userns-hostnet/handlers/uhn/userns-hostnet-runtime\"\n",
+    );
+    r.write("etc/userns-hostnet/handlers/uhn/userns-hostnet-runtime", "");
+    r.write("opt/runc-1.4", "");
+    std::os::unix::fs::symlink(
+        "/opt/runc-1.4",
+        r.path("etc/userns-hostnet/handlers/uhn/runtime"),
+    )
+    .unwrap();
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "ok", "{v:#}");
+    assert!(
+        message(&v, "containerd").contains("(real runtime /opt/runc-1.4)"),
+        "{v:#}"
+    );
+    r.remove("opt/runc-1.4");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "containerd"), "fail", "{v:#}");
+    assert!(
+        message(&v, "containerd").contains("the real runtime /opt/runc-1.4, which does not exist"),
+        "{v:#}"
+    );
     // No config file; no containerd at all.
     r.remove("etc/containerd/config.toml");
     let (_, v) = r.doctor();

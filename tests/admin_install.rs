@@ -50,8 +50,18 @@ const VERSION3: &str = r#"version = 3
             SystemdCgroup = true
 "#;
 
+/// The tool; install and uninstall keep a handler's links in `handlers/`
+/// next to the config file they edit, never under /etc.
 fn tool(args: &[&str]) -> Output {
-    Command::new(TOOL).args(args).output().unwrap()
+    let mut cmd = Command::new(TOOL);
+    cmd.args(args);
+    if matches!(args.first(), Some(&"install" | &"uninstall")) {
+        if let Some(at) = args.iter().position(|a| *a == "--config") {
+            let dir = Path::new(args[at + 1]).parent().unwrap();
+            cmd.arg("--handlers-dir").arg(dir.join("handlers"));
+        }
+    }
+    cmd.output().unwrap()
 }
 
 fn ok(args: &[&str]) -> String {
@@ -172,9 +182,20 @@ fn comments_order_and_custom_handlers_survive() {
     }
     let d = dump(&cfg);
     let h = v2_handler(&d, "uhn").unwrap();
+    // The runc handler names its binary: the new handler keeps it as the
+    // real runtime, through its own link to the wrapper.
+    let links = dir.path().join("handlers/uhn");
     assert_eq!(
         h["options"]["BinaryName"].as_str(),
-        Some("/opt/bin/userns-hostnet-runtime")
+        Some(s(&links.join("userns-hostnet-runtime")))
+    );
+    assert_eq!(
+        std::fs::read_link(links.join("userns-hostnet-runtime")).unwrap(),
+        Path::new("/opt/bin/userns-hostnet-runtime")
+    );
+    assert_eq!(
+        std::fs::read_link(links.join("runtime")).unwrap(),
+        Path::new("/usr/sbin/runc")
     );
     assert_eq!(h["options"]["SystemdCgroup"].as_bool(), Some(true));
     assert!(v2_handler(&d, "gvisor").is_some());
@@ -191,6 +212,7 @@ fn comments_order_and_custom_handlers_survive() {
         "uhn",
     ]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    assert!(!dir.path().join("handlers").exists());
 }
 
 #[test]
@@ -227,12 +249,27 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         out.contains("+[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
         "{out}"
     );
+    let link = dir
+        .path()
+        .join("handlers/userns-hostnet/userns-hostnet-runtime");
     assert!(
-        out.contains("+BinaryName = \"/usr/bin/userns-hostnet-runtime\""),
+        out.contains(&format!("+BinaryName = \"{}\"", link.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "+link {} -> /usr/bin/userns-hostnet-runtime\n",
+            link.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("real runtime of handler userns-hostnet: /usr/sbin/runc (the BinaryName of handler runc in "),
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     assert_eq!(backups(dir.path()), 0);
+    assert!(!dir.path().join("handlers").exists());
 }
 
 #[test]
@@ -391,4 +428,361 @@ fn installed_crun_handler_runs_a_container() {
     );
     let leaked = ctd.stop();
     assert!(leaked.is_empty(), "left behind: {leaked:#?}");
+}
+
+const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
+
+fn code(args: &[&str]) -> (Option<i32>, String) {
+    let out = tool(args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// An operator's own handler of that name, even one that runs the wrapper,
+/// is neither taken over by install nor removed by uninstall.
+#[test]
+fn an_operators_own_handler_survives_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    // The registering guide's snippet, as an operator pastes it.
+    let own = format!(
+        "{COMMENTED}\n{}",
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/containerd-v2.toml"
+        ))
+        .unwrap()
+        .replace("version = 2\n", "")
+    );
+    std::fs::write(&cfg, &own).unwrap();
+    for handler in ["userns-hostnet", "userns-hostnet-crun"] {
+        let (status, out) = code(&[
+            "install",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--handler",
+            handler,
+        ]);
+        assert_eq!(status, Some(0), "{out}");
+        assert!(out.starts_with("nothing to change"), "{out}");
+        assert!(out.contains("not added by install"), "{out}");
+        let (status, out) = code(&[
+            "uninstall",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--handler",
+            handler,
+        ]);
+        assert_eq!(status, Some(1), "{out}");
+        assert!(
+            out.contains(&format!(
+                "left runtime handler {handler} in {}: not added by install (no install marker)",
+                cfg.display()
+            )),
+            "{out}"
+        );
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), own);
+    }
+    assert_eq!(backups(dir.path()), 0);
+    // Another handler installed next to them goes, and only it.
+    ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), own);
+}
+
+/// A handler changed since install stays (its links too); one only
+/// re-indented or commented is still install's and goes.
+#[test]
+fn a_changed_handler_is_left_a_reformatted_one_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = default_config(dir.path());
+    let original = std::fs::read_to_string(&cfg).unwrap();
+    ok(&["install", "containerd", "--config", s(&cfg)]);
+    let installed = std::fs::read_to_string(&cfg).unwrap();
+    assert!(
+        installed.contains("# Added by `userns-hostnet install` (fingerprint "),
+        "{installed}"
+    );
+
+    let changed = installed.replacen("NoPivotRoot = false", "NoPivotRoot = true", 2);
+    // The runc handler's line is indented, the installed one is not.
+    assert!(changed.contains("\nNoPivotRoot = true"), "{changed}");
+    let changed = changed.replacen(
+        "            NoPivotRoot = true",
+        "            NoPivotRoot = false",
+        1,
+    );
+    std::fs::write(&cfg, &changed).unwrap();
+    let (status, out) = code(&["uninstall", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.contains("changed since install"), "{out}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
+    // A second install leaves the changed handler as it is.
+    let (status, out) = code(&["install", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(0), "{out}");
+    assert!(
+        out.contains("changed since install: left as it is"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
+
+    let reformatted = installed
+        .replacen(
+            "\nruntime_type = \"io.containerd.runc.v2\"",
+            "\n  # mine now\n  runtime_type = \"io.containerd.runc.v2\"",
+            1,
+        )
+        .replacen(
+            "\nSystemdCgroup = false",
+            "\n    SystemdCgroup   =   false   # as the node",
+            1,
+        );
+    assert_ne!(reformatted, installed);
+    std::fs::write(&cfg, &reformatted).unwrap();
+    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), original);
+}
+
+/// A runc handler with its own `BinaryName`: the installed handler runs
+/// the wrapper through its own link, and the wrapper runs that binary;
+/// uninstall takes the links away again.
+#[test]
+fn a_custom_binary_name_stays_the_real_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = default_config(dir.path());
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("runc-1.4");
+    let seen = dir.path().join("argv");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\necho \"$0 $*\" > {}\n", seen.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("BinaryName = \"\""), "{text}");
+    let text = text.replacen(
+        "BinaryName = \"\"",
+        &format!("BinaryName = \"{}\"", fake.display()),
+        1,
+    );
+    std::fs::write(&cfg, &text).unwrap();
+
+    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    assert!(
+        out.contains(&format!(
+            "real runtime of handler userns-hostnet: {} (the BinaryName of handler runc in {})",
+            fake.display(),
+            cfg.display()
+        )),
+        "{out}"
+    );
+    assert!(!dir.path().join("handlers").exists());
+
+    ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--wrapper",
+        WRAPPER,
+    ]);
+    let handlers = dir.path().join("handlers");
+    let link = handlers.join("userns-hostnet/userns-hostnet-runtime");
+    let d = dump(&cfg);
+    let h = v2_handler(&d, "userns-hostnet").unwrap();
+    assert_eq!(h["options"]["BinaryName"].as_str(), Some(s(&link)));
+    // The runc handler keeps its own binary.
+    assert_eq!(
+        v2_handler(&d, "runc").unwrap()["options"]["BinaryName"].as_str(),
+        Some(s(&fake))
+    );
+
+    // containerd's shim starts BinaryName as argv[0]; the wrapper passes
+    // `state` straight to the handler's runtime, with no config file read.
+    let status = Command::new(&link)
+        .args(["--root", "/run/x", "state", "c1"])
+        .env("USERNS_HOSTNET_HANDLERS_DIR", &handlers)
+        .env(
+            "USERNS_HOSTNET_CONFIG",
+            dir.path().join("no-such-config.toml"),
+        )
+        .env_remove("USERNS_HOSTNET_RUNTIME")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        format!("{} --root /run/x state c1\n", fake.display())
+    );
+
+    // A second install notices a lost link.
+    std::fs::remove_file(handlers.join("userns-hostnet/runtime")).unwrap();
+    let out = ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--wrapper",
+        WRAPPER,
+    ]);
+    assert!(out.contains("whose links are not all there"), "{out}");
+
+    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text);
+    assert!(!handlers.exists());
+}
+
+/// Two handlers in one drop-in: uninstalling one keeps the file and its
+/// import; the last one takes both; an operator's own settings in the
+/// drop-in keep the file.
+#[test]
+fn drop_in_holds_several_handlers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = default_config(dir.path());
+    let original = std::fs::read(&cfg).unwrap();
+    let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
+    for h in ["a", "b"] {
+        ok(&[
+            "install",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--drop-in",
+            "--handler",
+            h,
+        ]);
+    }
+    let d = dump(&cfg);
+    assert!(v2_handler(&d, "a").is_some() && v2_handler(&d, "b").is_some());
+    let out = ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--drop-in",
+        "--handler",
+        "a",
+    ]);
+    assert!(out.contains("kept"), "{out}");
+    let d = dump(&cfg);
+    assert!(v2_handler(&d, "a").is_none() && v2_handler(&d, "b").is_some());
+    // No backup inside conf.d, where an import glob could load it.
+    assert_eq!(backups(&dir.path().join("conf.d")), 0);
+
+    let mut text = std::fs::read_to_string(&drop_in).unwrap();
+    text.push_str(
+        "\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"mirror/pause:3.9\"\n",
+    );
+    std::fs::write(&drop_in, &text).unwrap();
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--drop-in",
+        "--handler",
+        "b",
+    ]);
+    let left = std::fs::read_to_string(&drop_in).unwrap();
+    assert!(
+        left.contains("mirror/pause") && !left.contains("runtimes.b"),
+        "{left}"
+    );
+    assert_ne!(
+        std::fs::read(&cfg).unwrap(),
+        original,
+        "the import must stay"
+    );
+    std::fs::remove_file(&drop_in).unwrap();
+    // With the drop-in gone, its import goes too: containerd refuses a
+    // missing import.
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--drop-in",
+        "--handler",
+        "b",
+    ]);
+    assert_eq!(std::fs::read(&cfg).unwrap(), original);
+}
+
+/// CRI-O: the default handler's `runtime_path` stays the real runtime; an
+/// operator's handler in the wrapper's drop-in survives uninstall.
+#[test]
+fn crio_keeps_the_runtime_path_and_the_operators_handler() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("crio.conf");
+    std::fs::write(
+        &conf,
+        "[crio.runtime]\ndefault_runtime = \"crun\"\n\n[crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n",
+    )
+    .unwrap();
+    let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
+    let out = ok(&["install", "crio", "--config", s(&conf)]);
+    assert!(
+        out.contains("real runtime of handler userns-hostnet: /usr/bin/crun (the runtime_path of handler crun in "),
+        "{out}"
+    );
+    let link = dir
+        .path()
+        .join("handlers/userns-hostnet/userns-hostnet-runtime");
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    assert_eq!(
+        doc["crio"]["runtime"]["runtimes"]["userns-hostnet"]["runtime_path"].as_str(),
+        Some(s(&link))
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        Path::new("/usr/bin/crun")
+    );
+    // The operator adds a handler of their own to that file.
+    let mut text = std::fs::read_to_string(&drop_in).unwrap();
+    text.push_str(
+        "\n[crio.runtime.runtimes.mine]\nruntime_path = \"/usr/bin/userns-hostnet-runtime-crun\"\n",
+    );
+    std::fs::write(&drop_in, &text).unwrap();
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    let left = std::fs::read_to_string(&drop_in).unwrap();
+    assert!(
+        left.contains("runtimes.mine") && !left.contains("runtimes.userns-hostnet]"),
+        "{left}"
+    );
+    assert!(!dir.path().join("handlers").exists());
+    let (status, out) = code(&[
+        "uninstall",
+        "crio",
+        "--config",
+        s(&conf),
+        "--handler",
+        "mine",
+    ]);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.contains("not added by install"), "{out}");
+    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), left);
+    assert_eq!(backups(&dir.path().join("crio.conf.d")), 0);
 }

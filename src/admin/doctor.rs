@@ -479,12 +479,31 @@ fn ports(root: &Root) -> Check {
     }
 }
 
-fn listed(handlers: &[Handler]) -> String {
+fn listed(handlers: &[Handler], root: &Root) -> String {
     handlers
         .iter()
-        .map(|h| format!("{} -> {} ({})", h.name, h.binary, h.file.display()))
+        .map(|h| match handler_runtime(h, root) {
+            Some(real) => format!(
+                "{} -> {} (real runtime {}) ({})",
+                h.name,
+                h.binary,
+                real.display(),
+                h.file.display()
+            ),
+            None => format!("{} -> {} ({})", h.name, h.binary, h.file.display()),
+        })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The real runtime a handler's own link names (what `install` made for a
+/// handler that keeps its runtime binary).
+fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
+    crate::runtime::named_by_handler_link(
+        root.at(&h.binary).as_os_str(),
+        &root.at(crate::runtime::handlers_dir()),
+    )
+    .map(PathBuf::from)
 }
 
 fn in_path(name: &str) -> bool {
@@ -545,7 +564,27 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
         )
         .fix(format!("install the wrapper at {}", h.binary));
     }
-    check(name, Status::Ok, format!("handler {}", listed(&handlers)))
+    let no_runtime = handlers.iter().find_map(|h| {
+        let real = handler_runtime(h, root)?;
+        (!root.at(&real).is_file()).then_some((h, real))
+    });
+    if let Some((h, real)) = no_runtime {
+        return check(
+            name,
+            Status::Fail,
+            format!(
+                "handler {} runs the wrapper with the real runtime {}, which does not exist",
+                h.name,
+                real.display()
+            ),
+        )
+        .fix("install that runtime, or uninstall the handler and install it again");
+    }
+    check(
+        name,
+        Status::Ok,
+        format!("handler {}", listed(&handlers, root)),
+    )
 }
 
 fn crio(root: &Root) -> Check {

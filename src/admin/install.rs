@@ -1,13 +1,27 @@
 //! `userns-hostnet install` and `uninstall`: register the wrapper as a
 //! runtime handler of containerd or CRI-O, editing their config with
 //! `toml_edit` so comments, order and every other setting stay as they were.
-//! A second install changes nothing; an uninstall removes exactly what the
-//! install added. It never restarts a daemon: it says which restart is
-//! needed.
+//! A second install changes nothing. It never restarts a daemon: it says
+//! which restart is needed.
+//!
+//! Ownership: the handler table install writes carries a comment line, the
+//! install marker, with a fingerprint of the table's keys and values.
+//! uninstall removes a handler only when the marker is there and the
+//! fingerprint still matches: a handler the operator wrote (even one that
+//! runs the wrapper), or one changed since install, stays, with a line
+//! saying why. The marker travels with the file (backups, copies, config
+//! management), so no state elsewhere can disagree with it.
+//!
+//! The real runtime: when the handler install copies its settings from
+//! names its own runtime binary (containerd's `BinaryName`, CRI-O's
+//! `runtime_path`), the new handler runs the wrapper through its own link,
+//! `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link `runtime` to
+//! that binary ([`crate::runtime::named_by_handler_link`]).
 
 use super::daemons::{self, dig};
 use super::files;
 use crate::cli::{Daemon, InstallArgs};
+use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::toml;
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
@@ -21,6 +35,9 @@ pub struct FileChange {
     pub path: PathBuf,
     pub old: Option<String>,
     pub new: Option<String>,
+    /// Copy the old file aside first; never in a drop-in directory, where
+    /// the daemon could read the copy as one more drop-in.
+    pub backup: bool,
 }
 
 impl FileChange {
@@ -29,13 +46,31 @@ impl FileChange {
     }
 }
 
+/// A symbolic link install makes or uninstall removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkChange {
+    Create { path: PathBuf, target: PathBuf },
+    Remove { path: PathBuf, target: PathBuf },
+}
+
+/// Everything one install or uninstall does, and what it says.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub files: Vec<FileChange>,
+    pub links: Vec<LinkChange>,
+    /// Lines for the operator: the real runtime, what was left and why.
+    pub notes: Vec<String>,
+    /// uninstall: a handler of that name stays registered.
+    pub left: bool,
+}
+
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
     let plan = match args.daemon {
         Daemon::Containerd => plan_containerd(args, true)?,
         Daemon::Crio => plan_crio(args, true)?,
     };
-    apply(args, &plan, "installed")
+    apply(args, &plan, true)
 }
 
 /// `uninstall`: the exit status.
@@ -44,7 +79,7 @@ pub fn run_uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
         Daemon::Containerd => plan_containerd(args, false)?,
         Daemon::Crio => plan_crio(args, false)?,
     };
-    apply(args, &plan, "removed")
+    apply(args, &plan, false)
 }
 
 /// Standard output, where a closed pipe is not an error worth a panic.
@@ -57,6 +92,9 @@ fn say(text: &str) {
 /// whole line again rather than leaving an empty list behind.
 const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 
+/// The start of the comment line above a handler table install wrote.
+const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
+
 fn daemon_name(d: Daemon) -> &'static str {
     match d {
         Daemon::Containerd => "containerd",
@@ -64,15 +102,25 @@ fn daemon_name(d: Daemon) -> &'static str {
     }
 }
 
-fn apply(args: &InstallArgs, plan: &[FileChange], done: &str) -> anyhow::Result<i32> {
+fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> {
     let daemon = daemon_name(args.daemon);
-    let changed: Vec<&FileChange> = plan.iter().filter(|c| c.changes()).collect();
-    if changed.is_empty() {
-        say(&format!(
-            "nothing to change: runtime handler {} is already {done} for {daemon}\n",
-            args.handler
-        ));
-        return Ok(0);
+    let done = if install { "installed" } else { "removed" };
+    let status = i32::from(plan.left);
+    let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
+    let notes = || {
+        for n in &plan.notes {
+            say(&format!("{n}\n"));
+        }
+    };
+    if changed.is_empty() && plan.links.is_empty() {
+        if !plan.left {
+            say(&format!(
+                "nothing to change: runtime handler {} is already {done} for {daemon}\n",
+                args.handler
+            ));
+        }
+        notes();
+        return Ok(status);
     }
     if args.dry_run {
         for c in &changed {
@@ -82,8 +130,23 @@ fn apply(args: &InstallArgs, plan: &[FileChange], done: &str) -> anyhow::Result<
                 c.new.as_deref(),
             ));
         }
+        for l in &plan.links {
+            say(&match l {
+                LinkChange::Create { path, target } => {
+                    format!("+link {} -> {}\n", path.display(), target.display())
+                }
+                LinkChange::Remove { path, target } => {
+                    format!("-link {} -> {}\n", path.display(), target.display())
+                }
+            });
+        }
+        notes();
         say("(dry run: nothing written)\n");
-        return Ok(0);
+        return Ok(status);
+    }
+    // The links exist before a config names them, and go after none does.
+    if install {
+        apply_links(&plan.links)?;
     }
     for c in &changed {
         match (&c.old, &c.new) {
@@ -93,7 +156,7 @@ fn apply(args: &InstallArgs, plan: &[FileChange], done: &str) -> anyhow::Result<
                 say(&format!("removed {}\n", c.path.display()));
             }
             (old, Some(new)) => {
-                if old.is_some() {
+                if old.is_some() && c.backup {
                     let b = files::backup(&c.path)
                         .map_err(|e| anyhow::anyhow!("cannot back up {}: {e}", c.path.display()))?;
                     say(&format!("backup {}\n", b.display()));
@@ -104,9 +167,52 @@ fn apply(args: &InstallArgs, plan: &[FileChange], done: &str) -> anyhow::Result<
             }
         }
     }
-    say(&format!("runtime handler {} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
-        args.handler));
-    Ok(0)
+    if !install {
+        apply_links(&plan.links)?;
+    }
+    notes();
+    if !changed.is_empty() {
+        say(&format!("runtime handler {} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
+            args.handler));
+    }
+    Ok(status)
+}
+
+fn apply_links(links: &[LinkChange]) -> anyhow::Result<()> {
+    for l in links {
+        match l {
+            LinkChange::Create { path, target } => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+                }
+                std::os::unix::fs::symlink(target, path)
+                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+                say(&format!(
+                    "linked {} -> {}\n",
+                    path.display(),
+                    target.display()
+                ));
+            }
+            LinkChange::Remove { path, .. } => {
+                match std::fs::remove_file(path) {
+                    Ok(()) => say(&format!("removed {}\n", path.display())),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => anyhow::bail!("cannot remove {}: {e}", path.display()),
+                }
+                // The handler's directory and the directory of handlers go
+                // when empty; anything else put there keeps them.
+                if let Some(dir) = path.parent() {
+                    if std::fs::remove_dir(dir).is_ok() {
+                        if let Some(up) = dir.parent() {
+                            let _ = std::fs::remove_dir(up);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The table at `path` below `root`, created (implicit, so that it prints
@@ -127,32 +233,74 @@ fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> anyhow::Result<&'a mut Ta
     Ok(t)
 }
 
-/// The handler table: the runc shim with the wrapper as its binary and
-/// the other options of the existing runc handler (SystemdCgroup...), so
-/// that cgroups are managed the same way.
-fn containerd_handler(doc: &DocumentMut, runtimes: &[&str], wrapper: &str) -> Table {
-    let mut options = Table::new();
-    let mut runc_path = runtimes.to_vec();
-    runc_path.extend(["runc", "options"]);
-    if let Some(runc) = dig(doc.as_item(), &runc_path).and_then(Item::as_table_like) {
-        for (k, v) in runc.iter() {
-            if let Some(v) = v.as_value() {
-                let mut v = v.clone();
-                v.decor_mut().clear();
-                options.insert(k, Item::Value(v));
-            }
-        }
-    }
-    options.insert("BinaryName", value(wrapper));
-    let mut h = Table::new();
-    h.insert("runtime_type", value(daemons::RUNC_SHIM));
-    h.insert("options", Item::Table(options));
-    h
+/// FNV-1a, 64 bits: a fingerprint, not a defence (the operator can edit
+/// the marker as easily as the table).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
-fn same_handler(existing: &Item, wrapper: &str) -> bool {
-    dig(existing, &["runtime_type"]).and_then(Item::as_str) == Some(daemons::RUNC_SHIM)
-        && dig(existing, &["options", "BinaryName"]).and_then(Item::as_str) == Some(wrapper)
+/// The fingerprint of a handler's keys and values, whatever their layout,
+/// order or comments.
+fn fingerprint(handler: &Item) -> u64 {
+    let mut d = DocumentMut::new();
+    d.insert("h", handler.clone());
+    let canonical = ::toml::from_str::<::toml::Value>(&d.to_string())
+        .ok()
+        .and_then(|v| serde_json::to_string(&v).ok())
+        .unwrap_or_default();
+    fnv1a(canonical.as_bytes())
+}
+
+/// `handler` with the install marker above its header.
+fn marked(mut handler: Table) -> Table {
+    let fp = fingerprint(&Item::Table(handler.clone()));
+    handler.decor_mut().set_prefix(format!(
+        "\n{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall` removes it while unchanged\n"
+    ));
+    handler
+}
+
+/// Who a handler table belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// Marked by install and unchanged since.
+    Install,
+    /// Marked by install, changed since.
+    Changed,
+    /// No marker: the operator's.
+    Operator,
+}
+
+fn owner(handler: &Item) -> Owner {
+    let Some(prefix) = handler
+        .as_table()
+        .and_then(|t| t.decor().prefix())
+        .and_then(|p| p.as_str())
+    else {
+        return Owner::Operator;
+    };
+    let Some(fp) = prefix
+        .find(HANDLER_MARK)
+        .map(|at| &prefix[at + HANDLER_MARK.len()..])
+        .and_then(|rest| rest.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+    else {
+        return Owner::Operator;
+    };
+    if fp == fingerprint(handler) {
+        Owner::Install
+    } else {
+        Owner::Changed
+    }
+}
+
+/// Does this handler run the wrapper (its binary at `binary_key`)?
+fn runs_wrapper(handler: &Item, binary_key: &[&str]) -> bool {
+    dig(handler, binary_key)
+        .and_then(Item::as_str)
+        .is_some_and(daemons::is_wrapper)
 }
 
 fn wrapper_str(args: &InstallArgs) -> anyhow::Result<String> {
@@ -162,8 +310,268 @@ fn wrapper_str(args: &InstallArgs) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("--wrapper: not UTF-8"))
 }
 
+/// The handler install copies its settings from: the default runtime
+/// handler when it is a runc shim handler, else the one named `runc`.
+fn containerd_source<'a>(doc: &'a DocumentMut, runtimes: &[&str]) -> Option<(String, &'a Item)> {
+    let all = dig(doc.as_item(), runtimes)?;
+    let cri = &runtimes[..runtimes.len() - 1];
+    let default = dig(doc.as_item(), cri)
+        .and_then(|c| dig(c, &["default_runtime_name"]))
+        .and_then(Item::as_str);
+    let is_shim =
+        |h: &Item| dig(h, &["runtime_type"]).and_then(Item::as_str) == Some(daemons::RUNC_SHIM);
+    default.into_iter().chain(["runc"]).find_map(|name| {
+        let h = dig(all, &[name])?;
+        is_shim(h).then(|| (name.to_owned(), h))
+    })
+}
+
+/// The real runtime a new handler keeps: the binary its source handler
+/// names (`what` says where it was read), unless the wrapper's own name
+/// already names one or that binary is the wrapper. A bare name is looked
+/// up in PATH now: a link needs a path.
+fn carried_runtime(
+    binary: Option<&str>,
+    wrapper: &str,
+    what: &str,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<PathBuf>> {
+    let Some(binary) = binary.filter(|b| !b.is_empty()) else {
+        return Ok(None);
+    };
+    let own = Path::new(wrapper)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(runtime::OWN_NAME_PREFIX))
+        .is_some_and(|r| !r.is_empty());
+    if own || daemons::is_wrapper(binary) {
+        return Ok(None);
+    }
+    let path = if binary.contains('/') {
+        let p = PathBuf::from(binary);
+        if !p.is_absolute() {
+            anyhow::bail!(
+                "{what} = {binary:?} is a relative path; make it absolute, then install again"
+            );
+        }
+        p
+    } else {
+        let path_var = std::env::var_os("PATH")
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
+        std::env::split_paths(&path_var)
+            .map(|d| d.join(binary))
+            .find(|p| is_executable(p))
+            .ok_or_else(|| anyhow::anyhow!("{what} = {binary:?} is not an executable in PATH"))?
+    };
+    if !is_executable(&path) {
+        notes.push(format!(
+            "warning: {} ({what}) is not an executable file: containers of this handler will not start until it is",
+            path.display()
+        ));
+    }
+    Ok(Some(path))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The binary a new handler names, and the links it needs: the wrapper
+/// itself, or with a carried runtime the handler's own link to it.
+fn handler_binary(
+    args: &InstallArgs,
+    wrapper: &str,
+    carried: Option<&Path>,
+    plan: &mut Plan,
+) -> anyhow::Result<String> {
+    let name = args.handler.as_str();
+    let Some(real) = carried else {
+        plan.notes.push(format!(
+            "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
+            runtime::RUNTIME_ENV
+        ));
+        return Ok(wrapper.to_owned());
+    };
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        anyhow::bail!("--handler {name:?}: not usable as a directory name for the handler's links");
+    }
+    let dir = args
+        .handlers_dir
+        .clone()
+        .unwrap_or_else(runtime::handlers_dir)
+        .join(name);
+    let link = dir.join(crate::WRAPPER_NAME);
+    for (path, target) in [
+        (link.clone(), PathBuf::from(wrapper)),
+        (dir.join(HANDLER_RUNTIME_LINK), real.to_owned()),
+    ] {
+        match std::fs::read_link(&path) {
+            Ok(t) if t == target => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                plan.links.push(LinkChange::Create { path, target });
+            }
+            Ok(t) => anyhow::bail!(
+                "{}: exists and points to {}, not {}; remove it or choose another --handler",
+                path.display(),
+                t.display(),
+                target.display()
+            ),
+            Err(_) => anyhow::bail!(
+                "{}: exists and is not a link; remove it or choose another --handler",
+                path.display()
+            ),
+        }
+    }
+    link.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", link.display()))
+}
+
+/// The handler's own directory of links, when `binary` is a handler's
+/// link to the wrapper.
+fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
+    let handlers = args
+        .handlers_dir
+        .clone()
+        .unwrap_or_else(runtime::handlers_dir);
+    let link = Path::new(binary?);
+    link.parent()
+        .filter(|d| d.parent() == Some(handlers.as_path()))
+        .filter(|_| link.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
+        .map(Path::to_owned)
+}
+
+fn is_handler_link(args: &InstallArgs, binary: Option<&str>) -> bool {
+    handler_dir(args, binary).is_some()
+}
+
+/// The links a removed handler leaves behind: those of its own directory,
+/// when its binary is a handler's link to the wrapper.
+fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
+    let Some(dir) = handler_dir(args, binary) else {
+        return Vec::new();
+    };
+    [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
+        .into_iter()
+        .filter_map(|n| {
+            let path = dir.join(n);
+            let target = std::fs::read_link(&path).ok()?;
+            Some(LinkChange::Remove { path, target })
+        })
+        .collect()
+}
+
+/// The handler table: the runc shim with `binary` and the other options of
+/// the source handler (SystemdCgroup...), so that cgroups are managed the
+/// same way.
+fn containerd_handler(source: Option<&Item>, binary: &str) -> Table {
+    let mut options = Table::new();
+    if let Some(opts) = source
+        .and_then(|s| dig(s, &["options"]))
+        .and_then(Item::as_table_like)
+    {
+        for (k, v) in opts.iter() {
+            if let Some(v) = v.as_value() {
+                let mut v = v.clone();
+                v.decor_mut().clear();
+                options.insert(k, Item::Value(v));
+            }
+        }
+    }
+    options.insert("BinaryName", value(binary));
+    let mut h = Table::new();
+    h.insert("runtime_type", value(daemons::RUNC_SHIM));
+    h.insert("options", Item::Table(options));
+    h
+}
+
+/// Install into a config that may already hold a handler of that name;
+/// `Ok(true)` when the handler is to be added.
+fn install_over(
+    args: &InstallArgs,
+    existing: Option<&Item>,
+    binary_key: &[&str],
+    file: &Path,
+    plan: &mut Plan,
+) -> anyhow::Result<bool> {
+    let name = args.handler.as_str();
+    let Some(e) = existing else {
+        return Ok(true);
+    };
+    match owner(e) {
+        Owner::Install => {
+            let binary = dig(e, binary_key).and_then(Item::as_str);
+            if is_handler_link(args, binary) && handler_links(args, binary).len() < 2 {
+                plan.notes.push(format!(
+                    "warning: runtime handler {name} in {} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
+                    file.display(),
+                    binary.unwrap_or_default()
+                ));
+            }
+        }
+        Owner::Changed => plan.notes.push(format!(
+            "runtime handler {name} in {} was changed since install: left as it is",
+            file.display()
+        )),
+        Owner::Operator if runs_wrapper(e, binary_key) => plan.notes.push(format!(
+            "runtime handler {name} in {} runs the wrapper but was not added by install (no install marker): left as it is, and uninstall will leave it too",
+            file.display()
+        )),
+        Owner::Operator => anyhow::bail!(
+            "{}: runtime handler {name} already exists and differs; uninstall it or choose another --handler",
+            file.display()
+        ),
+    }
+    Ok(false)
+}
+
+/// Uninstall from a config holding `existing` under the handler's name;
+/// `Ok(true)` when it is to be removed (with its links).
+fn uninstall_over(
+    args: &InstallArgs,
+    existing: Option<&Item>,
+    binary_key: &[&str],
+    file: &Path,
+    plan: &mut Plan,
+) -> anyhow::Result<bool> {
+    let name = args.handler.as_str();
+    let Some(e) = existing else {
+        return Ok(false);
+    };
+    match owner(e) {
+        Owner::Install => {
+            let binary = dig(e, binary_key).and_then(Item::as_str);
+            plan.links.extend(handler_links(args, binary));
+            return Ok(true);
+        }
+        Owner::Changed => plan.notes.push(format!(
+            "left runtime handler {name} in {}: changed since install (its install marker's fingerprint no longer matches); remove it by hand if it should go",
+            file.display()
+        )),
+        Owner::Operator if runs_wrapper(e, binary_key) => plan.notes.push(format!(
+            "left runtime handler {name} in {}: not added by install (no install marker); remove it by hand if it should go",
+            file.display()
+        )),
+        Owner::Operator => anyhow::bail!(
+            "{}: runtime handler {name} does not run the wrapper; leaving it alone",
+            file.display()
+        ),
+    }
+    plan.left = true;
+    Ok(false)
+}
+
+/// Makes the handler table install adds, noting the links it needs.
+type MakeHandler<'a> = dyn Fn(&mut Plan) -> anyhow::Result<Table> + 'a;
+
+const CONTAINERD_BINARY: &[&str] = &["options", "BinaryName"];
+const CRIO_BINARY: &[&str] = &["runtime_path"];
+const CRIO_RUNTIMES: &[&str] = &["crio", "runtime", "runtimes"];
+
 /// What install (or uninstall) changes for containerd.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<FileChange>> {
+pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
     let config = args
         .config
         .clone()
@@ -182,61 +590,162 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<
             config.display()
         );
     };
+    let mut plan = Plan::default();
     let wrapper = wrapper_str(args)?;
     let name = args.handler.as_str();
+    let new_handler = |doc: &DocumentMut, plan: &mut Plan| -> anyhow::Result<Table> {
+        let source = containerd_source(doc, &runtimes);
+        let what = match &source {
+            Some((s, _)) => format!("BinaryName of handler {s} in {}", config.display()),
+            None => String::new(),
+        };
+        let binary = source
+            .as_ref()
+            .and_then(|(_, h)| dig(h, CONTAINERD_BINARY))
+            .and_then(Item::as_str);
+        let carried = carried_runtime(binary, &wrapper, &what, &mut plan.notes)?;
+        let bin = handler_binary(args, &wrapper, carried.as_deref(), plan)?;
+        if let Some(real) = &carried {
+            plan.notes.push(format!(
+                "real runtime of handler {name}: {} (the {what})",
+                real.display()
+            ));
+        }
+        Ok(marked(containerd_handler(source.map(|(_, h)| h), &bin)))
+    };
     if args.drop_in {
-        return plan_containerd_drop_in(args, install, &config, &text, doc, &runtimes, &wrapper);
+        let main = doc.clone();
+        let make = |plan: &mut Plan| new_handler(&main, plan);
+        let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+        plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
+        return Ok(plan);
     }
     let mut path = runtimes.to_vec();
     path.push(name);
     let existing = dig(doc.as_item(), &path).cloned();
     let new = if install {
-        match existing {
-            Some(e) if same_handler(&e, &wrapper) => text.clone(),
-            Some(_) => anyhow::bail!(
-                "{}: runtime handler {name} already exists and differs; uninstall it or choose another --handler",
-                config.display()
-            ),
-            None => {
-                let h = containerd_handler(&doc, &runtimes, &wrapper);
-                table_at(doc.as_table_mut(), &runtimes)?.insert(name, Item::Table(h));
-                doc.to_string()
-            }
+        if install_over(
+            args,
+            existing.as_ref(),
+            CONTAINERD_BINARY,
+            &config,
+            &mut plan,
+        )? {
+            let h = new_handler(&doc, &mut plan)?;
+            table_at(doc.as_table_mut(), &runtimes)?.insert(name, Item::Table(h));
+            doc.to_string()
+        } else {
+            text.clone()
         }
+    } else if uninstall_over(
+        args,
+        existing.as_ref(),
+        CONTAINERD_BINARY,
+        &config,
+        &mut plan,
+    )? {
+        table_at(doc.as_table_mut(), &runtimes)?.remove(name);
+        doc.to_string()
     } else {
-        match existing {
-            None => text.clone(),
-            Some(e) => {
-                let binary = dig(&e, &["options", "BinaryName"]).and_then(Item::as_str);
-                if !binary.is_some_and(daemons::is_wrapper) {
-                    anyhow::bail!(
-                        "{}: runtime handler {name} does not run the wrapper; leaving it alone",
-                        config.display()
-                    );
-                }
-                table_at(doc.as_table_mut(), &runtimes)?.remove(name);
-                doc.to_string()
-            }
-        }
+        text.clone()
     };
-    Ok(vec![FileChange {
+    plan.files.push(FileChange {
         path: config,
         old: Some(text),
         new: Some(new),
-    }])
+        backup: true,
+    });
+    Ok(plan)
+}
+
+/// Is this drop-in, once the handler is gone, empty of settings (its
+/// `version` aside)?
+fn holds_nothing(doc: &DocumentMut) -> bool {
+    fn empty(t: &dyn toml_edit::TableLike) -> bool {
+        t.iter().all(|(_, v)| v.as_table_like().is_some_and(empty))
+    }
+    doc.iter()
+        .all(|(k, v)| k == "version" || v.as_table_like().is_some_and(empty))
+}
+
+/// A drop-in file that holds handlers: install adds the handler `make`
+/// makes (to a new file `fresh`, or to an existing one that already
+/// registers the wrapper); uninstall (`make` is `None`) removes it, and the file when nothing
+/// else is left in it. The new text, `None` for no file.
+#[allow(clippy::too_many_arguments)]
+fn plan_drop_in(
+    args: &InstallArgs,
+    path: &Path,
+    old: Option<&str>,
+    fresh: DocumentMut,
+    runtimes: &[&str],
+    binary_key: &[&str],
+    make: Option<&MakeHandler>,
+    plan: &mut Plan,
+) -> anyhow::Result<Option<String>> {
+    let name = args.handler.as_str();
+    let Some(old) = old else {
+        let Some(make) = make else {
+            return Ok(None);
+        };
+        let mut d = fresh;
+        let h = make(plan)?;
+        table_at(d.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+        return Ok(Some(d.to_string()));
+    };
+    let mut doc = toml::parse(path, old)?;
+    let mut at = runtimes.to_vec();
+    at.push(name);
+    let existing = dig(doc.as_item(), &at).cloned();
+    match make {
+        Some(make) => {
+            if existing.is_none() {
+                let wrapper_handlers = dig(doc.as_item(), runtimes)
+                    .and_then(Item::as_table_like)
+                    .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
+                if !wrapper_handlers {
+                    anyhow::bail!(
+                        "{}: exists and registers no wrapper handler; leaving it alone",
+                        path.display()
+                    );
+                }
+            }
+            if install_over(args, existing.as_ref(), binary_key, path, plan)? {
+                let h = make(plan)?;
+                table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+                return Ok(Some(doc.to_string()));
+            }
+            Ok(Some(old.to_owned()))
+        }
+        None => {
+            if !uninstall_over(args, existing.as_ref(), binary_key, path, plan)? {
+                return Ok(Some(old.to_owned()));
+            }
+            table_at(doc.as_table_mut(), runtimes)?.remove(name);
+            if holds_nothing(&doc) {
+                return Ok(None);
+            }
+            plan.notes
+                .push(format!("kept {}: it holds other settings", path.display()));
+            Ok(Some(doc.to_string()))
+        }
+    }
 }
 
 /// `--drop-in`: the handler in `conf.d/99-userns-hostnet.toml` next to the
-/// main config, and the main config's `imports` naming it.
+/// main config, and the main config's `imports` naming it. The imports
+/// entry goes when the drop-in goes: containerd refuses to start with an
+/// import of a missing file.
 fn plan_containerd_drop_in(
     args: &InstallArgs,
-    install: bool,
     config: &Path,
     text: &str,
     mut doc: DocumentMut,
     runtimes: &[&str],
-    wrapper: &str,
-) -> anyhow::Result<Vec<FileChange>> {
+    make: Option<&MakeHandler>,
+    plan: &mut Plan,
+) -> anyhow::Result<()> {
+    let install = make.is_some();
     let dir = config.parent().unwrap_or(Path::new("/"));
     let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
@@ -247,31 +756,39 @@ fn plan_containerd_drop_in(
             .any(|p| std::path::absolute(p).is_ok_and(|p| p == drop_in))
     };
     let version = daemons::containerd_version(&doc);
-    let (new_main, new_drop_in) = if install {
-        let mut d = DocumentMut::new();
-        d.decor_mut().set_prefix(
-            "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n",
-        );
-        d.insert("version", value(version));
-        let h = containerd_handler(&doc, runtimes, wrapper);
-        table_at(d.as_table_mut(), runtimes)?.insert(&args.handler, Item::Table(h));
-        let mut path = runtimes.to_vec();
-        path.push(&args.handler);
-        let drop_in_text = match &old_drop_in {
-            None => d.to_string(),
-            Some(old) => {
-                let theirs = toml::parse(&drop_in, old)?;
-                if !dig(theirs.as_item(), &path).is_some_and(|e| same_handler(e, wrapper)) {
-                    anyhow::bail!(
-                        "{}: exists and holds something else; remove it or choose another --handler",
-                        drop_in.display()
-                    );
-                }
-                // Already there: left as it is.
-                old.clone()
-            }
-        };
-        let main = if covered(&doc) {
+    let mut fresh = DocumentMut::new();
+    fresh.decor_mut().set_prefix(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n",
+    );
+    fresh.insert("version", value(version));
+    // A drop-in without `version` is read as the main config's.
+    let drop_in_runtimes: Vec<&str> = match &old_drop_in {
+        Some(old) => {
+            let v = toml::parse(&drop_in, old)?
+                .get("version")
+                .and_then(Item::as_integer)
+                .unwrap_or(version);
+            daemons::containerd_runtimes_path(v)
+                .filter(|_| v >= 2)
+                .map(|p| p.to_vec())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("{}: config version {v} is not supported", drop_in.display())
+                })?
+        }
+        None => runtimes.to_vec(),
+    };
+    let new_drop_in = plan_drop_in(
+        args,
+        &drop_in,
+        old_drop_in.as_deref(),
+        fresh,
+        &drop_in_runtimes,
+        CONTAINERD_BINARY,
+        make,
+        plan,
+    )?;
+    let main = if install {
+        if covered(&doc) {
             text.to_owned()
         } else {
             match doc.get_mut("imports").and_then(Item::as_array_mut) {
@@ -285,46 +802,80 @@ fn plan_containerd_drop_in(
                 }
             }
             doc.to_string()
-        };
-        (main, Some(drop_in_text))
+        }
     } else {
         let mut removed = false;
-        if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
-            let before = list.len();
-            list.retain(|v: &Value| v.as_str() != Some(drop_in_str.as_str()));
-            removed = list.len() != before;
-            let ours = list
-                .decor()
-                .suffix()
-                .and_then(|s| s.as_str())
-                .is_some_and(|s| s == IMPORTS_MARK);
-            if list.is_empty() && removed && ours {
-                doc.remove("imports");
+        if new_drop_in.is_none() {
+            if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
+                let before = list.len();
+                list.retain(|v: &Value| v.as_str() != Some(drop_in_str.as_str()));
+                removed = list.len() != before;
+                let ours = list
+                    .decor()
+                    .suffix()
+                    .and_then(|s| s.as_str())
+                    .is_some_and(|s| s == IMPORTS_MARK);
+                if list.is_empty() && removed && ours {
+                    doc.remove("imports");
+                }
             }
         }
-        let main = if removed {
+        if removed {
             doc.to_string()
         } else {
             text.to_owned()
-        };
-        (main, None)
+        }
     };
-    Ok(vec![
-        FileChange {
-            path: config.to_owned(),
-            old: Some(text.to_owned()),
-            new: Some(new_main),
-        },
-        FileChange {
-            path: drop_in,
-            old: old_drop_in,
-            new: new_drop_in,
-        },
-    ])
+    plan.files.push(FileChange {
+        path: config.to_owned(),
+        old: Some(text.to_owned()),
+        new: Some(main),
+        backup: true,
+    });
+    plan.files.push(FileChange {
+        path: drop_in,
+        old: old_drop_in,
+        new: new_drop_in,
+        backup: false,
+    });
+    Ok(())
+}
+
+/// The real runtime of CRI-O's default handler, as CRI-O reads its files
+/// (crio.conf, then the drop-ins in name order, the last setting winning;
+/// the wrapper's own drop-in aside): `default_runtime` (else `runc`) and
+/// that handler's `runtime_path`, with where it was read.
+fn crio_source(conf: &Path, own: &Path) -> anyhow::Result<Option<(String, String)>> {
+    let mut default = None;
+    let mut paths: Vec<(String, String, PathBuf)> = Vec::new();
+    for file in daemons::crio_files(conf) {
+        if file == own {
+            continue;
+        }
+        let doc = toml::read(&file)?;
+        if let Some(d) =
+            dig(doc.as_item(), &["crio", "runtime", "default_runtime"]).and_then(Item::as_str)
+        {
+            default = Some(d.to_owned());
+        }
+        if let Some(all) = dig(doc.as_item(), CRIO_RUNTIMES).and_then(Item::as_table_like) {
+            for (name, h) in all.iter() {
+                if let Some(p) = dig(h, CRIO_BINARY).and_then(Item::as_str) {
+                    paths.retain(|(n, ..)| n != name);
+                    paths.push((name.to_owned(), p.to_owned(), file.clone()));
+                }
+            }
+        }
+    }
+    let default = default.unwrap_or_else(|| "runc".to_owned());
+    Ok(paths
+        .into_iter()
+        .find(|(n, ..)| *n == default)
+        .map(|(n, p, f)| (p, format!("runtime_path of handler {n} in {}", f.display()))))
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
-pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<FileChange>> {
+pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
     let conf = args
         .config
         .clone()
@@ -334,37 +885,158 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Vec<FileCh
         .unwrap_or(Path::new("/"))
         .join(daemons::CRIO_DROP_IN);
     let old = toml::read_optional(&path)?;
-    let new = if install {
-        Some(crio_drop_in(&args.handler, &wrapper_str(args)?))
-    } else {
-        None
-    };
-    if let (Some(old), Some(_)) = (&old, &new) {
-        let doc = toml::parse(&path, old)?;
-        if daemons::crio_handlers(&doc, &path).is_empty() {
-            anyhow::bail!(
-                "{}: exists and registers no wrapper handler; leaving it alone",
-                path.display()
-            );
+    let mut plan = Plan::default();
+    let make = |plan: &mut Plan| -> anyhow::Result<Table> {
+        let wrapper = wrapper_str(args)?;
+        let source = crio_source(&conf, &path)?;
+        let (binary, what) = match &source {
+            Some((b, w)) => (Some(b.as_str()), w.as_str()),
+            None => (None, ""),
+        };
+        let carried = carried_runtime(binary, &wrapper, what, &mut plan.notes)?;
+        let bin = handler_binary(args, &wrapper, carried.as_deref(), plan)?;
+        if let Some(real) = &carried {
+            plan.notes.push(format!(
+                "real runtime of handler {}: {} (the {what})",
+                args.handler,
+                real.display()
+            ));
         }
-    }
-    Ok(vec![FileChange { path, old, new }])
+        Ok(marked(crio_handler(&bin)))
+    };
+    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+    let new = plan_drop_in(
+        args,
+        &path,
+        old.as_deref(),
+        crio_fresh(),
+        CRIO_RUNTIMES,
+        CRIO_BINARY,
+        make,
+        &mut plan,
+    )?;
+    plan.files.push(FileChange {
+        path,
+        old,
+        new,
+        backup: false,
+    });
+    Ok(plan)
 }
 
-/// The CRI-O drop-in's text.
-pub fn crio_drop_in(handler: &str, wrapper: &str) -> String {
+fn crio_fresh() -> DocumentMut {
     let mut d = DocumentMut::new();
     d.decor_mut().set_prefix(
         "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n",
     );
+    d
+}
+
+fn crio_handler(binary: &str) -> Table {
     let mut h = Table::new();
-    h.insert("runtime_path", value(wrapper));
+    h.insert("runtime_path", value(binary));
     h.insert("runtime_type", value("oci"));
     h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
-    let runtimes = match table_at(d.as_table_mut(), &["crio", "runtime", "runtimes"]) {
-        Ok(t) => t,
-        Err(_) => return String::new(),
-    };
-    runtimes.insert(handler, Item::Table(h));
-    d.to_string()
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handler(text: &str) -> Item {
+        let doc: DocumentMut = text.parse().unwrap();
+        doc["h"].clone()
+    }
+
+    #[test]
+    fn the_fingerprint_ignores_layout_and_sees_values() {
+        let a = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\n");
+        let b = handler(
+            "# c\n[h]\n  runtime_type   =   \"x\"  # why\n\n[h.options]\n  B = [ \"p\",\n    \"q\" ]\n  A = 1\n",
+        );
+        let c = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 2\nB = [\"p\", \"q\"]\n");
+        let d = handler(
+            "[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\nC = true\n",
+        );
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+        assert_ne!(fingerprint(&a), fingerprint(&d));
+    }
+
+    #[test]
+    fn owner_reads_the_marker() {
+        let mut doc = DocumentMut::new();
+        let mut t = Table::new();
+        t.insert("runtime_path", value("/usr/bin/userns-hostnet-runtime"));
+        doc.insert("h", Item::Table(marked(t)));
+        let text = doc.to_string();
+        assert!(text.contains(HANDLER_MARK), "{text}");
+        assert_eq!(owner(&handler(&text)), Owner::Install);
+        let edited = text.replace("/usr/bin/", "/usr/local/bin/");
+        assert_eq!(owner(&handler(&edited)), Owner::Changed);
+        let unmarked: String = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(owner(&handler(&unmarked)), Owner::Operator);
+        let garbled = text.replace("(fingerprint ", "(fingerprint zz");
+        assert_eq!(owner(&handler(&garbled)), Owner::Operator);
+        // An inline table carries no marker.
+        assert_eq!(owner(&handler("h = { a = 1 }\n")), Owner::Operator);
+    }
+
+    #[test]
+    fn an_emptied_drop_in_holds_nothing() {
+        let mut doc: DocumentMut = "version = 2\n[plugins.x.runtimes.h]\na = 1\n"
+            .parse()
+            .unwrap();
+        assert!(!holds_nothing(&doc));
+        table_at(doc.as_table_mut(), &["plugins", "x", "runtimes"])
+            .unwrap()
+            .remove("h");
+        assert!(holds_nothing(&doc));
+        let doc: DocumentMut = "version = 2\n[plugins.x]\nsandbox_image = \"p\"\n"
+            .parse()
+            .unwrap();
+        assert!(!holds_nothing(&doc));
+    }
+
+    #[test]
+    fn which_binary_is_carried() {
+        let mut notes = Vec::new();
+        let w = "/usr/bin/userns-hostnet-runtime";
+        let carried = |b: Option<&str>, w: &str, notes: &mut Vec<String>| {
+            carried_runtime(b, w, "BinaryName of handler runc", notes)
+        };
+        assert_eq!(carried(None, w, &mut notes).unwrap(), None);
+        assert_eq!(carried(Some(""), w, &mut notes).unwrap(), None);
+        // The wrapper's own name names its runtime: it wins.
+        assert_eq!(
+            carried(
+                Some("/usr/sbin/runc"),
+                "/usr/bin/userns-hostnet-runtime-crun",
+                &mut notes
+            )
+            .unwrap(),
+            None
+        );
+        // A source handler that already runs the wrapper.
+        assert_eq!(carried(Some(w), w, &mut notes).unwrap(), None);
+        assert_eq!(
+            carried(Some("/opt/runc-1.4"), w, &mut notes).unwrap(),
+            Some(PathBuf::from("/opt/runc-1.4"))
+        );
+        assert!(
+            notes[0].starts_with(
+                "warning: /opt/runc-1.4 (BinaryName of handler runc) is not an executable file"
+            ),
+            "{notes:?}"
+        );
+        let e = carried(Some("bin/runc"), w, &mut notes).unwrap_err();
+        assert!(e.to_string().contains("relative path"), "{e}");
+        let e = carried(Some("no-such-runtime-anywhere"), w, &mut notes).unwrap_err();
+        assert!(e.to_string().contains("not an executable in PATH"), "{e}");
+    }
 }
