@@ -5,22 +5,37 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Replace (or create) `path` with `bytes`, atomically, keeping the old
-/// file's mode and owner (0644 for a new file).
+/// file's mode, owner and extended attributes (its SELinux label and ACLs
+/// among them; 0644 for a new file).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let attrs = match std::fs::metadata(path) {
-        Ok(m) => Attrs {
-            mode: m.permissions().mode() & 0o7777,
-            owner: Some((m.uid(), m.gid())),
-        },
-        Err(_) => Attrs {
+    let old = match std::fs::File::open(path) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let attrs = match &old {
+        Some(f) => {
+            let m = f.metadata()?;
+            Attrs {
+                mode: m.permissions().mode() & 0o7777,
+                owner: Some((m.uid(), m.gid())),
+            }
+        }
+        None => Attrs {
             mode: 0o644,
             owner: None,
         },
     };
-    Ok(atomic::replace(path, bytes, attrs)?)
+    Ok(atomic::replace_with(
+        path,
+        bytes,
+        attrs,
+        old.as_ref(),
+        || {},
+    )?)
 }
 
 /// `path.bak-YYYYmmddHHMMSS` (UTC), a copy of `path` made before it is
@@ -174,5 +189,25 @@ mod tests {
             0o600
         );
         assert!(b.to_string_lossy().contains("c.toml.bak-2"));
+    }
+
+    #[test]
+    fn atomic_write_keeps_extended_attributes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, "old").unwrap();
+        xattr::set(&p, "user.label", b"node-config").unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(
+            xattr::get(&p, "user.label").unwrap().as_deref(),
+            Some(&b"node-config"[..])
+        );
+        let fresh = dir.path().join("new.toml");
+        write_atomic(&fresh, b"x").unwrap();
+        assert_eq!(
+            std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
     }
 }
