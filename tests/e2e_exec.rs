@@ -69,7 +69,7 @@ fn inherited_fd_reaches_the_container(runtime: Runtime) {
         id.clone().into(),
     ]);
     let mut cmd = common::in_sys_view(&argv);
-    cmd.env("USERNS_HOSTNET_RUNTIME", runtime.name())
+    cmd.env("USERNS_HOSTNET_RUNTIME", runtime.path())
         .env("USERNS_HOSTNET_CONFIG", sandbox.path().join("config.toml"));
     let out = common::run_capture(&mut cmd);
     out.assert_success();

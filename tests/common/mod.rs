@@ -260,7 +260,11 @@ pub struct Bundle {
 impl Bundle {
     /// A bundle from `runc spec`: a user namespace mapping container 0 to host
     /// 100000, no network namespace (host network), the busybox rootfs,
-    /// `args` as the process, no terminal, and TEST_CAPS in every set.
+    /// `args` as the process, no terminal, and TEST_CAPS in every set. Its
+    /// cgroup path is named after the bundle directory, as containerd and
+    /// CRI-O always name one: youki 0.7.0 without one falls back to systemd
+    /// for a user-namespaced container on a cgroup v2 host, and fails where
+    /// systemd does not run.
     pub fn userns_hostnet(args: &[&str]) -> Bundle {
         let tmp = tempfile::Builder::new()
             .prefix("uhn-bundle-")
@@ -274,7 +278,9 @@ impl Bundle {
                 .arg(b.dir()),
         );
         let rootfs = rootfs().to_path_buf();
+        let cgroup = format!("/{}", b.dir().file_name().unwrap().to_string_lossy());
         b.edit(|spec| {
+            spec["linux"]["cgroupsPath"] = json!(cgroup);
             spec["root"]["path"] = json!(rootfs);
             spec["process"]["terminal"] = json!(false);
             spec["process"]["args"] = json!(args);
@@ -665,7 +671,7 @@ impl Cli {
         full.extend(self.runtime.global_args().into_iter().map(OsString::from));
         full.extend(argv.iter().map(|a| a.as_ref().to_os_string()));
         let mut cmd = in_sys_view(&full);
-        cmd.env("USERNS_HOSTNET_RUNTIME", self.runtime.name())
+        cmd.env("USERNS_HOSTNET_RUNTIME", self.runtime.path())
             .env("USERNS_HOSTNET_CONFIG", &self.config);
         cmd
     }
@@ -1115,7 +1121,8 @@ pub fn scenario_plain_runtime_fails_with_eperm(runtime: Runtime) {
     );
     let err = out.stderr.to_lowercase();
     assert!(
-        err.contains("sysfs") && err.contains("operation not permitted"),
+        // runc and crun: "operation not permitted"; youki: `EPERM`.
+        err.contains("sysfs") && (err.contains("operation not permitted") || err.contains("eperm")),
         "expected the sysfs EPERM from {}\n{}",
         runtime.name(),
         out.describe()
@@ -1123,10 +1130,29 @@ pub fn scenario_plain_runtime_fails_with_eperm(runtime: Runtime) {
     snap.assert_unchanged(&bundle.config_path(), "the real runtime");
 }
 
-/// One `#[test]` per scenario and runtime: `mod runc` and `mod crun`, each
+/// One `#[test]` per scenario and runtime: `mod runc`, `mod crun` and
+/// `mod youki`, each
 /// calling `scenario(Runtime::...)` from the including test file.
 #[allow(unused_macros)]
 macro_rules! for_runtimes {
+    (runc_and_crun: $($scenario:ident),* $(,)?) => {
+        mod runc {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Runc);
+                }
+            )*
+        }
+        mod crun {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Crun);
+                }
+            )*
+        }
+    };
     ($($scenario:ident),* $(,)?) => {
         mod runc {
             $(
@@ -1141,6 +1167,14 @@ macro_rules! for_runtimes {
                 #[test]
                 fn $scenario() {
                     super::$scenario($crate::common::Runtime::Crun);
+                }
+            )*
+        }
+        mod youki {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Youki);
                 }
             )*
         }
