@@ -30,6 +30,19 @@ pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
     (!name.is_empty()).then(|| OsStr::from_bytes(name).to_os_string())
 }
 
+/// Whose command-line rules the real runtime follows, by its file name
+/// with links resolved (`/usr/bin/runc` -> runc, a link to crun -> crun);
+/// anything else gets the strict reading.
+pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
+    let real = runtime
+        .canonicalize()
+        .unwrap_or_else(|_| runtime.to_owned());
+    real.file_name().map_or(
+        crate::argv::Dialect::Strict,
+        crate::argv::Dialect::from_file_name,
+    )
+}
+
 /// Who named the runtime, for error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamedBy {
