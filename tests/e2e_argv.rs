@@ -411,8 +411,75 @@ fn relative_spec_file(runtime: Runtime) {
     assert!(sandbox.real().state(&id).is_none());
 }
 
+fn cap_bnd(out: &Outcome) -> u64 {
+    out.assert_success();
+    let hex = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("CapBnd:"))
+        .unwrap_or_else(|| panic!("no CapBnd line\n{}", out.describe()));
+    u64::from_str_radix(hex.trim(), 16).unwrap()
+}
+
+/// The state directory as the runtime reads it keys the record of a
+/// converted container: crun's `--rootless DIR` at create and `--roo DIR`
+/// at exec, runc's `-root DIR` and `-root=DIR`, all name the same place,
+/// so an exec's `--cap CAP_NET_RAW` still leaves the network capability
+/// out (which the real runtime alone grants).
+fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("argvexec");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let root = sandbox.root();
+    let (create_root, exec_root): (Vec<OsString>, Vec<OsString>) = match runtime {
+        Runtime::Crun => (w(&[&"--rootless", &root]), w(&[&"--roo", &root])),
+        Runtime::Runc => (w(&[&"-root", &root]), vec![joined("-root=", &root)]),
+    };
+    let mut create = create_root;
+    create.extend(w(&[&"create", &"--bundle", &bundle.dir(), &id]));
+    sandbox.wrapper().raw(&create).assert_success();
+    sandbox.wrapper().run(&["start", &id]).assert_success();
+    assert!(
+        userns_hostnet::converted::Records::system()
+            .lookup(Some(root.as_os_str()), std::ffi::OsStr::new(&id))
+            .is_some(),
+        "no record of the conversion under {}",
+        root.display()
+    );
+    let exec_tail = w(&[
+        &"exec",
+        &"--cap",
+        &"CAP_NET_RAW",
+        &id,
+        &"/bin/grep",
+        &"CapBnd",
+        &"/proc/self/status",
+    ]);
+    let mut exec = exec_root;
+    exec.extend(exec_tail.iter().cloned());
+    const NET_RAW: u32 = 13;
+    let direct = cap_bnd(&sandbox.real().run(&exec_tail));
+    assert!(
+        common::has_cap_bit(direct, NET_RAW),
+        "the real runtime alone grants CAP_NET_RAW: {direct:016x}"
+    );
+    let through = cap_bnd(&sandbox.wrapper().raw(&exec));
+    assert!(
+        !common::has_cap_bit(through, NET_RAW),
+        "exec through the wrapper got CAP_NET_RAW back: {through:016x}"
+    );
+    sandbox
+        .wrapper()
+        .run(&["kill", &id, "KILL"])
+        .assert_success();
+    sandbox.real().wait_for_status(&id, "stopped");
+    sandbox.wrapper().run(&["delete", &id]).assert_success();
+}
+
 common::for_runtimes!(
     every_form,
     refusal_goes_to_the_runtime_log,
-    relative_spec_file
+    relative_spec_file,
+    exec_finds_the_record_under_the_state_directory_as_read
 );
