@@ -493,6 +493,15 @@ fn strict(args: &[OsString]) -> Reading {
     }
 }
 
+/// Whether any word is a subcommand the wrapper acts on (create, run,
+/// restore, exec, delete): without one, no reading of the command line
+/// gives the wrapper anything to do.
+pub fn may_act_on(args: &[OsString]) -> bool {
+    args.iter().any(|a| {
+        Creating::from_word(a).is_some() || a.as_bytes() == b"exec" || a.as_bytes() == b"delete"
+    })
+}
+
 /// Scan `args` (without argv[0]) with the rules of `dialect`.
 pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
     let r = match dialect {

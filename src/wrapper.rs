@@ -85,10 +85,14 @@ fn become_runtime(
         named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
         &candidates,
     )?;
-    // The command line as the runtime exec'd will read it.
-    let argv0 = inv.argv0.take();
-    *inv = argv::scan(args, runtime::dialect(&runtime));
-    inv.argv0 = argv0;
+    // The command line as the runtime exec'd will read it, when it may
+    // name a subcommand the wrapper acts on (a pass-through such as
+    // `state` resolves nothing more).
+    if argv::may_act_on(args) {
+        let argv0 = inv.argv0.take();
+        *inv = argv::scan(args, runtime::dialect(&runtime));
+        inv.argv0 = argv0;
+    }
     let inv = &*inv;
     let config = match (inv.creating, loaded) {
         // A broken config file must not stop state, kill or delete (pods

@@ -639,3 +639,29 @@ fn non_utf8_survives() {
     let inv = scan(&args);
     assert_eq!(inv.bundle.unwrap().as_os_str().as_bytes(), b"/b\xff\n dir");
 }
+
+#[test]
+fn only_some_words_need_a_reading() {
+    for a in [
+        "state id",
+        "--root /r kill id KILL",
+        "features",
+        "--version",
+        "",
+    ] {
+        assert!(!may_act_on(&argv(a)), "{a}");
+        for d in DIALECTS {
+            let inv = super::scan(&argv(a), d);
+            assert!(inv.creating.is_none() && inv.exec.is_none(), "{a}");
+        }
+    }
+    for a in [
+        "--roo /r create id",
+        "exec c1 sh",
+        "delete c1",
+        "--x run",
+        "restore",
+    ] {
+        assert!(may_act_on(&argv(a)), "{a}");
+    }
+}
