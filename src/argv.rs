@@ -307,12 +307,17 @@ fn reason_text(rt: Rt, scope: &str, reason: &Reason) -> String {
 /// urfave/cli refuses an option given under two of its names (`-b` and
 /// `--bundle`) in one command line.
 fn two_forms(sets: &[Set]) -> Option<&Set> {
-    sets.iter().enumerate().find_map(|(k, s)| {
-        sets[..k]
-            .iter()
-            .any(|e| std::ptr::eq(e.opt, s.opt) && e.name != s.name)
-            .then_some(s)
-    })
+    // The first name each option was given under: a table has a few dozen
+    // options, however long the command line.
+    let mut first: Vec<(&Opt, &[u8])> = Vec::new();
+    for s in sets {
+        match first.iter().find(|(o, _)| *o == s.opt) {
+            Some((_, name)) if *name != s.name.as_slice() => return Some(s),
+            Some(_) => {}
+            None => first.push((s.opt, &s.name)),
+        }
+    }
+    None
 }
 
 fn two_forms_text(s: &Set) -> String {
