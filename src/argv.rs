@@ -272,7 +272,7 @@ impl Reading {
                 Key::Bundle => self.bundle = value.map(|(v, at)| (PathBuf::from(v), at)),
                 Key::Config => self.config_file = value.map(|(v, at)| (PathBuf::from(v), at)),
                 Key::Exit => self.exits |= !s.off,
-                Key::Other(_) => {}
+                Key::Process | Key::Cap | Key::Other(_) => {}
             }
         }
     }
@@ -539,7 +539,11 @@ pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
     };
     let rest = &args[at + 1..];
     if args[at] == "exec" {
-        scan_exec(rest, at + 1, &mut inv);
+        match dialect {
+            Dialect::Runc => exec_as(args, at, Rt::Runc, &mut inv),
+            Dialect::Crun => exec_as(args, at, Rt::Crun, &mut inv),
+            Dialect::Strict => scan_exec(rest, at + 1, &mut inv),
+        }
     } else if args[at] == "delete" {
         // `delete [--force|-f] ID`: forgetting a record needs the id only.
         inv.container_id = rest
@@ -572,6 +576,51 @@ pub struct CapArg {
     pub at: usize,
     pub len: usize,
     pub value: OsString,
+    /// It shares `args[at]` with other options (crun's `-dcCAP`): it cannot
+    /// leave the argv alone.
+    pub grouped: bool,
+}
+
+/// `exec` as runc or crun reads it: the options up to the container id
+/// (runc does not reorder exec's arguments), every `--cap` in every form
+/// that runtime takes, the process file. A command line the runtime would
+/// refuse falls back to the generic scan below, which knows no more than
+/// that it cannot place an option.
+fn exec_as(args: &[OsString], sub_at: usize, rt: Rt, inv: &mut Invocation) {
+    let words: Vec<Word<'_>> = args
+        .iter()
+        .enumerate()
+        .skip(sub_at + 1)
+        .map(|(i, a)| (i, a.as_os_str()))
+        .collect();
+    let parsed = match rt {
+        Rt::Runc => grammar::go(&words, tables::RUNC_EXEC),
+        Rt::Crun => grammar::argp(&words, [tables::CRUN_EXEC, tables::ARGP_DEFAULTS]),
+    };
+    let refused = parsed.problem.is_some() || (rt == Rt::Runc && two_forms(&parsed.sets).is_some());
+    if refused {
+        scan_exec(&args[sub_at + 1..], sub_at + 1, inv);
+        return;
+    }
+    let mut exec = Exec::default();
+    // Help: the runtime prints it and execs nothing.
+    let exits = parsed.exited || parsed.sets.iter().any(|s| s.opt.key == Key::Exit && !s.off);
+    if !exits {
+        for s in &parsed.sets {
+            match s.opt.key {
+                Key::Process => exec.process = s.value.clone().map(PathBuf::from),
+                Key::Cap => exec.caps.push(CapArg {
+                    at: s.at,
+                    len: s.len,
+                    value: s.value.clone().unwrap_or_default(),
+                    grouped: s.grouped,
+                }),
+                _ => {}
+            }
+        }
+        inv.container_id = words.get(parsed.rest).map(|(_, w)| w.to_os_string());
+    }
+    inv.exec = Some(exec);
 }
 
 /// One option of a subcommand: long name, short letter, takes a value.
@@ -664,6 +713,7 @@ fn scan_exec(args: &[OsString], offset: usize, inv: &mut Invocation) {
                 at: offset + i,
                 len,
                 value: value.unwrap_or_default(),
+                grouped: false,
             }),
             _ => {}
         }

@@ -239,6 +239,18 @@ fn harden_exec(
     if dropped.is_empty() {
         return Ok(None);
     }
+    if let Some(c) = dropped.iter().map(|&i| &exec.caps[i]).find(|c| c.grouped) {
+        return Err(Refusal::new(
+            "exec",
+            "argv",
+            format!(
+                "{}: a network capability grouped with other options, in an exec into {}, a container it converted: it cannot leave the capability out alone",
+                args[c.at].to_string_lossy(),
+                id.to_string_lossy()
+            ),
+        )
+        .into());
+    }
     let mut skip = vec![false; args.len()];
     for &i in &dropped {
         let c = &exec.caps[i];

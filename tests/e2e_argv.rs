@@ -425,7 +425,8 @@ fn cap_bnd(out: &Outcome) -> u64 {
 /// converted container: crun's `--rootless DIR` at create and `--roo DIR`
 /// at exec, runc's `-root DIR` and `-root=DIR`, all name the same place,
 /// so an exec's `--cap CAP_NET_RAW` still leaves the network capability
-/// out (which the real runtime alone grants).
+/// out (which the real runtime alone grants). exec's own options are read
+/// as the runtime reads them too.
 fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
@@ -469,6 +470,63 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         !common::has_cap_bit(through, NET_RAW),
         "exec through the wrapper got CAP_NET_RAW back: {through:016x}"
     );
+
+    // `-process`: runc reads the process file FILE; crun reads `-p rocess`,
+    // the file `rocess` in the working directory, and the next word as
+    // the container. Either way the file the runtime reads loses the
+    // network capabilities.
+    let cwd = tempfile::Builder::new()
+        .prefix("uhn-argv-exec-")
+        .tempdir()
+        .unwrap();
+    let file = cwd.path().join("rocess");
+    let caps = ["CAP_KILL", "CAP_NET_RAW"];
+    let process = serde_json::json!({
+        "user": {"uid": 0, "gid": 0},
+        "args": ["/bin/grep", "CapBnd", "/proc/self/status"],
+        "env": ["PATH=/bin"],
+        "cwd": "/",
+        "capabilities": {"bounding": caps, "effective": caps, "permitted": caps},
+    });
+    fs::write(&file, serde_json::to_vec(&process).unwrap()).unwrap();
+    let argv = match runtime {
+        Runtime::Crun => w(&[&"--root", &root, &"exec", &"-process", &id, &"/bin/true"]),
+        Runtime::Runc => w(&[&"--root", &root, &"exec", &"-process", &file, &id]),
+    };
+    let out = common::run_capture(sandbox.wrapper().raw_command(&argv).current_dir(cwd.path()));
+    let through = cap_bnd(&out);
+    assert!(
+        !common::has_cap_bit(through, NET_RAW),
+        "exec -process got CAP_NET_RAW back: {through:016x}"
+    );
+    let rewritten: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    assert_eq!(
+        rewritten["capabilities"]["bounding"],
+        serde_json::json!(["CAP_KILL"])
+    );
+
+    // A network capability grouped with a switch cannot leave the argv
+    // alone: refused for a converted container.
+    let grouped = w(&[
+        &"--root",
+        &root,
+        &"exec",
+        &"-dcCAP_NET_RAW",
+        &id,
+        &"/bin/true",
+    ]);
+    let out = sandbox.wrapper().raw(&grouped);
+    let line = match runtime {
+        Runtime::Crun => format!(
+            "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: a network capability grouped with other options, in an exec into {id}, a container it converted: it cannot leave the capability out alone"
+        ),
+        Runtime::Runc => format!(
+            "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: not an exec option this wrapper knows, in an exec into {id}, a container it converted: it cannot tell what the option adds to the process"
+        ),
+    };
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert_eq!(out.stderr.lines().collect::<Vec<_>>(), [line.as_str()]);
+
     sandbox
         .wrapper()
         .run(&["kill", &id, "KILL"])

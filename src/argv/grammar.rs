@@ -22,6 +22,10 @@ pub struct Set {
     pub off: bool,
     /// Where the option stands.
     pub at: usize,
+    /// How many words it takes there: 1, or 2 with its value the next word.
+    pub len: usize,
+    /// It shares its word with other short options (argp's `-dcCAP`).
+    pub grouped: bool,
 }
 
 /// Why a parser stops short of the command line, as the runtime would.
@@ -117,6 +121,8 @@ pub fn go(words: &[Word<'_>], table: &'static [Opt]) -> Parsed {
             value: None,
             off: false,
             at,
+            len: 1,
+            grouped: false,
         };
         if opt.arity == Arity::Flag {
             if let Some(v) = inline {
@@ -135,6 +141,7 @@ pub fn go(words: &[Word<'_>], table: &'static [Opt]) -> Parsed {
             set.value = Some(OsStr::from_bytes(v).to_os_string());
         } else if let Some(&(_, next)) = words.get(i) {
             set.value = Some(next.to_os_string());
+            set.len = 2;
             i += 1;
         } else {
             out.problem = Some(Problem {
@@ -246,6 +253,8 @@ pub fn argp(words: &[Word<'_>], tables: [&'static [Opt]; 2]) -> Parsed {
                 value: None,
                 off: false,
                 at,
+                len: 1,
+                grouped: false,
             };
             match (opt.arity, inline) {
                 (Arity::Flag, Some(_)) => {
@@ -257,6 +266,7 @@ pub fn argp(words: &[Word<'_>], tables: [&'static [Opt]; 2]) -> Parsed {
                 (Arity::Value, None) => match words.get(i) {
                     Some(&(_, next)) => {
                         set.value = Some(next.to_os_string());
+                        set.len = 2;
                         i += 1;
                     }
                     None => {
@@ -285,10 +295,16 @@ pub fn argp(words: &[Word<'_>], tables: [&'static [Opt]; 2]) -> Parsed {
                 value: None,
                 off: false,
                 at,
+                len: 1,
+                grouped: j > 1,
             };
             let attached = &s[j + 1..];
             match opt.arity {
-                Arity::Flag => j += 1,
+                Arity::Flag => {
+                    j += 1;
+                    // A switch followed by more letters groups them.
+                    set.grouped |= j < s.len();
+                }
                 Arity::Optional => {
                     if !attached.is_empty() {
                         set.value = Some(OsStr::from_bytes(attached).to_os_string());
@@ -300,6 +316,7 @@ pub fn argp(words: &[Word<'_>], tables: [&'static [Opt]; 2]) -> Parsed {
                         set.value = Some(OsStr::from_bytes(attached).to_os_string());
                     } else if let Some(&(_, next)) = words.get(i) {
                         set.value = Some(next.to_os_string());
+                        set.len = 2;
                         i += 1;
                     } else {
                         fail(&mut out, at, Reason::MissingValue);

@@ -23,6 +23,10 @@ pub enum Key {
     Bundle,
     /// crun's `-f/--config FILE`: the spec to read instead of config.json.
     Config,
+    /// `exec --process FILE`: the whole process, capabilities included.
+    Process,
+    /// `exec --cap CAP`: one capability more.
+    Cap,
     /// The runtime prints something (help, usage, version) and exits
     /// without running the subcommand.
     Exit,
@@ -183,4 +187,49 @@ pub const CRUN_RESTORE: &[Opt] = &[
     value("console-socket"),
     flag("file-locks"),
     value("manage-cgroups-mode"),
+];
+
+/// runc 1.1 `exec.go` (its arguments are not reordered: options stop at
+/// the container id).
+pub const RUNC_EXEC: &[Opt] = &[
+    value("console-socket"),
+    value("cwd"),
+    opt("env", Some(b'e'), Value, Key::Other("env")),
+    opt("tty", Some(b't'), Flag, Key::Other("tty")),
+    opt("user", Some(b'u'), Value, Key::Other("user")),
+    opt(
+        "additional-gids",
+        Some(b'g'),
+        Value,
+        Key::Other("additional-gids"),
+    ),
+    opt("process", Some(b'p'), Value, Key::Process),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    value("pid-file"),
+    value("process-label"),
+    value("apparmor"),
+    flag("no-new-privs"),
+    opt("cap", Some(b'c'), Value, Key::Cap),
+    value("preserve-fds"),
+    value("cgroup"),
+    flag("ignore-paused"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+];
+
+/// crun 1.8 `exec.c`: `--tty` takes an optional value (`-tVALUE`).
+pub const CRUN_EXEC: &[Opt] = &[
+    value("console-socket"),
+    opt("tty", Some(b't'), Optional, Key::Other("tty")),
+    opt("process", Some(b'p'), Value, Key::Process),
+    value("cwd"),
+    value("cgroup"),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    opt("user", Some(b'u'), Value, Key::Other("user")),
+    opt("env", Some(b'e'), Value, Key::Other("env")),
+    opt("cap", Some(b'c'), Value, Key::Cap),
+    value("pid-file"),
+    value("preserve-fds"),
+    flag("no-new-privs"),
+    value("process-label"),
+    value("apparmor"),
 ];

@@ -563,7 +563,9 @@ fn other_subcommands_pass_through() {
 
 #[test]
 fn exec_as_containerd_and_cri_o_call_it() {
-    let inv = scan(&argv(
+    // The generic exec scan, for a runtime that is neither runc nor crun.
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
+    let inv = strict(&argv(
         "--root /run/containerd/runc/k8s.io --log /b/log.json --log-format json exec --process /tmp/runc-process123 --detach --pid-file /b/p.pid c1",
     ));
     assert_eq!(inv.creating, None);
@@ -573,7 +575,7 @@ fn exec_as_containerd_and_cri_o_call_it() {
     assert_eq!(exec.process, Some(PathBuf::from("/tmp/runc-process123")));
     assert!(exec.caps.is_empty());
     assert_eq!(exec.unknown_option, None);
-    let inv = scan(&argv("--root=/r exec -p=/p.json -d c2"));
+    let inv = strict(&argv("--root=/r exec -p=/p.json -d c2"));
     assert_eq!(inv.root, Some("/r".into()));
     assert_eq!(inv.container_id, Some("c2".into()));
     assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p.json")));
@@ -581,8 +583,9 @@ fn exec_as_containerd_and_cri_o_call_it() {
 
 #[test]
 fn exec_caps_in_every_form_with_their_place() {
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
     let args = argv("exec --cap CAP_NET_RAW -c NET_ADMIN --cap=cap_net_bind_service -c12 -c=13 --ca 10 -t c1 sh -c --cap");
-    let inv = scan(&args);
+    let inv = strict(&args);
     let exec = inv.exec.unwrap();
     let got: Vec<(usize, usize, &str)> = exec
         .caps
@@ -606,16 +609,20 @@ fn exec_caps_in_every_form_with_their_place() {
 
 #[test]
 fn exec_with_an_unknown_option_keeps_both_candidate_ids() {
-    let inv = scan(&argv("exec --frob x c1 sh"));
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
+    let inv = strict(&argv("exec --frob x c1 sh"));
     let exec = inv.exec.unwrap();
     assert_eq!(exec.unknown_option, Some("--frob".into()));
     assert_eq!(inv.container_id, Some("x".into()));
     assert_eq!(exec.next_word, Some("c1".into()));
     // An ambiguous prefix and bundled short flags are unknown too.
     for a in ["exec --p x c1", "exec -dt c1"] {
-        assert!(scan(&argv(a)).exec.unwrap().unknown_option.is_some(), "{a}");
+        assert!(
+            strict(&argv(a)).exec.unwrap().unknown_option.is_some(),
+            "{a}"
+        );
     }
-    let inv = scan(&argv("exec -- c3 sh"));
+    let inv = strict(&argv("exec -- c3 sh"));
     assert_eq!(inv.container_id, Some("c3".into()));
 }
 
@@ -679,4 +686,82 @@ fn a_long_command_line_is_read_in_linear_time() {
         assert_eq!(inv.bundle, Some(PathBuf::from("/b")), "{d:?}");
     }
     assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}
+
+/// `exec` as each runtime reads it: the id, the process file and every
+/// `--cap` with its place.
+#[test]
+fn exec_per_runtime() {
+    let caps = |inv: &Invocation| -> Vec<(usize, usize, String, bool)> {
+        inv.exec
+            .as_ref()
+            .unwrap()
+            .caps
+            .iter()
+            .map(|c| {
+                (
+                    c.at,
+                    c.len,
+                    c.value.to_string_lossy().into_owned(),
+                    c.grouped,
+                )
+            })
+            .collect()
+    };
+    let cap = |at, len, v: &str, g| (at, len, v.to_owned(), g);
+    // Go's flag: one or two dashes, whole names, `-name=value`.
+    let inv = super::scan(
+        &argv("exec --cap A --cap=B -cap C c1 sh -c --cap"),
+        Dialect::Runc,
+    );
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(
+        caps(&inv),
+        [
+            cap(1, 2, "A", false),
+            cap(3, 1, "B", false),
+            cap(4, 2, "C", false)
+        ]
+    );
+    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Runc);
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p")));
+    // argp: `-process /p c1` is the process file `rocess` in container /p.
+    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("/p".into()));
+    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("rocess")));
+    // argp: prefixes, `-cCAP`, `-c=CAP` (the value `=CAP`), grouped.
+    let inv = super::scan(&argv("exec --ca A -cB -c=C -dcD c1 sh"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(
+        caps(&inv),
+        [
+            cap(1, 2, "A", false),
+            cap(3, 1, "B", false),
+            cap(4, 1, "=C", false),
+            cap(5, 1, "D", true)
+        ]
+    );
+    // crun's --tty takes an optional value: `-tc X` is a tty, and X the id.
+    let inv = super::scan(&argv("exec -tc CAP_NET_RAW c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("CAP_NET_RAW".into()));
+    assert!(caps(&inv).is_empty());
+    // A command line the runtime refuses (runc: -c and --cap together; an
+    // ambiguous prefix in crun) gets the generic scan.
+    for (a, d) in [
+        ("exec --cap A -c B c1", Dialect::Runc),
+        ("exec --p x c1", Dialect::Crun),
+        ("exec --frob x c1 sh", Dialect::Runc),
+    ] {
+        assert_eq!(
+            super::scan(&argv(a), d).exec,
+            super::scan(&argv(a), Dialect::Strict).exec,
+            "{a}"
+        );
+    }
+    // Help execs nothing.
+    let inv = super::scan(&argv("exec --help c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, None);
+    let inv = super::scan(&argv("exec -h c1"), Dialect::Runc);
+    assert_eq!(inv.container_id, None);
 }
