@@ -201,6 +201,25 @@ mod tests {
     use super::*;
     use std::fs;
 
+    #[test]
+    fn dialect_by_the_name_links_resolve_to() {
+        use crate::argv::Dialect;
+        let dir = tempfile::tempdir().unwrap();
+        let crun = exe(dir.path(), "crun");
+        let runc = exe(dir.path(), "runc");
+        let other = exe(dir.path(), "youki");
+        assert_eq!(dialect(&crun), Dialect::Crun);
+        assert_eq!(dialect(&runc), Dialect::Runc);
+        assert_eq!(dialect(&other), Dialect::Strict);
+        // A `runc` that is a link to crun is crun.
+        let sub = dir.path().join("bin");
+        fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(&crun, sub.join("runc")).unwrap();
+        assert_eq!(dialect(&sub.join("runc")), Dialect::Crun);
+        std::os::unix::fs::symlink(&other, sub.join("crun")).unwrap();
+        assert_eq!(dialect(&sub.join("crun")), Dialect::Strict);
+    }
+
     fn exe(dir: &Path, name: &str) -> PathBuf {
         let p = dir.join(name);
         fs::write(&p, "#!/bin/sh\n").unwrap();
