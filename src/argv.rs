@@ -1,41 +1,27 @@
-//! Scanning runc's command line without owning it: find the global options
-//! the wrapper cares about, the subcommand, and the bundle. The argv handed
-//! to the real runtime is always the one received; when in doubt, the scan
-//! says "pass through".
+//! Reading the command line the way the real runtime will: which
+//! subcommand, which bundle, which spec file, which state directory. The
+//! argv handed to the runtime is always the one received; for create, run
+//! and restore the wrapper decides on exactly the argv the runtime will act
+//! on, or reports a [`Problem`] that the wrapper refuses.
+//!
+//! runc 1.1 parses with urfave/cli v1 on Go's `flag` package (one or two
+//! dashes, `-opt=value`, whole names only, `--switch=false`, a
+//! subcommand's options moved before its arguments first); crun 1.8 with
+//! argp (two dashes for long options, which any unambiguous prefix
+//! abbreviates, `-bDIR`, grouped short options, options only before the
+//! container id, `-f/--config FILE` naming the spec). An unknown runtime
+//! gets both readings, and whatever they do not read alike is refused.
 
+mod grammar;
+mod tables;
+#[cfg(test)]
+mod tests;
+
+use grammar::{Problem as ParseProblem, Reason, Set, Word};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
-
-/// runc's global options that take a value.
-const GLOBAL_WITH_VALUE: &[&str] = &[
-    "root",
-    "log",
-    "log-format",
-    "log-level",
-    "criu",
-    "rootless",
-    "cgroup-manager",
-];
-
-/// Options of create, run and restore that take a value, so their value is
-/// not mistaken for the container id or the bundle.
-const SUBCOMMAND_WITH_VALUE: &[&str] = &[
-    "bundle",
-    "b",
-    "console-socket",
-    "pid-file",
-    "preserve-fds",
-    "image-path",
-    "work-path",
-    "parent-path",
-    "manage-cgroups-mode",
-    "empty-ns",
-    "lsm-profile",
-    "lsm-mount-context",
-    "status-fd",
-    "page-server",
-];
+use std::path::{Path, PathBuf};
+use tables::{Key, Opt};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -60,29 +46,512 @@ impl Creating {
             Creating::Restore => "restore",
         }
     }
+
+    fn from_word(w: &OsStr) -> Option<Creating> {
+        match w.as_bytes() {
+            b"create" => Some(Creating::Create),
+            b"run" => Some(Creating::Run),
+            b"restore" => Some(Creating::Restore),
+            _ => None,
+        }
+    }
+}
+
+/// Whose command-line rules apply: those of the runtime exec'd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// runc 1.1: urfave/cli v1 on Go's flag package.
+    Runc,
+    /// crun 1.8: argp.
+    Crun,
+    /// Any other runtime: only what runc and crun read alike.
+    #[default]
+    Strict,
+}
+
+impl Dialect {
+    /// By the real runtime's file name, links resolved: `runc` and `crun`
+    /// are themselves; anything else is read strictly.
+    pub fn from_file_name(name: &OsStr) -> Dialect {
+        match name.as_bytes() {
+            b"runc" => Dialect::Runc,
+            b"crun" => Dialect::Crun,
+            _ => Dialect::Strict,
+        }
+    }
+}
+
+/// An argument the wrapper cannot place with certainty, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The argument as given.
+    pub arg: OsString,
+    pub reason: String,
+}
+
+impl Problem {
+    /// The argument on one line: control characters escaped.
+    pub fn shown_arg(&self) -> String {
+        printable(&self.arg)
+    }
+}
+
+/// A word on one line: control characters escaped, invalid UTF-8 replaced.
+fn printable(w: &OsStr) -> String {
+    w.to_string_lossy()
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Invocation {
     /// How the wrapper was called (not part of the scan; set by the caller).
     pub argv0: Option<OsString>,
+    /// The rules the scan followed.
+    pub dialect: Dialect,
     /// `Some` for create, run and restore; anything else passes through.
     pub creating: Option<Creating>,
     /// The subcommand word as given, if any.
     pub subcommand: Option<OsString>,
     /// `--bundle`/`-b`; `None` means the working directory.
     pub bundle: Option<PathBuf>,
-    /// The option was given without a value: leave it to the runtime.
-    pub bundle_missing_value: bool,
+    /// crun's `-f/--config FILE`: the spec the runtime reads instead of
+    /// the bundle's config.json. See [`Invocation::spec_file`].
+    pub config_file: Option<PathBuf>,
     /// The container id (first positional after the subcommand).
     pub container_id: Option<OsString>,
     pub log_file: Option<PathBuf>,
     pub log_format: LogFormat,
     pub debug: bool,
-    /// The global `--root`, where the runtime keeps its containers' state.
+    /// The runtime's state directory as given (runc `--root`; crun
+    /// `--root`, `--rootless` or an abbreviation of either).
     pub root: Option<OsString>,
+    /// For create, run and restore: an argument the wrapper cannot place
+    /// with certainty. The wrapper refuses it; it never passes through.
+    pub problem: Option<Problem>,
     /// For `exec`: what the process gets besides the container's own spec.
     pub exec: Option<Exec>,
+}
+
+impl Invocation {
+    /// The spec file the runtime will read: `<bundle>/config.json`, or with
+    /// crun's `-f FILE` that file (crun reads a FILE other than the very
+    /// word `config.json` from the working directory before it enters the
+    /// bundle, so a relative FILE is relative to the working directory).
+    pub fn spec_file(&self) -> PathBuf {
+        match &self.config_file {
+            Some(f) if f.as_os_str() != "config.json" => f.clone(),
+            _ => self
+                .bundle
+                .as_deref()
+                .unwrap_or(Path::new("."))
+                .join("config.json"),
+        }
+    }
+}
+
+/// The two runtimes whose parsers the wrapper knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rt {
+    Runc,
+    Crun,
+}
+
+impl Rt {
+    fn name(self) -> &'static str {
+        match self {
+            Rt::Runc => "runc",
+            Rt::Crun => "crun",
+        }
+    }
+
+    fn global(self, words: &[Word<'_>]) -> grammar::Parsed {
+        match self {
+            Rt::Runc => grammar::go(words, tables::RUNC_GLOBAL),
+            Rt::Crun => grammar::argp(words, [tables::CRUN_GLOBAL, tables::ARGP_DEFAULTS]),
+        }
+    }
+
+    fn table(self, creating: Creating) -> &'static [Opt] {
+        match (self, creating) {
+            (Rt::Runc, Creating::Create) => tables::RUNC_CREATE,
+            (Rt::Runc, Creating::Run) => tables::RUNC_RUN,
+            (Rt::Runc, Creating::Restore) => tables::RUNC_RESTORE,
+            (Rt::Crun, Creating::Create) => tables::CRUN_CREATE,
+            (Rt::Crun, Creating::Run) => tables::CRUN_RUN,
+            (Rt::Crun, Creating::Restore) => tables::CRUN_RESTORE,
+        }
+    }
+
+    /// The subcommand's options and its positional words.
+    fn subcommand<'a>(
+        self,
+        creating: Creating,
+        words: &[Word<'a>],
+    ) -> (grammar::Parsed, Vec<Word<'a>>) {
+        let table = self.table(creating);
+        match self {
+            Rt::Runc => {
+                let reordered = grammar::urfave_reorder(words);
+                let parsed = grammar::go(&reordered, table);
+                let rest = reordered[parsed.rest..].to_vec();
+                (parsed, rest)
+            }
+            Rt::Crun => {
+                let parsed = grammar::argp(words, [table, tables::ARGP_DEFAULTS]);
+                let rest = words[parsed.rest..].to_vec();
+                (parsed, rest)
+            }
+        }
+    }
+
+    /// How many words may follow the options: runc takes exactly the id;
+    /// crun's restore takes one more, and ignores it.
+    fn max_positionals(self, creating: Creating) -> usize {
+        match (self, creating) {
+            (Rt::Crun, Creating::Restore) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A value with the argument it came from.
+type At<T> = Option<(T, usize)>;
+
+/// What one runtime's parser makes of the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Reading {
+    sub_at: Option<usize>,
+    creating: Option<Creating>,
+    /// The runtime prints help or its version and exits.
+    exits: bool,
+    root: At<OsString>,
+    log_file: At<PathBuf>,
+    log_format: At<LogFormat>,
+    debug: bool,
+    bundle: At<PathBuf>,
+    config_file: At<PathBuf>,
+    container_id: At<OsString>,
+    problem: Option<Problem>,
+}
+
+fn os(b: &[u8]) -> OsString {
+    OsStr::from_bytes(b).to_os_string()
+}
+
+impl Reading {
+    fn apply(&mut self, sets: &[Set]) {
+        for s in sets {
+            let value = s.value.clone().map(|v| (v, s.at));
+            match s.opt.key {
+                Key::Root => self.root = value,
+                Key::Log => {
+                    self.log_file = value
+                        .filter(|(v, _)| !v.is_empty())
+                        .map(|(v, at)| (PathBuf::from(v), at))
+                }
+                Key::LogFormat => {
+                    self.log_format = value.map(|(v, at)| {
+                        let f = if v == "json" {
+                            LogFormat::Json
+                        } else {
+                            LogFormat::Text
+                        };
+                        (f, at)
+                    })
+                }
+                Key::Debug => self.debug = !s.off,
+                Key::Bundle => self.bundle = value.map(|(v, at)| (PathBuf::from(v), at)),
+                Key::Config => self.config_file = value.map(|(v, at)| (PathBuf::from(v), at)),
+                Key::Exit => self.exits |= !s.off,
+                Key::Process | Key::Cap | Key::Other(_) => {}
+            }
+        }
+    }
+
+    fn refuse(&mut self, args: &[OsString], at: usize, reason: String) {
+        self.problem = Some(Problem {
+            arg: args[at].clone(),
+            reason,
+        });
+    }
+}
+
+const WOULD_REFUSE: &str = "would refuse this command line";
+
+fn reason_text(rt: Rt, scope: &str, reason: &Reason) -> String {
+    let name = rt.name();
+    match reason {
+        Reason::Unknown => format!("not a {scope} option of {name}; {name} {WOULD_REFUSE}"),
+        Reason::Ambiguous(names) => format!(
+            "an abbreviation of more than one {scope} option of {name} (--{}); {name} {WOULD_REFUSE}",
+            names.join(", --")
+        ),
+        Reason::MissingValue => {
+            format!("needs a value and is the last argument; {name} {WOULD_REFUSE}")
+        }
+        Reason::NoValueAllowed => format!("takes no value; {name} {WOULD_REFUSE}"),
+        Reason::NotBool => format!("not a boolean value; {name} {WOULD_REFUSE}"),
+        Reason::BadSyntax => format!("bad flag syntax; {name} {WOULD_REFUSE}"),
+    }
+}
+
+/// urfave/cli refuses an option given under two of its names (`-b` and
+/// `--bundle`) in one command line.
+fn two_forms(sets: &[Set]) -> Option<&Set> {
+    // The first name each option was given under: a table has a few dozen
+    // options, however long the command line.
+    let mut first: Vec<(&Opt, &[u8])> = Vec::new();
+    for s in sets {
+        match first.iter().find(|(o, _)| *o == s.opt) {
+            Some((_, name)) if *name != s.name.as_slice() => return Some(s),
+            Some(_) => {}
+            None => first.push((s.opt, &s.name)),
+        }
+    }
+    None
+}
+
+fn two_forms_text(s: &Set) -> String {
+    let short = s.opt.short.map(|c| c as char).unwrap_or('?');
+    format!(
+        "given both as -{short} and as --{}; runc {WOULD_REFUSE}",
+        s.opt.long
+    )
+}
+
+/// A create, run or restore word anywhere: when the options before the
+/// subcommand cannot be read, the subcommand is not known either, and a
+/// command line that may create a container is refused, not passed through.
+fn lookahead(args: &[OsString]) -> Option<Creating> {
+    args.iter().find_map(|a| Creating::from_word(a))
+}
+
+/// The command line as `rt` reads it.
+fn read(args: &[OsString], rt: Rt) -> Reading {
+    let words: Vec<Word<'_>> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i, a.as_os_str()))
+        .collect();
+    let mut r = Reading::default();
+    let global = rt.global(&words);
+    r.apply(&global.sets);
+    if let Some(ParseProblem { at, reason }) = &global.problem {
+        r.refuse(args, *at, reason_text(rt, "global", reason));
+        r.creating = lookahead(args);
+        return r;
+    }
+    if rt == Rt::Runc {
+        if let Some(s) = two_forms(&global.sets) {
+            r.refuse(args, s.at, two_forms_text(s));
+            r.creating = lookahead(args);
+            return r;
+        }
+    }
+    if r.exits {
+        return r;
+    }
+    let Some(sub) = args.get(global.rest) else {
+        return r;
+    };
+    r.sub_at = Some(global.rest);
+    r.creating = Creating::from_word(sub);
+    let Some(creating) = r.creating else {
+        return r;
+    };
+    let scope = format!("`{}`", creating.word());
+    let (parsed, positionals) = rt.subcommand(creating, &words[global.rest + 1..]);
+    r.apply(&parsed.sets);
+    if let Some(ParseProblem { at, reason }) = &parsed.problem {
+        r.refuse(args, *at, reason_text(rt, &scope, reason));
+        return r;
+    }
+    if rt == Rt::Runc {
+        if let Some(s) = two_forms(&parsed.sets) {
+            r.refuse(args, s.at, two_forms_text(s));
+            return r;
+        }
+    }
+    if r.exits {
+        // Help for the subcommand: the runtime prints it and creates nothing.
+        r.creating = None;
+        return r;
+    }
+    let name = rt.name();
+    match positionals.first() {
+        None => r.refuse(
+            args,
+            global.rest,
+            format!("no container id; {name} {WOULD_REFUSE}"),
+        ),
+        Some(&(at, id)) => r.container_id = Some((id.to_os_string(), at)),
+    }
+    if let Some(&(at, _)) = positionals.get(rt.max_positionals(creating)) {
+        let id = printable(positionals[0].1);
+        let reason = if args[at].as_bytes().starts_with(b"-") && rt == Rt::Crun {
+            format!(
+                "after the container id {id}, where crun reads no options but one more argument; crun {WOULD_REFUSE}"
+            )
+        } else {
+            format!("one argument too many after the container id {id}; {name} {WOULD_REFUSE}")
+        };
+        r.refuse(args, at, reason);
+    }
+    r
+}
+
+/// A field of a reading, for comparing two: its bytes and where it came
+/// from.
+type Field = (Option<Vec<u8>>, Option<usize>);
+
+fn field<T: AsRef<OsStr>>(v: &At<T>) -> Field {
+    match v {
+        Some((v, at)) => (Some(v.as_ref().as_bytes().to_vec()), Some(*at)),
+        None => (None, None),
+    }
+}
+
+fn shown(v: &Option<Vec<u8>>) -> String {
+    match v {
+        Some(v) => format!("\"{}\"", printable(OsStr::from_bytes(v))),
+        None => "nothing".to_owned(),
+    }
+}
+
+/// The fields the wrapper acts on, as one reading has them.
+fn fields(r: &Reading, args: &[OsString]) -> [(&'static str, Field); 8] {
+    let sub = r.sub_at.map(|at| (args[at].clone(), at));
+    let exits = r.exits.then(|| ("yes", r.sub_at.unwrap_or(0)));
+    let format = r
+        .log_format
+        .map(|(f, at)| (if f == LogFormat::Json { "json" } else { "text" }, at));
+    [
+        ("the subcommand", field(&sub)),
+        ("help or version", field(&exits)),
+        ("the state directory", field(&r.root)),
+        ("the log file", field(&r.log_file)),
+        ("the log format", field(&format)),
+        ("the bundle", field(&r.bundle)),
+        ("the spec file", field(&r.config_file)),
+        ("the container id", field(&r.container_id)),
+    ]
+}
+
+/// For a runtime that is neither runc nor crun: the command line must read
+/// the same to both parsers, or it is refused.
+fn strict(args: &[OsString]) -> Reading {
+    let runc = read(args, Rt::Runc);
+    let crun = read(args, Rt::Crun);
+    let creating = runc.creating.or(crun.creating);
+    const NEITHER: &str = "the real runtime is not known to be runc or crun";
+    match (&runc.problem, &crun.problem) {
+        (Some(_), Some(_)) => Reading { creating, ..runc },
+        (Some(p), None) | (None, Some(p)) => {
+            let other = if runc.problem.is_some() {
+                "crun"
+            } else {
+                "runc"
+            };
+            let problem = Problem {
+                arg: p.arg.clone(),
+                reason: format!("{} (while {other} accepts it); {NEITHER}", p.reason),
+            };
+            let base = if runc.problem.is_some() { crun } else { runc };
+            Reading {
+                creating,
+                problem: Some(problem),
+                ..base
+            }
+        }
+        (None, None) => {
+            let differs = fields(&runc, args)
+                .into_iter()
+                .zip(fields(&crun, args))
+                .find(|((_, a), (_, b))| a.0 != b.0);
+            let Some(((what, (a, a_at)), (_, (b, b_at)))) = differs else {
+                return runc;
+            };
+            let at = b_at.or(a_at).unwrap_or(0).min(args.len().saturating_sub(1));
+            let problem = args.get(at).map(|arg| Problem {
+                arg: arg.clone(),
+                reason: format!(
+                    "runc and crun read it differently ({what}: runc {}, crun {}); {NEITHER}",
+                    shown(&a),
+                    shown(&b)
+                ),
+            });
+            Reading {
+                creating,
+                problem,
+                ..runc
+            }
+        }
+    }
+}
+
+/// Whether any word is a subcommand the wrapper acts on (create, run,
+/// restore, exec, delete): without one, no reading of the command line
+/// gives the wrapper anything to do.
+pub fn may_act_on(args: &[OsString]) -> bool {
+    args.iter().any(|a| {
+        Creating::from_word(a).is_some() || a.as_bytes() == b"exec" || a.as_bytes() == b"delete"
+    })
+}
+
+/// Scan `args` (without argv[0]) with the rules of `dialect`.
+pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
+    let r = match dialect {
+        Dialect::Runc => read(args, Rt::Runc),
+        Dialect::Crun => read(args, Rt::Crun),
+        Dialect::Strict => strict(args),
+    };
+    let mut inv = Invocation {
+        dialect,
+        creating: r.creating,
+        subcommand: r.sub_at.map(|at| args[at].clone()),
+        bundle: r.bundle.map(|(v, _)| v),
+        config_file: r.config_file.map(|(v, _)| v),
+        container_id: r.container_id.map(|(v, _)| v),
+        log_file: r.log_file.map(|(v, _)| v),
+        log_format: r.log_format.map(|(v, _)| v).unwrap_or_default(),
+        debug: r.debug,
+        root: r.root.map(|(v, _)| v),
+        problem: r.problem,
+        ..Invocation::default()
+    };
+    if inv.creating.is_some() {
+        if inv.subcommand.is_none() {
+            inv.subcommand = inv.creating.map(|c| c.word().into());
+        }
+        return inv;
+    }
+    let Some(at) = r.sub_at else {
+        return inv;
+    };
+    let rest = &args[at + 1..];
+    if args[at] == "exec" {
+        match dialect {
+            Dialect::Runc => exec_as(args, at, Rt::Runc, &mut inv),
+            Dialect::Crun => exec_as(args, at, Rt::Crun, &mut inv),
+            Dialect::Strict => scan_exec(rest, at + 1, &mut inv),
+        }
+    } else if args[at] == "delete" {
+        // `delete [--force|-f] ID`: forgetting a record needs the id only.
+        inv.container_id = rest
+            .iter()
+            .find(|a| !a.as_bytes().starts_with(b"-"))
+            .cloned();
+    }
+    inv
 }
 
 /// What `exec` is asked to give the process, for a container the wrapper
@@ -107,89 +576,51 @@ pub struct CapArg {
     pub at: usize,
     pub len: usize,
     pub value: OsString,
+    /// It shares `args[at]` with other options (crun's `-dcCAP`): it cannot
+    /// leave the argv alone.
+    pub grouped: bool,
 }
 
-/// `--name value`, `--name=value`, `-name value`, `-name=value`: Go's flag
-/// packages accept one or two dashes. Returns the name and an inline value.
-fn split_option(arg: &OsStr) -> Option<(&[u8], Option<&[u8]>)> {
-    let b = arg.as_bytes();
-    let body = b.strip_prefix(b"--").or_else(|| b.strip_prefix(b"-"))?;
-    if body.is_empty() {
-        return None;
-    }
-    match body.iter().position(|&c| c == b'=') {
-        Some(eq) => Some((&body[..eq], Some(&body[eq + 1..]))),
-        None => Some((body, None)),
-    }
-}
-
-fn takes_value(name: &[u8], table: &[&str]) -> bool {
-    table.iter().any(|t| t.as_bytes() == name)
-}
-
-fn os(b: &[u8]) -> OsString {
-    OsStr::from_bytes(b).to_os_string()
-}
-
-/// Scan `args` (without argv[0]).
-pub fn scan(args: &[OsString]) -> Invocation {
-    let mut inv = Invocation::default();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_os_str();
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        let Some((name, inline)) = split_option(arg) else {
-            break;
-        };
-        let value = match inline {
-            Some(v) => Some(v.to_vec()),
-            None if takes_value(name, GLOBAL_WITH_VALUE) => {
-                i += 1;
-                args.get(i).map(|v| v.as_bytes().to_vec())
-            }
-            None => None,
-        };
-        match (name, value) {
-            (b"root", Some(v)) => inv.root = Some(os(&v)),
-            (b"log", Some(v)) if !v.is_empty() => inv.log_file = Some(PathBuf::from(os(&v))),
-            (b"log-format", Some(v)) => {
-                inv.log_format = if v == b"json" {
-                    LogFormat::Json
-                } else {
-                    LogFormat::Text
-                }
-            }
-            (b"debug", None) => inv.debug = true,
-            (b"debug", Some(v)) => inv.debug = v == b"true" || v == b"1",
-            _ => {}
-        }
-        i += 1;
-    }
-    let Some(sub) = args.get(i) else {
-        return inv;
+/// `exec` as runc or crun reads it: the options up to the container id
+/// (runc does not reorder exec's arguments), every `--cap` in every form
+/// that runtime takes, the process file. A command line the runtime would
+/// refuse falls back to the generic scan below, which knows no more than
+/// that it cannot place an option.
+fn exec_as(args: &[OsString], sub_at: usize, rt: Rt, inv: &mut Invocation) {
+    let words: Vec<Word<'_>> = args
+        .iter()
+        .enumerate()
+        .skip(sub_at + 1)
+        .map(|(i, a)| (i, a.as_os_str()))
+        .collect();
+    let parsed = match rt {
+        Rt::Runc => grammar::go(&words, tables::RUNC_EXEC),
+        Rt::Crun => grammar::argp(&words, [tables::CRUN_EXEC, tables::ARGP_DEFAULTS]),
     };
-    inv.subcommand = Some(sub.clone());
-    inv.creating = match sub.as_bytes() {
-        b"create" => Some(Creating::Create),
-        b"run" => Some(Creating::Run),
-        b"restore" => Some(Creating::Restore),
-        _ => None,
-    };
-    if inv.creating.is_some() {
-        scan_subcommand(&args[i + 1..], &mut inv);
-    } else if sub == "exec" {
-        scan_exec(&args[i + 1..], i + 1, &mut inv);
-    } else if sub == "delete" {
-        // `delete [--force|-f] ID`: forgetting a record needs the id only.
-        inv.container_id = args[i + 1..]
-            .iter()
-            .find(|a| !a.as_bytes().starts_with(b"-"))
-            .cloned();
+    let refused = parsed.problem.is_some() || (rt == Rt::Runc && two_forms(&parsed.sets).is_some());
+    if refused {
+        scan_exec(&args[sub_at + 1..], sub_at + 1, inv);
+        return;
     }
-    inv
+    let mut exec = Exec::default();
+    // Help: the runtime prints it and execs nothing.
+    let exits = parsed.exited || parsed.sets.iter().any(|s| s.opt.key == Key::Exit && !s.off);
+    if !exits {
+        for s in &parsed.sets {
+            match s.opt.key {
+                Key::Process => exec.process = s.value.clone().map(PathBuf::from),
+                Key::Cap => exec.caps.push(CapArg {
+                    at: s.at,
+                    len: s.len,
+                    value: s.value.clone().unwrap_or_default(),
+                    grouped: s.grouped,
+                }),
+                _ => {}
+            }
+        }
+        inv.container_id = words.get(parsed.rest).map(|(_, w)| w.to_os_string());
+    }
+    inv.exec = Some(exec);
 }
 
 /// One option of a subcommand: long name, short letter, takes a value.
@@ -282,220 +713,11 @@ fn scan_exec(args: &[OsString], offset: usize, inv: &mut Invocation) {
                 at: offset + i,
                 len,
                 value: value.unwrap_or_default(),
+                grouped: false,
             }),
             _ => {}
         }
         i += len;
     }
     inv.exec = Some(exec);
-}
-
-fn scan_subcommand(args: &[OsString], inv: &mut Invocation) {
-    let mut i = 0;
-    let mut positional_only = false;
-    while i < args.len() {
-        let arg = args[i].as_os_str();
-        if !positional_only && arg == "--" {
-            positional_only = true;
-        } else if let Some((name, inline)) = split_option(arg).filter(|_| !positional_only) {
-            let value = match inline {
-                Some(v) => Some(v),
-                None if takes_value(name, SUBCOMMAND_WITH_VALUE) => {
-                    i += 1;
-                    args.get(i).map(|v| v.as_bytes())
-                }
-                None => None,
-            };
-            if name == b"bundle" || name == b"b" {
-                match value {
-                    Some(v) => {
-                        inv.bundle = Some(PathBuf::from(os(v)));
-                        inv.bundle_missing_value = false;
-                    }
-                    None => inv.bundle_missing_value = true,
-                }
-            }
-        } else if inv.container_id.is_none() {
-            inv.container_id = Some(arg.to_os_string());
-        }
-        i += 1;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argv(s: &str) -> Vec<OsString> {
-        s.split_whitespace().map(OsString::from).collect()
-    }
-
-    #[test]
-    fn containerd_shim_shape() {
-        let inv = scan(&argv(include_str!("../tests/fixtures/ctr-default.argv")));
-        assert_eq!(inv.creating, Some(Creating::Create));
-        assert_eq!(inv.bundle, Some(PathBuf::from("BUNDLE")));
-        assert_eq!(inv.log_file, Some(PathBuf::from("BUNDLE/log.json")));
-        assert_eq!(inv.log_format, LogFormat::Json);
-        assert_eq!(inv.container_id, Some("CONTAINER_ID".into()));
-    }
-
-    #[test]
-    fn podman_shape() {
-        let inv = scan(&argv(include_str!("../tests/fixtures/podman-default.argv")));
-        assert_eq!(inv.creating, Some(Creating::Create));
-        assert_eq!(
-            inv.bundle,
-            Some(PathBuf::from(
-                "/var/lib/containers/storage/overlay-containers/ID/userdata"
-            ))
-        );
-        assert_eq!(inv.log_file, None);
-        assert_eq!(inv.container_id, Some("CONTAINER_ID".into()));
-    }
-
-    #[test]
-    fn conmon_equals_forms() {
-        let inv = scan(&argv(
-            "--root=/run/runc --log=/x/log --log-format=json create --bundle=/b --pid-file /p --no-pivot id1",
-        ));
-        assert_eq!(inv.creating, Some(Creating::Create));
-        assert_eq!(inv.bundle, Some(PathBuf::from("/b")));
-        assert_eq!(inv.log_file, Some(PathBuf::from("/x/log")));
-        assert_eq!(inv.log_format, LogFormat::Json);
-        assert_eq!(inv.container_id, Some("id1".into()));
-    }
-
-    #[test]
-    fn value_options_do_not_eat_the_subcommand() {
-        let inv = scan(&argv(
-            "--debug --systemd-cgroup --rootless false --criu /usr/sbin/criu --cgroup-manager disabled --log-level debug run -d -b /bundle ctr",
-        ));
-        assert!(inv.debug);
-        assert_eq!(inv.creating, Some(Creating::Run));
-        assert_eq!(inv.bundle, Some(PathBuf::from("/bundle")));
-        assert_eq!(inv.container_id, Some("ctr".into()));
-    }
-
-    #[test]
-    fn bundle_defaults_to_working_directory() {
-        let inv = scan(&argv("create --pid-file p myid"));
-        assert_eq!(inv.creating, Some(Creating::Create));
-        assert_eq!(inv.bundle, None);
-        assert!(!inv.bundle_missing_value);
-        assert_eq!(inv.container_id, Some("myid".into()));
-    }
-
-    #[test]
-    fn single_dash_and_restore() {
-        let inv = scan(&argv("restore -image-path /img -bundle=/b -d id"));
-        assert_eq!(inv.creating, Some(Creating::Restore));
-        assert_eq!(inv.bundle, Some(PathBuf::from("/b")));
-        assert_eq!(inv.container_id, Some("id".into()));
-    }
-
-    #[test]
-    fn bundle_as_last_word_is_missing() {
-        let inv = scan(&argv("create id --bundle"));
-        assert!(inv.bundle_missing_value);
-        assert_eq!(inv.bundle, None);
-    }
-
-    #[test]
-    fn other_subcommands_pass_through() {
-        for s in [
-            "state x",
-            "--root /r kill x KILL",
-            "features",
-            "--version",
-            "-v",
-            "--help",
-            "",
-            "frobnicate --bundle /b",
-            "--log",
-        ] {
-            let inv = scan(&argv(s));
-            assert_eq!(inv.creating, None, "{s}");
-            assert_eq!(inv.bundle, None, "{s}");
-        }
-    }
-
-    #[test]
-    fn exec_as_containerd_and_cri_o_call_it() {
-        let inv = scan(&argv(
-            "--root /run/containerd/runc/k8s.io --log /b/log.json --log-format json exec --process /tmp/runc-process123 --detach --pid-file /b/p.pid c1",
-        ));
-        assert_eq!(inv.creating, None);
-        assert_eq!(inv.root, Some("/run/containerd/runc/k8s.io".into()));
-        assert_eq!(inv.container_id, Some("c1".into()));
-        let exec = inv.exec.unwrap();
-        assert_eq!(exec.process, Some(PathBuf::from("/tmp/runc-process123")));
-        assert!(exec.caps.is_empty());
-        assert_eq!(exec.unknown_option, None);
-        let inv = scan(&argv("--root=/r exec -p=/p.json -d c2"));
-        assert_eq!(inv.root, Some("/r".into()));
-        assert_eq!(inv.container_id, Some("c2".into()));
-        assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p.json")));
-    }
-
-    #[test]
-    fn exec_caps_in_every_form_with_their_place() {
-        let args = argv("exec --cap CAP_NET_RAW -c NET_ADMIN --cap=cap_net_bind_service -c12 -c=13 --ca 10 -t c1 sh -c --cap");
-        let inv = scan(&args);
-        let exec = inv.exec.unwrap();
-        let got: Vec<(usize, usize, &str)> = exec
-            .caps
-            .iter()
-            .map(|c| (c.at, c.len, c.value.to_str().unwrap()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (1, 2, "CAP_NET_RAW"),
-                (3, 2, "NET_ADMIN"),
-                (5, 1, "cap_net_bind_service"),
-                (6, 1, "12"),
-                (7, 1, "13"),
-                (8, 2, "10"),
-            ]
-        );
-        assert_eq!(inv.container_id, Some("c1".into()));
-        assert_eq!(exec.unknown_option, None);
-    }
-
-    #[test]
-    fn exec_with_an_unknown_option_keeps_both_candidate_ids() {
-        let inv = scan(&argv("exec --frob x c1 sh"));
-        let exec = inv.exec.unwrap();
-        assert_eq!(exec.unknown_option, Some("--frob".into()));
-        assert_eq!(inv.container_id, Some("x".into()));
-        assert_eq!(exec.next_word, Some("c1".into()));
-        // An ambiguous prefix and bundled short flags are unknown too.
-        for a in ["exec --p x c1", "exec -dt c1"] {
-            assert!(scan(&argv(a)).exec.unwrap().unknown_option.is_some(), "{a}");
-        }
-        let inv = scan(&argv("exec -- c3 sh"));
-        assert_eq!(inv.container_id, Some("c3".into()));
-    }
-
-    #[test]
-    fn delete_finds_the_id() {
-        let inv = scan(&argv("--root /r delete --force c9"));
-        assert_eq!(inv.container_id, Some("c9".into()));
-        assert_eq!(inv.root, Some("/r".into()));
-        assert_eq!(scan(&argv("delete -f c8")).container_id, Some("c8".into()));
-    }
-
-    #[test]
-    fn non_utf8_survives() {
-        use std::os::unix::ffi::OsStringExt;
-        let args = vec![
-            OsString::from("create"),
-            OsString::from("--bundle"),
-            OsString::from_vec(b"/b\xff\n dir".to_vec()),
-            OsString::from("id"),
-        ];
-        let inv = scan(&args);
-        assert_eq!(inv.bundle.unwrap().as_os_str().as_bytes(), b"/b\xff\n dir");
-    }
 }

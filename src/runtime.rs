@@ -78,6 +78,19 @@ pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
     (!name.is_empty()).then(|| OsStr::from_bytes(name).to_os_string())
 }
 
+/// Whose command-line rules the real runtime follows, by its file name
+/// with links resolved (`/usr/bin/runc` -> runc, a link to crun -> crun);
+/// anything else gets the strict reading.
+pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
+    let real = runtime
+        .canonicalize()
+        .unwrap_or_else(|_| runtime.to_owned());
+    real.file_name().map_or(
+        crate::argv::Dialect::Strict,
+        crate::argv::Dialect::from_file_name,
+    )
+}
+
 /// Who named the runtime, for error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamedBy {
@@ -242,6 +255,25 @@ pub fn exec(runtime: &Path, args: &[OsString]) -> std::io::Error {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn dialect_by_the_name_links_resolve_to() {
+        use crate::argv::Dialect;
+        let dir = tempfile::tempdir().unwrap();
+        let crun = exe(dir.path(), "crun");
+        let runc = exe(dir.path(), "runc");
+        let other = exe(dir.path(), "youki");
+        assert_eq!(dialect(&crun), Dialect::Crun);
+        assert_eq!(dialect(&runc), Dialect::Runc);
+        assert_eq!(dialect(&other), Dialect::Strict);
+        // A `runc` that is a link to crun is crun.
+        let sub = dir.path().join("bin");
+        fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(&crun, sub.join("runc")).unwrap();
+        assert_eq!(dialect(&sub.join("runc")), Dialect::Crun);
+        std::os::unix::fs::symlink(&other, sub.join("crun")).unwrap();
+        assert_eq!(dialect(&sub.join("crun")), Dialect::Strict);
+    }
 
     fn exe(dir: &Path, name: &str) -> PathBuf {
         let p = dir.join(name);

@@ -6,7 +6,7 @@
 //! the config file only when nothing else names the real runtime). Nothing
 //! imports this module: what it shares lives in plan, runtime and bundle.
 
-use crate::argv::{self, Creating, Invocation};
+use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
@@ -48,10 +48,13 @@ pub enum Failure {
 /// it could not become the real runtime: the exit status to use.
 pub fn main(args: Vec<OsString>) -> i32 {
     let rest = args.get(1..).unwrap_or_default();
-    let mut inv = argv::scan(rest);
+    // Until the real runtime is known, the strict reading (what runc and
+    // crun read alike) names the log file and whether the command line
+    // may create a container.
+    let mut inv = argv::scan(rest, Dialect::Strict);
     inv.argv0 = args.first().cloned();
     runclog::init_debug(inv.debug || std::env::var_os(DEBUG_ENV).is_some_and(|v| !v.is_empty()));
-    let failure = match become_runtime(&inv, rest) {
+    let failure = match become_runtime(&mut inv, rest) {
         Ok(never) => match never {},
         Err(f) => f,
     };
@@ -59,43 +62,63 @@ pub fn main(args: Vec<OsString>) -> i32 {
     1
 }
 
+/// `inv` is the strict reading on entry; once the real runtime is known it
+/// becomes that runtime's reading.
 fn become_runtime(
-    inv: &Invocation,
+    inv: &mut Invocation,
     args: &[OsString],
 ) -> Result<std::convert::Infallible, Failure> {
     let named = named_runtime(inv);
     // A pass-through whose runtime is already named reads no file at all.
-    let config = match (&inv.creating, &named) {
-        (None, Some(_)) => None,
-        // A broken config file must not stop state, kill or delete (pods
-        // would hang terminating): they take the runtime from the defaults.
-        (None, None) => Some(config::load().unwrap_or_else(|e| {
-            warn_defaults(inv, &e);
-            Config::default()
-        })),
-        _ => Some(config::load()?),
+    let loaded = match named.is_none().then(config::load) {
+        // A command line that may create a container stops at a broken
+        // config file; state, kill and delete go on (below).
+        Some(Err(e)) if inv.creating.is_some() => return Err(e.into()),
+        loaded => loaded,
     };
-    let candidates = config
-        .as_ref()
-        .map(|c| c.runtime.clone())
-        .unwrap_or_default();
+    let candidates = match &loaded {
+        Some(Ok(c)) => c.runtime.clone(),
+        Some(Err(_)) => Config::default().runtime,
+        None => Vec::new(),
+    };
     let runtime = runtime::find(
         named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
         &candidates,
     )?;
+    // The command line as the runtime exec'd will read it, when it may
+    // name a subcommand the wrapper acts on (a pass-through such as
+    // `state` resolves nothing more).
+    if argv::may_act_on(args) {
+        let argv0 = inv.argv0.take();
+        *inv = argv::scan(args, runtime::dialect(&runtime));
+        inv.argv0 = argv0;
+    }
+    let inv = &*inv;
+    let config = match (inv.creating, loaded) {
+        // A broken config file must not stop state, kill or delete (pods
+        // would hang terminating): they took the runtime from the defaults.
+        (None, Some(Err(e))) => {
+            warn_defaults(inv, &e);
+            None
+        }
+        (None, _) => None,
+        (Some(_), Some(loaded)) => Some(loaded?),
+        (Some(_), None) => Some(config::load()?),
+    };
     let records = Records::system();
     let mut argv = Cow::Borrowed(args);
     if let (Some(creating), Some(config)) = (inv.creating, &config) {
-        if !inv.bundle_missing_value {
-            let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
-            let outcome = prepare_bundle(bundle, config, &runtime, |plan| {
+        let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
+        let outcome = match &inv.problem {
+            Some(p) => Err(argv_refusal(p).into()),
+            None => prepare_spec(&inv.spec_file(), config, &runtime, |plan| {
                 remember(&records, inv, plan, config.policy.net_capabilities)
-            });
-            log_decision(inv, creating, bundle, &runtime, config, &outcome);
-            // execve frees the whole address space at once; freeing a large
-            // spec value by value first would only add to every create.
-            std::mem::forget(outcome?);
-        }
+            }),
+        };
+        log_decision(inv, creating, bundle, &runtime, config, &outcome);
+        // execve frees the whole address space at once; freeing a large
+        // spec value by value first would only add to every create.
+        std::mem::forget(outcome?);
     } else if let Some(exec) = &inv.exec {
         if let Some(hardened) = harden_exec(&records, inv, exec, args)? {
             argv = Cow::Owned(hardened);
@@ -111,6 +134,12 @@ fn become_runtime(
         path: runtime,
         source,
     })
+}
+
+/// An argument of create, run or restore the wrapper cannot place with
+/// certainty: `argv: <argument>: <why>`.
+fn argv_refusal(p: &argv::Problem) -> Refusal {
+    Refusal::new("argv", p.shown_arg(), p.reason.clone())
 }
 
 /// The runtime named without reading any file: the environment first, then
@@ -210,6 +239,18 @@ fn harden_exec(
     if dropped.is_empty() {
         return Ok(None);
     }
+    if let Some(c) = dropped.iter().map(|&i| &exec.caps[i]).find(|c| c.grouped) {
+        return Err(Refusal::new(
+            "exec",
+            "argv",
+            format!(
+                "{}: a network capability grouped with other options, in an exec into {}, a container it converted: it cannot leave the capability out alone",
+                args[c.at].to_string_lossy(),
+                id.to_string_lossy()
+            ),
+        )
+        .into());
+    }
     let mut skip = vec![false; args.len()];
     for &i in &dropped {
         let c = &exec.caps[i];
@@ -260,21 +301,22 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
     Ok(())
 }
 
-/// Convert the bundle's config.json in place if the container needs it.
-/// A missing config.json is left to the real runtime, which reports it in
-/// its own words: `Ok(None)`. One the wrapper cannot read exactly as the
-/// runtimes would ([`strict`]) is refused. `before_write` sees the plan
-/// (or `None`) before anything is written, and may stop the create.
-pub fn prepare_bundle(
-    bundle: &Path,
+/// Convert the spec the runtime will read (the bundle's config.json, or
+/// crun's `-f FILE`) in place if the container needs it. A missing file is
+/// left to the real runtime, which reports it in its own words:
+/// `Ok(None)`. One the wrapper cannot read exactly as the runtimes would
+/// ([`strict`]) is refused. `before_write` sees the plan (or `None`) before
+/// anything is written, and may stop the create.
+pub fn prepare_spec(
+    spec: &Path,
     config: &Config,
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let file = match bundle::read(bundle) {
+    let file = match bundle::read_file(spec.to_owned()) {
         Ok(Some(file)) => file,
         Ok(None) => {
-            debug!(bundle = %bundle.display(), "no config.json: passing through");
+            debug!(spec = %spec.display(), "no spec file: passing through");
             before_write(None)?;
             return Ok(None);
         }

@@ -7,14 +7,19 @@
 use libfuzzer_sys::fuzz_target;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use userns_hostnet::argv::scan;
+use userns_hostnet::argv::{scan, Dialect};
 
 fuzz_target!(|data: &[u8]| {
     let args: Vec<OsString> = data
         .split(|&b| b == 0)
         .map(|w| OsString::from_vec(w.to_vec()))
         .collect();
-    let inv = scan(&args);
+    for dialect in [Dialect::Runc, Dialect::Crun, Dialect::Strict] {
+        check(&args, scan(&args, dialect));
+    }
+});
+
+fn check(args: &[OsString], inv: userns_hostnet::argv::Invocation) {
     if inv.creating.is_some() {
         assert!(inv.subcommand.is_some());
     }
@@ -28,4 +33,8 @@ fuzz_target!(|data: &[u8]| {
     if let Some(id) = &inv.container_id {
         assert!(args.contains(id), "container id {id:?} is not an argument");
     }
-});
+    if let Some(p) = &inv.problem {
+        assert!(args.contains(&p.arg), "refused {:?} is not an argument", p.arg);
+        assert!(!p.shown_arg().contains('\n') && !p.reason.contains('\n'));
+    }
+}

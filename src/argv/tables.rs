@@ -1,0 +1,235 @@
+//! Every global option and every option of create, run and restore, as
+//! runc 1.1 (urfave/cli v1 on Go's flag package) and crun 1.8 (argp)
+//! define them, with what each one means to the wrapper.
+
+/// Does an option take a value?
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// A switch (Go: a bool flag, which may still be given `=true`/`=false`).
+    Flag,
+    /// A value: attached (`--opt=v`, argp `-ov`) or the next argument.
+    Value,
+    /// argp's optional value: only an attached one counts.
+    Optional,
+}
+
+/// What an option means to the wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Root,
+    Log,
+    LogFormat,
+    Debug,
+    Bundle,
+    /// crun's `-f/--config FILE`: the spec to read instead of config.json.
+    Config,
+    /// `exec --process FILE`: the whole process, capabilities included.
+    Process,
+    /// `exec --cap CAP`: one capability more.
+    Cap,
+    /// The runtime prints something (help, usage, version) and exits
+    /// without running the subcommand.
+    Exit,
+    /// Anything else, by name: its value changes nothing the wrapper reads.
+    Other(&'static str),
+}
+
+/// One option: its long name (empty for a short-only alias), its short
+/// letter, whether it takes a value, and what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opt {
+    pub long: &'static str,
+    pub short: Option<u8>,
+    pub arity: Arity,
+    pub key: Key,
+}
+
+const fn opt(long: &'static str, short: Option<u8>, arity: Arity, key: Key) -> Opt {
+    Opt {
+        long,
+        short,
+        arity,
+        key,
+    }
+}
+
+const fn flag(long: &'static str) -> Opt {
+    opt(long, None, Arity::Flag, Key::Other(long))
+}
+
+const fn value(long: &'static str) -> Opt {
+    opt(long, None, Arity::Value, Key::Other(long))
+}
+
+use Arity::{Flag, Optional, Value};
+
+/// runc 1.1 `main.go`, plus urfave/cli's `--help, -h` and `--version, -v`.
+/// There is no `--log-level` and no `--cgroup-manager` in runc 1.1.
+pub const RUNC_GLOBAL: &[Opt] = &[
+    opt("debug", None, Flag, Key::Debug),
+    opt("log", None, Value, Key::Log),
+    opt("log-format", None, Value, Key::LogFormat),
+    opt("root", None, Value, Key::Root),
+    value("criu"),
+    flag("systemd-cgroup"),
+    value("rootless"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+    opt("version", Some(b'v'), Flag, Key::Exit),
+];
+
+/// runc 1.1 `create.go`, plus urfave/cli's `--help, -h`.
+pub const RUNC_CREATE: &[Opt] = &[
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    value("console-socket"),
+    value("pid-file"),
+    flag("no-pivot"),
+    flag("no-new-keyring"),
+    value("preserve-fds"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+];
+
+/// runc 1.1 `run.go`.
+pub const RUNC_RUN: &[Opt] = &[
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    value("console-socket"),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    flag("keep"),
+    value("pid-file"),
+    flag("no-subreaper"),
+    flag("no-pivot"),
+    flag("no-new-keyring"),
+    value("preserve-fds"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+];
+
+/// runc 1.1 `restore.go`.
+pub const RUNC_RESTORE: &[Opt] = &[
+    value("console-socket"),
+    value("image-path"),
+    value("work-path"),
+    flag("tcp-established"),
+    flag("ext-unix-sk"),
+    flag("shell-job"),
+    flag("file-locks"),
+    value("manage-cgroups-mode"),
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    value("pid-file"),
+    flag("no-subreaper"),
+    flag("no-pivot"),
+    value("empty-ns"),
+    flag("auto-dedup"),
+    flag("lazy-pages"),
+    value("lsm-profile"),
+    value("lsm-mount-context"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+];
+
+/// The options argp adds to every parser (after the parser's own):
+/// `--help`/`-?`, `--usage`, and the hidden `--program-name=NAME` and
+/// `--HANG[=SECS]`.
+pub const ARGP_DEFAULTS: &[Opt] = &[
+    opt("help", Some(b'?'), Flag, Key::Exit),
+    opt("usage", None, Flag, Key::Exit),
+    value("program-name"),
+    opt("HANG", None, Optional, Key::Other("HANG")),
+];
+
+/// crun 1.8 `crun.c`. `--rootless` is the same option as `--root` in its
+/// table: `--rootless VALUE` sets the state directory.
+pub const CRUN_GLOBAL: &[Opt] = &[
+    opt("debug", None, Flag, Key::Debug),
+    value("cgroup-manager"),
+    flag("systemd-cgroup"),
+    opt("log", None, Value, Key::Log),
+    opt("log-format", None, Value, Key::LogFormat),
+    opt("root", None, Value, Key::Root),
+    opt("rootless", None, Value, Key::Root),
+    opt("version", Some(b'v'), Flag, Key::Exit),
+    opt("", Some(b'V'), Flag, Key::Exit),
+];
+
+/// crun 1.8 `create.c`.
+pub const CRUN_CREATE: &[Opt] = &[
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    opt("config", Some(b'f'), Value, Key::Config),
+    value("console-socket"),
+    value("preserve-fds"),
+    flag("no-pivot"),
+    value("pid-file"),
+    flag("no-subreaper"),
+    flag("no-new-keyring"),
+];
+
+/// crun 1.8 `run.c`.
+pub const CRUN_RUN: &[Opt] = &[
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    opt("config", Some(b'f'), Value, Key::Config),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    value("console-socket"),
+    value("preserve-fds"),
+    value("pid-file"),
+    flag("no-subreaper"),
+    flag("no-new-keyring"),
+    flag("no-pivot"),
+];
+
+/// crun 1.8 `restore.c` (built only with CRIU).
+pub const CRUN_RESTORE: &[Opt] = &[
+    opt("bundle", Some(b'b'), Value, Key::Bundle),
+    value("image-path"),
+    value("work-path"),
+    flag("tcp-established"),
+    flag("ext-unix-sk"),
+    flag("shell-job"),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    value("pid-file"),
+    value("console-socket"),
+    flag("file-locks"),
+    value("manage-cgroups-mode"),
+];
+
+/// runc 1.1 `exec.go` (its arguments are not reordered: options stop at
+/// the container id).
+pub const RUNC_EXEC: &[Opt] = &[
+    value("console-socket"),
+    value("cwd"),
+    opt("env", Some(b'e'), Value, Key::Other("env")),
+    opt("tty", Some(b't'), Flag, Key::Other("tty")),
+    opt("user", Some(b'u'), Value, Key::Other("user")),
+    opt(
+        "additional-gids",
+        Some(b'g'),
+        Value,
+        Key::Other("additional-gids"),
+    ),
+    opt("process", Some(b'p'), Value, Key::Process),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    value("pid-file"),
+    value("process-label"),
+    value("apparmor"),
+    flag("no-new-privs"),
+    opt("cap", Some(b'c'), Value, Key::Cap),
+    value("preserve-fds"),
+    value("cgroup"),
+    flag("ignore-paused"),
+    opt("help", Some(b'h'), Flag, Key::Exit),
+];
+
+/// crun 1.8 `exec.c`: `--tty` takes an optional value (`-tVALUE`).
+pub const CRUN_EXEC: &[Opt] = &[
+    value("console-socket"),
+    opt("tty", Some(b't'), Optional, Key::Other("tty")),
+    opt("process", Some(b'p'), Value, Key::Process),
+    value("cwd"),
+    value("cgroup"),
+    opt("detach", Some(b'd'), Flag, Key::Other("detach")),
+    opt("user", Some(b'u'), Value, Key::Other("user")),
+    opt("env", Some(b'e'), Value, Key::Other("env")),
+    opt("cap", Some(b'c'), Value, Key::Cap),
+    value("pid-file"),
+    value("preserve-fds"),
+    flag("no-new-privs"),
+    value("process-label"),
+    value("apparmor"),
+];

@@ -1,0 +1,843 @@
+//! The command line as runc 1.1 and crun 1.8 read it, form by form, and
+//! the strict reading for any other runtime: the intersection.
+
+use super::*;
+
+fn argv(s: &str) -> Vec<OsString> {
+    s.split_whitespace().map(OsString::from).collect()
+}
+
+const DIALECTS: [Dialect; 3] = [Dialect::Runc, Dialect::Crun, Dialect::Strict];
+
+/// The same reading under every dialect (what real clients send): the
+/// invocation, once.
+fn scan(args: &[OsString]) -> Invocation {
+    let norm = |mut inv: Invocation| {
+        inv.dialect = Dialect::Strict;
+        if inv.creating.is_none() {
+            inv.problem = None;
+        }
+        inv
+    };
+    let all: Vec<Invocation> = DIALECTS
+        .iter()
+        .map(|&d| norm(super::scan(args, d)))
+        .collect();
+    assert_eq!(all[0], all[1], "runc and crun read {args:?} differently");
+    assert_eq!(all[0], all[2], "runc and strict read {args:?} differently");
+    all.into_iter().next().unwrap()
+}
+
+/// What a create, run or restore must come to.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// Read: bundle, spec file (crun -f), state directory, container id.
+    Reads(
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+        &'static str,
+    ),
+    /// Refused: the argument named, and a piece of the reason.
+    Refuses(&'static str, &'static str),
+    /// Not a create at all (help, version): the runtime prints and exits.
+    Passes,
+}
+use Want::{Passes, Reads, Refuses};
+
+fn check(args: &str, dialect: Dialect, want: Want) -> Option<String> {
+    let inv = super::scan(&argv(args), dialect);
+    let got = match (&inv.creating, &inv.problem) {
+        (None, _) => "passes".to_owned(),
+        (Some(_), Some(p)) => format!("refuses {:?}: {}", p.arg, p.reason),
+        (Some(_), None) => format!(
+            "reads bundle {:?} spec {:?} root {:?} id {:?}",
+            inv.bundle, inv.config_file, inv.root, inv.container_id
+        ),
+    };
+    let ok = match want {
+        Passes => inv.creating.is_none(),
+        Refuses(arg, why) => {
+            inv.creating.is_some()
+                && inv
+                    .problem
+                    .as_ref()
+                    .is_some_and(|p| p.arg == arg && p.reason.contains(why))
+        }
+        Reads(bundle, spec, root, id) => {
+            inv.creating.is_some()
+                && inv.problem.is_none()
+                && inv.bundle.as_deref() == bundle.map(Path::new)
+                && inv.config_file.as_deref() == spec.map(Path::new)
+                && inv.root.as_deref() == root.map(OsStr::new)
+                && inv.container_id.as_deref() == Some(OsStr::new(id))
+        }
+    };
+    (!ok).then(|| format!("{dialect:?} `{args}`: want {want:?}, got {got}"))
+}
+
+const R: &str = "; runc would refuse this command line";
+const C: &str = "; crun would refuse this command line";
+const NEITHER: &str = "the real runtime is not known to be runc or crun";
+
+/// Every form, with what runc, crun and the strict reading make of it.
+fn forms() -> Vec<(&'static str, [Want; 3])> {
+    let b = Some("/b");
+    vec![
+        // The forms real clients send: the same everywhere.
+        ("create --bundle /b id", [Reads(b, None, None, "id"); 3]),
+        ("create --bundle=/b id", [Reads(b, None, None, "id"); 3]),
+        ("create -b /b id", [Reads(b, None, None, "id"); 3]),
+        ("create id", [Reads(None, None, None, "id"); 3]),
+        ("create -- id", [Reads(None, None, None, "id"); 3]),
+        ("create --bundle /b -- id", [Reads(b, None, None, "id"); 3]),
+        ("-- create --bundle /b id", [Reads(b, None, None, "id"); 3]),
+        ("create --bundle /a --bundle /b id", [Reads(b, None, None, "id"); 3]),
+        (
+            "--root /r --log /l --log-format json create --bundle /b --pid-file /p id",
+            [Reads(b, None, Some("/r"), "id"); 3],
+        ),
+        (
+            "--root=/r --systemd-cgroup create --bundle /b --no-pivot --console-socket /s id",
+            [Reads(b, None, Some("/r"), "id"); 3],
+        ),
+        // A value that looks like an option is still the value.
+        ("create --pid-file -b id", [Reads(None, None, None, "id"); 3]),
+        ("create --bundle -- id", [Reads(Some("--"), None, None, "id"); 3]),
+        ("run --detach --bundle /b id", [Reads(b, None, None, "id"); 3]),
+        ("restore --image-path /i --bundle /b id", [Reads(b, None, None, "id"); 3]),
+        // Abbreviations: argp reads them, Go's flag package does not.
+        (
+            "create --bund /b id",
+            [
+                Refuses("--bund", "not a `create` option of runc"),
+                Reads(b, None, None, "id"),
+                Refuses("--bund", NEITHER),
+            ],
+        ),
+        (
+            "create --bun=/b id",
+            [
+                Refuses("--bun=/b", R),
+                Reads(b, None, None, "id"),
+                Refuses("--bun=/b", "while crun accepts it"),
+            ],
+        ),
+        (
+            "--roo /r create id",
+            [
+                Refuses("--roo", "not a global option of runc"),
+                Reads(None, None, Some("/r"), "id"),
+                Refuses("--roo", NEITHER),
+            ],
+        ),
+        (
+            "--r=/r create id",
+            [
+                Refuses("--r=/r", R),
+                Reads(None, None, Some("/r"), "id"),
+                Refuses("--r=/r", NEITHER),
+            ],
+        ),
+        (
+            "--log-f json create id",
+            [
+                Refuses("--log-f", R),
+                Reads(None, None, None, "id"),
+                Refuses("--log-f", NEITHER),
+            ],
+        ),
+        (
+            "--cgroup-m disabled create id",
+            [
+                Refuses("--cgroup-m", R),
+                Reads(None, None, None, "id"),
+                Refuses("--cgroup-m", NEITHER),
+            ],
+        ),
+        (
+            "--l /x create id",
+            [
+                Refuses("--l", R),
+                Refuses("--l", "more than one global option of crun (--log, --log-format)"),
+                Refuses("--l", R),
+            ],
+        ),
+        (
+            "create --p /x id",
+            [
+                Refuses("--p", R),
+                Refuses("--p", "(--preserve-fds, --pid-file, --program-name)"),
+                Refuses("--p", R),
+            ],
+        ),
+        // crun's --rootless is its --root.
+        (
+            "--rootless /r create id",
+            [
+                Reads(None, None, None, "id"),
+                Reads(None, None, Some("/r"), "id"),
+                Refuses(
+                    "--rootless",
+                    "runc and crun read it differently (the state directory: runc nothing, crun \"/r\")",
+                ),
+            ],
+        ),
+        (
+            "--rootless false --root /r create id",
+            [
+                Reads(None, None, Some("/r"), "id"),
+                Reads(None, None, Some("/r"), "id"),
+                Reads(None, None, Some("/r"), "id"),
+            ],
+        ),
+        // Short options with attached values, grouped.
+        (
+            "create -b/b id",
+            [
+                Refuses("-b/b", R),
+                Reads(b, None, None, "id"),
+                Refuses("-b/b", NEITHER),
+            ],
+        ),
+        (
+            "create -b=/b id",
+            [
+                Reads(b, None, None, "id"),
+                Reads(Some("=/b"), None, None, "id"),
+                Refuses("-b=/b", "the bundle: runc \"/b\", crun \"=/b\""),
+            ],
+        ),
+        (
+            "run -db /b id",
+            [
+                Refuses("-db", R),
+                Reads(b, None, None, "id"),
+                Refuses("-db", NEITHER),
+            ],
+        ),
+        // One dash for a long option: Go's flag package reads it whole,
+        // argp as -b with the value "undle".
+        (
+            "create -bundle /b id",
+            [
+                Reads(b, None, None, "id"),
+                Refuses("id", "one argument too many after the container id /b; crun"),
+                Refuses("id", NEITHER),
+            ],
+        ),
+        (
+            "--debug=false create id",
+            [
+                Reads(None, None, None, "id"),
+                Refuses("--debug=false", "takes no value; crun would refuse"),
+                Refuses("--debug=false", NEITHER),
+            ],
+        ),
+        (
+            "-debug create id",
+            [
+                Reads(None, None, None, "id"),
+                Refuses("-debug", C),
+                Refuses("-debug", NEITHER),
+            ],
+        ),
+        (
+            "--criu /c create id",
+            [
+                Reads(None, None, None, "id"),
+                Refuses("--criu", C),
+                Refuses("--criu", NEITHER),
+            ],
+        ),
+        (
+            "--cgroup-manager disabled create id",
+            [
+                Refuses("--cgroup-manager", R),
+                Reads(None, None, None, "id"),
+                Refuses("--cgroup-manager", NEITHER),
+            ],
+        ),
+        ("--log-level debug create id", [Refuses("--log-level", "not a global option"); 3]),
+        // crun's -f/--config: the spec file.
+        (
+            "create -f /c.json id",
+            [
+                Refuses("-f", "not a `create` option of runc"),
+                Reads(None, Some("/c.json"), None, "id"),
+                Refuses("-f", NEITHER),
+            ],
+        ),
+        (
+            "run --config /c.json --bundle /b id",
+            [
+                Refuses("--config", R),
+                Reads(b, Some("/c.json"), None, "id"),
+                Refuses("--config", NEITHER),
+            ],
+        ),
+        (
+            "create --conf=c.json id",
+            [
+                Refuses("--conf=c.json", R),
+                Reads(None, Some("c.json"), None, "id"),
+                Refuses("--conf=c.json", NEITHER),
+            ],
+        ),
+        (
+            "create -fc.json -b/b id",
+            [
+                Refuses("-fc.json", R),
+                Reads(b, Some("c.json"), None, "id"),
+                Refuses("-fc.json", NEITHER),
+            ],
+        ),
+        (
+            "restore -f /c.json id",
+            [Refuses("-f", R), Refuses("-f", C), Refuses("-f", R)],
+        ),
+        // Options after the container id: runc moves them forward, crun
+        // takes them for a second argument.
+        (
+            "create id --bundle /b",
+            [
+                Reads(b, None, None, "id"),
+                Refuses("--bundle", "after the container id id, where crun reads no options"),
+                Refuses("--bundle", NEITHER),
+            ],
+        ),
+        (
+            "create --no-pivot id --bundle /b",
+            [
+                Refuses("--bundle", "one argument too many after the container id id; runc"),
+                Refuses("--bundle", "after the container id id"),
+                Refuses("--bundle", R),
+            ],
+        ),
+        (
+            "create id extra",
+            [
+                Refuses("extra", R),
+                Refuses("extra", C),
+                Refuses("extra", R),
+            ],
+        ),
+        (
+            "restore --image-path /i id extra",
+            [
+                Refuses("extra", R),
+                Reads(None, None, None, "id"),
+                Refuses("extra", NEITHER),
+            ],
+        ),
+        ("create -- --bundle /b id", [Refuses("/b", "one argument too many"); 3]),
+        // Two names of one option: urfave/cli refuses that.
+        (
+            "create -b /a --bundle /b id",
+            [
+                Refuses("--bundle", "given both as -b and as --bundle; runc would refuse"),
+                Reads(b, None, None, "id"),
+                Refuses("--bundle", NEITHER),
+            ],
+        ),
+        // Missing pieces.
+        ("create", [Refuses("create", "no container id"); 3]),
+        ("create --bundle", [Refuses("--bundle", "needs a value"); 3]),
+        ("create --bundle /b", [Refuses("create", "no container id"); 3]),
+        (
+            "create id --bundle",
+            [
+                Refuses("create", "no container id; runc"),
+                Refuses("--bundle", "after the container id"),
+                Refuses("create", R),
+            ],
+        ),
+        (
+            "---bundle /b create id",
+            [
+                Refuses("---bundle", "bad flag syntax; runc"),
+                Refuses("---bundle", "not a global option of crun"),
+                Refuses("---bundle", "bad flag syntax; runc"),
+            ],
+        ),
+        ("create -x id", [Refuses("-x", R), Refuses("-x", C), Refuses("-x", R)]),
+        // Help and version: the runtime prints and creates nothing.
+        ("create --help", [Passes; 3]),
+        ("--version create id", [Passes; 3]),
+        ("-v create id", [Passes; 3]),
+        (
+            "create -h id",
+            [Passes, Refuses("-h", C), Refuses("-h", NEITHER)],
+        ),
+        (
+            "create -? id",
+            [Refuses("-?", R), Passes, Refuses("-?", NEITHER)],
+        ),
+        // An option before the subcommand that cannot be read, with a
+        // create further on: refused, never passed through.
+        ("--bogus x run y", [Refuses("--bogus", "not a global option"); 3]),
+        ("--bogus kill create", [Refuses("--bogus", "not a global option"); 3]),
+    ]
+}
+
+#[test]
+fn every_form_per_runtime() {
+    let mut bad = Vec::new();
+    for (args, wants) in forms() {
+        for (d, want) in DIALECTS.into_iter().zip(wants) {
+            bad.extend(check(args, d, want));
+        }
+    }
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}
+
+#[test]
+fn bad_flag_syntax_in_go() {
+    let inv = super::scan(&argv("---bundle /b create id"), Dialect::Runc);
+    assert_eq!(
+        inv.problem.unwrap().reason,
+        format!("bad flag syntax; runc {WOULD_REFUSE}")
+    );
+    let inv = super::scan(&argv("create -=x id"), Dialect::Runc);
+    assert!(inv.problem.unwrap().reason.starts_with("bad flag syntax"));
+}
+
+#[test]
+fn the_spec_file_crun_reads() {
+    let inv = super::scan(&argv("create -b /b -f config.json id"), Dialect::Crun);
+    assert_eq!(inv.spec_file(), PathBuf::from("/b/config.json"));
+    let inv = super::scan(&argv("create -b /b -f ./config.json id"), Dialect::Crun);
+    assert_eq!(inv.spec_file(), PathBuf::from("./config.json"));
+    let inv = super::scan(&argv("create -b /b --config /s.json id"), Dialect::Crun);
+    assert_eq!(inv.spec_file(), PathBuf::from("/s.json"));
+    let inv = super::scan(&argv("create --config s.json id"), Dialect::Crun);
+    assert_eq!(inv.spec_file(), PathBuf::from("s.json"));
+    let inv = super::scan(&argv("create id"), Dialect::Crun);
+    assert_eq!(inv.spec_file(), PathBuf::from("./config.json"));
+}
+
+#[test]
+fn runtime_by_file_name() {
+    assert_eq!(Dialect::from_file_name(OsStr::new("runc")), Dialect::Runc);
+    assert_eq!(Dialect::from_file_name(OsStr::new("crun")), Dialect::Crun);
+    for other in ["youki", "runc.real", "crun-vm", "stub-runtime", ""] {
+        assert_eq!(Dialect::from_file_name(OsStr::new(other)), Dialect::Strict);
+    }
+}
+
+#[test]
+fn globals_in_every_form_each_runtime_takes() {
+    let runc = super::scan(
+        &argv("-root /r -log=/l -log-format json --debug run -d -b /bundle ctr"),
+        Dialect::Runc,
+    );
+    assert_eq!(runc.problem, None);
+    assert_eq!(runc.root, Some("/r".into()));
+    assert_eq!(runc.log_file, Some(PathBuf::from("/l")));
+    assert_eq!(runc.log_format, LogFormat::Json);
+    assert!(runc.debug);
+    assert_eq!(runc.bundle, Some(PathBuf::from("/bundle")));
+    assert_eq!(runc.container_id, Some("ctr".into()));
+    let runc = super::scan(
+        &argv("--systemd-cgroup --rootless false --criu /usr/sbin/criu restore -image-path /img -bundle=/b -d id"),
+        Dialect::Runc,
+    );
+    assert_eq!(runc.problem, None);
+    assert_eq!(runc.creating, Some(Creating::Restore));
+    assert_eq!(runc.bundle, Some(PathBuf::from("/b")));
+    assert_eq!(runc.container_id, Some("id".into()));
+    let crun = super::scan(
+        &argv("--debug --systemd-cgroup --cgroup-manager disabled --log-f=json --log /l --rootl /r run -d -b /bundle ctr"),
+        Dialect::Crun,
+    );
+    assert_eq!(crun.problem, None, "{crun:?}");
+    assert_eq!(crun.root, Some("/r".into()));
+    assert_eq!(crun.log_format, LogFormat::Json);
+    assert!(crun.debug);
+    assert_eq!(crun.bundle, Some(PathBuf::from("/bundle")));
+    assert_eq!(crun.container_id, Some("ctr".into()));
+}
+
+#[test]
+fn the_log_file_is_known_even_when_refused() {
+    for d in DIALECTS {
+        let inv = super::scan(&argv("--log /l --log-format json create --frob id"), d);
+        assert!(inv.problem.is_some(), "{d:?}");
+        assert_eq!(inv.log_file, Some(PathBuf::from("/l")), "{d:?}");
+        assert_eq!(inv.log_format, LogFormat::Json, "{d:?}");
+    }
+}
+
+#[test]
+fn exec_under_crun_abbreviations_finds_the_state_directory() {
+    let inv = super::scan(
+        &argv("--roo /r exec --cap CAP_NET_RAW c1 sh"),
+        Dialect::Crun,
+    );
+    assert_eq!(inv.root, Some("/r".into()));
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(inv.exec.unwrap().caps.len(), 1);
+    let inv = super::scan(&argv("--rootless /r exec c1 sh"), Dialect::Crun);
+    assert_eq!(inv.root, Some("/r".into()));
+}
+
+#[test]
+fn refusals_name_the_argument_on_one_line() {
+    let inv = super::scan(
+        &[
+            OsString::from("create"),
+            OsString::from("--bu\nnd"),
+            OsString::from("id"),
+        ],
+        Dialect::Crun,
+    );
+    let p = inv.problem.unwrap();
+    assert_eq!(p.shown_arg(), "--bu\\nnd");
+    assert!(!p.reason.contains('\n'));
+}
+
+#[test]
+fn containerd_shim_shape() {
+    let inv = scan(&argv(include_str!("../../tests/fixtures/ctr-default.argv")));
+    assert_eq!(inv.creating, Some(Creating::Create));
+    assert_eq!(inv.bundle, Some(PathBuf::from("BUNDLE")));
+    assert_eq!(inv.log_file, Some(PathBuf::from("BUNDLE/log.json")));
+    assert_eq!(inv.log_format, LogFormat::Json);
+    assert_eq!(inv.container_id, Some("CONTAINER_ID".into()));
+}
+
+#[test]
+fn podman_shape() {
+    let inv = scan(&argv(include_str!(
+        "../../tests/fixtures/podman-default.argv"
+    )));
+    assert_eq!(inv.creating, Some(Creating::Create));
+    assert_eq!(
+        inv.bundle,
+        Some(PathBuf::from(
+            "/var/lib/containers/storage/overlay-containers/ID/userdata"
+        ))
+    );
+    assert_eq!(inv.log_file, None);
+    assert_eq!(inv.container_id, Some("CONTAINER_ID".into()));
+}
+
+#[test]
+fn conmon_equals_forms() {
+    let inv = scan(&argv(
+        "--root=/run/runc --log=/x/log --log-format=json create --bundle=/b --pid-file /p --no-pivot id1",
+    ));
+    assert_eq!(inv.creating, Some(Creating::Create));
+    assert_eq!(inv.bundle, Some(PathBuf::from("/b")));
+    assert_eq!(inv.log_file, Some(PathBuf::from("/x/log")));
+    assert_eq!(inv.log_format, LogFormat::Json);
+    assert_eq!(inv.container_id, Some("id1".into()));
+}
+
+#[test]
+fn bundle_defaults_to_working_directory() {
+    let inv = scan(&argv("create --pid-file p myid"));
+    assert_eq!(inv.creating, Some(Creating::Create));
+    assert_eq!(inv.bundle, None);
+    assert_eq!(inv.container_id, Some("myid".into()));
+}
+
+#[test]
+fn other_subcommands_pass_through() {
+    for s in [
+        "state x",
+        "--root /r kill x KILL",
+        "features",
+        "--version",
+        "-v",
+        "--help",
+        "",
+        "frobnicate --bundle /b",
+        "--log",
+    ] {
+        let inv = scan(&argv(s));
+        assert_eq!(inv.creating, None, "{s}");
+        assert_eq!(inv.bundle, None, "{s}");
+    }
+}
+
+#[test]
+fn exec_as_containerd_and_cri_o_call_it() {
+    // The generic exec scan, for a runtime that is neither runc nor crun.
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
+    let inv = strict(&argv(
+        "--root /run/containerd/runc/k8s.io --log /b/log.json --log-format json exec --process /tmp/runc-process123 --detach --pid-file /b/p.pid c1",
+    ));
+    assert_eq!(inv.creating, None);
+    assert_eq!(inv.root, Some("/run/containerd/runc/k8s.io".into()));
+    assert_eq!(inv.container_id, Some("c1".into()));
+    let exec = inv.exec.unwrap();
+    assert_eq!(exec.process, Some(PathBuf::from("/tmp/runc-process123")));
+    assert!(exec.caps.is_empty());
+    assert_eq!(exec.unknown_option, None);
+    let inv = strict(&argv("--root=/r exec -p=/p.json -d c2"));
+    assert_eq!(inv.root, Some("/r".into()));
+    assert_eq!(inv.container_id, Some("c2".into()));
+    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p.json")));
+}
+
+#[test]
+fn exec_caps_in_every_form_with_their_place() {
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
+    let args = argv("exec --cap CAP_NET_RAW -c NET_ADMIN --cap=cap_net_bind_service -c12 -c=13 --ca 10 -t c1 sh -c --cap");
+    let inv = strict(&args);
+    let exec = inv.exec.unwrap();
+    let got: Vec<(usize, usize, &str)> = exec
+        .caps
+        .iter()
+        .map(|c| (c.at, c.len, c.value.to_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, 2, "CAP_NET_RAW"),
+            (3, 2, "NET_ADMIN"),
+            (5, 1, "cap_net_bind_service"),
+            (6, 1, "12"),
+            (7, 1, "13"),
+            (8, 2, "10"),
+        ]
+    );
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(exec.unknown_option, None);
+}
+
+#[test]
+fn exec_with_an_unknown_option_keeps_both_candidate_ids() {
+    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
+    let inv = strict(&argv("exec --frob x c1 sh"));
+    let exec = inv.exec.unwrap();
+    assert_eq!(exec.unknown_option, Some("--frob".into()));
+    assert_eq!(inv.container_id, Some("x".into()));
+    assert_eq!(exec.next_word, Some("c1".into()));
+    // An ambiguous prefix and bundled short flags are unknown too.
+    for a in ["exec --p x c1", "exec -dt c1"] {
+        assert!(
+            strict(&argv(a)).exec.unwrap().unknown_option.is_some(),
+            "{a}"
+        );
+    }
+    let inv = strict(&argv("exec -- c3 sh"));
+    assert_eq!(inv.container_id, Some("c3".into()));
+}
+
+#[test]
+fn delete_finds_the_id() {
+    let inv = scan(&argv("--root /r delete --force c9"));
+    assert_eq!(inv.container_id, Some("c9".into()));
+    assert_eq!(inv.root, Some("/r".into()));
+    assert_eq!(scan(&argv("delete -f c8")).container_id, Some("c8".into()));
+}
+
+#[test]
+fn non_utf8_survives() {
+    use std::os::unix::ffi::OsStringExt;
+    let args = vec![
+        OsString::from("create"),
+        OsString::from("--bundle"),
+        OsString::from_vec(b"/b\xff\n dir".to_vec()),
+        OsString::from("id"),
+    ];
+    let inv = scan(&args);
+    assert_eq!(inv.bundle.unwrap().as_os_str().as_bytes(), b"/b\xff\n dir");
+}
+
+#[test]
+fn only_some_words_need_a_reading() {
+    for a in [
+        "state id",
+        "--root /r kill id KILL",
+        "features",
+        "--version",
+        "",
+    ] {
+        assert!(!may_act_on(&argv(a)), "{a}");
+        for d in DIALECTS {
+            let inv = super::scan(&argv(a), d);
+            assert!(inv.creating.is_none() && inv.exec.is_none(), "{a}");
+        }
+    }
+    for a in [
+        "--roo /r create id",
+        "exec c1 sh",
+        "delete c1",
+        "--x run",
+        "restore",
+    ] {
+        assert!(may_act_on(&argv(a)), "{a}");
+    }
+}
+
+#[test]
+fn a_long_command_line_is_read_in_linear_time() {
+    let mut args: Vec<OsString> = (0..100_000).map(|_| OsString::from("--debug")).collect();
+    args.extend(argv("create"));
+    args.extend((0..100_000).map(|_| OsString::from("--no-pivot")));
+    args.extend(argv("--bundle /b id"));
+    let started = std::time::Instant::now();
+    for d in DIALECTS {
+        let inv = super::scan(&args, d);
+        assert_eq!(inv.problem, None, "{d:?}");
+        assert_eq!(inv.bundle, Some(PathBuf::from("/b")), "{d:?}");
+    }
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}
+
+/// `exec` as each runtime reads it: the id, the process file and every
+/// `--cap` with its place.
+#[test]
+fn exec_per_runtime() {
+    let caps = |inv: &Invocation| -> Vec<(usize, usize, String, bool)> {
+        inv.exec
+            .as_ref()
+            .unwrap()
+            .caps
+            .iter()
+            .map(|c| {
+                (
+                    c.at,
+                    c.len,
+                    c.value.to_string_lossy().into_owned(),
+                    c.grouped,
+                )
+            })
+            .collect()
+    };
+    let cap = |at, len, v: &str, g| (at, len, v.to_owned(), g);
+    // Go's flag: one or two dashes, whole names, `-name=value`.
+    let inv = super::scan(
+        &argv("exec --cap A --cap=B -cap C c1 sh -c --cap"),
+        Dialect::Runc,
+    );
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(
+        caps(&inv),
+        [
+            cap(1, 2, "A", false),
+            cap(3, 1, "B", false),
+            cap(4, 2, "C", false)
+        ]
+    );
+    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Runc);
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p")));
+    // argp: `-process /p c1` is the process file `rocess` in container /p.
+    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("/p".into()));
+    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("rocess")));
+    // argp: prefixes, `-cCAP`, `-c=CAP` (the value `=CAP`), grouped.
+    let inv = super::scan(&argv("exec --ca A -cB -c=C -dcD c1 sh"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("c1".into()));
+    assert_eq!(
+        caps(&inv),
+        [
+            cap(1, 2, "A", false),
+            cap(3, 1, "B", false),
+            cap(4, 1, "=C", false),
+            cap(5, 1, "D", true)
+        ]
+    );
+    // crun's --tty takes an optional value: `-tc X` is a tty, and X the id.
+    let inv = super::scan(&argv("exec -tc CAP_NET_RAW c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, Some("CAP_NET_RAW".into()));
+    assert!(caps(&inv).is_empty());
+    // A command line the runtime refuses (runc: -c and --cap together; an
+    // ambiguous prefix in crun) gets the generic scan.
+    for (a, d) in [
+        ("exec --cap A -c B c1", Dialect::Runc),
+        ("exec --p x c1", Dialect::Crun),
+        ("exec --frob x c1 sh", Dialect::Runc),
+    ] {
+        assert_eq!(
+            super::scan(&argv(a), d).exec,
+            super::scan(&argv(a), Dialect::Strict).exec,
+            "{a}"
+        );
+    }
+    // Help execs nothing.
+    let inv = super::scan(&argv("exec --help c1"), Dialect::Crun);
+    assert_eq!(inv.container_id, None);
+    let inv = super::scan(&argv("exec -h c1"), Dialect::Runc);
+    assert_eq!(inv.container_id, None);
+}
+
+/// Every command line of up to four words from a vocabulary of the tricky
+/// ones: no dialect panics; a refusal names one of the words; and what the
+/// strict reading accepts, runc and crun both read the same way.
+#[test]
+fn small_command_lines_exhaustively() {
+    let vocab = [
+        "create",
+        "run",
+        "restore",
+        "id",
+        "--bundle",
+        "-b",
+        "--bund",
+        "-b/x",
+        "-f",
+        "--root",
+        "--rootless",
+        "--",
+        "-",
+        "--help",
+        "-d",
+        "--debug=false",
+    ];
+    let mut n = 0;
+    let mut words: Vec<OsString> = Vec::new();
+    fn each(vocab: &[&str], words: &mut Vec<OsString>, depth: usize, n: &mut usize) {
+        check_line(words);
+        *n += 1;
+        if depth == 4 {
+            return;
+        }
+        for v in vocab {
+            words.push(OsString::from(v));
+            each(vocab, words, depth + 1, n);
+            words.pop();
+        }
+    }
+    fn check_line(args: &[OsString]) {
+        let [runc, crun, strict] = DIALECTS.map(|d| super::scan(args, d));
+        for inv in [&runc, &crun, &strict] {
+            if let Some(p) = &inv.problem {
+                assert!(args.contains(&p.arg), "{args:?}: {p:?}");
+            }
+        }
+        if strict.creating.is_some() && strict.problem.is_none() {
+            for other in [&runc, &crun] {
+                assert_eq!(other.problem, None, "{args:?}");
+                assert_eq!(
+                    (
+                        other.creating,
+                        &other.bundle,
+                        &other.config_file,
+                        &other.root,
+                        &other.container_id
+                    ),
+                    (
+                        strict.creating,
+                        &strict.bundle,
+                        &strict.config_file,
+                        &strict.root,
+                        &strict.container_id
+                    ),
+                    "{args:?}"
+                );
+            }
+        }
+        // Whatever may create under one runtime may create under the
+        // strict reading: it is refused or read, never passed through.
+        if runc.creating.is_some() || crun.creating.is_some() {
+            assert!(strict.creating.is_some(), "{args:?}");
+        }
+    }
+    each(&vocab, &mut words, 0, &mut n);
+    assert!(n > 60_000);
+}
