@@ -310,6 +310,9 @@ fn every_form(runtime: Runtime) {
     let mut refused = 0;
     for (n, form) in forms.iter().enumerate() {
         let want = match runtime {
+            Runtime::Youki => {
+                unreachable!("these are runc's and crun's rules; youki gets the strict reading")
+            }
             Runtime::Runc => form.runc,
             Runtime::Crun => form.crun,
         };
@@ -391,6 +394,9 @@ fn relative_spec_file(runtime: Runtime) {
     ]);
     let out = common::run_capture(sandbox.wrapper().raw_command(&argv).current_dir(dir.path()));
     match runtime {
+        Runtime::Youki => {
+            unreachable!("these are runc's and crun's rules; youki gets the strict reading")
+        }
         Runtime::Crun => {
             out.assert_success();
             common::assert_converted_view(&Probe::parse(&out.stdout), false);
@@ -434,6 +440,9 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     let _guard = ContainerGuard::new(&sandbox, &id);
     let root = sandbox.root();
     let (create_root, exec_root): (Vec<OsString>, Vec<OsString>) = match runtime {
+        Runtime::Youki => {
+            unreachable!("these are runc's and crun's rules; youki gets the strict reading")
+        }
         Runtime::Crun => (w(&[&"--rootless", &root]), w(&[&"--roo", &root])),
         Runtime::Runc => (w(&[&"-root", &root]), vec![joined("-root=", &root)]),
     };
@@ -490,6 +499,9 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     });
     fs::write(&file, serde_json::to_vec(&process).unwrap()).unwrap();
     let argv = match runtime {
+        Runtime::Youki => {
+            unreachable!("these are runc's and crun's rules; youki gets the strict reading")
+        }
         Runtime::Crun => w(&[&"--root", &root, &"exec", &"-process", &id, &"/bin/true"]),
         Runtime::Runc => w(&[&"--root", &root, &"exec", &"-process", &file, &id]),
     };
@@ -517,6 +529,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     ]);
     let out = sandbox.wrapper().raw(&grouped);
     let line = match runtime {
+        Runtime::Youki => unreachable!("these are runc's and crun's rules; youki gets the strict reading"),
         Runtime::Crun => format!(
             "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: a network capability grouped with other options, in an exec into {id}, a container it converted: it cannot leave the capability out alone"
         ),
@@ -536,6 +549,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
 }
 
 common::for_runtimes!(
+    runc_and_crun:
     every_form,
     refusal_goes_to_the_runtime_log,
     relative_spec_file,

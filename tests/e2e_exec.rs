@@ -55,8 +55,9 @@ fn inherited_fd_reaches_the_container(runtime: Runtime) {
         "-c".into(),
         "exec 3<\"$0\"; exec \"$@\"".into(),
         payload.into(),
-        cli.program().into(),
     ];
+    argv.extend(common::sigchld_blocked_for(runtime));
+    argv.push(cli.program().into());
     argv.extend(runtime.global_args().into_iter().map(OsString::from));
     argv.extend([
         "--root".into(),

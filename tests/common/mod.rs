@@ -579,6 +579,30 @@ pub fn in_sys_view<S: AsRef<OsStr>>(argv: &[S]) -> Command {
     cmd
 }
 
+/// youki 0.7.0's `run` waits for its container's exit with
+/// `sigtimedwait(SIGCHLD)` without blocking SIGCHLD first: when the
+/// container exits before the wait starts, the signal is discarded and
+/// `run` waits forever (seen here under load, the container's init a
+/// zombie). Only `run` does that, and only tests call `run`; containerd and
+/// CRI-O call create and start. So a test's youki starts with SIGCHLD
+/// blocked, which the wrapper's exec passes on unchanged: these words go
+/// in front of the command, after the /sys view's shell (dash clears the
+/// signal mask it was given).
+pub fn sigchld_blocked_for(runtime: Runtime) -> Vec<OsString> {
+    if runtime != Runtime::Youki {
+        return Vec::new();
+    }
+    [
+        "perl",
+        "-MPOSIX",
+        "-e",
+        "sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGCHLD)) or die; exec @ARGV or die \"exec: $!\"",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect()
+}
+
 /// How a runtime is invoked in a test: which binary runs (the wrapper or the
 /// real runtime), which real runtime sits behind it, and the state directory.
 pub struct Cli {
@@ -667,7 +691,8 @@ impl Cli {
     /// /sys view, with the wrapper pointed at the real runtime. `argv` is
     /// given whole, so tests control the exact shape (`--root=R`, `--log`).
     pub fn raw_command<S: AsRef<OsStr>>(&self, argv: &[S]) -> Command {
-        let mut full: Vec<OsString> = vec![self.program().into_os_string()];
+        let mut full = sigchld_blocked_for(self.runtime);
+        full.push(self.program().into_os_string());
         full.extend(self.runtime.global_args().into_iter().map(OsString::from));
         full.extend(argv.iter().map(|a| a.as_ref().to_os_string()));
         let mut cmd = in_sys_view(&full);
