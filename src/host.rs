@@ -182,6 +182,21 @@ pub fn rro_support(runtime: &Path) -> crate::engine::RroSupport {
     crate::probe::rro_support(runtime, Path::new(crate::probe::CACHE_DIR))
 }
 
+/// youki (0.7.0 measured) mounts a container's cgroup v1 hierarchies
+/// read-write, its `ro` ignored; on a cgroup v2 host it mounts cgroup2
+/// read-only as asked. The runtime is known by its file name, links
+/// resolved; the host by what is mounted at /sys/fs/cgroup.
+pub fn runtime_cgroup_v1_writable(runtime: &Path) -> Option<String> {
+    let real = runtime.canonicalize().ok()?;
+    if real.file_name()? != "youki" {
+        return None;
+    }
+    let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;
+    (fs.filesystem_type() != nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(|| {
+        "youki mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1".to_owned()
+    })
+}
+
 /// `/proc/PID/ns/user` -> `/proc/PID`: the only form whose maps can be read.
 fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
     let dir = path.strip_suffix("/ns/user")?;

@@ -65,6 +65,11 @@ impl Prepared {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
             _ => RroSupport::Supported,
         };
+        if let Rro::Probe(runtime) = rro {
+            if decided.decision.converts() {
+                facts.runtime_cgroup_v1_writable = host::runtime_cgroup_v1_writable(runtime);
+            }
+        }
         engine::convert(decided, &facts, policy)
     }
 }

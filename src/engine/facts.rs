@@ -73,6 +73,10 @@ pub struct HostFacts {
     pub host_sys_sources: BTreeMap<String, bool>,
     /// The subordinate ranges of the user the policy names, if it names one.
     pub subids: Option<Result<SubIds, String>>,
+    /// Why the real runtime will mount the container's own cgroup v1
+    /// hierarchies writable whatever the spec says, when it will (youki
+    /// 0.7.0 on a host with cgroup v1).
+    pub runtime_cgroup_v1_writable: Option<String>,
 }
 
 impl HostFacts {

@@ -75,6 +75,7 @@ pub fn rules() -> &'static [&'static dyn Rule] {
         &rules::sys_binds::HostSysBinds,
         &rules::order::SysBeforeSubmounts,
         &rules::cgroup::OwnCgroupView,
+        &rules::cgroup::RuntimeCgroupV1,
         &rules::caps::NetCapabilities,
     ]
 }

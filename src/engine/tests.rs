@@ -640,3 +640,54 @@ fn app_container_joining_the_runtimes_own_namespaces_reads_as_host_network() {
     assert_eq!(plan.decision, Decision::OwnNetworkNamespace);
     assert!(!plan.changed());
 }
+
+/// youki on a cgroup v1 host mounts the container's cgroup hierarchies
+/// writable whatever the options say: the plan says so, and changes nothing
+/// for it; without that fact, or without a cgroup mount, nothing is said.
+#[test]
+fn a_runtime_that_mounts_cgroup_v1_writable_is_a_warning() {
+    let facts = HostFacts {
+        runtime_cgroup_v1_writable: Some("youki does it".to_owned()),
+        ..HostFacts::default()
+    };
+    let plan = run_with(userns_hostnet(), &facts, &Policy::default()).unwrap();
+    let cg = destinations(&plan.spec)
+        .iter()
+        .position(|d| d == "/sys/fs/cgroup")
+        .unwrap();
+    let warned: Vec<&String> = plan
+        .findings
+        .warnings
+        .iter()
+        .filter(|w| w.contains("youki does it"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", plan.findings.warnings);
+    assert!(
+        warned[0].starts_with(&format!("mounts[{cg}]: /sys/fs/cgroup: youki does it: ")),
+        "{}",
+        warned[0]
+    );
+    assert!(plan
+        .findings
+        .changes
+        .iter()
+        .all(|c| c.rule != rules::cgroup::V1_NAME));
+
+    let quiet = run(userns_hostnet());
+    assert!(quiet
+        .findings
+        .warnings
+        .iter()
+        .all(|w| !w.contains("cgroup v1")));
+    let mut no_cgroup = userns_hostnet();
+    no_cgroup["mounts"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|m| m["type"] != "cgroup");
+    let plan = run_with(no_cgroup, &facts, &Policy::default()).unwrap();
+    assert!(plan
+        .findings
+        .warnings
+        .iter()
+        .all(|w| !w.contains("youki does it")));
+}

@@ -55,3 +55,36 @@ impl Rule for OwnCgroupView {
         Ok(())
     }
 }
+
+/// A runtime that mounts cgroup v1 hierarchies read-write whatever the
+/// options say (youki 0.7.0 on a cgroup v1 host: a writable tmpfs at
+/// /sys/fs/cgroup and each controller writable under it) leaves them so in
+/// a converted container too. Nothing in the spec can make it honour `ro`,
+/// so this rule changes nothing and says so in the decision log.
+pub struct RuntimeCgroupV1;
+
+pub const V1_NAME: &str = "runtime-cgroup-v1";
+
+impl Rule for RuntimeCgroupV1 {
+    fn name(&self) -> &'static str {
+        V1_NAME
+    }
+
+    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let Some(why) = &cx.facts.runtime_cgroup_v1_writable else {
+            return Ok(());
+        };
+        let mounts = spec::mounts(spec)?;
+        let dests = destinations(mounts)?;
+        let cgroup = mounts.iter().zip(&dests).position(|(m, d)| {
+            m.get("type").and_then(Value::as_str) == Some("cgroup")
+                && (d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
+        });
+        if let Some(i) = cgroup {
+            out.warnings.push(format!(
+                "mounts[{i}]: {CGROUP_DIR}: {why}: the container's own cgroup hierarchies stay writable at the mount level (the kernel still confines writes to what its user namespace owns)"
+            ));
+        }
+        Ok(())
+    }
+}
