@@ -145,6 +145,23 @@ fn ctr_runs_userns_hostnet_container_through_wrapper_onto_crun() {
     assert_no_leftovers(&mut ctd);
 }
 
+/// The wrapper installed as `userns-hostnet-runtime-youki` runs youki under
+/// the shim: converted, /sys read-only all the way down, no network
+/// capabilities.
+#[test]
+fn ctr_runs_userns_hostnet_container_through_wrapper_onto_youki() {
+    let mut ctd = Containerd::start();
+    let (_bundle, spec) = spec_file(&common::probe_args());
+    let id = common::unique_id("ctr-youki");
+
+    let out = ctd.run(&ctd.wrapper_youki(), &spec, &id);
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("containerd + wrapper + youki", &probe);
+    common::assert_converted_view(&probe, true);
+    assert_no_leftovers(&mut ctd);
+}
+
 /// crun alone under containerd falls back to a bind of /sys: no EPERM, but
 /// the network capabilities stay and /sys loses nosuid,nodev,noexec.
 #[test]

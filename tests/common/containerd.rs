@@ -25,6 +25,7 @@ const DIR_PREFIX: &str = "uhn-ctd-";
 /// The name under which the wrapper runs crun (chosen by its own file name:
 /// containerd's shim does not need to pass any environment for it).
 pub const WRAPPER_CRUN_NAME: &str = "userns-hostnet-runtime-crun";
+pub const WRAPPER_YOUKI_NAME: &str = "userns-hostnet-runtime-youki";
 
 pub struct Containerd {
     dir: Option<TempDir>,
@@ -108,6 +109,12 @@ impl Containerd {
             ),
         );
         symlink(WRAPPER, bin.join(WRAPPER_CRUN_NAME)).unwrap();
+        // youki, when built (scripts/youki.sh), and the wrapper named for it.
+        let youki = PathBuf::from(super::YOUKI_BUILT);
+        if youki.is_file() {
+            symlink(&youki, bin.join("youki")).unwrap();
+            symlink(WRAPPER, bin.join(WRAPPER_YOUKI_NAME)).unwrap();
+        }
         (how.setup)(&d);
         let mut path_var = bin.display().to_string();
         if let Some(dir) = how.bin_dir {
@@ -180,6 +187,13 @@ impl Containerd {
     /// The wrapper, backed by crun through its own name.
     pub fn wrapper_crun(&self) -> PathBuf {
         self.path.join("bin").join(WRAPPER_CRUN_NAME)
+    }
+
+    /// The wrapper named `...-youki`, which runs youki (built by
+    /// scripts/youki.sh; a missing build fails here, naming it).
+    pub fn wrapper_youki(&self) -> PathBuf {
+        Runtime::Youki.path();
+        self.path.join("bin").join(WRAPPER_YOUKI_NAME)
     }
 
     /// crun alone, as the wrapper named `...-crun` runs it.
@@ -390,8 +404,12 @@ fn force_clean(dir: &Path) {
         let (Some(ns_root), Some(id)) = (state.parent(), state.file_name()) else {
             continue;
         };
-        for runtime in [Runtime::Runc, Runtime::Crun] {
-            if let Some(bin) = find_in_path(runtime.name()) {
+        for runtime in [Runtime::Runc, Runtime::Crun, Runtime::Youki] {
+            let bin = match runtime {
+                Runtime::Youki => Some(PathBuf::from(super::YOUKI_BUILT)).filter(|p| p.is_file()),
+                _ => find_in_path(runtime.name()),
+            };
+            if let Some(bin) = bin {
                 let _ = Command::new(bin)
                     .arg("--root")
                     .arg(ns_root)
