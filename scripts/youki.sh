@@ -10,9 +10,12 @@ cd "$(dirname "$0")/.."
 version=0.7.0
 dest=$PWD/target/youki
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/userns-hostnet/youki-$version
-is_built() { [ -x "$1/bin/youki" ] && "$1/bin/youki" --version 2>/dev/null | grep -q "^youki version:\? $version\$"; }
+# youki panics when its stdout closes early (a `| head`), so its version is
+# read whole first.
+version_of() { "$1/bin/youki" --version 2>/dev/null | sed -n 1p || true; }
+is_built() { [ -x "$1/bin/youki" ] && [[ "$(version_of "$1")" =~ ^youki\ version:?\ $version$ ]]; }
 if is_built "$dest"; then
-	"$dest/bin/youki" --version | head -1
+	version_of "$dest"
 	exit 0
 fi
 if ! is_built "$cache"; then
@@ -25,4 +28,5 @@ fi
 mkdir -p "$dest/bin"
 cp "$cache/bin/youki" "$dest/bin/youki.tmp"
 mv "$dest/bin/youki.tmp" "$dest/bin/youki"
-"$dest/bin/youki" --version | head -1
+is_built "$dest" || { echo "youki.sh: $dest/bin/youki does not say youki version $version" >&2; exit 1; }
+version_of "$dest"
