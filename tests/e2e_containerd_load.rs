@@ -20,7 +20,13 @@ const BUDGET: Duration = Duration::from_secs(60);
 fn fifty_parallel_containers_through_containerd_and_the_wrapper() {
     let mut ctd = Containerd::start();
     let bundle = Bundle::userns_hostnet(&common::probe_args());
-    bundle.edit(|spec| spec["process"]["env"] = json!(["PATH=/bin"]));
+    bundle.edit(|spec| {
+        spec["process"]["env"] = json!(["PATH=/bin"]);
+        // One spec for fifty containers: without a cgroup path each gets
+        // its own (runc's default, named after the container), as the
+        // kubelet's distinct paths would give them.
+        spec["linux"].as_object_mut().unwrap().remove("cgroupsPath");
+    });
     let spec = Arc::new(bundle.config_path());
     let ctd_ref = &ctd;
 
