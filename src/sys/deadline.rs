@@ -38,19 +38,8 @@ pub struct Output {
 /// stdout is read while it runs, so a child that writes more than a pipe
 /// holds cannot stall until the deadline.
 pub fn run(program: &Path, arg: &str, deadline: Instant) -> Result<Output, RunError> {
-    let mut cmd = Command::new(program);
-    cmd.arg(arg)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    // SAFETY: the closure makes only async-signal-safe system calls.
-    unsafe {
-        cmd.pre_exec(|| {
-            child_hygiene();
-            Ok(())
-        });
-    }
+    let mut cmd = command(program, Stdio::piped(), Stdio::null());
+    cmd.arg(arg);
     let mut child = spawn(&mut cmd)?;
     let result = match child.stdout.take() {
         Some(stdout) => collect(&mut child, stdout, deadline),
@@ -74,19 +63,8 @@ pub fn run_status(
     stderr: Stdio,
     deadline: Instant,
 ) -> Result<ExitStatus, RunError> {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
-        .process_group(0);
-    // SAFETY: the closure makes only async-signal-safe system calls.
-    unsafe {
-        cmd.pre_exec(|| {
-            child_hygiene();
-            Ok(())
-        });
-    }
+    let mut cmd = command(program, stdout, stderr);
+    cmd.args(args);
     let mut child = spawn(&mut cmd)?;
     let result = wait_until(&mut child, deadline);
     if result.is_err() {
@@ -108,6 +86,24 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Result<ExitStatus, RunErr
         std::thread::sleep(pause.min(left));
         pause = (pause * 2).min(Duration::from_millis(50));
     }
+}
+
+/// `program` with stdin on /dev/null, in its own process group, with the
+/// child's hygiene applied between fork and exec.
+fn command(program: &Path, stdout: Stdio, stderr: Stdio) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    // SAFETY: the closure makes only async-signal-safe system calls.
+    unsafe {
+        cmd.pre_exec(|| {
+            child_hygiene();
+            Ok(())
+        });
+    }
+    cmd
 }
 
 /// In the child, between fork and exec: the caller's descriptors (from 3

@@ -1179,22 +1179,7 @@ macro_rules! for_runtimes {
         }
     };
     ($($scenario:ident),* $(,)?) => {
-        mod runc {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario($crate::common::Runtime::Runc);
-                }
-            )*
-        }
-        mod crun {
-            $(
-                #[test]
-                fn $scenario() {
-                    super::$scenario($crate::common::Runtime::Crun);
-                }
-            )*
-        }
+        $crate::common::for_runtimes!(runc_and_crun: $($scenario),*);
         mod youki {
             $(
                 #[test]
