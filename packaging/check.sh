@@ -56,6 +56,19 @@ ok "userns-hostnet doctor runs from /usr/bin (exit $rc)"
 /usr/bin/userns-hostnet-runtime-crun --version | grep -q '^crun version' || fail "userns-hostnet-runtime-crun does not run crun"
 ok "userns-hostnet-runtime-crun runs crun"
 
+[ "$(readlink /usr/bin/userns-hostnet-runtime-youki)" = userns-hostnet-runtime ] || fail "youki name is not a link"
+set +e
+youki_out=$(/usr/bin/userns-hostnet-runtime-youki --version 2>&1)
+set -e
+if command -v youki >/dev/null; then
+	grep -q '^youki version' <<<"$youki_out" || fail "userns-hostnet-runtime-youki does not run youki: $youki_out"
+	ok "userns-hostnet-runtime-youki runs youki"
+else
+	grep -q 'runtime youki, named by this wrapper.s file name, is not an executable in PATH' <<<"$youki_out" ||
+		fail "userns-hostnet-runtime-youki without youki: $youki_out"
+	ok "userns-hostnet-runtime-youki names the missing youki"
+fi
+
 demo=$(./scripts/demo.sh /usr/bin/userns-hostnet-runtime 2>&1) || fail "container through the installed wrapper: $demo"
 grep -q 'every mount at or under /sys is read-only' <<<"$demo" || fail "installed wrapper left /sys writable: $demo"
 grep -q 'CAP_NET_RAW *dropped' <<<"$demo" || fail "installed wrapper kept CAP_NET_RAW: $demo"
@@ -69,7 +82,7 @@ out=$(dpkg -i "$deb" 2>&1 </dev/null) || fail "reinstall: $out"
 ok "an edited config.toml survives a reinstall"
 
 dpkg -r userns-hostnet >/dev/null
-for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet-runtime-crun \
+for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet-runtime-crun /usr/bin/userns-hostnet-runtime-youki \
 	/usr/share/containers/oci/hooks.d/userns-hostnet.json; do
 	[ ! -e "$f" ] && [ ! -L "$f" ] || fail "dpkg -r left $f"
 done
