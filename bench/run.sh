@@ -183,8 +183,9 @@ if [ "$QUICK" = 1 ]; then
 	ENGINE_ALL="each size ran once (--quick)"
 else
 	cargo bench --quiet "${FEATURES[@]}" --bench engine >"$WORK/engine.txt" 2>&1
-	# "convert/25KB  time:   [a b c]": the middle estimate of each size.
-	ENGINE_ALL=$(awk '/^convert\// { name = $1 } /time:/ { sub(/.*\[/, ""); print name ": " $3 " " $4 }' "$WORK/engine.txt" |
+	# "convert/25KB  time:   [a b c]": the middle estimate of each size
+	# (the name may stand on a line of its own; other groups are skipped).
+	ENGINE_ALL=$(awk '$1 ~ /^[A-Za-z0-9_]+\/[^:]+$/ { name = $1 } /time:/ && name ~ /^convert\// { sub(/.*\[/, ""); print name ": " $3 " " $4 }' "$WORK/engine.txt" |
 		sed 's|convert/||' | paste -sd ';' | sed 's/;/; /g')
 	ENGINE_25K=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /25KB/ { print $2 }')
 	ENGINE_5M=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /5MB/ { print $2 }')
