@@ -184,8 +184,9 @@ if [ "$QUICK" = 1 ]; then
 else
 	cargo bench --quiet "${FEATURES[@]}" --bench engine >"$WORK/engine.txt" 2>&1
 	# "convert/25KB  time:   [a b c]": the middle estimate of each size
-	# (the name may stand on a line of its own; other groups are skipped).
-	ENGINE_ALL=$(awk '$1 ~ /^[A-Za-z0-9_]+\/[^:]+$/ { name = $1 } /time:/ && name ~ /^convert\// { sub(/.*\[/, ""); print name ": " $3 " " $4 }' "$WORK/engine.txt" |
+	# (the name may stand on a line of its own; other groups are skipped,
+	# and so is the "change:" block's time line against a saved baseline).
+	ENGINE_ALL=$(awk '$1 ~ /^[A-Za-z0-9_]+\/[^:]+$/ { name = $1 } /time:/ && name ~ /^convert\// { sub(/.*\[/, ""); print name ": " $3 " " $4; name = "" }' "$WORK/engine.txt" |
 		sed 's|convert/||' | paste -sd ';' | sed 's/;/; /g')
 	ENGINE_25K=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /25KB/ { print $2 }')
 	ENGINE_5M=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /5MB/ { print $2 }')
