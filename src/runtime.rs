@@ -5,8 +5,8 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
 
 /// The environment variable that names the real runtime and wins over
 /// everything else.
@@ -82,13 +82,53 @@ pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
 /// with links resolved (`/usr/bin/runc` -> runc, a link to crun -> crun);
 /// anything else gets the strict reading.
 pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
-    let real = runtime
-        .canonicalize()
-        .unwrap_or_else(|_| runtime.to_owned());
-    real.file_name().map_or(
-        crate::argv::Dialect::Strict,
-        crate::argv::Dialect::from_file_name,
-    )
+    resolved_name(runtime).map_or(crate::argv::Dialect::Strict, |n| {
+        crate::argv::Dialect::from_file_name(&n)
+    })
+}
+
+/// The file name `runtime.canonicalize()` ends in (the path itself when it
+/// cannot be resolved), found by following the links of the last
+/// component only: the directories on the way cannot change the name, and
+/// one `readlink` per link is all an exec pays (a full canonicalize costs
+/// one per component). A link whose target does not end in a plain name
+/// (`..`, `.`, `/`), or an error other than "no such file", is left to
+/// canonicalize itself.
+fn resolved_name(runtime: &Path) -> Option<OsString> {
+    let slow = || {
+        let real = runtime
+            .canonicalize()
+            .unwrap_or_else(|_| runtime.to_owned());
+        real.file_name().map(OsStr::to_os_string)
+    };
+    let mut p = runtime.to_owned();
+    // The kernel's own limit on links followed in one lookup.
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(target) => {
+                if !matches!(target.components().next_back(), Some(Component::Normal(_))) {
+                    return slow();
+                }
+                p = match p.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            // Not a link: its name is the name.
+            Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
+                return match p.components().next_back() {
+                    Some(Component::Normal(n)) => Some(n.to_os_string()),
+                    _ => slow(),
+                };
+            }
+            // A dangling link: canonicalize fails, the name as given.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return runtime.file_name().map(OsStr::to_os_string);
+            }
+            Err(_) => return slow(),
+        }
+    }
+    slow()
 }
 
 /// Who named the runtime, for error messages.
@@ -121,9 +161,34 @@ pub struct Lookup<'a> {
     /// Names or paths to try in order when nothing is named.
     pub candidates: &'a [String],
     pub path_var: Option<&'a OsStr>,
-    /// This executable, resolved, so a wrapper installed as `runc` earlier
-    /// in PATH does not exec itself forever.
-    pub self_exe: Option<&'a Path>,
+    /// This executable, so a wrapper installed as `runc` earlier in PATH
+    /// does not exec itself forever.
+    pub self_id: Option<FileId>,
+}
+
+/// A file by device and inode: the wrapper under any path or link that
+/// leads to it (`/proc/self/exe` is one `stat`, where comparing resolved
+/// paths takes a `readlink` per component of both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The file `p` leads to, links followed.
+    pub fn of(p: &Path) -> Option<FileId> {
+        std::fs::metadata(p).ok().map(|m| FileId::from(&m))
+    }
+}
+
+impl From<&std::fs::Metadata> for FileId {
+    fn from(m: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        }
+    }
 }
 
 impl Lookup<'_> {
@@ -143,22 +208,25 @@ impl Lookup<'_> {
                 });
             }
             return found
-                .find(|p| !self.is_self(p))
+                .find(|(_, id)| !self.is_self(*id))
+                .map(|(p, _)| p)
                 .ok_or(LookupError::IsSelf(shown));
         }
         self.candidates
             .iter()
             .flat_map(|c| self.resolve(OsStr::new(c)))
-            .find(|p| !self.is_self(p))
+            .find(|(_, id)| !self.is_self(*id))
+            .map(|(p, _)| p)
             .ok_or_else(|| LookupError::NoCandidate(self.candidates.join(", ")))
     }
 
-    /// Every executable a name stands for: a name with a slash is a path; a
-    /// bare name is looked up in each PATH directory in turn.
-    fn resolve<'s>(&'s self, name: &'s OsStr) -> Box<dyn Iterator<Item = PathBuf> + 's> {
+    /// Every executable a name stands for: a name with a slash is a path
+    /// (no PATH search); a bare name is looked up in each PATH directory in
+    /// turn.
+    fn resolve<'s>(&'s self, name: &'s OsStr) -> Box<dyn Iterator<Item = (PathBuf, FileId)> + 's> {
         if name.as_bytes().contains(&b'/') {
             let p = PathBuf::from(name);
-            return Box::new(is_executable(&p).then_some(p).into_iter());
+            return Box::new(executable(&p).map(|id| (p, id)).into_iter());
         }
         let dirs = match self.path_var {
             Some(v) if !name.is_empty() => std::env::split_paths(v).collect(),
@@ -168,15 +236,12 @@ impl Lookup<'_> {
             dirs.into_iter()
                 .filter(|dir| !dir.as_os_str().is_empty())
                 .map(move |dir| dir.join(name))
-                .filter(|p| is_executable(p)),
+                .filter_map(|p| executable(&p).map(|id| (p, id))),
         )
     }
 
-    fn is_self(&self, found: &Path) -> bool {
-        match (self.self_exe, found.canonicalize()) {
-            (Some(me), Ok(real)) => real == me,
-            _ => false,
-        }
+    fn is_self(&self, found: FileId) -> bool {
+        self.self_id == Some(found)
     }
 }
 
@@ -188,15 +253,18 @@ pub fn find(
     named: Option<(&OsStr, NamedBy)>,
     candidates: &[String],
 ) -> Result<PathBuf, LookupError> {
-    let path_var = std::env::var_os("PATH")
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| FALLBACK_PATH.into());
-    let self_exe = std::fs::canonicalize("/proc/self/exe").ok();
+    // A runtime named by a path needs no PATH.
+    let bare = |n: &OsStr| !n.as_bytes().contains(&b'/');
+    let path_var = named.map_or(true, |(n, _)| bare(n)).then(|| {
+        std::env::var_os("PATH")
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| FALLBACK_PATH.into())
+    });
     Lookup {
         named,
         candidates,
-        path_var: Some(&path_var),
-        self_exe: self_exe.as_deref(),
+        path_var: path_var.as_deref(),
+        self_id: FileId::of(Path::new("/proc/self/exe")),
     }
     .find()
 }
@@ -211,10 +279,10 @@ pub fn choose(named: Option<&OsStr>, candidates: &[String]) -> Result<PathBuf, L
     find(named.map(|n| (n, NamedBy::Env)), candidates)
 }
 
-fn is_executable(p: &Path) -> bool {
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+/// The file `p` names if it is an executable regular file: one `stat`.
+fn executable(p: &Path) -> Option<FileId> {
+    let m = std::fs::metadata(p).ok()?;
+    (m.is_file() && m.permissions().mode() & 0o111 != 0).then(|| FileId::from(&m))
 }
 
 /// Replace this process with `runtime`, giving it `args` (without argv[0])
@@ -275,6 +343,43 @@ mod tests {
         assert_eq!(dialect(&sub.join("crun")), Dialect::Strict);
     }
 
+    #[test]
+    fn resolved_name_is_the_name_canonicalize_ends_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        exe(d, "crun");
+        fs::create_dir_all(d.join("a/b")).unwrap();
+        std::os::unix::fs::symlink("../crun", d.join("a/runc")).unwrap();
+        std::os::unix::fs::symlink("../runc", d.join("a/b/link")).unwrap();
+        std::os::unix::fs::symlink(d.join("a/b/link"), d.join("abs")).unwrap();
+        std::os::unix::fs::symlink("a/b", d.join("dirlink")).unwrap();
+        std::os::unix::fs::symlink("nowhere/x", d.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("a/..", d.join("dots")).unwrap();
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        for p in [
+            d.join("crun"),
+            d.join("a/runc"),
+            d.join("a/b/link"),
+            d.join("abs"),
+            d.join("dirlink/link"),
+            d.join("dirlink/../runc"),
+            d.join("dangling"),
+            d.join("dots"),
+            d.join("loop"),
+            d.join("missing"),
+            d.join("a/b/"),
+            d.join("crun/."),
+        ] {
+            let slow = p.canonicalize().unwrap_or_else(|_| p.clone());
+            assert_eq!(
+                resolved_name(&p).as_deref(),
+                slow.file_name(),
+                "{}",
+                p.display()
+            );
+        }
+    }
+
     fn exe(dir: &Path, name: &str) -> PathBuf {
         let p = dir.join(name);
         fs::write(&p, "#!/bin/sh\n").unwrap();
@@ -298,7 +403,7 @@ mod tests {
             named: None,
             candidates: &c,
             path_var: Some(&path),
-            self_exe: None,
+            self_id: None,
         };
         assert_eq!(l.find().unwrap(), runc);
         fs::remove_file(&runc).unwrap();
@@ -315,7 +420,7 @@ mod tests {
             named: Some((OsStr::new("youki"), NamedBy::Env)),
             candidates: &c,
             path_var: Some(&path),
-            self_exe: None,
+            self_id: None,
         };
         assert_eq!(l.find().unwrap(), youki);
         l.named = Some((youki.as_os_str(), NamedBy::Env));
@@ -337,7 +442,7 @@ mod tests {
             named: None,
             candidates: &c,
             path_var: Some(&path),
-            self_exe: None,
+            self_id: None,
         };
         assert_eq!(
             l.find().unwrap_err(),
@@ -352,16 +457,24 @@ mod tests {
         let me = exe(a.path(), "runc");
         let real = exe(b.path(), "runc");
         let path = std::env::join_paths([a.path(), b.path()]).unwrap();
-        let me = me.canonicalize().unwrap();
         let c = candidates();
         let mut l = Lookup {
             named: None,
             candidates: &c,
             path_var: Some(&path),
-            self_exe: Some(&me),
+            self_id: FileId::of(&me),
         };
         assert_eq!(l.find().unwrap(), real);
         l.named = Some((me.as_os_str(), NamedBy::Env));
+        assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
+        // Under any other name: a link, or a hard link.
+        let link = b.path().join("runc-link");
+        std::os::unix::fs::symlink(&me, &link).unwrap();
+        l.named = Some((link.as_os_str(), NamedBy::Env));
+        assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
+        let hard = b.path().join("runc-hard");
+        fs::hard_link(&me, &hard).unwrap();
+        l.named = Some((hard.as_os_str(), NamedBy::Env));
         assert!(matches!(l.find(), Err(LookupError::IsSelf(_))));
     }
 
@@ -404,7 +517,7 @@ mod tests {
             named: Some((&named, NamedBy::OwnName)),
             candidates: &c,
             path_var: Some(OsStr::new("/nonexistent")),
-            self_exe: None,
+            self_id: None,
         };
         assert_eq!(
             l.find().unwrap_err(),
@@ -432,7 +545,7 @@ mod tests {
             named: Some((OsStr::new("no-such-runtime-here"), NamedBy::OwnName)),
             candidates: &c,
             path_var: Some(OsStr::new("/nonexistent")),
-            self_exe: None,
+            self_id: None,
         };
         assert_eq!(
             l.find().unwrap_err().to_string(),

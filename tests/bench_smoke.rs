@@ -49,6 +49,7 @@ fn bench_script_runs_in_quick_mode() {
     );
     for row in [
         "pass-through",
+        "exec, container not converted",
         "create + delete",
         "engine, 5 MB",
         "peak RSS",

@@ -1,6 +1,7 @@
 //! The I/O primitives the shell is built from, each in one place: atomic
 //! file replacement, a subprocess with a deadline, `mount_setattr`,
-//! mountinfo parsing, TOML files of the daemons, and the fallback PATH.
+//! mountinfo parsing, TOML files of the daemons, the fallback PATH, and
+//! the start-up Rust's runtime would do for a `#![no_main]` binary.
 //! Nothing here knows about specs or policies.
 
 pub mod atomic;
@@ -8,4 +9,5 @@ pub mod deadline;
 pub mod mount;
 pub mod mountinfo;
 pub mod paths;
+pub mod start;
 pub mod toml;
