@@ -187,8 +187,7 @@ pub fn rro_support(runtime: &Path) -> crate::engine::RroSupport {
 /// read-only as asked. The runtime is known by its file name, links
 /// resolved; the host by what is mounted at /sys/fs/cgroup.
 pub fn runtime_cgroup_v1_writable(runtime: &Path) -> Option<String> {
-    let real = runtime.canonicalize().ok()?;
-    if real.file_name()? != "youki" {
+    if crate::runtime::resolved_name(runtime)? != "youki" {
         return None;
     }
     let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;

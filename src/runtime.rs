@@ -94,7 +94,7 @@ pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
 /// one per component). A link whose target does not end in a plain name
 /// (`..`, `.`, `/`), or an error other than "no such file", is left to
 /// canonicalize itself.
-fn resolved_name(runtime: &Path) -> Option<OsString> {
+pub fn resolved_name(runtime: &Path) -> Option<OsString> {
     let slow = || {
         let real = runtime
             .canonicalize()

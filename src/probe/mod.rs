@@ -158,14 +158,20 @@ fn probe_runtime(runtime: &Path, timeout: Duration, trials: &Path) -> Probe {
         Err(said @ (ProbeError::FeaturesWithoutRro { .. } | ProbeError::Version { .. }))
             if asked.definitive =>
         {
-            let answer = trial::run(runtime, trials)
-                .map(|seen| format!("{}, but {seen}", said.said()))
-                .map_err(|trial| ProbeError::Trial {
-                    runtime: runtime.to_owned(),
-                    said: said.said(),
-                    trial,
-                });
-            Probe::settled(answer)
+            match trial::run(runtime, trials) {
+                Ok(seen) => Probe::settled(Ok(format!("{}, but {seen}", said.said()))),
+                Err(failed) => {
+                    let reason = ProbeError::Trial {
+                        runtime: runtime.to_owned(),
+                        said: said.said(),
+                        trial: failed.reason,
+                    };
+                    match failed.settled {
+                        true => Probe::settled(Err(reason)),
+                        false => Probe::transient(reason),
+                    }
+                }
+            }
         }
         _ => asked,
     }

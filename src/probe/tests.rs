@@ -427,3 +427,35 @@ fn runtimes_like_runc_and_crun_are_supported_and_cached() {
         assert_eq!(calls(d.path()), ["features", "features", "--version"]);
     }
 }
+
+/// A trial that could not be read (here: the runtime says it created the
+/// container but wrote no pid file) is not an answer to keep: the next
+/// create asks again, where a settled no would stay until the binary
+/// changes.
+#[test]
+fn a_trial_that_could_not_be_read_is_not_cached() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let log = d.path().join("calls");
+    let rt = d.path().join("rt");
+    let tmp = d.path().join(".rt.tmp");
+    fs::write(
+        &tmp,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\n[ \"$1\" = features ] && echo '{NO_RRO_FEATURES}'\nexit 0\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::rename(&tmp, &rt).unwrap();
+    let t = Duration::from_secs(5);
+    let first = said(runtime_knows_rro_cached(&rt, &cache, t)).unwrap_err();
+    assert!(
+        first.contains("the trial container's pid file: "),
+        "{first}"
+    );
+    assert_eq!(calls(d.path()).len(), 3);
+    assert!(said(runtime_knows_rro_cached(&rt, &cache, t)).is_err());
+    assert_eq!(calls(d.path()).len(), 6, "asked again, not cached");
+}

@@ -102,12 +102,43 @@ pub fn judge(mounts: &[Mount]) -> Result<usize, String> {
     }
 }
 
+/// Why a trial showed no `rro`, and whether the next trial would say the
+/// same: the runtime's own refusal or what its container showed is
+/// settled; a trial that could not be made or read (no room under the
+/// cache directory, a slow node, a container gone too soon) is not, so it
+/// is asked again rather than cached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub reason: String,
+    pub settled: bool,
+}
+
+impl Failed {
+    fn settled(reason: String) -> Failed {
+        Failed {
+            reason,
+            settled: true,
+        }
+    }
+
+    fn transient(reason: String) -> Failed {
+        Failed {
+            reason,
+            settled: false,
+        }
+    }
+}
+
 /// Create the trial container under `parent` (a private directory is made
 /// and removed there), read its mounts, delete it. `Ok` says what was seen;
 /// `Err` why the runtime is not shown to apply `rro`.
-pub fn run(runtime: &Path, parent: &Path) -> Result<String, String> {
-    let work = Work::new(parent)
-        .map_err(|e| format!("cannot prepare a trial under {}: {e}", parent.display()))?;
+pub fn run(runtime: &Path, parent: &Path) -> Result<String, Failed> {
+    let work = Work::new(parent).map_err(|e| {
+        Failed::transient(format!(
+            "cannot prepare a trial under {}: {e}",
+            parent.display()
+        ))
+    })?;
     let result = work.create_and_read(runtime);
     work.delete(runtime);
     result.map(|n| format!("a trial container: all {n} mounts at and under /sys read-only"))
@@ -149,15 +180,18 @@ impl Work {
         self.dir.join("state")
     }
 
-    fn create_and_read(&self, runtime: &Path) -> Result<usize, String> {
-        let config = serde_json::to_vec(&spec(runtime)).map_err(|e| e.to_string())?;
+    fn create_and_read(&self, runtime: &Path) -> Result<usize, Failed> {
+        let local = |what: &Path| {
+            let what = what.display().to_string();
+            move |e: std::io::Error| Failed::transient(format!("{what}: {e}"))
+        };
+        let config =
+            serde_json::to_vec(&spec(runtime)).map_err(|e| Failed::transient(e.to_string()))?;
         let path = self.bundle().join("config.json");
-        fs::write(&path, config).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        fs::write(&path, config).map_err(local(&path))?;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).map_err(local(&path))?;
         let err_path = self.dir.join("stderr");
-        let err =
-            fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
+        let err = fs::File::create(&err_path).map_err(local(&err_path))?;
         let pid_file = self.dir.join("pid");
         let (state, bundle) = (self.state(), self.bundle());
         let args: [&OsStr; 8] = [
@@ -177,28 +211,32 @@ impl Work {
             err.into(),
             Instant::now() + TRIAL_TIMEOUT,
         )
-        .map_err(|e| match e {
-            RunError::Timeout => format!(
-                "the trial container was not created within {}s",
-                TRIAL_TIMEOUT.as_secs()
-            ),
-            e => format!("the trial container: {e}"),
+        .map_err(|e| {
+            Failed::transient(match e {
+                RunError::Timeout => format!(
+                    "the trial container was not created within {}s",
+                    TRIAL_TIMEOUT.as_secs()
+                ),
+                e => format!("the trial container: {e}"),
+            })
         })?;
         if !status.success() {
-            return Err(format!(
+            return Err(Failed::settled(format!(
                 "the runtime could not create the trial container ({status}): {}",
                 quoted(&err_path)
-            ));
+            )));
         }
         let pid = fs::read_to_string(&pid_file)
-            .map_err(|e| format!("the trial container's pid file: {e}"))?;
-        let pid: u32 = pid
-            .trim()
-            .parse()
-            .map_err(|_| format!("the trial container's pid file holds {:?}", pid.trim()))?;
+            .map_err(|e| Failed::transient(format!("the trial container's pid file: {e}")))?;
+        let pid: u32 = pid.trim().parse().map_err(|_| {
+            Failed::transient(format!(
+                "the trial container's pid file holds {:?}",
+                pid.trim()
+            ))
+        })?;
         let text = fs::read_to_string(format!("/proc/{pid}/mountinfo"))
-            .map_err(|e| format!("the trial container's mountinfo: {e}"))?;
-        judge(&mountinfo::parse(&text))
+            .map_err(|e| Failed::transient(format!("the trial container's mountinfo: {e}")))?;
+        judge(&mountinfo::parse(&text)).map_err(Failed::settled)
     }
 
     /// Remove the container and the directory, whatever the trial found.
@@ -346,6 +384,8 @@ mod tests {
         fs::set_permissions(&rt, fs::Permissions::from_mode(0o755)).unwrap();
         let parent = d.path().join("trials");
         let e = run(&rt, &parent).unwrap_err();
+        assert!(e.settled, "{e:?}");
+        let e = e.reason;
         assert!(e.starts_with("the runtime could not create the trial container (exit status: 1): unknown mount option \"rro\""), "{e}");
         assert_eq!(fs::read_dir(&parent).unwrap().count(), 0);
     }
