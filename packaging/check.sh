@@ -8,8 +8,10 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 here=packaging
-deb=$(ls target/debian/userns-hostnet_*.deb)
-rpm=$(ls target/generate-rpm/userns-hostnet-*.rpm)
+# make package builds for the host's target triple (static binaries, see the Makefile).
+out=target/$(rustc -vV | sed -n 's/^host: //p')
+deb=$(ls "$out"/debian/userns-hostnet_*.deb)
+rpm=$(ls "$out"/generate-rpm/userns-hostnet-*.rpm)
 passed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { echo "FAIL $*" >&2; exit 1; }
@@ -51,6 +53,14 @@ rc=$?
 set -e
 [ "$rc" -le 1 ] && grep -q 'kernel.mount_setattr' <<<"$doctor" || fail "doctor from /usr/bin (exit $rc): $doctor"
 ok "userns-hostnet doctor runs from /usr/bin (exit $rc)"
+
+# Static-pie: no program interpreter, no shared library needed.
+for bin in /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet; do
+	if readelf -lW "$bin" | grep -q 'INTERP' || readelf -dW "$bin" | grep -q '(NEEDED)'; then
+		fail "$bin is dynamically linked: $(readelf -dW "$bin" | grep '(NEEDED)')"
+	fi
+done
+ok "the installed binaries are static (no interpreter, no NEEDED)"
 
 [ "$(readlink /usr/bin/userns-hostnet-runtime-crun)" = userns-hostnet-runtime ] || fail "crun name is not a link"
 /usr/bin/userns-hostnet-runtime-crun --version | grep -q '^crun version' || fail "userns-hostnet-runtime-crun does not run crun"
