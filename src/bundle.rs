@@ -1,7 +1,9 @@
 //! The bundle's config.json: read without following links or blocking on
 //! odd files, and replaced atomically (temporary file in the bundle
-//! directory, fsync, rename, directory fsync) with its mode, owner and
-//! extended attributes (SELinux label, ACLs) kept, so a crash leaves either the old or the new document, never a mix.
+//! directory, fsync, rename; the directory is not fsynced, see
+//! `sys::atomic::Durability::Contents`) with its mode, owner and extended
+//! attributes (SELinux label, ACLs) kept, so a crash or a power loss leaves
+//! either the old or the new document, never a mix.
 
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
@@ -168,6 +170,9 @@ impl Config {
             &self.path,
             bytes,
             attrs,
+            // The next create converts an old config.json again: see
+            // Durability::Contents.
+            atomic::Durability::Contents,
             Some(&self.file),
             pause_before_rename,
         )?;

@@ -33,6 +33,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         path,
         bytes,
         attrs,
+        atomic::Durability::ContentsAndName,
         old.as_ref(),
         || {},
     )?)

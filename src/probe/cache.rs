@@ -121,5 +121,11 @@ pub fn write(
         mode: 0o600,
         owner: None,
     };
-    Ok(atomic::replace(&dir.join(id.file_name()), &json, attrs)?)
+    // A lost entry only means the runtime is asked again.
+    Ok(atomic::replace(
+        &dir.join(id.file_name()),
+        &json,
+        attrs,
+        atomic::Durability::Contents,
+    )?)
 }

@@ -1,7 +1,9 @@
 //! Replacing a file atomically: a temporary file beside the target, owner
 //! and mode set on its descriptor, written, fsynced, renamed over the
-//! target, then the directory fsynced, so a crash leaves either the old or
-//! the new file, never a mix, and the new one survives a power loss.
+//! target, so a crash or a power loss leaves either the old or the new
+//! file, never a mix or an empty one. Where the caller needs the new name
+//! itself to survive a power loss ([`Durability::ContentsAndName`]), the
+//! directory is fsynced too.
 //!
 //! When asked to, the new file also gets every extended attribute of the
 //! old one (the SELinux label `security.selinux`, `user.*`, the POSIX ACLs
@@ -33,6 +35,23 @@ pub struct Attrs {
     /// (uid, gid); `None` leaves the creator's. A chown refused with EPERM
     /// (an unprivileged caller) leaves the creator's too.
     pub owner: Option<(u32, u32)>,
+}
+
+/// What a replace makes survive a power loss. Either way a crash or a
+/// power loss leaves the old file or the new one, whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The new contents reach the disk before the rename (the file is
+    /// fsynced), so the name never points at a torn or empty file; the
+    /// rename itself may be lost, and the old file come back. For a file
+    /// whose old version is as safe to find after a reboot as the new one:
+    /// a bundle's config.json is converted again by the next create, and
+    /// no container outlives a reboot without one.
+    Contents,
+    /// As [`Durability::Contents`], and the directory is fsynced after the
+    /// rename: the new file is what a reboot finds. For configuration an
+    /// operator edits on purpose (containerd's, CRI-O's).
+    ContentsAndName,
 }
 
 /// The step that failed, on which file.
@@ -72,8 +91,13 @@ pub fn temp_path(target: &Path) -> PathBuf {
 }
 
 /// Replace `target` with `bytes`, atomically.
-pub fn replace(target: &Path, bytes: &[u8], attrs: Attrs) -> Result<(), AtomicError> {
-    replace_with(target, bytes, attrs, None, || {})
+pub fn replace(
+    target: &Path,
+    bytes: &[u8],
+    attrs: Attrs,
+    durability: Durability,
+) -> Result<(), AtomicError> {
+    replace_with(target, bytes, attrs, durability, None, || {})
 }
 
 /// [`replace`], giving the new file every extended attribute of `old` (the
@@ -84,11 +108,18 @@ pub fn replace_with(
     target: &Path,
     bytes: &[u8],
     attrs: Attrs,
+    durability: Durability,
     old: Option<&File>,
     before_rename: impl FnOnce(),
 ) -> Result<(), AtomicError> {
     let tmp = temp_path(target);
     let result = write_then_rename(target, &tmp, bytes, attrs, old, before_rename);
+    let result = result.and_then(|dir| match durability {
+        Durability::Contents => Ok(()),
+        Durability::ContentsAndName => File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(step(&dir, "cannot sync")),
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -102,7 +133,7 @@ fn write_then_rename(
     attrs: Attrs,
     old: Option<&File>,
     before_rename: impl FnOnce(),
-) -> Result<(), AtomicError> {
+) -> Result<PathBuf, AtomicError> {
     // A stale file of a killed run with our pid is ours to replace.
     let _ = std::fs::remove_file(tmp);
     let dir = match target.parent() {
@@ -140,8 +171,7 @@ fn write_then_rename(
     drop(f);
     before_rename();
     std::fs::rename(tmp, target).map_err(step(target, "cannot replace"))?;
-    let d = File::open(dir).map_err(step(dir, "cannot open"))?;
-    d.sync_all().map_err(step(dir, "cannot sync"))
+    Ok(dir.to_owned())
 }
 
 /// Give `new` every extended attribute of `old`, and no access ACL that
@@ -286,7 +316,7 @@ mod tests {
             mode: 0o640,
             owner: None,
         };
-        replace(&p, b"new", attrs).unwrap();
+        replace(&p, b"new", attrs, Durability::ContentsAndName).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
@@ -304,7 +334,7 @@ mod tests {
             mode: 0o600,
             owner: None,
         };
-        replace_with(&p, b"new", attrs, None, || {
+        replace_with(&p, b"new", attrs, Durability::Contents, None, || {
             assert_eq!(std::fs::read(&p).unwrap(), b"old");
             assert_eq!(std::fs::read(temp_path(&p)).unwrap(), b"new");
         })
@@ -323,7 +353,7 @@ mod tests {
             mode: 0o644,
             owner: None,
         };
-        let e = replace(&p, b"new", attrs).unwrap_err();
+        let e = replace(&p, b"new", attrs, Durability::ContentsAndName).unwrap_err();
         assert_eq!(e.what, "cannot replace");
         assert!(e
             .to_string()
@@ -397,7 +427,15 @@ mod tests {
         let mode = mode_of(&p);
         let inode = std::fs::metadata(&p).unwrap().ino();
         let old = File::open(&p).unwrap();
-        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        replace_with(
+            &p,
+            b"new",
+            attrs_of(&p),
+            Durability::Contents,
+            Some(&old),
+            || {},
+        )
+        .unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_ne!(std::fs::metadata(&p).unwrap().ino(), inode, "replaced");
         assert_eq!(xattr::get(&p, "user.label").unwrap().unwrap(), b"kept");
@@ -419,7 +457,15 @@ mod tests {
         acl_tool("setfacl", &["-m", "u:1234:r-x"], &p);
         let (mode, acl) = (mode_of(&p), getfacl(&p));
         let old = File::open(&p).unwrap();
-        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        replace_with(
+            &p,
+            b"new",
+            attrs_of(&p),
+            Durability::Contents,
+            Some(&old),
+            || {},
+        )
+        .unwrap();
         assert_eq!(mode_of(&p), mode);
         assert_eq!(getfacl(&p), acl);
     }
@@ -434,7 +480,15 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
         let old = File::open(&p).unwrap();
-        replace_with(&p, b"new", attrs_of(&p), Some(&old), || {}).unwrap();
+        replace_with(
+            &p,
+            b"new",
+            attrs_of(&p),
+            Durability::Contents,
+            Some(&old),
+            || {},
+        )
+        .unwrap();
         assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
         assert_eq!(mode_of(&p), 0o644);
     }
@@ -468,9 +522,14 @@ mod tests {
         std::fs::write(&p, "old").unwrap();
         let inode = std::fs::metadata(&p).unwrap().ino();
         let old = File::open(&source).unwrap();
-        let e = replace_with(&p, b"new", attrs_of(&p), Some(&old), || {
-            panic!("renamed despite the failed copy")
-        })
+        let e = replace_with(
+            &p,
+            b"new",
+            attrs_of(&p),
+            Durability::Contents,
+            Some(&old),
+            || panic!("renamed despite the failed copy"),
+        )
         .unwrap_err();
         assert_eq!(e.path, p);
         assert_eq!(e.what, "cannot copy extended attribute user.big");
