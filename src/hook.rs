@@ -90,11 +90,17 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
         HookError::Refused(r)
     })?;
     // The fast path: no file but config.json is read, no system call is
-    // made unless the spec names namespace paths. What the engine cannot
-    // read as a spec it leaves to the wrapper.
+    // made unless the spec names namespace paths. A spec the engine
+    // refuses (a namespace path it cannot read, say) is refused here too:
+    // with the plain runtime behind podman or CRI-O, this stage is the only
+    // guard, and "not needed" would let the container start unhardened.
     let prepared = match plan::prepare(doc) {
         Ok(p) if p.needs_conversion() => p,
-        _ => return Ok(Outcome::NotNeeded),
+        Ok(_) => return Ok(Outcome::NotNeeded),
+        Err(r) => {
+            refused_unread(CREATE_RUNTIME, &r, Some(&state));
+            return Err(HookError::Refused(r));
+        }
     };
     let pid = state.pid()?;
     let config = config::load()?;
@@ -430,6 +436,21 @@ mod tests {
         let state = json!({"id": "x", "bundle": dir.path().join("missing")});
         let e = create_runtime_with(state.to_string().as_bytes()).unwrap_err();
         assert!(e.to_string().contains("no config.json"), "{e}");
+    }
+
+    #[test]
+    fn a_namespace_it_cannot_read_is_refused_not_waved_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = json!({"root": {"path": "rootfs"}, "linux": {"namespaces": [
+            {"type": "user", "path": "/proc/999999999/ns/user"},
+            {"type": "network", "path": "/proc/999999999/ns/net"}]}});
+        std::fs::write(dir.path().join("config.json"), spec.to_string()).unwrap();
+        let state = json!({"id": "x", "pid": 1, "bundle": dir.path()});
+        let e = create_runtime_with(state.to_string().as_bytes()).unwrap_err();
+        assert!(
+            matches!(&e, HookError::Refused(r) if r.field.starts_with("linux.namespaces[")),
+            "{e}"
+        );
     }
 
     #[test]
