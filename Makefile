@@ -21,7 +21,8 @@ clippy:
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
-# for tests/e2e_cri.rs, cached in target/.
+# for tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
+# tests/e2e_crio.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh
 
