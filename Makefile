@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl
+DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl
 
 .PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools
 
@@ -21,7 +21,8 @@ clippy:
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
-# for tests/e2e_cri.rs, cached in target/.
+# for tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
+# tests/e2e_crio.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh
 

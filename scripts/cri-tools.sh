@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Fetches what the CRI end-to-end tier (tests/e2e_cri.rs) needs, into target/:
+# Fetches what the CRI end-to-end tiers (tests/e2e_cri.rs, tests/e2e_crio.rs)
+# need, into target/:
 #   target/containerd-1.7/usr/bin/containerd  containerd 1.7.24 from Debian trixie,
 #       the first Debian containerd with CRI user namespaces (bookworm's 1.6.20
 #       has none). Downloaded with a private APT_CONFIG whose only source is
 #       trixie and unpacked with dpkg -x: the system's sources and its own
 #       containerd stay as they are.
-#   target/cri-o/crictl  cri-tools 1.36.0, the CRI client the tier drives, from
+#   target/cri-o/crictl  cri-tools 1.36.0, the CRI client both tiers drive, and
+#       target/cri-o/{crio,pinns,copyimg}  CRI-O 1.36.3, its namespace pinner and
+#       its image-copy helper (Debian has no CRI-O), all from
 #       ../shared/tools/cri-o-1.36.3 beside the checkout.
 # Idempotent: a second run checks what is there and downloads nothing.
 # Run as root from anywhere; needs apt-get, dpkg and xz-utils.

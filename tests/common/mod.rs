@@ -21,6 +21,7 @@ use tempfile::TempDir;
 
 pub mod containerd;
 pub mod cri;
+pub mod crio;
 pub mod podman;
 
 /// The wrapper under test.

@@ -1,0 +1,800 @@
+//! A private CRI-O 1.36.3 for tests/e2e_crio.rs, driven through crictl the
+//! way the kubelet drives it (the requests of tests/common/cri.rs).
+//!
+//! Debian has no CRI-O: `scripts/cri-tools.sh` unpacks crio, pinns, crictl
+//! and copyimg from ../shared/tools/cri-o-1.36.3 into `target/cri-o`; conmon
+//! is Debian's. Everything the daemon writes lives under one directory in
+//! /tmp named after the test process (storage root and runroot with the vfs
+//! driver, socket, pinned namespaces, exit files, runc root of the plain
+//! handler, logs), and it runs in a private mount namespace whose /sys looks
+//! like a node's (bpffs, securityfs, a pure cgroup v2 view: SYS_VIEW_SCRIPT).
+//!
+//! Two handlers: `runc`, CRI-O's default, runc 1.1.5 behind a test-only step
+//! (below); and `userns-hostnet`, registered by running `userns-hostnet
+//! install crio` on this daemon's config, which copies `runc`'s
+//! `runtime_path` as the wrapper's real runtime through the handler's links.
+//!
+//! Images: the pause and app images of tests/common/cri.rs, put into CRI-O's
+//! storage by copyimg from the same docker-archive (no registry).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+use super::containerd::{processes_naming, write_script};
+use super::cri::{self, Pod, Seen, APP_IMAGE, PAUSE_IMAGE};
+use super::{find_in_path, run_capture, Outcome, Runtime, SYS_VIEW_SCRIPT, WRAPPER};
+
+/// The admin tool: `install crio`, and the hook.
+pub const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+
+/// Every daemon directory starts with this, then the test process's pid.
+const DIR_PREFIX: &str = "uhn-crio-";
+
+/// The drop-in `userns-hostnet install crio` writes next to `--config`.
+pub const INSTALL_DROP_IN: &str = "crio.conf.d/99-userns-hostnet.conf";
+
+const FETCH_HINT: &str = "run `scripts/cri-tools.sh` (make test does): it unpacks crio, \
+     pinns, crictl and copyimg from ../shared/tools/cri-o-1.36.3 into target/cri-o";
+
+/// The runtime handlers (`crictl runp --runtime NAME`).
+pub mod handler {
+    /// runc 1.1.5, CRI-O's default handler.
+    pub const RUNC: &str = "runc";
+    /// What `userns-hostnet install crio` registers.
+    pub const WRAPPER: &str = "userns-hostnet";
+}
+
+/// CRI-O's `drop_infra_ctr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `true`, CRI-O's default: pinns makes the pod's namespaces and no
+    /// pause container runs.
+    DropInfra,
+    /// `false`: a pause container runs and joins what pinns pinned.
+    InfraContainer,
+}
+
+impl Mode {
+    fn drop_infra_ctr(self) -> bool {
+        self == Mode::DropInfra
+    }
+}
+
+/// What CRI-O's `hooks_dir` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hooks {
+    /// Nothing.
+    None,
+    /// hooks.d/userns-hostnet.json as the packages ship it to
+    /// /usr/share/containers/oci/hooks.d/, with its `path` pointed at the
+    /// built tool (CRI-O refuses to start when a hook's path is missing)
+    /// and this daemon's wrapper config in its environment.
+    Shipped,
+    /// The same plus the podman-only precreate definition, which CRI-O
+    /// must refuse.
+    WithPrecreate,
+}
+
+fn tools_dir() -> PathBuf {
+    cri::crictl_path()
+        .parent()
+        .expect("crictl lies in a directory")
+        .to_path_buf()
+}
+
+fn tool(name: &str) -> PathBuf {
+    let p = tools_dir().join(name);
+    assert!(p.is_file(), "{name} is missing at {p:?}: {FETCH_HINT}");
+    p
+}
+
+fn system_tool(name: &str, hint: &str) -> PathBuf {
+    find_in_path(name).unwrap_or_else(|| panic!("`{name}` is missing: {hint}"))
+}
+
+/// A started CRI-O, or the reason it did not start.
+pub struct Crio {
+    dir: Option<TempDir>,
+    path: PathBuf,
+    child: Option<Child>,
+    mode: Mode,
+    counter: AtomicU64,
+    /// Ids of every pod and container this daemon made: the wrapper's
+    /// runtime root (`/run/userns-hostnet-runtime`, as install writes it)
+    /// is shared with other daemons, so leftovers are looked for by id.
+    ids: Mutex<Vec<String>>,
+    stopped: bool,
+}
+
+impl Crio {
+    /// Starts CRI-O in `mode` with an empty hooks directory.
+    pub fn start(mode: Mode) -> Crio {
+        Crio::launch(mode, Hooks::None).unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
+    }
+
+    /// Prepares the daemon's directory, registers the wrapper with `install
+    /// crio`, copies the images and starts CRI-O; Err(its log) when it
+    /// exits or does not answer within 30 s.
+    pub fn launch(mode: Mode, hooks: Hooks) -> Result<Crio, String> {
+        super::require_prerequisites(Runtime::Runc);
+        let crio = tool("crio");
+        tool("pinns");
+        cri::crictl_path();
+        tool("crictl");
+        system_tool("conmon", "install the Debian package conmon");
+        system_tool("jq", "install the Debian package jq");
+        clean_leftovers();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
+            .tempdir_in("/tmp")
+            .expect("create the CRI-O directory");
+        let d = dir.path().to_path_buf();
+        fs::create_dir_all(d.join("hooks")).unwrap();
+        fs::create_dir_all(d.join("cni/net.d")).unwrap();
+        fs::create_dir_all(d.join("cni/bin")).unwrap();
+        fs::write(
+            d.join("policy.json"),
+            r#"{"default":[{"type":"insecureAcceptAnything"}]}"#,
+        )
+        .unwrap();
+        fs::write(
+            d.join("wrapper.toml"),
+            format!(
+                "[log]\nfile = {:?}\n",
+                d.join("decisions.log").display().to_string()
+            ),
+        )
+        .unwrap();
+        write_runc_step(&d);
+        fs::write(d.join("crio.conf"), crio_config(&d, mode)).unwrap();
+        register_wrapper(&d);
+        write_hooks(&d, hooks);
+        copy_images(&d);
+        fs::write(
+            d.join("crictl.yaml"),
+            format!(
+                "runtime-endpoint: unix://{sock}\nimage-endpoint: unix://{sock}\n\
+                 timeout: 60\ndebug: false\npull-image-on-create: false\n",
+                sock = d.join("crio.sock").display()
+            ),
+        )
+        .unwrap();
+        fs::create_dir_all(d.join("cri-configs")).unwrap();
+
+        let log = fs::File::create(d.join("crio.log")).unwrap();
+        let child = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(SYS_VIEW_SCRIPT)
+            .arg("sys-view")
+            .arg(&crio)
+            .arg("--config")
+            .arg(d.join("crio.conf"))
+            .arg("--config-dir")
+            .arg(d.join("crio.conf.d"))
+            .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
+            .env("USERNS_HOSTNET_HANDLERS_DIR", d.join("handlers"))
+            .env_remove("USERNS_HOSTNET_RUNTIME")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start crio");
+        let mut daemon = Crio {
+            dir: Some(dir),
+            path: d,
+            child: Some(child),
+            mode,
+            counter: AtomicU64::new(0),
+            ids: Mutex::new(Vec::new()),
+            stopped: false,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if daemon.crictl(&["version"]).success() {
+                return Ok(daemon);
+            }
+            let exited = daemon
+                .child
+                .as_mut()
+                .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+            if exited || Instant::now() > deadline {
+                return Err(daemon.log());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.path
+    }
+
+    /// The daemon's log, for failure messages.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.path.join("crio.log")).unwrap_or_default()
+    }
+
+    /// The handler table `install crio` wrote, as CRI-O reads it.
+    pub fn installed_drop_in(&self) -> String {
+        fs::read_to_string(self.path.join(INSTALL_DROP_IN)).unwrap_or_default()
+    }
+
+    /// The wrapper's decision log lines.
+    pub fn decisions(&self) -> Vec<Value> {
+        fs::read_to_string(self.path.join("decisions.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("decision log line is JSON"))
+            .collect()
+    }
+
+    pub fn decisions_for(&self, id: &str) -> Vec<Value> {
+        self.decisions()
+            .into_iter()
+            .filter(|d| d["id"] == id)
+            .collect()
+    }
+
+    pub fn crictl(&self, args: &[&str]) -> Outcome {
+        let mut cmd = Command::new(cri::crictl_path());
+        cmd.arg("--config")
+            .arg(self.path.join("crictl.yaml"))
+            .args(args);
+        run_capture(&mut cmd)
+    }
+
+    fn write_config(&self, tag: &str, value: &Value) -> PathBuf {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let path = self
+            .path
+            .join("cri-configs")
+            .join(format!("{tag}-{n}.json"));
+        fs::write(&path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
+        path
+    }
+
+    /// A directory for a pod's container logs.
+    pub fn log_dir(&self, name: &str) -> PathBuf {
+        let dir = self.path.join("pod-logs").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn remember(&self, id: &str) {
+        self.ids.lock().unwrap().push(id.to_string());
+    }
+
+    /// RunPodSandbox on `handler`.
+    pub fn run_pod(&self, handler: &str, config: &Value) -> Result<Pod, Outcome> {
+        let path = self.write_config("pod", config);
+        let out = self.crictl(&["runp", "--runtime", handler, path.to_str().unwrap()]);
+        if !out.success() {
+            return Err(out);
+        }
+        let id = out.stdout.trim().to_string();
+        self.remember(&id);
+        Ok(Pod { id, config: path })
+    }
+
+    /// CreateContainer in `pod`.
+    pub fn create(&self, pod: &Pod, config: &Value) -> Result<String, Outcome> {
+        let path = self.write_config("container", config);
+        let out = self.crictl(&[
+            "create",
+            &pod.id,
+            path.to_str().unwrap(),
+            pod.config.to_str().unwrap(),
+        ]);
+        if !out.success() {
+            return Err(out);
+        }
+        let id = out.stdout.trim().to_string();
+        self.remember(&id);
+        Ok(id)
+    }
+
+    /// CreateContainer then StartContainer; panics with CRI-O's view of a
+    /// failure.
+    pub fn create_and_start(&self, pod: &Pod, config: &Value) -> String {
+        let id = self
+            .create(pod, config)
+            .unwrap_or_else(|out| panic!("CreateContainer failed\n{}", out.describe()));
+        let out = self.crictl(&["start", &id]);
+        assert!(
+            out.success(),
+            "StartContainer failed\n{}\n--- decisions\n{:#?}",
+            out.describe(),
+            self.decisions_for(&id)
+        );
+        id
+    }
+
+    /// ExecSync (`crictl exec --sync`).
+    pub fn exec_sync(&self, id: &str, argv: &[&str]) -> Outcome {
+        let mut args = vec!["exec", "--sync", "--timeout", "30", id];
+        args.extend_from_slice(argv);
+        self.crictl(&args)
+    }
+
+    /// Exec through CRI-O's streaming server.
+    pub fn exec_stream(&self, id: &str, argv: &[&str]) -> Outcome {
+        let mut args = vec!["exec", id];
+        args.extend_from_slice(argv);
+        self.crictl(&args)
+    }
+
+    pub fn logs(&self, id: &str) -> Outcome {
+        self.crictl(&["logs", id])
+    }
+
+    /// ContainerStatus (`crictl inspect`).
+    pub fn inspect(&self, id: &str) -> Value {
+        let out = self.crictl(&["inspect", "--output", "json", id]);
+        out.assert_success();
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("inspect is not JSON ({e})\n{}", out.describe()))
+    }
+
+    pub fn stop_and_remove(&self, id: &str) {
+        self.crictl(&["stop", "--timeout", "10", id])
+            .assert_success();
+        self.crictl(&["rm", id]).assert_success();
+    }
+
+    pub fn stop_and_remove_pod(&self, pod: &Pod) {
+        self.crictl(&["stopp", &pod.id]).assert_success();
+        self.crictl(&["rmp", &pod.id]).assert_success();
+    }
+
+    /// The OCI spec CRI-O wrote for a container or pause container, as the
+    /// runtime left it (the wrapper rewrites it in place).
+    pub fn bundle_spec(&self, id: &str) -> Value {
+        let path = self
+            .path
+            .join("runroot/vfs-containers")
+            .join(id)
+            .join("userdata/config.json");
+        let text = fs::read(&path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
+        serde_json::from_slice(&text).expect("config.json is JSON")
+    }
+
+    /// Reads, through ExecSync, what the container sees: its mounts, the
+    /// exec'd process's own status and uid_map, and pid 1's status.
+    pub fn look_inside(&self, id: &str) -> Seen {
+        let out = self.exec_sync(id, &["/bin/sh", "-c", super::PROBE_SCRIPT]);
+        out.assert_success();
+        let pid1 = self.exec_sync(id, &["cat", "/proc/1/status"]);
+        pid1.assert_success();
+        Seen {
+            exec: super::Probe::parse(&out.stdout),
+            pid1_status: pid1.stdout,
+        }
+    }
+
+    /// What is left after every pod was removed: pods and containers CRI-O
+    /// knows, runtime state of this daemon's ids under either handler's
+    /// root, mounts under this directory in CRI-O's mount namespace (pinned
+    /// namespaces, container rootfs, shm), conmon processes. conmon exits
+    /// shortly after its container: allow it 5 s.
+    pub fn leftovers(&self) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = self.leftovers_now();
+            if left.is_empty() || Instant::now() > deadline {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn leftovers_now(&self) -> Vec<String> {
+        let words = |args: &[&str]| -> Vec<String> {
+            self.crictl(args)
+                .stdout
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        let mut left: Vec<String> = words(&["pods", "--quiet"])
+            .into_iter()
+            .map(|p| format!("pod {p}"))
+            .collect();
+        left.extend(
+            words(&["ps", "--all", "--quiet"])
+                .into_iter()
+                .map(|c| format!("container {c}")),
+        );
+        left.extend(
+            self.runtime_states()
+                .into_iter()
+                .map(|s| format!("runtime state {}", s.display())),
+        );
+        left.extend(
+            self.converted_records()
+                .into_iter()
+                .map(|r| format!("the wrapper's record {}", r.display())),
+        );
+        left.extend(
+            self.mounts_in_dir()
+                .into_iter()
+                .map(|m| format!("mount {m}")),
+        );
+        left.extend(
+            self.monitors()
+                .into_iter()
+                .map(|(pid, cmd)| format!("process {pid}: {cmd}")),
+        );
+        left
+    }
+
+    /// Runtime state directories of this daemon's ids.
+    pub fn runtime_states(&self) -> Vec<PathBuf> {
+        let ids = self.ids.lock().unwrap().clone();
+        let roots = [
+            self.path.join("runc-runc"),
+            PathBuf::from(WRAPPER_RUNTIME_ROOT),
+        ];
+        let mut found = Vec::new();
+        for root in roots {
+            for id in &ids {
+                let p = root.join(id);
+                if p.exists() {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    }
+
+    /// The wrapper's records of converted containers (src/converted.rs) for
+    /// this daemon's ids: removed at `delete`.
+    pub fn converted_records(&self) -> Vec<PathBuf> {
+        let ids = self.ids.lock().unwrap().clone();
+        let mut found = Vec::new();
+        for key in fs::read_dir(CONVERTED_DIR)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_else(|_| Vec::new())
+        {
+            for id in &ids {
+                let p = key.join(id);
+                if p.exists() {
+                    found.push(p);
+                }
+            }
+        }
+        found
+    }
+
+    /// Mount points under the daemon's directory in its mount namespace.
+    pub fn mounts_in_dir(&self) -> Vec<String> {
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            return Vec::new();
+        };
+        let text = fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
+        let prefix = format!("{}/", self.path.display());
+        super::parse_mountinfo(&text)
+            .into_iter()
+            .map(|m| m.mount_point)
+            .filter(|p| p.starts_with(&prefix))
+            .collect()
+    }
+
+    /// Processes other than the daemon whose command line names this
+    /// directory: conmon (and anything it left running).
+    pub fn monitors(&self) -> Vec<(u32, String)> {
+        let own = self.child.as_ref().map(Child::id);
+        processes_naming(&self.path)
+            .into_iter()
+            .filter(|(pid, _)| Some(*pid) != own)
+            .collect()
+    }
+
+    /// Removes every pod through the CRI and stops the daemon; returns what
+    /// had to be killed or deleted by force afterwards.
+    pub fn stop(&mut self) -> Vec<String> {
+        if std::mem::replace(&mut self.stopped, true) {
+            return Vec::new();
+        }
+        let _ = self.crictl(&["rmp", "--force", "--all"]);
+        let Some(mut child) = self.child.take() else {
+            return Vec::new();
+        };
+        if matches!(child.try_wait(), Ok(None)) {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut leaked: Vec<String> = self
+            .monitors()
+            .into_iter()
+            .map(|(pid, cmd)| format!("process {pid}: {cmd}"))
+            .collect();
+        let states = self.runtime_states();
+        leaked.extend(
+            states
+                .iter()
+                .map(|s| format!("runtime state {}", s.display())),
+        );
+        force_clean(&self.path, &states);
+        leaked
+    }
+}
+
+impl Drop for Crio {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.close();
+        }
+    }
+}
+
+/// Where the wrapper records the containers it converted.
+const CONVERTED_DIR: &str = "/run/userns-hostnet/converted";
+
+/// Where the handler `install crio` writes keeps the real runtime's state.
+pub const WRAPPER_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";
+
+/// The daemon's config: everything under `d`, the vfs driver, the cgroupfs
+/// manager, pinns, conmon, the local pause image run by its own entrypoint
+/// (it exits on SIGTERM), no CNI (host-network pods need none), no NRI,
+/// and the default handler `runc` running `bin/runc`.
+fn crio_config(d: &Path, mode: Mode) -> String {
+    let p = |rel: &str| d.join(rel).display().to_string();
+    format!(
+        "[crio]\nroot = \"{root}\"\nrunroot = \"{runroot}\"\nstorage_driver = \"vfs\"\n\
+         log_dir = \"{logs}\"\nversion_file = \"{version}\"\n\
+         version_file_persist = \"{version_persist}\"\nclean_shutdown_file = \"{clean}\"\n\
+         [crio.api]\nlisten = \"{sock}\"\nstream_address = \"127.0.0.1\"\nstream_port = \"0\"\n\
+         [crio.runtime]\ndefault_runtime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n\
+         conmon_cgroup = \"pod\"\nnamespaces_dir = \"{ns}\"\npinns_path = \"{pinns}\"\n\
+         hooks_dir = [\"{hooks}\"]\ndrop_infra_ctr = {drop}\ncontainer_exits_dir = \"{exits}\"\n\
+         container_attach_socket_dir = \"{attach}\"\n\
+         [crio.runtime.runtimes.runc]\nruntime_path = \"{runc}\"\nruntime_type = \"oci\"\n\
+         runtime_root = \"{runc_root}\"\nmonitor_path = \"{conmon}\"\n\
+         [crio.image]\npause_image = \"{PAUSE_IMAGE}\"\npause_command = \"\"\n\
+         signature_policy = \"{policy}\"\n\
+         [crio.network]\nnetwork_dir = \"{cni_conf}\"\nplugin_dirs = [\"{cni_bin}\"]\n\
+         [crio.metrics]\nenable_metrics = false\n\
+         [crio.nri]\nenable_nri = false\n",
+        root = p("root"),
+        runroot = p("runroot"),
+        logs = p("logs"),
+        version = p("run/version"),
+        version_persist = p("lib/version"),
+        clean = p("lib/clean.shutdown"),
+        sock = p("crio.sock"),
+        ns = p("ns"),
+        pinns = tool("pinns").display(),
+        hooks = p("hooks"),
+        drop = mode.drop_infra_ctr(),
+        exits = p("exits"),
+        attach = p("attach"),
+        runc = p("bin/runc"),
+        runc_root = p("runc-runc"),
+        conmon = system_tool("conmon", "install the Debian package conmon").display(),
+        policy = p("policy.json"),
+        cni_conf = p("cni/net.d"),
+        cni_bin = p("cni/bin"),
+    )
+}
+
+/// `bin/runc`, the runtime both handlers end up running: runc 1.1.5 behind
+/// a test-only step, never product code. It rewrites the bundle's spec
+/// (after the wrapper, when the wrapper runs) for two facts of these
+/// machines: CRI-O asks `oomScoreAdj: -998` for every pause container and
+/// root here lacks CAP_SYS_RESOURCE to lower it (runc fails with "can't get
+/// final child's PID from pipe: EOF"), so a negative value becomes 0; and
+/// this VM's cgroup v2 hierarchy has no controllers (they are all bound to
+/// its v1 hierarchies), so the CPU, memory and pids limits CRI-O sets could
+/// not be applied: only the device rules stay in `linux.resources`.
+fn write_runc_step(d: &Path) {
+    let jq = system_tool("jq", "install the Debian package jq");
+    fs::create_dir_all(d.join("bin")).unwrap();
+    write_script(
+        &d.join("bin/runc"),
+        &format!(
+            "#!/bin/sh\n\
+             bundle=; prev=\n\
+             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
+             if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
+             \x20 {jq} '(.process.oomScoreAdj |= (if . != null and . < 0 then 0 else . end))\n\
+             \x20   | (if .linux.resources then .linux.resources |= {{devices: .devices}} else . end)' \\\n\
+             \x20   \"$bundle/config.json\" >\"$bundle/config.json.step\" || exit 1\n\
+             \x20 mv \"$bundle/config.json.step\" \"$bundle/config.json\"\n\
+             fi\n\
+             exec {runc} \"$@\"\n",
+            jq = jq.display(),
+            runc = Runtime::Runc.path().display(),
+        ),
+    );
+}
+
+/// Registers the wrapper the way an operator does: `userns-hostnet install
+/// crio --config D/crio.conf`, with the handler's links under D/handlers
+/// (hidden `--handlers-dir`) instead of /etc. The tier then adds one key
+/// install does not write: `monitor_env`. conmon starts the runtime's
+/// `create` with that environment only, and this wrapper (a test-hooks
+/// build) finds its handler links and this daemon's wrapper config through
+/// it; with the packaged paths (/etc/userns-hostnet) nothing is needed.
+fn register_wrapper(d: &Path) {
+    let mut text = run_install(d);
+    let drop_in = d.join(INSTALL_DROP_IN);
+    assert!(
+        text.trim_end()
+            .ends_with(&format!("runtime_root = \"{WRAPPER_RUNTIME_ROOT}\"")),
+        "the handler table is no longer the last thing in {drop_in:?}:\n{text}"
+    );
+    text.push_str(&format!(
+        "monitor_env = [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", \
+         \"USERNS_HOSTNET_HANDLERS_DIR={}\", \"USERNS_HOSTNET_CONFIG={}\"]\n",
+        d.join("handlers").display(),
+        d.join("wrapper.toml").display()
+    ));
+    fs::write(&drop_in, text).unwrap();
+}
+
+/// What `userns-hostnet install crio` writes for a daemon configured as
+/// this tier's (default handler `runc` with a `runtime_path`), in a fresh
+/// directory under `d`: the drop-in's text.
+pub fn install_drop_in_for(d: &Path) -> String {
+    write_runc_step(d);
+    fs::write(d.join("crio.conf"), crio_config(d, Mode::DropInfra)).unwrap();
+    run_install(d)
+}
+
+/// Runs `install crio` on `d/crio.conf`; the drop-in it wrote.
+fn run_install(d: &Path) -> String {
+    let out = run_capture(
+        Command::new(TOOL)
+            .args(["install", "crio", "--config"])
+            .arg(d.join("crio.conf"))
+            .arg("--handlers-dir")
+            .arg(d.join("handlers"))
+            .arg("--wrapper")
+            .arg(WRAPPER),
+    );
+    assert!(
+        out.success(),
+        "userns-hostnet install crio failed\n{}",
+        out.describe()
+    );
+    let drop_in = d.join(INSTALL_DROP_IN);
+    fs::read_to_string(&drop_in).unwrap_or_else(|e| panic!("install wrote no {drop_in:?}: {e}"))
+}
+
+/// The hook definitions in CRI-O's `hooks_dir`.
+fn write_hooks(d: &Path, hooks: Hooks) {
+    if hooks == Hooks::None {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shipped = repo.join("hooks.d/userns-hostnet.json");
+    let mut def: Value = serde_json::from_slice(&fs::read(&shipped).unwrap())
+        .unwrap_or_else(|e| panic!("{shipped:?} is not JSON: {e}"));
+    assert_eq!(
+        def["hook"]["path"], "/usr/bin/userns-hostnet",
+        "{shipped:?}: the hook's path changed"
+    );
+    def["hook"]["path"] = json!(TOOL);
+    def["hook"]["env"] = json!([format!(
+        "USERNS_HOSTNET_CONFIG={}",
+        d.join("wrapper.toml").display()
+    )]);
+    fs::write(
+        d.join("hooks/userns-hostnet.json"),
+        serde_json::to_vec_pretty(&def).unwrap(),
+    )
+    .unwrap();
+    if hooks == Hooks::WithPrecreate {
+        let precreate = repo.join("hooks.d/podman/userns-hostnet-precreate.json");
+        let mut def: Value = serde_json::from_slice(&fs::read(&precreate).unwrap())
+            .unwrap_or_else(|e| panic!("{precreate:?} is not JSON: {e}"));
+        def["hook"]["path"] = json!(TOOL);
+        fs::write(
+            d.join("hooks/userns-hostnet-precreate.json"),
+            serde_json::to_vec_pretty(&def).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+/// The pause and app images into CRI-O's storage, from the docker-archive
+/// of tests/common/cri.rs.
+fn copy_images(d: &Path) {
+    let tar = cri::images_tar();
+    for image in [PAUSE_IMAGE, APP_IMAGE] {
+        let out = run_capture(
+            Command::new(tool("copyimg"))
+                .arg("--root")
+                .arg(d.join("root"))
+                .arg("--runroot")
+                .arg(d.join("runroot"))
+                .args(["--storage-driver", "vfs", "--signature-policy"])
+                .arg(d.join("policy.json"))
+                .args(["--image-name", image, "--import-from"])
+                .arg(format!("docker-archive:{}:{image}", tar.display())),
+        );
+        assert!(out.success(), "copyimg {image} failed\n{}", out.describe());
+    }
+}
+
+/// Kills what still names `dir`, deletes the runtime states left, and
+/// unmounts anything left under `dir` here.
+fn force_clean(dir: &Path, states: &[PathBuf]) {
+    for (pid, _) in processes_naming(dir) {
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .status();
+    }
+    for state in states {
+        let (Some(root), Some(id)) = (state.parent(), state.file_name()) else {
+            continue;
+        };
+        let _ = Command::new(Runtime::Runc.path())
+            .arg("--root")
+            .arg(root)
+            .args(["delete", "--force"])
+            .arg(id)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let prefix = format!("{}/", dir.display());
+    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut points: Vec<String> = super::parse_mountinfo(&mounts)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in points {
+        let _ = Command::new("umount").arg("-l").arg(&p).status();
+    }
+}
+
+/// Cleans up after test processes that died without dropping their daemon.
+fn clean_leftovers() {
+    let Ok(rd) = fs::read_dir("/tmp") else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(DIR_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains("/deps/"))
+            .unwrap_or(false);
+        if pid == std::process::id() || alive {
+            continue;
+        }
+        let dir = e.path();
+        force_clean(&dir, &[]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
