@@ -602,7 +602,7 @@ fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
 /// host's systemd over /run/systemd (we run inside the host's root).
 fn restart(unit: &str) -> Result<(), DeployError> {
     say(&format!("systemctl restart {unit}"));
-    let out = std::process::Command::new("systemctl")
+    let out = std::process::Command::new(systemctl())
         .args(["restart", unit])
         .env("PATH", crate::runtime::FALLBACK_PATH)
         .stdin(std::process::Stdio::null())
@@ -622,6 +622,17 @@ fn restart(unit: &str) -> Result<(), DeployError> {
         });
     }
     Ok(())
+}
+
+/// `systemctl`, looked up in the host's PATH; builds with the `test-hooks`
+/// feature take another from `USERNS_HOSTNET_SYSTEMCTL`, so that a test can
+/// stand in for systemd.
+fn systemctl() -> std::ffi::OsString {
+    #[cfg(feature = "test-hooks")]
+    if let Some(p) = std::env::var_os("USERNS_HOSTNET_SYSTEMCTL").filter(|v| !v.is_empty()) {
+        return p;
+    }
+    "systemctl".into()
 }
 
 /// Puts `e.path` back as it was before the first deploy.
