@@ -16,7 +16,14 @@ fn pages_and_completions_are_generated() {
     let man = dir.path().join("man");
     let top = non_empty(&man.join("userns-hostnet.1"));
     assert!(top.contains(".TH userns-hostnet 1"), "{top}");
-    for sub in ["explain", "doctor", "install", "uninstall", "hook", "deploy"] {
+    for sub in [
+        "explain",
+        "doctor",
+        "install",
+        "uninstall",
+        "hook",
+        "deploy",
+    ] {
         let page = non_empty(&man.join(format!("userns-hostnet-{sub}.1")));
         assert!(
             page.contains(&format!("userns\\-hostnet\\-{sub}")),

@@ -483,3 +483,192 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     let left = cri.leftovers();
     assert!(left.is_empty(), "{left:#?}");
 }
+
+/// An API server stand-in on 127.0.0.1: HTTPS with a certificate from a CA
+/// of its own, each PATCH recorded as a JSON line and answered 200.
+const API_SERVER: &str = r#"
+import http.server, json, ssl, sys
+cert, key, port_file, log = sys.argv[1:5]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_PATCH(self):
+        body = self.rfile.read(int(self.headers['Content-Length']))
+        with open(log, 'a') as f:
+            f.write(json.dumps({'path': self.path,
+                                'auth': self.headers['Authorization'],
+                                'type': self.headers['Content-Type'],
+                                'body': json.loads(body)}) + '\n')
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', '2')
+        self.end_headers()
+        self.wfile.write(b'{}')
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+with open(port_file + '.tmp', 'w') as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(port_file + '.tmp', port_file)
+server.serve_forever()
+"#;
+
+fn openssl(args: &[&str], dir: &Path) {
+    run_capture(Command::new("openssl").args(args).current_dir(dir)).assert_success();
+}
+
+/// A CA, and a server certificate for 127.0.0.1 signed by it.
+fn api_certificates(dir: &Path) {
+    require("openssl", "install the Debian package openssl");
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509", "-days", "1", "-subj", "/CN=uhn-test-ca"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    openssl(&ca, dir);
+    let mut csr = vec!["req", "-subj", "/CN=127.0.0.1"];
+    csr.extend(ec);
+    csr.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    openssl(&csr, dir);
+    fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        &[
+            "x509",
+            "-req",
+            "-days",
+            "1",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ],
+        dir,
+    );
+}
+
+struct ApiServer(std::process::Child);
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The label goes on through the API with the pod's service account, and
+/// comes off on SIGTERM in cleanup mode.
+#[test]
+fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
+    let image = build_image("e2e-deploy");
+    let root = fake_host_root();
+    let work = tempfile::Builder::new()
+        .prefix("uhn-deploy-api-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let w = work.path();
+    api_certificates(w);
+    let sa = w.join("serviceaccount");
+    fs::create_dir(&sa).unwrap();
+    fs::copy(w.join("ca.crt"), sa.join("ca.crt")).unwrap();
+    fs::write(sa.join("token"), "test-token\n").unwrap();
+    let (port_file, log) = (w.join("port"), w.join("requests"));
+    let _server = ApiServer(
+        Command::new("python3")
+            .args(["-c", API_SERVER])
+            .arg(w.join("server.crt"))
+            .arg(w.join("server.key"))
+            .arg(&port_file)
+            .arg(&log)
+            .spawn()
+            .expect("python3"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !port_file.exists() {
+        assert!(Instant::now() < deadline, "the API stand-in never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let port = fs::read_to_string(&port_file).unwrap();
+
+    let name = format!("uhn-deploy-api-{}", std::process::id());
+    let mut cmd = Command::new("podman");
+    cmd.args(PODMAN_RUN)
+        .args([
+            "--detach",
+            "--privileged",
+            "--network",
+            "host",
+            "--name",
+            &name,
+        ])
+        .args(common::podman::ULIMITS)
+        .arg("--volume")
+        .arg(format!("{}:/host", root.path().display()))
+        .arg("--volume")
+        .arg(format!(
+            "{}:/var/run/secrets/kubernetes.io/serviceaccount:ro",
+            sa.display()
+        ))
+        .args(["--env", "USERNS_HOSTNET_CLEANUP=true"])
+        .args(["--env", "NODE_NAME=node-a"])
+        .args(["--env", "KUBERNETES_SERVICE_HOST=127.0.0.1"])
+        .arg("--env")
+        .arg(format!("KUBERNETES_SERVICE_PORT={port}"))
+        .arg(&image);
+    run_capture(&mut cmd).assert_success();
+    let logs = || run_capture(Command::new("podman").args(["logs", &name]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !logs().stdout.contains("waiting for SIGTERM") {
+        if Instant::now() > deadline {
+            let out = logs();
+            let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+            panic!("the installer never waited:\n{}", out.describe());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    run_capture(Command::new("podman").args(["stop", "--time", "60", &name])).assert_success();
+    let out = logs();
+    let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+    assert!(
+        out.stdout
+            .contains("node node-a labelled: userns-hostnet.io/installed")
+            && out.stdout.contains("node node-a unlabelled"),
+        "{}",
+        out.describe()
+    );
+    let requests: Vec<serde_json::Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    for (r, value) in requests
+        .iter()
+        .zip([serde_json::json!("true"), serde_json::Value::Null])
+    {
+        assert_eq!(r["path"], "/api/v1/nodes/node-a");
+        assert_eq!(r["auth"], "Bearer test-token");
+        assert_eq!(r["type"], "application/merge-patch+json");
+        assert_eq!(
+            r["body"],
+            serde_json::json!({"metadata": {"labels": {"userns-hostnet.io/installed": value}}})
+        );
+    }
+}
