@@ -635,6 +635,19 @@ fn systemctl() -> std::ffi::OsString {
     "systemctl".into()
 }
 
+/// What `before` looks like in the terms of [`current`].
+fn before_as_after(before: &Before) -> Option<After> {
+    match before {
+        Before::Absent => None,
+        Before::Link { target } => Some(After::Link {
+            target: target.clone(),
+        }),
+        Before::File { saved, .. } => std::fs::read(Path::new(STATE_DIR).join(saved))
+            .ok()
+            .map(|b| after_file(&b)),
+    }
+}
+
 /// Puts `e.path` back as it was before the first deploy.
 fn restore(e: &Entry) -> Result<(), DeployError> {
     match &e.before {
@@ -730,8 +743,11 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
         restart(&state.unit)?;
     }
     for e in rest.iter().rev() {
-        if current(&e.path).as_ref() == Some(&e.after) {
+        let now = current(&e.path);
+        if now.as_ref() == Some(&e.after) {
             restore(e)?;
+        } else if now == before_as_after(&e.before) {
+            // Already put back, by an undo that stopped part way.
         } else {
             say(&format!("left {}: changed since deploy", e.path.display()));
         }
