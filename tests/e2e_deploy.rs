@@ -371,14 +371,19 @@ fn an_operator_edit_after_install_survives_the_cleanup() {
     assert!(!r.join("var").exists(), "the state went too");
 }
 
-/// A stand-in for systemctl that records its arguments: the test plays
-/// systemd and restarts the private daemon when asked.
+/// A stand-in for systemctl that records its arguments and whether it was
+/// told to ignore its chroot detection (the real one silently ignores
+/// `restart` when it thinks it runs in a chroot): the test plays systemd
+/// and restarts the private daemon when asked.
 fn fake_systemctl(dir: &Path) -> (PathBuf, PathBuf) {
     let requests = dir.join("restart-requests");
     let script = dir.join("systemctl");
     fs::write(
         &script,
-        format!("#!/bin/sh\necho \"$*\" >>{}\n", requests.display()),
+        format!(
+            "#!/bin/sh\necho \"$* SYSTEMD_IGNORE_CHROOT=$SYSTEMD_IGNORE_CHROOT\" >>{}\n",
+            requests.display()
+        ),
     )
     .unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
@@ -439,7 +444,7 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     out.assert_success();
     assert_eq!(
         fs::read_to_string(&requests).unwrap_or_default(),
-        "restart uhn-test.service\n",
+        "restart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\n",
         "{}",
         out.describe()
     );
@@ -467,7 +472,7 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     out.assert_success();
     assert_eq!(
         fs::read_to_string(&requests).unwrap(),
-        "restart uhn-test.service\nrestart uhn-test.service\n",
+        "restart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\nrestart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\n",
         "{}",
         out.describe()
     );

@@ -605,6 +605,10 @@ fn restart(unit: &str) -> Result<(), DeployError> {
     let out = std::process::Command::new(systemctl())
         .args(["restart", unit])
         .env("PATH", crate::runtime::FALLBACK_PATH)
+        // systemctl that believes it runs in a chroot (its root is not pid
+        // 1's, as it may judge from a pod's mount namespace) ignores
+        // `restart` and exits 0; this is the host's own root.
+        .env("SYSTEMD_IGNORE_CHROOT", "1")
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| DeployError::Restart {
