@@ -677,3 +677,40 @@ fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
         );
     }
 }
+
+/// A CRI-O host (crio.conf, no containerd config): deploy finds it,
+/// registers the handler in its own drop-in, and the undo removes the
+/// drop-in and the directory it created.
+#[test]
+fn a_crio_host_gets_the_drop_in_and_loses_it_on_cleanup() {
+    let image = build_image("e2e-deploy");
+    let root = tempfile::Builder::new()
+        .prefix("uhn-deploy-crio-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = root.path();
+    fs::create_dir_all(r.join("etc/crio")).unwrap();
+    fs::write(
+        r.join("etc/crio/crio.conf"),
+        "[crio.runtime]\ndefault_runtime = \"runc\"\n",
+    )
+    .unwrap();
+    let before = snapshot(r);
+    let out = podman_run(&image, r, &[], &["--once"]);
+    out.assert_success();
+    let drop_in = r.join("etc/crio/crio.conf.d/99-userns-hostnet.conf");
+    let text = fs::read_to_string(&drop_in).unwrap_or_else(|e| panic!("{e}: {}", out.describe()));
+    let doc: toml::Table = text.parse().unwrap();
+    assert_eq!(
+        doc["crio"]["runtime"]["runtimes"]["userns-hostnet"]["runtime_path"].as_str(),
+        Some("/usr/local/bin/userns-hostnet-runtime"),
+        "{text}"
+    );
+    assert!(
+        out.stdout.contains("crio must be restarted"),
+        "{}",
+        out.describe()
+    );
+    podman_run(&image, r, &[], &["--uninstall"]).assert_success();
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
+}
