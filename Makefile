@@ -4,9 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl
+DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl
 
-.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools
+.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image
 
 all: build
 
@@ -26,6 +26,12 @@ clippy:
 cri-tools:
 	./scripts/cri-tools.sh
 
+# The installer image (Containerfile): static release binaries, checked,
+# staged in target/image and built with podman; tests/e2e_deploy.rs builds
+# it again from that stage.
+image:
+	./scripts/image.sh
+
 # youki 0.7.0 for the e2e tier, built once from crates.io into target/youki
 # (Debian has no package; about 4 minutes on 2 cores the first time).
 youki:
@@ -41,7 +47,7 @@ TEST_FEATURES := --features test-hooks
 # its doc tests and these test binaries (pure logic, fixtures, proptest;
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
 # neither needs root).
-UNIT_TESTS := admin_docs admin_doctor docs hook_definitions prop_engine prop_strict
+UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions prop_engine prop_strict
 # e2e: every other tests/*.rs. They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
@@ -52,7 +58,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check cri-tools youki
+test: fmt-check clippy package-check cri-tools youki image
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \
@@ -79,7 +85,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: cri-tools youki
+e2e: cri-tools youki image
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \

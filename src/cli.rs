@@ -43,6 +43,61 @@ pub enum Command {
     /// OCI hook mode, for stacks that run without the wrapper.
     #[command(subcommand)]
     Hook(HookCommand),
+    /// The installer image's mode: install onto the node whose root is mounted, label the node, wait.
+    #[command(
+        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
+    )]
+    Deploy(DeployArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// Where the host's root is mounted; / runs on the host itself.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "USERNS_HOSTNET_HOST_ROOT",
+        default_value = "/host"
+    )]
+    pub host_root: PathBuf,
+    /// The host directory the binaries go to.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "USERNS_HOSTNET_BIN_DIR",
+        default_value = "/usr/local/bin"
+    )]
+    pub bin_dir: PathBuf,
+    /// Which daemon to register with; default: the one whose socket (else config) the host has.
+    #[arg(long, value_enum, env = "USERNS_HOSTNET_DAEMON")]
+    pub daemon: Option<Daemon>,
+    /// The daemon's configuration file on the host (default as for `install`).
+    #[arg(long, value_name = "PATH", env = "USERNS_HOSTNET_DAEMON_CONFIG")]
+    pub daemon_config: Option<PathBuf>,
+    /// The runtime handler's name.
+    #[arg(long, env = "USERNS_HOSTNET_HANDLER", default_value = "userns-hostnet")]
+    pub handler: String,
+    /// Restart the daemon (systemctl restart UNIT on the host) after changing its configuration.
+    #[arg(long, env = "USERNS_HOSTNET_RESTART")]
+    pub restart: bool,
+    /// The daemon's systemd unit (default containerd.service, crio.service).
+    #[arg(long, value_name = "UNIT", env = "USERNS_HOSTNET_UNIT")]
+    pub unit: Option<String>,
+    /// On SIGTERM or SIGINT, remove the label and undo the install.
+    #[arg(long, env = "USERNS_HOSTNET_CLEANUP")]
+    pub cleanup: bool,
+    /// The node to label (the DaemonSet passes spec.nodeName).
+    #[arg(long, value_name = "NAME", env = "NODE_NAME")]
+    pub node: Option<String>,
+    /// Install and exit instead of waiting.
+    #[arg(long, conflicts_with = "uninstall")]
+    pub once: bool,
+    /// Undo what an earlier deploy installed, now, and exit.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// The directory holding the binaries to copy (default: this program's own).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub from: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

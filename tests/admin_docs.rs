@@ -16,7 +16,14 @@ fn pages_and_completions_are_generated() {
     let man = dir.path().join("man");
     let top = non_empty(&man.join("userns-hostnet.1"));
     assert!(top.contains(".TH userns-hostnet 1"), "{top}");
-    for sub in ["explain", "doctor", "install", "uninstall", "hook"] {
+    for sub in [
+        "explain",
+        "doctor",
+        "install",
+        "uninstall",
+        "hook",
+        "deploy",
+    ] {
         let page = non_empty(&man.join(format!("userns-hostnet-{sub}.1")));
         assert!(
             page.contains(&format!("userns\\-hostnet\\-{sub}")),
@@ -35,5 +42,5 @@ fn pages_and_completions_are_generated() {
     assert!(zsh.contains("#compdef userns-hostnet"), "{zsh}");
     let fish = non_empty(&comp.join("userns-hostnet.fish"));
     assert!(fish.contains("complete -c userns-hostnet"), "{fish}");
-    assert_eq!(files.len(), 6 + 3, "{files:?}");
+    assert_eq!(files.len(), 7 + 3, "{files:?}");
 }

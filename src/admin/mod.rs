@@ -2,6 +2,8 @@
 //! is implemented twice.
 
 pub mod daemons;
+pub mod deploy;
+pub mod deploy_api;
 pub mod docs;
 pub mod doctor;
 pub mod explain;

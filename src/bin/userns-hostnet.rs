@@ -1,4 +1,4 @@
-//! The admin tool: explain, doctor, install, and the OCI hook mode.
+//! The admin tool: explain, doctor, install, the OCI hook mode, and deploy.
 
 use clap::Parser;
 use userns_hostnet::cli::{Cli, Command, HookCommand};
@@ -13,6 +13,7 @@ fn main() {
         Command::Uninstall(a) => admin::install::run_uninstall(a),
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
+        Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),

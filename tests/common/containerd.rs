@@ -32,6 +32,9 @@ pub struct Containerd {
     path: PathBuf,
     child: Option<Child>,
     ctr: PathBuf,
+    /// The daemon binary and its PATH, to start it again.
+    daemon: PathBuf,
+    path_var: String,
 }
 
 /// What differs between the daemons the tests start: which containerd, and
@@ -122,38 +125,52 @@ impl Containerd {
         }
         let path_var = format!("{path_var}:{}", std::env::var("PATH").unwrap_or_default());
 
-        let log = fs::File::create(d.join("containerd.log")).unwrap();
-        let child = Command::new("unshare")
-            .args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(SYS_VIEW_SCRIPT)
-            .arg("sys-view")
-            .arg(&daemon)
-            .arg("--config")
-            .arg(d.join("config.toml"))
-            .env("PATH", path_var)
-            .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
-            .env_remove("USERNS_HOSTNET_RUNTIME")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("start containerd");
+        let child = spawn_daemon(&daemon, &d, &path_var);
         let ctd = Containerd {
             dir: Some(dir),
             path: d,
             child: Some(child),
             ctr,
+            daemon,
+            path_var,
         };
+        ctd.wait_until_it_answers();
+        ctd
+    }
+
+    fn wait_until_it_answers(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !ctd.ctr(&["version"]).success() {
+        while !self.ctr(&["version"]).success() {
             assert!(
                 Instant::now() < deadline,
                 "containerd did not answer within 30s:\n{}",
-                ctd.log()
+                self.log()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        ctd
+    }
+
+    /// Stops the daemon alone (its shims and tasks go on) and starts it
+    /// again with the same command, rereading its config file, as
+    /// `systemctl restart` does; waits until it answers.
+    pub fn restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.child = Some(spawn_daemon(&self.daemon, &self.path, &self.path_var));
+        self.wait_until_it_answers();
     }
 
     pub fn dir(&self) -> &Path {
@@ -364,6 +381,32 @@ impl Drop for Containerd {
             let _ = dir.close();
         }
     }
+}
+
+/// containerd with the daemon directory's config, in a private mount
+/// namespace with the realistic /sys view, its output appended to
+/// containerd.log.
+fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str) -> Child {
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(d.join("containerd.log"))
+        .unwrap();
+    Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(SYS_VIEW_SCRIPT)
+        .arg("sys-view")
+        .arg(daemon)
+        .arg("--config")
+        .arg(d.join("config.toml"))
+        .env("PATH", path_var)
+        .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
+        .env_remove("USERNS_HOSTNET_RUNTIME")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start containerd")
 }
 
 /// (pid, command line) of every process whose command line names `dir`.

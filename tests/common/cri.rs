@@ -209,6 +209,22 @@ impl Cri {
         cri
     }
 
+    /// Restarts the daemon, as `systemctl restart containerd` would (pods
+    /// keep running in their shims), and waits until the CRI sees the
+    /// images again.
+    pub fn restart(&mut self) {
+        self.ctd.as_mut().expect("the daemon runs").restart();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.crictl(&["inspecti", PAUSE_IMAGE]).success() {
+            assert!(
+                Instant::now() < deadline,
+                "the CRI did not answer after the restart\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub fn containerd(&self) -> &Containerd {
         self.ctd.as_ref().expect("the daemon runs")
     }

@@ -1,0 +1,817 @@
+//! `userns-hostnet deploy`: the installer image's mode. With the host's root
+//! mounted, it copies the binaries onto the host, writes the config file when
+//! absent, registers the runtime handler with `install`'s own planning,
+//! optionally restarts the daemon, labels the node and waits; on SIGTERM in
+//! cleanup mode it undoes exactly what it did.
+//!
+//! It works inside `chroot(host root)`: every path install computes (the
+//! daemon's config, `imports`, the real runtime looked up in PATH, the
+//! handler's links, `systemctl`) is then the host's own, with no second
+//! notion of a prefixed path. What it needs from the image (its binaries,
+//! the service account) is read or opened before the chroot.
+//!
+//! What it changed is recorded in a state file on the host
+//! ([`STATE_DIR`]): for every path, what was there before the first deploy
+//! (the previous bytes are kept beside the state) and what deploy left. An
+//! undo restores a path only while it still holds what deploy left; a
+//! daemon config edited since is undone with `uninstall`'s marker rules
+//! instead. A rerun (pod restart, upgrade) keeps the first `before`, so the
+//! undo still returns the host to what it was before any deploy.
+
+use super::install::{self, LinkChange};
+use crate::cli::{Daemon, DeployArgs, InstallArgs};
+use crate::sys::atomic::{self, Attrs};
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where deploy keeps its state on the host.
+pub const STATE_DIR: &str = "/var/lib/userns-hostnet/deploy";
+/// The node label deploy sets, and the RuntimeClass selects on.
+pub const LABEL: &str = "userns-hostnet.io/installed";
+/// The service account's files, as Kubernetes mounts them into a pod.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+/// The admin tool's own file name.
+pub const ADMIN_NAME: &str = "userns-hostnet";
+/// The wrapper's other names, links to it, that choose the real runtime.
+pub const RUNTIME_LINKS: [&str; 2] = [
+    "userns-hostnet-runtime-crun",
+    "userns-hostnet-runtime-youki",
+];
+const CONFIG_FILE: &str = "/etc/userns-hostnet/config.toml";
+const SHIPPED_CONFIG: &str = include_str!("../../packaging/config.toml");
+const STATE_FILE: &str = "state.json";
+const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
+const CRIO_SOCKET: &str = "/run/crio/crio.sock";
+
+/// Why deploy stops.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Atomic(#[from] atomic::AtomicError),
+    #[error("{0:#}")]
+    Install(anyhow::Error),
+    #[error("{0}")]
+    Usage(String),
+    #[error("systemctl restart {unit}: {why}")]
+    Restart { unit: String, why: String },
+    #[error("waiting for a signal: {0}")]
+    Signal(nix::Error),
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> DeployError + 'a {
+    move |source| DeployError::Io {
+        what,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Standard output, where a closed pipe is not worth stopping for: the
+/// pod's log.
+fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}
+
+/// What a path held before deploy first changed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Before {
+    Absent,
+    /// A file, whose bytes are kept in `STATE_DIR/saved`.
+    File {
+        saved: String,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+    },
+    Link {
+        target: PathBuf,
+    },
+}
+
+/// What deploy left at a path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum After {
+    File { len: u64, fnv1a: String },
+    Link { target: PathBuf },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub path: PathBuf,
+    /// A daemon configuration file: undone before the rest, and with
+    /// `uninstall`'s rules when edited since.
+    #[serde(default)]
+    pub daemon_config: bool,
+    pub before: Before,
+    pub after: After,
+}
+
+/// Everything a deploy changed on the host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub daemon: String,
+    pub handler: String,
+    pub daemon_config: PathBuf,
+    pub unit: String,
+    pub entries: Vec<Entry>,
+    /// Directories deploy created, parents first.
+    pub created_dirs: Vec<PathBuf>,
+    /// The daemon config changed and the daemon was not restarted since.
+    #[serde(default)]
+    pub restart_pending: bool,
+}
+
+impl State {
+    fn entry(&self, path: &Path) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.path == path)
+    }
+}
+
+/// The image side, read before the chroot.
+struct Source {
+    wrapper: Vec<u8>,
+    admin: Vec<u8>,
+}
+
+fn read_source(args: &DeployArgs) -> Result<Source, DeployError> {
+    let dir = match &args.from {
+        Some(d) => d.clone(),
+        None => {
+            let exe =
+                std::env::current_exe().map_err(io("cannot find", Path::new("/proc/self/exe")))?;
+            exe.parent()
+                .map(Path::to_owned)
+                .unwrap_or_else(|| PathBuf::from("/"))
+        }
+    };
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read(&p).map_err(io("cannot read", &p))
+    };
+    Ok(Source {
+        wrapper: read(crate::WRAPPER_NAME)?,
+        admin: read(ADMIN_NAME)?,
+    })
+}
+
+/// Run `deploy`: the exit status.
+pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
+    if !args.bin_dir.is_absolute() {
+        return Err(DeployError::Usage(format!(
+            "--bin-dir {}: must be an absolute path on the host",
+            args.bin_dir.display()
+        )));
+    }
+    // Blocked before anything starts, so that a SIGTERM during the install
+    // waits for sigwait below instead of killing a half-done install.
+    let signals = {
+        use nix::sys::signal::{SigSet, Signal};
+        let mut s = SigSet::empty();
+        s.add(Signal::SIGTERM);
+        s.add(Signal::SIGINT);
+        s.thread_block().map_err(DeployError::Signal)?;
+        s
+    };
+    let source = if args.uninstall {
+        None
+    } else {
+        Some(read_source(args)?)
+    };
+    let api = super::deploy_api::Api::from_pod(args.node.as_deref());
+    enter_host(&args.host_root)?;
+    if args.uninstall {
+        label(&api, false);
+        undo(args)?;
+        return Ok(0);
+    }
+    let Some(source) = source else {
+        return Ok(0);
+    };
+    install_all(args, &source)?;
+    label(&api, true);
+    if args.once {
+        return Ok(0);
+    }
+    say(if args.cleanup {
+        "installed; waiting for SIGTERM to undo it"
+    } else {
+        "installed; waiting (no --cleanup: the install stays when this stops)"
+    });
+    let sig = signals.wait().map_err(DeployError::Signal)?;
+    say(&format!("{sig}: stopping"));
+    if args.cleanup {
+        label(&api, false);
+        undo(args)?;
+    }
+    Ok(0)
+}
+
+fn label(api: &super::deploy_api::Api, on: bool) {
+    match api.set_label(LABEL, on) {
+        Ok(line) | Err(line) => say(&line),
+    }
+}
+
+/// chroot into the host's root, unless it is already /.
+fn enter_host(root: &Path) -> Result<(), DeployError> {
+    let canonical = std::fs::canonicalize(root).map_err(io("cannot open the host root", root))?;
+    if canonical == Path::new("/") {
+        return Ok(());
+    }
+    nix::unistd::chroot(&canonical).map_err(|e| DeployError::Io {
+        what: "cannot chroot into",
+        path: canonical.clone(),
+        source: e.into(),
+    })?;
+    std::env::set_current_dir("/").map_err(io("cannot enter", Path::new("/")))?;
+    Ok(())
+}
+
+fn is_socket(p: &str) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// The daemon named, else the one whose socket exists, else the one whose
+/// config exists; two or none is an error asking to name it.
+pub fn detect_daemon(named: Option<Daemon>) -> Result<Daemon, DeployError> {
+    if let Some(d) = named {
+        return Ok(d);
+    }
+    let by = |containerd: bool, crio: bool| match (containerd, crio) {
+        (true, false) => Some(Daemon::Containerd),
+        (false, true) => Some(Daemon::Crio),
+        _ => None,
+    };
+    let crio_config = Path::new(super::daemons::CRIO_CONFIG);
+    by(is_socket(CONTAINERD_SOCKET), is_socket(CRIO_SOCKET))
+        .or_else(|| {
+            by(
+                Path::new(super::daemons::CONTAINERD_CONFIG).is_file(),
+                crio_config.is_file() || crio_config.with_extension("conf.d").is_dir(),
+            )
+        })
+        .ok_or_else(|| {
+            DeployError::Usage(
+                "cannot tell whether this node runs containerd or CRI-O (both or neither found): set USERNS_HOSTNET_DAEMON".into(),
+            )
+        })
+}
+
+fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, String) {
+    let (name, config, unit) = match daemon {
+        Daemon::Containerd => (
+            "containerd",
+            super::daemons::CONTAINERD_CONFIG,
+            "containerd.service",
+        ),
+        Daemon::Crio => ("crio", super::daemons::CRIO_CONFIG, "crio.service"),
+    };
+    (
+        name,
+        args.daemon_config.clone().unwrap_or_else(|| config.into()),
+        args.unit.clone().unwrap_or_else(|| unit.into()),
+    )
+}
+
+fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
+    InstallArgs {
+        daemon,
+        handler: args.handler.clone(),
+        config: Some(config.to_owned()),
+        drop_in: false,
+        dry_run: false,
+        wrapper: args.bin_dir.join(crate::WRAPPER_NAME),
+        handlers_dir: None,
+    }
+}
+
+fn state_path() -> PathBuf {
+    Path::new(STATE_DIR).join(STATE_FILE)
+}
+
+fn load_state() -> Result<Option<State>, DeployError> {
+    let p = state_path();
+    match std::fs::read(&p) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| DeployError::Io {
+                what: "cannot parse",
+                path: p,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(DeployError::Io {
+            what: "cannot read",
+            path: p,
+            source: e,
+        }),
+    }
+}
+
+fn save_state(state: &State) -> Result<(), DeployError> {
+    let p = state_path();
+    let mut bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
+    bytes.push(b'\n');
+    if std::fs::read(&p).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    atomic::replace(
+        &p,
+        &bytes,
+        Attrs {
+            mode: 0o600,
+            owner: Some((0, 0)),
+        },
+    )?;
+    Ok(())
+}
+
+/// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
+fn fnv1a(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{h:016x}")
+}
+
+fn after_file(bytes: &[u8]) -> After {
+    After::File {
+        len: bytes.len() as u64,
+        fnv1a: fnv1a(bytes),
+    }
+}
+
+/// What is at `path` now, in the terms of [`After`]; `None` when absent
+/// or neither a file nor a link.
+fn current(path: &Path) -> Option<After> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.file_type().is_symlink() {
+        return std::fs::read_link(path)
+            .ok()
+            .map(|target| After::Link { target });
+    }
+    if m.is_file() {
+        return std::fs::read(path).ok().map(|b| after_file(&b));
+    }
+    None
+}
+
+/// Records what `path` holds before deploy first changes it (a later run
+/// keeps the first record).
+fn remember(
+    state: &mut State,
+    path: &Path,
+    daemon_config: bool,
+    after: After,
+) -> Result<(), DeployError> {
+    if let Some(e) = state.entries.iter_mut().find(|e| e.path == path) {
+        e.after = after;
+        return Ok(());
+    }
+    let before = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Before::Absent,
+        Err(e) => return Err(io("cannot inspect", path)(e)),
+        Ok(m) if m.file_type().is_symlink() => Before::Link {
+            target: std::fs::read_link(path).map_err(io("cannot read", path))?,
+        },
+        Ok(m) if m.is_file() => {
+            let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
+            let saved = format!("saved-{}", state.entries.len());
+            let to = Path::new(STATE_DIR).join(&saved);
+            atomic::replace(
+                &to,
+                &bytes,
+                Attrs {
+                    mode: 0o600,
+                    owner: Some((0, 0)),
+                },
+            )?;
+            Before::File {
+                saved,
+                mode: m.permissions().mode() & 0o7777,
+                uid: m.uid(),
+                gid: m.gid(),
+            }
+        }
+        Ok(_) => {
+            return Err(DeployError::Usage(format!(
+                "{}: exists and is neither a file nor a link; leaving it alone",
+                path.display()
+            )))
+        }
+    };
+    state.entries.push(Entry {
+        path: path.to_owned(),
+        daemon_config,
+        before,
+        after,
+    });
+    // The state is written after every change, so that an install cut
+    // short is still undone whole.
+    save_state(state)
+}
+
+/// Creates `dir` and its missing parents, recording each one created.
+fn make_dirs(state: &mut State, dir: &Path) -> Result<(), DeployError> {
+    let mut missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+    missing.reverse();
+    for d in missing {
+        std::fs::create_dir(d).map_err(io("cannot create", d))?;
+        if !state.created_dirs.iter().any(|c| c == d) {
+            state.created_dirs.push(d.to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// `path` holds `bytes` (mode `mode`), replaced by rename when it differs.
+fn put_file(state: &mut State, path: &Path, bytes: &[u8], mode: u32) -> Result<bool, DeployError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::read(path).is_ok_and(|old| old == bytes)
+    {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent() {
+        make_dirs(state, dir)?;
+    }
+    remember(state, path, false, after_file(bytes))?;
+    atomic::replace(
+        path,
+        bytes,
+        Attrs {
+            mode,
+            owner: Some((0, 0)),
+        },
+    )?;
+    save_state(state)?;
+    say(&format!("wrote {}", path.display()));
+    Ok(true)
+}
+
+/// A symbolic link made beside `path` and renamed over it.
+fn link_atomic(path: &Path, target: &Path) -> Result<(), DeployError> {
+    let tmp = atomic::temp_path(path);
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp).map_err(io("cannot create", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io("cannot rename onto", path)(e)
+    })
+}
+
+fn put_link(state: &mut State, path: &Path, target: &Path) -> Result<bool, DeployError> {
+    if std::fs::read_link(path).is_ok_and(|t| t == target) {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent() {
+        make_dirs(state, dir)?;
+    }
+    remember(
+        state,
+        path,
+        false,
+        After::Link {
+            target: target.to_owned(),
+        },
+    )?;
+    link_atomic(path, target)?;
+    save_state(state)?;
+    say(&format!(
+        "linked {} -> {}",
+        path.display(),
+        target.display()
+    ));
+    Ok(true)
+}
+
+/// The install, inside the host's root: binaries, links, config file,
+/// handler; a restart when asked and one is due.
+fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
+    let daemon = detect_daemon(args.daemon)?;
+    let (name, config, unit) = daemon_parts(args, daemon);
+    let mut state = match load_state()? {
+        Some(s) => s,
+        None => {
+            let mut s = State::default();
+            make_dirs(&mut s, Path::new(STATE_DIR))?;
+            s
+        }
+    };
+    if !state.daemon.is_empty()
+        && (state.daemon != name || state.handler != args.handler || state.daemon_config != config)
+    {
+        return Err(DeployError::Usage(format!(
+            "an earlier deploy registered handler {} with {} in {}; undo it first (deploy --uninstall) to change daemon, handler or config file",
+            state.handler,
+            state.daemon,
+            state.daemon_config.display()
+        )));
+    }
+    state.daemon = name.into();
+    state.handler = args.handler.clone();
+    state.daemon_config = config.clone();
+    state.unit = unit.clone();
+    save_state(&state)?;
+
+    let bin = &args.bin_dir;
+    put_file(
+        &mut state,
+        &bin.join(crate::WRAPPER_NAME),
+        &source.wrapper,
+        0o755,
+    )?;
+    put_file(&mut state, &bin.join(ADMIN_NAME), &source.admin, 0o755)?;
+    for link in RUNTIME_LINKS {
+        put_link(&mut state, &bin.join(link), Path::new(crate::WRAPPER_NAME))?;
+    }
+    let config_file = Path::new(CONFIG_FILE);
+    if std::fs::symlink_metadata(config_file).is_err() {
+        put_file(&mut state, config_file, SHIPPED_CONFIG.as_bytes(), 0o644)?;
+    } else if state.entry(config_file).is_none() {
+        say(&format!("kept {}: the operator's", config_file.display()));
+    }
+
+    let iargs = install_args(args, daemon, &config);
+    let plan = match daemon {
+        Daemon::Containerd => install::plan_containerd(&iargs, true),
+        Daemon::Crio => install::plan_crio(&iargs, true),
+    }
+    .map_err(DeployError::Install)?;
+    for l in &plan.links {
+        if let LinkChange::Create { path, target } = l {
+            put_link(&mut state, path, target)?;
+        }
+    }
+    let mut changed = false;
+    for c in plan.files.iter().filter(|c| c.old != c.new) {
+        let Some(new) = &c.new else { continue };
+        if let Some(dir) = c.path.parent() {
+            make_dirs(&mut state, dir)?;
+        }
+        remember(&mut state, &c.path, true, after_file(new.as_bytes()))?;
+        super::files::write_atomic(&c.path, new.as_bytes()).map_err(io("cannot write", &c.path))?;
+        say(&format!(
+            "registered runtime handler {} in {}",
+            args.handler,
+            c.path.display()
+        ));
+        changed = true;
+    }
+    for n in &plan.notes {
+        say(n);
+    }
+    if changed {
+        state.restart_pending = true;
+        save_state(&state)?;
+    }
+    if !changed && plan.files.iter().all(|c| c.old == c.new) {
+        say(&format!(
+            "runtime handler {} already registered in {}",
+            args.handler,
+            config.display()
+        ));
+    }
+    if state.restart_pending {
+        if args.restart {
+            restart(&unit)?;
+            state.restart_pending = false;
+            save_state(&state)?;
+        } else {
+            say(&format!(
+                "{name} must be restarted for the handler to take effect (USERNS_HOSTNET_RESTART=true does it: systemctl restart {unit})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `systemctl restart UNIT`, the host's own systemctl talking to the
+/// host's systemd over /run/systemd (we run inside the host's root).
+fn restart(unit: &str) -> Result<(), DeployError> {
+    say(&format!("systemctl restart {unit}"));
+    let out = std::process::Command::new(systemctl())
+        .args(["restart", unit])
+        .env("PATH", crate::runtime::FALLBACK_PATH)
+        // systemctl that believes it runs in a chroot (its root is not pid
+        // 1's, as it may judge from a pod's mount namespace) ignores
+        // `restart` and exits 0; this is the host's own root.
+        .env("SYSTEMD_IGNORE_CHROOT", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| DeployError::Restart {
+            unit: unit.into(),
+            why: e.to_string(),
+        })?;
+    if !out.status.success() {
+        return Err(DeployError::Restart {
+            unit: unit.into(),
+            why: format!(
+                "{}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `systemctl`, looked up in the host's PATH; builds with the `test-hooks`
+/// feature take another from `USERNS_HOSTNET_SYSTEMCTL`, so that a test can
+/// stand in for systemd.
+fn systemctl() -> std::ffi::OsString {
+    #[cfg(feature = "test-hooks")]
+    if let Some(p) = std::env::var_os("USERNS_HOSTNET_SYSTEMCTL").filter(|v| !v.is_empty()) {
+        return p;
+    }
+    "systemctl".into()
+}
+
+/// What `before` looks like in the terms of [`current`].
+fn before_as_after(before: &Before) -> Option<After> {
+    match before {
+        Before::Absent => None,
+        Before::Link { target } => Some(After::Link {
+            target: target.clone(),
+        }),
+        Before::File { saved, .. } => std::fs::read(Path::new(STATE_DIR).join(saved))
+            .ok()
+            .map(|b| after_file(&b)),
+    }
+}
+
+/// Puts `e.path` back as it was before the first deploy.
+fn restore(e: &Entry) -> Result<(), DeployError> {
+    match &e.before {
+        Before::Absent => match std::fs::remove_file(&e.path) {
+            Ok(()) => say(&format!("removed {}", e.path.display())),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(io("cannot remove", &e.path)(err)),
+        },
+        Before::Link { target } => {
+            link_atomic(&e.path, target)?;
+            say(&format!(
+                "restored {} -> {}",
+                e.path.display(),
+                target.display()
+            ));
+        }
+        Before::File {
+            saved,
+            mode,
+            uid,
+            gid,
+        } => {
+            let from = Path::new(STATE_DIR).join(saved);
+            let bytes = std::fs::read(&from).map_err(io("cannot read", &from))?;
+            let old = std::fs::File::open(&e.path).ok();
+            atomic::replace_with(
+                &e.path,
+                &bytes,
+                Attrs {
+                    mode: *mode,
+                    owner: Some((*uid, *gid)),
+                },
+                old.as_ref(),
+                || {},
+            )?;
+            say(&format!("restored {}", e.path.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Undo: the daemon's config first (and a restart when asked), then the
+/// rest in reverse order, then the directories deploy created and its
+/// state.
+fn undo(args: &DeployArgs) -> Result<(), DeployError> {
+    let Some(state) = load_state()? else {
+        say("nothing to undo: no deploy state on this host");
+        return Ok(());
+    };
+    let mut config_changed = false;
+    let (configs, rest): (Vec<&Entry>, Vec<&Entry>) =
+        state.entries.iter().partition(|e| e.daemon_config);
+    for e in configs {
+        if current(&e.path).as_ref() == Some(&e.after) {
+            restore(e)?;
+            config_changed = true;
+            continue;
+        }
+        // Edited since: take out the handler alone, as uninstall would.
+        let daemon = if state.daemon == "crio" {
+            Daemon::Crio
+        } else {
+            Daemon::Containerd
+        };
+        let iargs = install_args(args, daemon, &state.daemon_config);
+        let plan = match daemon {
+            Daemon::Containerd => install::plan_containerd(&iargs, false),
+            Daemon::Crio => install::plan_crio(&iargs, false),
+        }
+        .map_err(DeployError::Install)?;
+        for c in plan
+            .files
+            .iter()
+            .filter(|c| c.path == e.path && c.old != c.new)
+        {
+            match &c.new {
+                Some(new) => super::files::write_atomic(&c.path, new.as_bytes())
+                    .map_err(io("cannot write", &c.path))?,
+                None => std::fs::remove_file(&c.path).map_err(io("cannot remove", &c.path))?,
+            }
+            say(&format!(
+                "{}: changed since deploy; removed handler {} alone",
+                c.path.display(),
+                state.handler
+            ));
+            config_changed = true;
+        }
+        for n in &plan.notes {
+            say(n);
+        }
+    }
+    if config_changed && args.restart {
+        restart(&state.unit)?;
+    }
+    for e in rest.iter().rev() {
+        let now = current(&e.path);
+        if now.as_ref() == Some(&e.after) {
+            restore(e)?;
+        } else if now == before_as_after(&e.before) {
+            // Already put back, by an undo that stopped part way.
+        } else {
+            say(&format!("left {}: changed since deploy", e.path.display()));
+        }
+    }
+    for e in &state.entries {
+        if let Before::File { saved, .. } = &e.before {
+            let _ = std::fs::remove_file(Path::new(STATE_DIR).join(saved));
+        }
+    }
+    let _ = std::fs::remove_file(state_path());
+    for d in state.created_dirs.iter().rev() {
+        // Only when empty: anything put there since keeps it.
+        if std::fs::remove_dir(d).is_ok() {
+            say(&format!("removed {}", d.display()));
+        }
+    }
+    say("undone");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_round_trips() {
+        let s = State {
+            daemon: "containerd".into(),
+            handler: "h".into(),
+            daemon_config: "/etc/containerd/config.toml".into(),
+            unit: "containerd.service".into(),
+            entries: vec![Entry {
+                path: "/usr/local/bin/x".into(),
+                daemon_config: false,
+                before: Before::File {
+                    saved: "saved-0".into(),
+                    mode: 0o755,
+                    uid: 0,
+                    gid: 0,
+                },
+                after: after_file(b"new"),
+            }],
+            created_dirs: vec!["/var/lib/userns-hostnet".into()],
+            restart_pending: true,
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(text.contains("\"kind\":\"file\""), "{text}");
+        assert_eq!(serde_json::from_str::<State>(&text).unwrap(), s);
+    }
+
+    #[test]
+    fn current_tells_files_and_links_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        std::fs::write(&f, "abc").unwrap();
+        let l = dir.path().join("l");
+        std::os::unix::fs::symlink("f", &l).unwrap();
+        assert_eq!(current(&f), Some(after_file(b"abc")));
+        assert_ne!(current(&f), Some(after_file(b"abd")));
+        assert_eq!(current(&l), Some(After::Link { target: "f".into() }));
+        assert_eq!(current(&dir.path().join("none")), None);
+    }
+}

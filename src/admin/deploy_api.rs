@@ -1,0 +1,208 @@
+//! The one Kubernetes API call deploy makes: a merge patch of its own
+//! node's labels, over HTTPS with the pod's service account (its token and
+//! the cluster's CA, as Kubernetes mounts them). No client library: one
+//! request over rustls, the status line read back.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why the node cannot be labelled, or where to reach the API server.
+pub enum Api {
+    Unavailable(String),
+    Reachable {
+        host: String,
+        port: String,
+        node: String,
+        /// The service account directory, opened before the chroot: the
+        /// token is read again for each call (the kubelet rotates it).
+        dir: OwnedFd,
+        tls: Arc<rustls::ClientConfig>,
+    },
+}
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+
+impl Api {
+    /// From the pod's environment and service account; `Unavailable` says
+    /// what is missing.
+    pub fn from_pod(node: Option<&str>) -> Api {
+        match Self::try_from_pod(node) {
+            Ok(api) => api,
+            Err(why) => Api::Unavailable(why),
+        }
+    }
+
+    fn try_from_pod(node: Option<&str>) -> Result<Api, String> {
+        let node = node
+            .filter(|n| !n.is_empty())
+            .ok_or("NODE_NAME is not set")?
+            .to_owned();
+        let host = std::env::var("KUBERNETES_SERVICE_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .ok_or("KUBERNETES_SERVICE_HOST is not set (not in a pod)")?;
+        let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
+        let sa = Path::new(super::deploy::SERVICE_ACCOUNT_DIR);
+        let dir: OwnedFd = std::fs::File::open(sa)
+            .map_err(|e| format!("no service account ({}: {e})", sa.display()))?
+            .into();
+        let ca = read_at(&dir, "ca.crt")?;
+        let tls = tls_config(&ca)?;
+        Ok(Api::Reachable {
+            host,
+            port,
+            node,
+            dir,
+            tls,
+        })
+    }
+
+    /// Sets (`on`) or removes the label `key=true` on the node: a line
+    /// saying what was done, or why not.
+    pub fn set_label(&self, key: &str, on: bool) -> Result<String, String> {
+        let what = if on { "labelled" } else { "unlabelled" };
+        let Api::Reachable {
+            host,
+            port,
+            node,
+            dir,
+            tls,
+        } = self
+        else {
+            let Api::Unavailable(why) = self else {
+                return Err(String::new());
+            };
+            return Err(format!("node not {what}: {why}"));
+        };
+        let token = String::from_utf8(read_at(dir, "token")?)
+            .map_err(|_| "node not labelled: the token is not UTF-8".to_owned())?;
+        let value = if on { "\"true\"" } else { "null" };
+        let body = format!("{{\"metadata\":{{\"labels\":{{\"{key}\":{value}}}}}}}");
+        match patch(host, port, tls, &format!("/api/v1/nodes/{node}"), token.trim(), &body) {
+            Ok(200) => Ok(format!("node {node} {what}: {key}")),
+            Ok(code) => Err(format!(
+                "node {node} not {what}: the API server answered {code} (is the RBAC of deploy/ applied?)"
+            )),
+            Err(e) => Err(format!("node {node} not {what}: API unreachable: {e}")),
+        }
+    }
+}
+
+fn read_at(dir: &OwnedFd, name: &str) -> Result<Vec<u8>, String> {
+    let fd = nix::fcntl::openat(
+        Some(dir.as_raw_fd()),
+        name,
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map_err(|e| format!("service account {name}: {e}"))?;
+    // SAFETY: openat just returned this descriptor, owned by no one else.
+    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)
+        .map_err(|e| format!("service account {name}: {e}"))?;
+    Ok(out)
+}
+
+/// TLS trusting only the cluster's CA.
+fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    let certs: Vec<CertificateDer> = CertificateDer::pem_slice_iter(ca_pem)
+        .filter_map(Result::ok)
+        .collect();
+    let (added, _) = roots.add_parsable_certificates(certs);
+    if added == 0 {
+        return Err("the service account's ca.crt holds no usable certificate".into());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// One PATCH with a JSON merge patch; the HTTP status.
+fn patch(
+    host: &str,
+    port: &str,
+    tls: &Arc<rustls::ClientConfig>,
+    path: &str,
+    token: &str,
+    body: &str,
+) -> Result<u16, String> {
+    let authority = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|e| format!("{host}: {e}"))?;
+    let tcp = TcpStream::connect(&authority).map_err(|e| format!("{authority}: {e}"))?;
+    let _ = tcp.set_read_timeout(Some(TIMEOUT));
+    let _ = tcp.set_write_timeout(Some(TIMEOUT));
+    let conn = rustls::ClientConnection::new(tls.clone(), name).map_err(|e| e.to_string())?;
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    let request = format!(
+        "PATCH {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/merge-patch+json\r\nAccept: application/json\r\n\
+         User-Agent: userns-hostnet-deploy\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(request.as_bytes())
+        .and_then(|()| s.flush())
+        .map_err(|e| e.to_string())?;
+    // The status line is all we need; a peer closing without close_notify
+    // after it is no failure.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.windows(2).any(|w| w == b"\r\n") {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if got.is_empty() => return Err(e.to_string()),
+            Err(_) => break,
+        }
+    }
+    status_code(&got).ok_or_else(|| "no HTTP status line in the answer".into())
+}
+
+/// The code of an HTTP/1.x status line.
+fn status_code(answer: &[u8]) -> Option<u16> {
+    let line = answer.split(|b| *b == b'\r').next()?;
+    let text = std::str::from_utf8(line).ok()?;
+    let mut parts = text.split(' ');
+    parts.next().filter(|v| v.starts_with("HTTP/1."))?;
+    parts.next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines() {
+        assert_eq!(status_code(b"HTTP/1.1 200 OK\r\nX: y\r\n"), Some(200));
+        assert_eq!(status_code(b"HTTP/1.1 403 Forbidden\r\n"), Some(403));
+        assert_eq!(status_code(b"garbage"), None);
+    }
+
+    #[test]
+    fn without_a_pod_nothing_is_labelled() {
+        let api = Api::from_pod(None);
+        let e = api.set_label("k", true).unwrap_err();
+        assert_eq!(e, "node not labelled: NODE_NAME is not set");
+    }
+
+    #[test]
+    fn a_ca_without_certificates_is_refused() {
+        assert!(tls_config(b"not pem").is_err());
+    }
+}

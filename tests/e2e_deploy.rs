@@ -1,0 +1,716 @@
+//! The installer image (Containerfile, scripts/image.sh) and its `deploy`
+//! mode, run under podman against a fake host root: a temporary directory
+//! with etc/containerd/config.toml (containerd's own defaults) and
+//! usr/local/bin holding an older admin tool. The binaries land, the
+//! handler is registered as containerd reads it (`containerd config dump`),
+//! a second run changes nothing, and SIGTERM in cleanup mode puts every
+//! file back byte for byte.
+//!
+//! Prerequisites (root, podman, containerd, file, and the staged image
+//! context target/image from `make image`) fail the tests when missing.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::run_capture;
+
+const STAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/image");
+const CONTAINERFILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Containerfile");
+/// podman with runc (crun refuses this host's hybrid cgroups).
+const PODMAN_RUN: &[&str] = &["--runtime", "runc", "run"];
+const OLD_ADMIN: &[u8] = b"#!/bin/sh\necho an older userns-hostnet\n";
+
+/// One path under the fake root as a test compares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Dir {
+        mode: u32,
+        owner: (u32, u32),
+    },
+    File {
+        mode: u32,
+        owner: (u32, u32),
+        bytes: Vec<u8>,
+    },
+    Link {
+        target: PathBuf,
+    },
+}
+
+impl Node {
+    fn describe(&self) -> String {
+        match self {
+            Node::Dir { mode, .. } => format!("dir {mode:o}"),
+            Node::File { mode, bytes, .. } => format!("file {mode:o}, {} bytes", bytes.len()),
+            Node::Link { target } => format!("link -> {}", target.display()),
+        }
+    }
+}
+
+type Snapshot = BTreeMap<PathBuf, Node>;
+
+fn snapshot(root: &Path) -> Snapshot {
+    let mut out = Snapshot::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(root).unwrap().to_path_buf();
+            let mode = m.permissions().mode() & 0o7777;
+            let owner = (m.uid(), m.gid());
+            let node = if m.file_type().is_symlink() {
+                Node::Link {
+                    target: fs::read_link(&p).unwrap(),
+                }
+            } else if m.is_dir() {
+                todo.push(p.clone());
+                Node::Dir { mode, owner }
+            } else {
+                Node::File {
+                    mode,
+                    owner,
+                    bytes: fs::read(&p).unwrap(),
+                }
+            };
+            out.insert(rel, node);
+        }
+    }
+    out
+}
+
+/// (inode, mtime) of every file and link: what a rewrite would change even
+/// with the same bytes.
+fn identities(root: &Path, snap: &Snapshot) -> BTreeMap<PathBuf, (u64, i64, i64)> {
+    snap.iter()
+        .filter(|(_, n)| !matches!(n, Node::Dir { .. }))
+        .map(|(p, _)| {
+            let m = fs::symlink_metadata(root.join(p)).unwrap();
+            (p.clone(), (m.ino(), m.mtime(), m.mtime_nsec()))
+        })
+        .collect()
+}
+
+/// What changed between two snapshots, one line a path.
+fn changes(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, a) in after {
+        match before.get(p) {
+            None => out.push(format!("+ /{}: {}", p.display(), a.describe())),
+            Some(b) if b != a => out.push(format!(
+                "~ /{}: {} -> {}",
+                p.display(),
+                b.describe(),
+                a.describe()
+            )),
+            Some(_) => {}
+        }
+    }
+    for (p, b) in before {
+        if !after.contains_key(p) {
+            out.push(format!("- /{}: {}", p.display(), b.describe()));
+        }
+    }
+    out
+}
+
+fn require(tool: &str, hint: &str) {
+    assert!(
+        common::find_in_path(tool).is_some(),
+        "`{tool}` is missing: {hint}"
+    );
+}
+
+/// The image, built here from the staged context with podman build.
+fn build_image(tag: &str) -> String {
+    require("podman", "install the Debian package podman");
+    require("file", "install the Debian package file");
+    for bin in ["userns-hostnet", "userns-hostnet-runtime"] {
+        let p = Path::new(STAGE).join(bin);
+        assert!(
+            p.is_file(),
+            "{} is missing: run `make image` first",
+            p.display()
+        );
+        let desc = run_capture(Command::new("file").arg("-b").arg(&p));
+        desc.assert_success();
+        assert!(
+            desc.stdout.contains("statically linked") || desc.stdout.contains("static-pie linked"),
+            "{} is not static: {}",
+            p.display(),
+            desc.stdout
+        );
+    }
+    let image = format!("localhost/userns-hostnet-installer:{tag}");
+    run_capture(
+        Command::new("podman")
+            .args(["build", "--quiet", "--file", CONTAINERFILE, "--tag", &image])
+            .arg(STAGE),
+    )
+    .assert_success();
+    image
+}
+
+/// A fake host root: containerd's default config and an older admin tool
+/// in usr/local/bin.
+fn fake_host_root() -> tempfile::TempDir {
+    require("containerd", "install the Debian package containerd");
+    let root = tempfile::Builder::new()
+        .prefix("uhn-deploy-root-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = root.path();
+    fs::create_dir_all(r.join("etc/containerd")).unwrap();
+    fs::create_dir_all(r.join("usr/local/bin")).unwrap();
+    let default = run_capture(Command::new("containerd").args(["config", "default"]));
+    default.assert_success();
+    fs::write(r.join("etc/containerd/config.toml"), &default.stdout).unwrap();
+    let old = r.join("usr/local/bin/userns-hostnet");
+    fs::write(&old, OLD_ADMIN).unwrap();
+    fs::set_permissions(&old, fs::Permissions::from_mode(0o755)).unwrap();
+    root
+}
+
+fn podman_run(image: &str, root: &Path, extra: &[&str], args: &[&str]) -> common::Outcome {
+    let mut cmd = Command::new("podman");
+    cmd.args(PODMAN_RUN)
+        .args(["--rm", "--privileged", "--network", "none"])
+        .args(common::podman::ULIMITS)
+        .arg("--volume")
+        .arg(format!("{}:/host", root.display()))
+        .args(extra)
+        .arg(image)
+        .args(args);
+    run_capture(&mut cmd)
+}
+
+/// The handler as containerd itself reads the config.
+fn dumped_handler(config: &Path, handler: &str) -> Option<toml::Value> {
+    let out = run_capture(
+        Command::new("containerd")
+            .arg("--config")
+            .arg(config)
+            .args(["config", "dump"]),
+    );
+    out.assert_success();
+    let dump: toml::Value = toml::from_str(&out.stdout).expect("config dump is TOML");
+    dump.get("plugins")?
+        .get("io.containerd.grpc.v1.cri")?
+        .get("containerd")?
+        .get("runtimes")?
+        .get(handler)
+        .cloned()
+}
+
+#[test]
+fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
+    let image = build_image("e2e-deploy");
+    let size = run_capture(Command::new("podman").args([
+        "image",
+        "inspect",
+        "--format",
+        "{{.Size}}",
+        &image,
+    ]));
+    size.assert_success();
+    println!("installer image {image}: {} bytes", size.stdout.trim());
+
+    let root = fake_host_root();
+    let r = root.path();
+    let config = r.join("etc/containerd/config.toml");
+    let before = snapshot(r);
+    assert!(dumped_handler(&config, "userns-hostnet").is_none());
+
+    // First run: install and exit.
+    let first = podman_run(&image, r, &[], &["--once"]);
+    first.assert_success();
+    assert!(
+        first
+            .stdout
+            .contains("node not labelled: NODE_NAME is not set"),
+        "{}",
+        first.describe()
+    );
+    let installed = snapshot(r);
+    println!(
+        "install changed:\n{}",
+        changes(&before, &installed).join("\n")
+    );
+    for bin in ["userns-hostnet", "userns-hostnet-runtime"] {
+        assert_eq!(
+            installed.get(&PathBuf::from("usr/local/bin").join(bin)),
+            Some(&Node::File {
+                mode: 0o755,
+                owner: (0, 0),
+                bytes: fs::read(Path::new(STAGE).join(bin)).unwrap()
+            }),
+            "{bin} landed"
+        );
+    }
+    for link in [
+        "userns-hostnet-runtime-crun",
+        "userns-hostnet-runtime-youki",
+    ] {
+        assert_eq!(
+            installed.get(&PathBuf::from("usr/local/bin").join(link)),
+            Some(&Node::Link {
+                target: "userns-hostnet-runtime".into()
+            })
+        );
+    }
+    assert!(matches!(
+        installed.get(Path::new("etc/userns-hostnet/config.toml")),
+        Some(Node::File { mode: 0o644, .. })
+    ));
+    let h = dumped_handler(&config, "userns-hostnet").expect("handler registered");
+    assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
+    assert_eq!(
+        h["options"]["BinaryName"].as_str(),
+        Some("/usr/local/bin/userns-hostnet-runtime"),
+        "{h:#?}"
+    );
+
+    // Second run: nothing changes, not even an inode or a time stamp.
+    let ids = identities(r, &installed);
+    let second = podman_run(&image, r, &[], &["--once"]);
+    second.assert_success();
+    assert!(
+        second.stdout.contains("already registered"),
+        "{}",
+        second.describe()
+    );
+    let again = snapshot(r);
+    assert_eq!(changes(&installed, &again), Vec::<String>::new());
+    assert_eq!(identities(r, &again), ids, "a second run rewrote a file");
+
+    // The DaemonSet's way: wait, and undo on SIGTERM.
+    let name = format!("uhn-deploy-{}", std::process::id());
+    let mut cmd = Command::new("podman");
+    cmd.args(PODMAN_RUN)
+        .args([
+            "--detach",
+            "--privileged",
+            "--network",
+            "none",
+            "--name",
+            &name,
+        ])
+        .args(common::podman::ULIMITS)
+        .arg("--volume")
+        .arg(format!("{}:/host", r.display()))
+        .args(["--env", "USERNS_HOSTNET_CLEANUP=true", &image]);
+    run_capture(&mut cmd).assert_success();
+    let logs = || run_capture(Command::new("podman").args(["logs", &name]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !logs().stdout.contains("waiting for SIGTERM") {
+        assert!(
+            Instant::now() < deadline,
+            "the installer never waited:\n{}",
+            logs().describe()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    run_capture(Command::new("podman").args(["stop", "--time", "60", &name])).assert_success();
+    let code = run_capture(Command::new("podman").args([
+        "inspect",
+        "--format",
+        "{{.State.ExitCode}}",
+        &name,
+    ]));
+    let out = logs();
+    let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+    assert_eq!(code.stdout.trim(), "0", "{}", out.describe());
+    assert!(out.stdout.contains("undone"), "{}", out.describe());
+    let after = snapshot(r);
+    println!(
+        "cleanup left, against the first snapshot: {:?}",
+        changes(&before, &after)
+    );
+    assert_eq!(changes(&before, &after), Vec::<String>::new());
+    assert_eq!(after, before, "cleanup restores every file byte for byte");
+}
+
+#[test]
+fn an_operator_edit_after_install_survives_the_cleanup() {
+    let image = build_image("e2e-deploy");
+    let root = fake_host_root();
+    let r = root.path();
+    let config = r.join("etc/containerd/config.toml");
+    let original = fs::read_to_string(&config).unwrap();
+    podman_run(&image, r, &[], &["--once"]).assert_success();
+    // The operator changes another setting after the install.
+    let edited = fs::read_to_string(&config).unwrap().replace(
+        "max_concurrent_downloads = 3",
+        "max_concurrent_downloads = 7",
+    );
+    assert!(edited.contains("max_concurrent_downloads = 7"));
+    fs::write(&config, &edited).unwrap();
+    let out = podman_run(&image, r, &[], &["--uninstall"]);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("changed since deploy"),
+        "{}",
+        out.describe()
+    );
+    let now = fs::read_to_string(&config).unwrap();
+    assert!(dumped_handler(&config, "userns-hostnet").is_none(), "{now}");
+    assert_eq!(
+        now,
+        original.replace(
+            "max_concurrent_downloads = 3",
+            "max_concurrent_downloads = 7"
+        ),
+        "only the handler went; the operator's edit stays"
+    );
+    assert!(!r.join("var").exists(), "the state went too");
+}
+
+/// A stand-in for systemctl that records its arguments and whether it was
+/// told to ignore its chroot detection (the real one silently ignores
+/// `restart` when it thinks it runs in a chroot): the test plays systemd
+/// and restarts the private daemon when asked.
+fn fake_systemctl(dir: &Path) -> (PathBuf, PathBuf) {
+    let requests = dir.join("restart-requests");
+    let script = dir.join("systemctl");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$* SYSTEMD_IGNORE_CHROOT=$SYSTEMD_IGNORE_CHROOT\" >>{}\n",
+            requests.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    (script, requests)
+}
+
+/// `userns-hostnet deploy` on this host (root /) for the private daemon.
+fn deploy_here(
+    cri: &common::cri::Cri,
+    bin: &Path,
+    handlers: &Path,
+    systemctl: &Path,
+    mode: &str,
+) -> common::Outcome {
+    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    let mut cmd = Command::new(admin);
+    cmd.args(["deploy", "--host-root", "/", "--daemon", "containerd"])
+        .arg("--daemon-config")
+        .arg(cri.dir().join("config.toml"))
+        .arg("--bin-dir")
+        .arg(bin)
+        .args([
+            "--handler",
+            "deployed",
+            "--restart",
+            "--unit",
+            "uhn-test.service",
+            mode,
+        ])
+        .arg("--from")
+        .arg(admin.parent().unwrap())
+        .env("USERNS_HOSTNET_SYSTEMCTL", systemctl)
+        .env("USERNS_HOSTNET_HANDLERS_DIR", handlers)
+        .env_remove("NODE_NAME")
+        .env_remove("KUBERNETES_SERVICE_HOST");
+    run_capture(&mut cmd)
+}
+
+/// The restart path: deploy registers a handler with a private containerd
+/// 1.7 (the CRI tier's), asks for the restart, and after it a
+/// `hostUsers: false` host-network pod on that handler is converted by the
+/// copied wrapper; the undo asks again and leaves the config as it was.
+#[test]
+fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
+    use common::cri::{self, Cri, Userns};
+    let mut cri = Cri::start();
+    let config = cri.dir().join("config.toml");
+    let original = fs::read(&config).unwrap();
+    let work = tempfile::Builder::new()
+        .prefix("uhn-deploy-restart-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let bin = work.path().join("bin");
+    let handlers = work.path().join("handlers");
+    let (systemctl, requests) = fake_systemctl(work.path());
+
+    let out = deploy_here(&cri, &bin, &handlers, &systemctl, "--once");
+    out.assert_success();
+    assert_eq!(
+        fs::read_to_string(&requests).unwrap_or_default(),
+        "restart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\n",
+        "{}",
+        out.describe()
+    );
+    // Without the restart the daemon does not know the handler yet.
+    let userns = Userns::Pod {
+        host_id: cri::next_host_range(),
+    };
+    let pod_config = cri::pod_config("deployed", userns, &cri.log_dir("deployed"));
+    assert!(cri.run_pod("deployed", &pod_config).is_err());
+    cri.restart();
+    let pod = cri.run_pod("deployed", &pod_config).unwrap_or_else(|o| {
+        panic!(
+            "RunPodSandbox on the deployed handler\n{}\n{}",
+            o.describe(),
+            cri.log()
+        )
+    });
+    let lines = cri.decisions_for(&pod.id);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["converted"], true, "{:#}", lines[0]);
+    common::assert_converted_spec(&cri.bundle_spec(&pod.id));
+    cri.stop_and_remove_pod(&pod);
+
+    let out = deploy_here(&cri, &bin, &handlers, &systemctl, "--uninstall");
+    out.assert_success();
+    assert_eq!(
+        fs::read_to_string(&requests).unwrap(),
+        "restart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\nrestart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\n",
+        "{}",
+        out.describe()
+    );
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        original,
+        "config restored byte for byte"
+    );
+    assert!(!bin.exists(), "{}", out.describe());
+    assert!(!handlers.exists(), "{}", out.describe());
+    cri.restart();
+    assert!(cri.run_pod("deployed", &pod_config).is_err());
+    let left = cri.leftovers();
+    assert!(left.is_empty(), "{left:#?}");
+}
+
+/// An API server stand-in on 127.0.0.1: HTTPS with a certificate from a CA
+/// of its own, each PATCH recorded as a JSON line and answered 200.
+const API_SERVER: &str = r#"
+import http.server, json, ssl, sys
+cert, key, port_file, log = sys.argv[1:5]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_PATCH(self):
+        body = self.rfile.read(int(self.headers['Content-Length']))
+        with open(log, 'a') as f:
+            f.write(json.dumps({'path': self.path,
+                                'auth': self.headers['Authorization'],
+                                'type': self.headers['Content-Type'],
+                                'body': json.loads(body)}) + '\n')
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', '2')
+        self.end_headers()
+        self.wfile.write(b'{}')
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+server.socket = ctx.wrap_socket(server.socket, server_side=True)
+with open(port_file + '.tmp', 'w') as f:
+    f.write(str(server.server_address[1]))
+import os
+os.rename(port_file + '.tmp', port_file)
+server.serve_forever()
+"#;
+
+fn openssl(args: &[&str], dir: &Path) {
+    run_capture(Command::new("openssl").args(args).current_dir(dir)).assert_success();
+}
+
+/// A CA, and a server certificate for 127.0.0.1 signed by it.
+fn api_certificates(dir: &Path) {
+    require("openssl", "install the Debian package openssl");
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509", "-days", "1", "-subj", "/CN=uhn-test-ca"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    openssl(&ca, dir);
+    let mut csr = vec!["req", "-subj", "/CN=127.0.0.1"];
+    csr.extend(ec);
+    csr.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    openssl(&csr, dir);
+    fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        &[
+            "x509",
+            "-req",
+            "-days",
+            "1",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ],
+        dir,
+    );
+}
+
+struct ApiServer(std::process::Child);
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The label goes on through the API with the pod's service account, and
+/// comes off on SIGTERM in cleanup mode.
+#[test]
+fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
+    let image = build_image("e2e-deploy");
+    let root = fake_host_root();
+    let work = tempfile::Builder::new()
+        .prefix("uhn-deploy-api-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let w = work.path();
+    api_certificates(w);
+    let sa = w.join("serviceaccount");
+    fs::create_dir(&sa).unwrap();
+    fs::copy(w.join("ca.crt"), sa.join("ca.crt")).unwrap();
+    fs::write(sa.join("token"), "test-token\n").unwrap();
+    let (port_file, log) = (w.join("port"), w.join("requests"));
+    let _server = ApiServer(
+        Command::new("python3")
+            .args(["-c", API_SERVER])
+            .arg(w.join("server.crt"))
+            .arg(w.join("server.key"))
+            .arg(&port_file)
+            .arg(&log)
+            .spawn()
+            .expect("python3"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !port_file.exists() {
+        assert!(Instant::now() < deadline, "the API stand-in never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let port = fs::read_to_string(&port_file).unwrap();
+
+    let name = format!("uhn-deploy-api-{}", std::process::id());
+    let mut cmd = Command::new("podman");
+    cmd.args(PODMAN_RUN)
+        .args([
+            "--detach",
+            "--privileged",
+            "--network",
+            "host",
+            "--name",
+            &name,
+        ])
+        .args(common::podman::ULIMITS)
+        .arg("--volume")
+        .arg(format!("{}:/host", root.path().display()))
+        .arg("--volume")
+        .arg(format!(
+            "{}:/var/run/secrets/kubernetes.io/serviceaccount:ro",
+            sa.display()
+        ))
+        .args(["--env", "USERNS_HOSTNET_CLEANUP=true"])
+        .args(["--env", "NODE_NAME=node-a"])
+        .args(["--env", "KUBERNETES_SERVICE_HOST=127.0.0.1"])
+        .arg("--env")
+        .arg(format!("KUBERNETES_SERVICE_PORT={port}"))
+        .arg(&image);
+    run_capture(&mut cmd).assert_success();
+    let logs = || run_capture(Command::new("podman").args(["logs", &name]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !logs().stdout.contains("waiting for SIGTERM") {
+        if Instant::now() > deadline {
+            let out = logs();
+            let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+            panic!("the installer never waited:\n{}", out.describe());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    run_capture(Command::new("podman").args(["stop", "--time", "60", &name])).assert_success();
+    let out = logs();
+    let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+    assert!(
+        out.stdout
+            .contains("node node-a labelled: userns-hostnet.io/installed")
+            && out.stdout.contains("node node-a unlabelled"),
+        "{}",
+        out.describe()
+    );
+    let requests: Vec<serde_json::Value> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    for (r, value) in requests
+        .iter()
+        .zip([serde_json::json!("true"), serde_json::Value::Null])
+    {
+        assert_eq!(r["path"], "/api/v1/nodes/node-a");
+        assert_eq!(r["auth"], "Bearer test-token");
+        assert_eq!(r["type"], "application/merge-patch+json");
+        assert_eq!(
+            r["body"],
+            serde_json::json!({"metadata": {"labels": {"userns-hostnet.io/installed": value}}})
+        );
+    }
+}
+
+/// A CRI-O host (crio.conf, no containerd config): deploy finds it,
+/// registers the handler in its own drop-in, and the undo removes the
+/// drop-in and the directory it created.
+#[test]
+fn a_crio_host_gets_the_drop_in_and_loses_it_on_cleanup() {
+    let image = build_image("e2e-deploy");
+    let root = tempfile::Builder::new()
+        .prefix("uhn-deploy-crio-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = root.path();
+    fs::create_dir_all(r.join("etc/crio")).unwrap();
+    fs::write(
+        r.join("etc/crio/crio.conf"),
+        "[crio.runtime]\ndefault_runtime = \"runc\"\n",
+    )
+    .unwrap();
+    let before = snapshot(r);
+    let out = podman_run(&image, r, &[], &["--once"]);
+    out.assert_success();
+    let drop_in = r.join("etc/crio/crio.conf.d/99-userns-hostnet.conf");
+    let text = fs::read_to_string(&drop_in).unwrap_or_else(|e| panic!("{e}: {}", out.describe()));
+    let doc: toml::Table = text.parse().unwrap();
+    assert_eq!(
+        doc["crio"]["runtime"]["runtimes"]["userns-hostnet"]["runtime_path"].as_str(),
+        Some("/usr/local/bin/userns-hostnet-runtime"),
+        "{text}"
+    );
+    assert!(
+        out.stdout.contains("crio must be restarted"),
+        "{}",
+        out.describe()
+    );
+    podman_run(&image, r, &[], &["--uninstall"]).assert_success();
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
+}
