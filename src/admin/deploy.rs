@@ -335,6 +335,7 @@ fn save_state(state: &State) -> Result<(), DeployError> {
             mode: 0o600,
             owner: Some((0, 0)),
         },
+        atomic::Durability::ContentsAndName,
     )?;
     Ok(())
 }
@@ -398,6 +399,7 @@ fn remember(
                     mode: 0o600,
                     owner: Some((0, 0)),
                 },
+                atomic::Durability::ContentsAndName,
             )?;
             Before::File {
                 saved,
@@ -455,6 +457,7 @@ fn put_file(state: &mut State, path: &Path, bytes: &[u8], mode: u32) -> Result<b
             mode,
             owner: Some((0, 0)),
         },
+        atomic::Durability::ContentsAndName,
     )?;
     save_state(state)?;
     say(&format!("wrote {}", path.display()));
@@ -684,6 +687,7 @@ fn restore(e: &Entry) -> Result<(), DeployError> {
                     mode: *mode,
                     owner: Some((*uid, *gid)),
                 },
+                atomic::Durability::ContentsAndName,
                 old.as_ref(),
                 || {},
             )?;
