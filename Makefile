@@ -20,7 +20,8 @@ clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
-# containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
+# containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
+# 2.3.4 and runc 1.4.3 (../shared/tools, unpacked) and crictl
 # for tests/e2e_cri.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh
