@@ -768,6 +768,80 @@ fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
     }
 }
 
+/// The features each handler declares to the kubelet (`crictl info`:
+/// `runtimeHandlers`), by handler name.
+fn handler_features(cri: &Cri) -> std::collections::BTreeMap<String, Value> {
+    let out = cri.crictl(&["info", "--output", "json"]);
+    out.assert_success();
+    let info: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("crictl info is not JSON ({e})\n{}", out.describe()));
+    info["runtimeHandlers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap_or_default().to_string(),
+                h["features"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Scenario 10: the wrapper passes `features` through byte for byte, so
+/// containerd 2.3.4 declares for a wrapper handler exactly what it declares
+/// for the real runtime behind it: the kubelet admits userns pods on either
+/// or on neither. runc 1.4.3 declares user namespaces and rro; runc 1.1.5
+/// rro only (its `features` has no idmap entry); crun 1.8.1 nothing (it has
+/// no `features`). containerd 1.7.24 declares no handler features at all.
+fn handlers_declare_the_real_runtimes_features(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let features = handler_features(&cri);
+    if stack == Stack::Containerd17 {
+        assert!(
+            features.is_empty(),
+            "containerd 1.7.24 was expected to declare no handler features: {features:#?}"
+        );
+        assert_no_leftovers(&mut cri);
+        return;
+    }
+    let declared = |h: &str, feature: &str| features.get(h).map(|f| f[feature] == true);
+    assert_eq!(declared(handler::RUNC_14, "user_namespaces"), Some(true));
+    assert_eq!(
+        declared(handler::RUNC_14, "recursive_read_only_mounts"),
+        Some(true)
+    );
+    assert_eq!(declared(handler::RUNC_11, "user_namespaces"), Some(false));
+    assert_eq!(
+        declared(handler::RUNC_11, "recursive_read_only_mounts"),
+        Some(true)
+    );
+    assert_eq!(
+        features.get(handler::CRUN),
+        Some(&Value::Null),
+        "{features:#?}"
+    );
+    for (plain, wrapped) in [
+        (handler::CRUN, handler::WRAPPER_CRUN),
+        (handler::RUNC, handler::WRAPPER),
+        (handler::RUNC_11, handler::WRAPPER_RUNC_11),
+        (handler::RUNC_14, handler::WRAPPER_RUNC_14),
+    ] {
+        assert!(
+            features.contains_key(plain),
+            "{plain} missing: {features:#?}"
+        );
+        assert_eq!(
+            features.get(wrapped),
+            features.get(plain),
+            "{}: {wrapped} declares other features than {plain}",
+            stack.label()
+        );
+    }
+    assert_no_leftovers(&mut cri);
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -915,5 +989,6 @@ on_both_stacks!(
     base_spec_hook_behind_the_wrapper_verifies_app_containers,
     crun_alone_refuses_the_spec_version,
     wrapper_onto_crun_on_the_userns_pod,
+    handlers_declare_the_real_runtimes_features,
     figures_printed_never_asserted,
 );

@@ -59,13 +59,13 @@ pub mod handler {
     /// daemon's PATH).
     pub const WRAPPER: &str = "userns-hostnet";
     /// Debian 12's runc 1.1.5 alone, whatever the stack.
-    pub const RUNC_11: &str = "runc-1.1";
-    /// The wrapper installed as `userns-hostnet-runtime-runc-1.1`.
-    pub const WRAPPER_RUNC_11: &str = "userns-hostnet-runc-1.1";
+    pub const RUNC_11: &str = "runc11";
+    /// The wrapper installed as `userns-hostnet-runtime-runc11`.
+    pub const WRAPPER_RUNC_11: &str = "userns-hostnet-runc11";
     /// runc 1.4.3 alone, whatever the stack.
-    pub const RUNC_14: &str = "runc-1.4";
+    pub const RUNC_14: &str = "runc14";
     /// The wrapper installed as `userns-hostnet-runtime-runc-1.4`.
-    pub const WRAPPER_RUNC_14: &str = "userns-hostnet-runc-1.4";
+    pub const WRAPPER_RUNC_14: &str = "userns-hostnet-runc14";
     /// The wrapper installed as `userns-hostnet-runtime-crun`: crun behind it.
     pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
     /// crun 1.8.1 alone.
@@ -596,13 +596,13 @@ fn cri_config(d: &Path, stack: Stack) -> String {
     let bin = d.join("bin");
     let handlers = [
         (handler::RUNC, bin.join("runc"), None),
-        (handler::RUNC_11, bin.join("runc-1.1"), None),
+        (handler::RUNC_11, bin.join("runc11"), None),
         (
             handler::WRAPPER_RUNC_11,
             bin.join(WRAPPER_RUNC_11_NAME),
             None,
         ),
-        (handler::RUNC_14, bin.join("runc-1.4"), None),
+        (handler::RUNC_14, bin.join("runc14"), None),
         (
             handler::WRAPPER_RUNC_14,
             bin.join(WRAPPER_RUNC_14_NAME),
@@ -657,19 +657,16 @@ fn cri_config(d: &Path, stack: Stack) -> String {
     text
 }
 
-/// The wrapper under these names runs `runc-1.1` and `runc-1.4`.
-const WRAPPER_RUNC_11_NAME: &str = "userns-hostnet-runtime-runc-1.1";
-const WRAPPER_RUNC_14_NAME: &str = "userns-hostnet-runtime-runc-1.4";
+/// The wrapper under these names runs `runc11` and `runc14`.
+const WRAPPER_RUNC_11_NAME: &str = "userns-hostnet-runtime-runc11";
+const WRAPPER_RUNC_14_NAME: &str = "userns-hostnet-runtime-runc14";
 
 /// Files the handlers need before the daemon starts: the wrapper's config,
 /// each runc by version (`runc` is the stack's), crun as the two crun
 /// handlers run it, and the hook's base spec.
 fn setup_daemon_dir(d: &Path, stack: Stack) {
     let bin = d.join("bin");
-    for (name, real) in [
-        ("runc-1.1", Runtime::Runc.path()),
-        ("runc-1.4", runc_14_path()),
-    ] {
+    for (name, real) in [("runc11", Runtime::Runc.path()), ("runc14", runc_14_path())] {
         // The runtime's file name stays `runc`, behind links, so the
         // wrapper reads its argv as runc's.
         let target = if stack.drops_cgroup_resources() {
@@ -702,8 +699,8 @@ fn setup_daemon_dir(d: &Path, stack: Stack) {
         std::os::unix::fs::symlink(&target, bin.join(name)).unwrap();
     }
     let own = match stack {
-        Stack::Containerd17 => "runc-1.1",
-        Stack::Containerd23 => "runc-1.4",
+        Stack::Containerd17 => "runc11",
+        Stack::Containerd23 => "runc14",
     };
     std::os::unix::fs::symlink(bin.join(own), bin.join("runc")).unwrap();
     for wrapper in [WRAPPER_RUNC_11_NAME, WRAPPER_RUNC_14_NAME] {
