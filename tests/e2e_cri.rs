@@ -842,6 +842,199 @@ fn handlers_declare_the_real_runtimes_features(stack: Stack) {
     assert_no_leftovers(&mut cri);
 }
 
+/// One cell of the version matrix, one way: what the pod's app container
+/// saw, or why the pod did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ran {
+    Yes {
+        sys_read_only: bool,
+        own_cgroup: bool,
+        net_caps_dropped: bool,
+    },
+    No(&'static str),
+}
+
+impl Ran {
+    fn text(&self) -> String {
+        match self {
+            Ran::Yes {
+                sys_read_only,
+                own_cgroup,
+                net_caps_dropped,
+            } => {
+                let yes = |b: &bool| if *b { "yes" } else { "no" };
+                format!(
+                    "runs (/sys ro all the way: {}, own cgroup: {}, net caps dropped: {})",
+                    yes(sys_read_only),
+                    yes(own_cgroup),
+                    yes(net_caps_dropped)
+                )
+            }
+            Ran::No(why) => format!("fails: {why}"),
+        }
+    }
+}
+
+/// The failures the matrix meets, by what containerd passed back.
+fn why_not(out: &common::Outcome) -> &'static str {
+    let err = cri_error(out);
+    [
+        ("error mounting \"sysfs\"", "sysfs mount EPERM"),
+        ("unknown version specified", "crun refuses the ociVersion"),
+        (
+            "idmap mounts not supported",
+            "containerd: features lists no idmap",
+        ),
+        (
+            "unmarshal runtime features",
+            "containerd: runtime has no features",
+        ),
+        ("failed to setns", "setns EPERM"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| err.contains(needle))
+    .map_or("another error (see the test output)", |(_, why)| why)
+}
+
+/// A userns host-network pod with one app container on `handler`: what
+/// the container saw, then everything removed.
+fn run_cell(cri: &Cri, handler: &str, name: &str) -> Ran {
+    let (userns, config) = userns_pod(cri, name);
+    let pod = match cri.run_pod(handler, &config) {
+        Ok(pod) => pod,
+        Err(out) => {
+            eprintln!("{handler}: RunPodSandbox failed\n{}", out.describe());
+            return Ran::No(why_not(&out));
+        }
+    };
+    let app_config = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let app = match cri.create(&pod, &app_config) {
+        Ok(id) => id,
+        Err(out) => {
+            eprintln!("{handler}: CreateContainer failed\n{}", out.describe());
+            cri.stop_and_remove_pod(&pod);
+            return Ran::No(why_not(&out));
+        }
+    };
+    let started = cri.start_container(&app);
+    if !started.success() {
+        eprintln!("{handler}: StartContainer failed\n{}", started.describe());
+        cri.stop_and_remove(&app);
+        cri.stop_and_remove_pod(&pod);
+        return Ran::No(why_not(&started));
+    }
+    let seen = cri.look_inside(&app);
+    let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+    let ran = Ran::Yes {
+        sys_read_only: seen.exec.under_sys().iter().all(|m| m.has("ro")),
+        own_cgroup: sees_own_cgroup(&seen),
+        net_caps_dropped: common::NET_CAP_BITS
+            .iter()
+            .all(|b| !common::has_cap_bit(pid1, *b)),
+    };
+    cri.stop_and_remove(&app);
+    cri.stop_and_remove_pod(&pod);
+    ran
+}
+
+/// The columns of the matrix: the real runtime, its handler alone and
+/// behind the wrapper.
+const MATRIX_COLUMNS: [(&str, &str, &str); 4] = [
+    ("runc 1.1.5", handler::RUNC_11, handler::WRAPPER_RUNC_11),
+    ("runc 1.4.3", handler::RUNC_14, handler::WRAPPER_RUNC_14),
+    ("crun 1.8.1", handler::CRUN, handler::WRAPPER_CRUN),
+    (
+        "crun 1.8.1, spec version lowered",
+        handler::CRUN_STEPPED,
+        handler::WRAPPER_CRUN,
+    ),
+];
+
+/// What each cell must be, as measured: without the wrapper, with it.
+fn matrix_expected(stack: Stack, column: &str) -> (Ran, Ran) {
+    let converted = Ran::Yes {
+        sys_read_only: true,
+        own_cgroup: true,
+        net_caps_dropped: true,
+    };
+    match (stack, column) {
+        (Stack::Containerd17, "runc 1.1.5" | "runc 1.4.3") => {
+            (Ran::No("sysfs mount EPERM"), converted)
+        }
+        (Stack::Containerd17, "crun 1.8.1") => (Ran::No("crun refuses the ociVersion"), converted),
+        // crun binds the host's /sys when it may not mount a sysfs: the
+        // pod runs, its /sys submounts writable, its capabilities kept.
+        (Stack::Containerd17, _) => (
+            Ran::Yes {
+                sys_read_only: false,
+                own_cgroup: true,
+                net_caps_dropped: false,
+            },
+            converted,
+        ),
+        (Stack::Containerd23, "runc 1.1.5") => (
+            Ran::No("containerd: features lists no idmap"),
+            Ran::No("containerd: features lists no idmap"),
+        ),
+        (Stack::Containerd23, "runc 1.4.3") => (
+            Ran::Yes {
+                sys_read_only: true,
+                own_cgroup: false,
+                net_caps_dropped: false,
+            },
+            converted,
+        ),
+        // The sandbox meets crun's version check first; behind the wrapper
+        // (and its version step) it runs, and the app container meets
+        // containerd's features check.
+        (Stack::Containerd23, "crun 1.8.1") => (
+            Ran::No("crun refuses the ociVersion"),
+            Ran::No("containerd: runtime has no features"),
+        ),
+        (Stack::Containerd23, _) => (
+            Ran::No("containerd: runtime has no features"),
+            Ran::No("containerd: runtime has no features"),
+        ),
+    }
+}
+
+/// Scenario 11, the version matrix of docs/registering.md: a userns
+/// host-network pod with one app container on each real runtime, without
+/// the wrapper and with it, and what its container saw. Printed (and kept
+/// in target/tmp/version-matrix-*.txt) and asserted: the doc's cells come
+/// from here.
+fn version_matrix(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let mut report = format!("version matrix, {} stack:\n", stack.label());
+    let mut wrong = Vec::new();
+    for (i, (column, plain, wrapped)) in MATRIX_COLUMNS.iter().enumerate() {
+        let without = run_cell(&cri, plain, &format!("mx{i}p"));
+        let with = run_cell(&cri, wrapped, &format!("mx{i}w"));
+        report.push_str(&format!(
+            "  {column}: without the wrapper: {}; with it: {}\n",
+            without.text(),
+            with.text()
+        ));
+        if (without.clone(), with.clone()) != matrix_expected(stack, column) {
+            wrong.push(format!("{column}: {:?}", (without, with)));
+        }
+    }
+    eprint!("{report}");
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match stack {
+            Stack::Containerd17 => "version-matrix-containerd-1.7.txt",
+            Stack::Containerd23 => "version-matrix-containerd-2.3.txt",
+        }),
+        &report,
+    );
+    assert!(
+        wrong.is_empty(),
+        "cells differ from docs/registering.md:\n{}",
+        wrong.join("\n")
+    );
+    assert_no_leftovers(&mut cri);
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -990,5 +1183,6 @@ on_both_stacks!(
     crun_alone_refuses_the_spec_version,
     wrapper_onto_crun_on_the_userns_pod,
     handlers_declare_the_real_runtimes_features,
+    version_matrix,
     figures_printed_never_asserted,
 );

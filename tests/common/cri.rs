@@ -70,6 +70,9 @@ pub mod handler {
     pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
     /// crun 1.8.1 alone.
     pub const CRUN: &str = "crun";
+    /// crun 1.8.1 alone behind the test-only version step the wrapper's
+    /// crun handler has (see `setup_daemon_dir`).
+    pub const CRUN_STEPPED: &str = "crun-stepped";
     /// runc alone, with hooks.d/containerd-base-spec.json as
     /// `base_runtime_spec` (the createRuntime hook instead of the wrapper).
     pub const RUNC_HOOK: &str = "runc-hook";
@@ -615,6 +618,7 @@ fn cri_config(d: &Path, stack: Stack) -> String {
             None,
         ),
         (handler::CRUN, d.join("bin").join("crun-as-is"), None),
+        (handler::CRUN_STEPPED, d.join("bin").join("crun"), None),
         (handler::RUNC_HOOK, bin.join("runc"), Some(&base_spec)),
         (
             handler::WRAPPER_HOOK,
