@@ -769,13 +769,13 @@ fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
 }
 
 /// The features each handler declares to the kubelet (`crictl info`:
-/// `runtimeHandlers`), by handler name.
-fn handler_features(cri: &Cri) -> std::collections::BTreeMap<String, Value> {
+/// `runtimeHandlers`), by handler name, and the runtime's own (`features`).
+fn handler_features(cri: &Cri) -> (std::collections::BTreeMap<String, Value>, Value) {
     let out = cri.crictl(&["info", "--output", "json"]);
     out.assert_success();
     let info: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("crictl info is not JSON ({e})\n{}", out.describe()));
-    info["runtimeHandlers"]
+    let handlers = info["runtimeHandlers"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default()
@@ -786,7 +786,8 @@ fn handler_features(cri: &Cri) -> std::collections::BTreeMap<String, Value> {
                 h["features"].clone(),
             )
         })
-        .collect()
+        .collect();
+    (handlers, info["features"].clone())
 }
 
 /// Scenario 10: the wrapper passes `features` through byte for byte, so
@@ -794,10 +795,19 @@ fn handler_features(cri: &Cri) -> std::collections::BTreeMap<String, Value> {
 /// for the real runtime behind it: the kubelet admits userns pods on either
 /// or on neither. runc 1.4.3 declares user namespaces and rro; runc 1.1.5
 /// rro only (its `features` has no idmap entry); crun 1.8.1 nothing (it has
-/// no `features`). containerd 1.7.24 declares no handler features at all.
+/// no `features`). containerd 2.3.4 declares `user_namespaces_host_network`;
+/// containerd 1.7.24 declares no features at all.
 fn handlers_declare_the_real_runtimes_features(stack: Stack) {
     let mut cri = Cri::start_on(stack);
-    let features = handler_features(&cri);
+    let (features, runtime) = handler_features(&cri);
+    // What the kubelet's UserNamespacesHostNetworkSupport looks for.
+    let host_network = runtime["user_namespaces_host_network"] == true;
+    assert_eq!(
+        host_network,
+        stack == Stack::Containerd23,
+        "{}: user_namespaces_host_network in crictl info's features: {runtime:#}",
+        stack.label()
+    );
     if stack == Stack::Containerd17 {
         assert!(
             features.is_empty(),
