@@ -20,8 +20,9 @@ clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 
-# containerd 1.7.24 (Debian trixie, unpacked, never installed) and crictl
-# for tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
+# containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
+# 2.3.4 and runc 1.4.3 (../shared/tools, unpacked) and crictl for
+# tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
 # tests/e2e_crio.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh

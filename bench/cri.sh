@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CRI figures: pod start (RunPodSandbox + CreateContainer + StartContainer)
-# and ExecSync through containerd 1.7.24's CRI, for the wrapper on a userns
+# and ExecSync through containerd's CRI (1.7.24 with runc 1.1.5, then 2.3.4
+# with runc 1.4.3), for the wrapper on a userns
 # pod, plain runc on a pod without a user namespace, and the wrapper on that
 # same pod; medians of one run of tests/e2e_cri.rs's figures test, which
 # prints them and never asserts them. As root, like the tier itself.
@@ -17,6 +18,7 @@ if [ "${1:-}" = --release ]; then
 	target=release
 fi
 ./scripts/cri-tools.sh >/dev/null
-cargo test --quiet "${profile[@]}" --test e2e_cri figures_printed_never_asserted -- --exact >/dev/null
+cargo test --quiet "${profile[@]}" --test e2e_cri -- --exact --test-threads=1 \
+	containerd_1_7::figures_printed_never_asserted containerd_2_3::figures_printed_never_asserted >/dev/null
 echo "wrapper: $target build"
-cat "${CARGO_TARGET_DIR:-target}/tmp/cri-figures.txt"
+cat "${CARGO_TARGET_DIR:-target}/tmp/cri-figures.txt" "${CARGO_TARGET_DIR:-target}/tmp/cri-figures-containerd-2.3.txt"

@@ -6,6 +6,9 @@
 #       has none). Downloaded with a private APT_CONFIG whose only source is
 #       trixie and unpacked with dpkg -x: the system's sources and its own
 #       containerd stay as they are.
+#   target/containerd-2.3/{containerd,containerd-shim-runc-v2,ctr,runc}
+#       containerd 2.3.4 and runc 1.4.3, the stack new nodes run, from
+#       ../shared/tools/containerd-2.3.4-runc-1.4.3 beside the checkout.
 #   target/cri-o/crictl  cri-tools 1.36.0, the CRI client both tiers drive, and
 #       target/cri-o/{crio,pinns,copyimg}  CRI-O 1.36.3, its namespace pinner and
 #       its image-copy helper (Debian has no CRI-O), all from
@@ -49,9 +52,11 @@ fi
 "$dest/usr/bin/containerd" --version
 
 shared=${USERNS_HOSTNET_SHARED:-$repo/../shared}
-tools=$shared/tools/cri-o-1.36.3
-if [ ! -x "$tools/unpack.sh" ]; then
-	echo "cri-tools.sh: $tools/unpack.sh is missing: the prebuilt crictl is expected in ../shared beside the checkout" >&2
-	exit 1
-fi
-sh "$tools/unpack.sh" target/cri-o
+for tools in "$shared/tools/containerd-2.3.4-runc-1.4.3:target/containerd-2.3" "$shared/tools/cri-o-1.36.3:target/cri-o"; do
+	from=${tools%%:*}
+	if [ ! -x "$from/unpack.sh" ]; then
+		echo "cri-tools.sh: $from/unpack.sh is missing: the prebuilt tools are expected in ../shared beside the checkout" >&2
+		exit 1
+	fi
+	sh "$from/unpack.sh" "${tools#*:}"
+done

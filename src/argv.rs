@@ -4,9 +4,11 @@
 //! and restore the wrapper decides on exactly the argv the runtime will act
 //! on, or reports a [`Problem`] that the wrapper refuses.
 //!
-//! runc 1.1 parses with urfave/cli v1 on Go's `flag` package (one or two
+//! runc parses with urfave/cli v1 on Go's `flag` package (one or two
 //! dashes, `-opt=value`, whole names only, `--switch=false`, a
-//! subcommand's options moved before its arguments first); crun 1.8 with
+//! subcommand's options moved before its arguments first, which runc 1.1
+//! and runc 1.2 or later do in two ways: a create, run or restore is read
+//! both ways, and refused unless they agree); crun 1.8 with
 //! argp (two dashes for long options, which any unambiguous prefix
 //! abbreviates, `-bDIR`, grouped short options, options only before the
 //! container id, `-f/--config FILE` naming the spec). An unknown runtime
@@ -60,7 +62,8 @@ impl Creating {
 /// Whose command-line rules apply: those of the runtime exec'd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dialect {
-    /// runc 1.1: urfave/cli v1 on Go's flag package.
+    /// runc 1.1 to 1.4: urfave/cli v1 on Go's flag package, both ways it
+    /// reorders a subcommand's words.
     Runc,
     /// crun 1.8: argp.
     Crun,
@@ -158,33 +161,60 @@ impl Invocation {
     }
 }
 
-/// The two runtimes whose parsers the wrapper knows.
+/// The parsers the wrapper knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rt {
+    /// runc 1.1: urfave/cli v1.22.1 reorders every word that starts with `-`.
     Runc,
+    /// runc 1.2 and later: urfave/cli v1.22.14 and later reorder only the
+    /// words that name an option of the subcommand.
+    Runc12,
     Crun,
 }
 
 impl Rt {
     fn name(self) -> &'static str {
         match self {
-            Rt::Runc => "runc",
+            Rt::Runc | Rt::Runc12 => "runc",
             Rt::Crun => "crun",
         }
     }
 
+    /// Which versions, when two readings are compared.
+    fn versions(self) -> &'static str {
+        match self {
+            Rt::Runc => "runc 1.1",
+            Rt::Runc12 => "runc 1.2 or later",
+            Rt::Crun => "crun",
+        }
+    }
+
+    /// How a reading is named beside another's: the version when both
+    /// are runc's.
+    fn label(self, beside: Rt) -> &'static str {
+        if self.is_runc() && beside.is_runc() {
+            self.versions()
+        } else {
+            self.name()
+        }
+    }
+
+    fn is_runc(self) -> bool {
+        matches!(self, Rt::Runc | Rt::Runc12)
+    }
+
     fn global(self, words: &[Word<'_>]) -> grammar::Parsed {
         match self {
-            Rt::Runc => grammar::go(words, tables::RUNC_GLOBAL),
+            Rt::Runc | Rt::Runc12 => grammar::go(words, tables::RUNC_GLOBAL),
             Rt::Crun => grammar::argp(words, [tables::CRUN_GLOBAL, tables::ARGP_DEFAULTS]),
         }
     }
 
     fn table(self, creating: Creating) -> &'static [Opt] {
         match (self, creating) {
-            (Rt::Runc, Creating::Create) => tables::RUNC_CREATE,
-            (Rt::Runc, Creating::Run) => tables::RUNC_RUN,
-            (Rt::Runc, Creating::Restore) => tables::RUNC_RESTORE,
+            (Rt::Runc | Rt::Runc12, Creating::Create) => tables::RUNC_CREATE,
+            (Rt::Runc | Rt::Runc12, Creating::Run) => tables::RUNC_RUN,
+            (Rt::Runc | Rt::Runc12, Creating::Restore) => tables::RUNC_RESTORE,
             (Rt::Crun, Creating::Create) => tables::CRUN_CREATE,
             (Rt::Crun, Creating::Run) => tables::CRUN_RUN,
             (Rt::Crun, Creating::Restore) => tables::CRUN_RESTORE,
@@ -199,8 +229,12 @@ impl Rt {
     ) -> (grammar::Parsed, Vec<Word<'a>>) {
         let table = self.table(creating);
         match self {
-            Rt::Runc => {
-                let reordered = grammar::urfave_reorder(words);
+            Rt::Runc | Rt::Runc12 => {
+                let reordered = if self == Rt::Runc {
+                    grammar::urfave_reorder(words)
+                } else {
+                    grammar::urfave_reorder_known(words, table)
+                };
                 let parsed = grammar::go(&reordered, table);
                 let rest = reordered[parsed.rest..].to_vec();
                 (parsed, rest)
@@ -350,7 +384,7 @@ fn read(args: &[OsString], rt: Rt) -> Reading {
         r.creating = lookahead(args);
         return r;
     }
-    if rt == Rt::Runc {
+    if rt.is_runc() {
         if let Some(s) = two_forms(&global.sets) {
             r.refuse(args, s.at, two_forms_text(s));
             r.creating = lookahead(args);
@@ -375,7 +409,7 @@ fn read(args: &[OsString], rt: Rt) -> Reading {
         r.refuse(args, *at, reason_text(rt, &scope, reason));
         return r;
     }
-    if rt == Rt::Runc {
+    if rt.is_runc() {
         if let Some(s) = two_forms(&parsed.sets) {
             r.refuse(args, s.at, two_forms_text(s));
             return r;
@@ -446,56 +480,90 @@ fn fields(r: &Reading, args: &[OsString]) -> [(&'static str, Field); 8] {
     ]
 }
 
-/// For a runtime that is neither runc nor crun: the command line must read
-/// the same to both parsers, or it is refused.
-fn strict(args: &[OsString]) -> Reading {
-    let runc = read(args, Rt::Runc);
-    let crun = read(args, Rt::Crun);
-    let creating = runc.creating.or(crun.creating);
-    const NEITHER: &str = "the real runtime is not known to be runc or crun";
-    match (&runc.problem, &crun.problem) {
-        (Some(_), Some(_)) => Reading { creating, ..runc },
-        (Some(p), None) | (None, Some(p)) => {
-            let other = if runc.problem.is_some() {
-                "crun"
-            } else {
-                "runc"
+/// The command line as every parser in `rts` reads it, or a problem: one
+/// that some parser refuses while another accepts it, or one that they
+/// read differently. `why` ends the reason: why they must agree.
+fn agreed(args: &[OsString], rts: &[Rt], why: &str) -> Reading {
+    let readings: Vec<(Rt, Reading)> = rts.iter().map(|&rt| (rt, read(args, rt))).collect();
+    let creating = readings.iter().find_map(|(_, r)| r.creating);
+    let refused = readings
+        .iter()
+        .find_map(|(rt, r)| r.problem.as_ref().map(|p| (rt, r, p.clone())));
+    let accepting = readings.iter().find(|(_, r)| r.problem.is_none());
+    match (refused, accepting) {
+        (Some((rt, r, p)), Some((other, _))) => {
+            // Which runc refuses it, when another accepts it.
+            let tail = format!("; {} {WOULD_REFUSE}", rt.name());
+            let reason = match p.reason.strip_suffix(&tail) {
+                Some(head) if rt.is_runc() && other.is_runc() => {
+                    format!("{head}; {} {WOULD_REFUSE}", rt.versions())
+                }
+                _ => p.reason,
             };
             let problem = Problem {
-                arg: p.arg.clone(),
-                reason: format!("{} (while {other} accepts it); {NEITHER}", p.reason),
+                arg: p.arg,
+                reason: format!("{reason} (while {} accepts it); {why}", other.label(*rt)),
             };
-            let base = if runc.problem.is_some() { crun } else { runc };
             Reading {
                 creating,
                 problem: Some(problem),
-                ..base
+                ..r.clone()
             }
         }
-        (None, None) => {
-            let differs = fields(&runc, args)
-                .into_iter()
-                .zip(fields(&crun, args))
-                .find(|((_, a), (_, b))| a.0 != b.0);
-            let Some(((what, (a, a_at)), (_, (b, b_at)))) = differs else {
-                return runc;
-            };
-            let at = b_at.or(a_at).unwrap_or(0).min(args.len().saturating_sub(1));
-            let problem = args.get(at).map(|arg| Problem {
-                arg: arg.clone(),
-                reason: format!(
-                    "runc and crun read it differently ({what}: runc {}, crun {}); {NEITHER}",
-                    shown(&a),
-                    shown(&b)
-                ),
-            });
-            Reading {
-                creating,
-                problem,
-                ..runc
+        (Some((_, r, _)), None) => Reading {
+            creating,
+            ..r.clone()
+        },
+        (None, _) => {
+            let (first_rt, first) = &readings[0];
+            for (rt, r) in &readings[1..] {
+                let differs = fields(first, args)
+                    .into_iter()
+                    .zip(fields(r, args))
+                    .find(|((_, a), (_, b))| a.0 != b.0);
+                let Some(((what, (a, a_at)), (_, (b, b_at)))) = differs else {
+                    continue;
+                };
+                let at = b_at.or(a_at).unwrap_or(0).min(args.len().saturating_sub(1));
+                let problem = args.get(at).map(|arg| Problem {
+                    arg: arg.clone(),
+                    reason: format!(
+                        "{first} and {other} read it differently ({what}: {first} {}, {other} {}); {why}",
+                        shown(&a),
+                        shown(&b),
+                        first = first_rt.label(*rt),
+                        other = rt.label(*first_rt),
+                    ),
+                });
+                return Reading {
+                    creating,
+                    problem,
+                    ..first.clone()
+                };
             }
+            first.clone()
         }
     }
+}
+
+/// For runc: its versions must read the command line alike (the wrapper
+/// does not ask which version it is about to exec).
+fn runc_any_version(args: &[OsString]) -> Reading {
+    agreed(
+        args,
+        &[Rt::Runc, Rt::Runc12],
+        "the wrapper reads only what every runc version reads alike",
+    )
+}
+
+/// For a runtime that is neither runc nor crun: the command line must read
+/// the same to every parser, or it is refused.
+fn strict(args: &[OsString]) -> Reading {
+    agreed(
+        args,
+        &[Rt::Runc, Rt::Runc12, Rt::Crun],
+        "the real runtime is not known to be runc or crun",
+    )
 }
 
 /// Whether any word is a subcommand the wrapper acts on (create, run,
@@ -510,7 +578,7 @@ pub fn may_act_on(args: &[OsString]) -> bool {
 /// Scan `args` (without argv[0]) with the rules of `dialect`.
 pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
     let r = match dialect {
-        Dialect::Runc => read(args, Rt::Runc),
+        Dialect::Runc => runc_any_version(args),
         Dialect::Crun => read(args, Rt::Crun),
         Dialect::Strict => strict(args),
     };
@@ -594,10 +662,10 @@ fn exec_as(args: &[OsString], sub_at: usize, rt: Rt, inv: &mut Invocation) {
         .map(|(i, a)| (i, a.as_os_str()))
         .collect();
     let parsed = match rt {
-        Rt::Runc => grammar::go(&words, tables::RUNC_EXEC),
+        Rt::Runc | Rt::Runc12 => grammar::go(&words, tables::RUNC_EXEC),
         Rt::Crun => grammar::argp(&words, [tables::CRUN_EXEC, tables::ARGP_DEFAULTS]),
     };
-    let refused = parsed.problem.is_some() || (rt == Rt::Runc && two_forms(&parsed.sets).is_some());
+    let refused = parsed.problem.is_some() || (rt.is_runc() && two_forms(&parsed.sets).is_some());
     if refused {
         scan_exec(&args[sub_at + 1..], sub_at + 1, inv);
         return;

@@ -246,7 +246,7 @@ fn try_form(sandbox: &Sandbox, form: &Form, want: Want, n: usize) -> Vec<String>
             }
             let probe = Probe::parse(&out.stdout);
             let view = std::panic::catch_unwind(|| {
-                common::assert_converted_view(&probe, runtime == Runtime::Runc)
+                common::assert_converted_view(&probe, runtime.is_runc())
             });
             if view.is_err() {
                 bad.push(format!("{what}: the container was not hardened"));
@@ -313,7 +313,7 @@ fn every_form(runtime: Runtime) {
             Runtime::Youki => {
                 unreachable!("these are runc's and crun's rules; youki gets the strict reading")
             }
-            Runtime::Runc => form.runc,
+            Runtime::Runc | Runtime::Runc14 => form.runc,
             Runtime::Crun => form.crun,
         };
         refused += usize::from(matches!(want, Refused(_)));
@@ -354,9 +354,9 @@ fn refusal_goes_to_the_runtime_log(runtime: Runtime) {
         &id,
     ]);
     let out = sandbox.wrapper().raw(&argv);
+    let rules = runtime.program_name();
     let line = format!(
-        "userns-hostnet-runtime: refused: argv: --no-such-option: not a `create` option of {0}; {0} would refuse this command line",
-        runtime.name()
+        "userns-hostnet-runtime: refused: argv: --no-such-option: not a `create` option of {rules}; {rules} would refuse this command line"
     );
     assert_eq!(out.code(), Some(1), "{}", out.describe());
     assert_eq!(out.stderr.lines().collect::<Vec<_>>(), [line.as_str()]);
@@ -404,7 +404,7 @@ fn relative_spec_file(runtime: Runtime) {
             common::assert_converted_spec(&doc);
             snap.assert_unchanged(&bundle.config_path(), "crun -f spec.json");
         }
-        Runtime::Runc => {
+        Runtime::Runc | Runtime::Runc14 => {
             assert_eq!(
                 out.stderr.lines().collect::<Vec<_>>(),
                 ["userns-hostnet-runtime: refused: argv: --config: not a `run` option of runc; runc would refuse this command line"],
@@ -444,7 +444,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
         Runtime::Crun => (w(&[&"--rootless", &root]), w(&[&"--roo", &root])),
-        Runtime::Runc => (w(&[&"-root", &root]), vec![joined("-root=", &root)]),
+        Runtime::Runc | Runtime::Runc14 => (w(&[&"-root", &root]), vec![joined("-root=", &root)]),
     };
     let mut create = create_root;
     create.extend(w(&[&"create", &"--bundle", &bundle.dir(), &id]));
@@ -503,7 +503,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
         Runtime::Crun => w(&[&"--root", &root, &"exec", &"-process", &id, &"/bin/true"]),
-        Runtime::Runc => w(&[&"--root", &root, &"exec", &"-process", &file, &id]),
+        Runtime::Runc | Runtime::Runc14 => w(&[&"--root", &root, &"exec", &"-process", &file, &id]),
     };
     let out = common::run_capture(sandbox.wrapper().raw_command(&argv).current_dir(cwd.path()));
     let through = cap_bnd(&out);
@@ -533,7 +533,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         Runtime::Crun => format!(
             "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: a network capability grouped with other options, in an exec into {id}, a container it converted: it cannot leave the capability out alone"
         ),
-        Runtime::Runc => format!(
+        Runtime::Runc | Runtime::Runc14 => format!(
             "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: not an exec option this wrapper knows, in an exec into {id}, a container it converted: it cannot tell what the option adds to the process"
         ),
     };
@@ -546,6 +546,64 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         .assert_success();
     sandbox.real().wait_for_status(&id, "stopped");
     sandbox.wrapper().run(&["delete", &id]).assert_success();
+}
+
+/// `run --pidfd-socket SOCK` (runc 1.2 and later; containerd's go-runc
+/// passes it when asked for a pidfd). runc 1.4.3 behind the wrapper runs
+/// the container converted and sends its pidfd to the socket. runc 1.1.5
+/// does not know the option and refuses the command line itself: the
+/// wrapper read it as runc 1.4 does, and no container exists.
+fn pidfd_socket(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&common::probe_args());
+    let id = common::unique_id("pidfd");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let sock = sandbox.path().join("pidfd.sock");
+    // runc connects and sends: a bound socket queues it, nobody need accept.
+    let listener = std::os::unix::net::UnixListener::bind(&sock).expect("bind the pidfd socket");
+    let out = sandbox.wrapper().raw(&w(&[
+        &"--root",
+        &sandbox.root(),
+        &"run",
+        &"--pidfd-socket",
+        &sock,
+        &"--bundle",
+        &bundle.dir(),
+        &id,
+    ]));
+    match runtime {
+        Runtime::Runc14 => {
+            out.assert_success();
+            common::assert_converted_view(&Probe::parse(&out.stdout), true);
+            common::assert_converted_spec(&bundle.spec());
+            listener.set_nonblocking(true).unwrap();
+            assert!(
+                listener.accept().is_ok(),
+                "runc 1.4.3 never connected to the pidfd socket"
+            );
+        }
+        _ => {
+            assert!(
+                !out.success()
+                    && out
+                        .stderr
+                        .contains("flag provided but not defined: -pidfd-socket"),
+                "runc 1.1.5 was expected to refuse --pidfd-socket itself\n{}",
+                out.describe()
+            );
+            assert!(sandbox.real().state(&id).is_none(), "a container is left");
+        }
+    }
+}
+
+#[test]
+fn pidfd_socket_runc_1_4() {
+    pidfd_socket(Runtime::Runc14);
+}
+
+#[test]
+fn pidfd_socket_runc_1_1() {
+    pidfd_socket(Runtime::Runc);
 }
 
 common::for_runtimes!(

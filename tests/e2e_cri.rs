@@ -1,19 +1,22 @@
-//! Kubernetes pods through containerd 1.7.24's CRI, the requests made the
-//! way the kubelet makes them for `hostNetwork: true` + `hostUsers: false`
+//! Kubernetes pods through containerd's CRI, on two stacks (containerd
+//! 1.7.24 with runc 1.1.5, containerd 2.3.4 with runc 1.4.3: every scenario
+//! runs on both, as `containerd_1_7::NAME` and `containerd_2_3::NAME`), the
+//! requests made the way the kubelet makes them for `hostNetwork: true` + `hostUsers: false`
 //! (tests/common/cri.rs): RunPodSandbox with network NODE, pid CONTAINER,
 //! ipc POD and a POD user namespace with a host ID range of its own, app
 //! containers repeating the sandbox's user namespace options, ExecSync,
 //! streaming exec, logs, stop and removal. Each scenario asserts what the
 //! container itself saw, read through exec.
 //!
-//! Prerequisites (root, runc, crun, busybox-static, and containerd 1.7.24
-//! plus crictl from `scripts/cri-tools.sh`) fail the tests when missing.
+//! Prerequisites (root, runc, crun, busybox-static, jq, and containerd
+//! 1.7.24, containerd 2.3.4 with runc 1.4.3, and crictl from
+//! `scripts/cri-tools.sh`) fail the tests when missing.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::cri::{self, handler, Cri, Pod, Seen, Userns};
+use common::cri::{self, handler, Cri, Pod, Seen, Stack, Userns};
 use serde_json::{json, Value};
 
 /// A userns pod with its own host ID range, and its config.
@@ -48,13 +51,69 @@ fn assert_converted_decision(cri: &Cri, id: &str) {
     assert_eq!(line["converted"], true, "{line:#}");
 }
 
+/// The mount a process in the container finds at `path` (a mount point),
+/// by path lookup: the mount that serves the nearest mount point above it,
+/// then, among the mounts at `path` stacked on that one, the topmost. A
+/// mount made at /sys/fs/cgroup before /sys is mounted over its parent
+/// stays in mountinfo, hidden: listing order or "nothing on top of it"
+/// alone would pick it.
+fn visible_at<'a>(probe: &'a common::Probe, path: &str) -> Option<&'a common::MountEntry> {
+    let parent = match path.rfind('/') {
+        _ if path == "/" => None,
+        Some(0) => visible_at(probe, "/"),
+        Some(i) => visible_at(probe, &path[..i]),
+        None => None,
+    };
+    let here = probe.at(path);
+    let mut top = match parent {
+        Some(p) => here.iter().find(|m| m.parent == p.id).copied(),
+        // The root: the one mount at / whose parent is not at / too.
+        None => here
+            .iter()
+            .find(|m| !here.iter().any(|o| o.id == m.parent))
+            .copied(),
+    };
+    let Some(mut current) = top else {
+        return parent;
+    };
+    while let Some(next) = here.iter().find(|m| m.parent == current.id) {
+        current = next;
+        top = Some(next);
+    }
+    top
+}
+
+/// The mount a process in the container finds at /sys/fs/cgroup.
+fn cgroup_on_top(seen: &Seen) -> &common::MountEntry {
+    visible_at(&seen.exec, "/sys/fs/cgroup")
+        .unwrap_or_else(|| panic!("nothing at /sys/fs/cgroup:\n{}", seen.exec.table()))
+}
+
+/// Whether the container sees its own cgroup at /sys/fs/cgroup: a cgroup2
+/// mount made in its cgroup namespace shows root `/`; the host's tree,
+/// seen from that namespace, shows the way up to the host's root (`/..`).
+fn sees_own_cgroup(seen: &Seen) -> bool {
+    let top = cgroup_on_top(seen);
+    top.fstype == "cgroup2" && top.root == "/"
+}
+
+fn assert_own_cgroup(seen: &Seen) {
+    assert!(
+        sees_own_cgroup(seen),
+        "the topmost mount at /sys/fs/cgroup must be the container's own cgroup2 (root /), \
+         not the host's tree:\n{}",
+        seen.exec.table()
+    );
+}
+
 /// What a converted pod's container must have seen: every mount at or
 /// under /sys read-only, nosuid,nodev,noexec on /sys, the host's bpffs and
-/// securityfs there read-only (when the runtime keeps submounts), no network
-/// capability in the bounding set of pid 1 nor of the exec'd process, and
-/// the pod's own ID mapping.
+/// securityfs there read-only (when the runtime keeps submounts), its own
+/// cgroup at /sys/fs/cgroup, no network capability in the bounding set of
+/// pid 1 nor of the exec'd process, and the pod's own ID mapping.
 fn assert_converted_inside(seen: &Seen, host_id: u64, expect_host_submounts: bool) {
     common::assert_converted_view_mapped(&seen.exec, expect_host_submounts, host_id);
+    assert_own_cgroup(seen);
     let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
     for bit in common::NET_CAP_BITS {
         assert!(
@@ -73,7 +132,18 @@ fn show(what: &str, seen: &Seen) {
         .exec
         .under_sys()
         .iter()
-        .map(|m| format!("  {} {} {}", m.mount_point, m.fstype, m.options.join(",")))
+        .map(|m| {
+            format!(
+                "  {} {} {} {} root {} id {} parent {}",
+                m.mount_point,
+                m.fstype,
+                m.source,
+                m.options.join(","),
+                m.root,
+                m.id,
+                m.parent
+            )
+        })
         .collect();
     eprintln!(
         "{what}: pid 1 CapBnd {:016x}, exec CapBnd {:016x}, under /sys:\n{}",
@@ -165,14 +235,27 @@ fn assert_refused(out: &common::Outcome, needles: &[&str]) {
 /// ContainerStatus. That the wrapper logged its decisions in the daemon's
 /// directory shows containerd 1.7.24 passed its environment
 /// (`USERNS_HOSTNET_CONFIG`) through the shim to the runtime.
-#[test]
-fn pod_with_one_app_container() {
-    let cri = Cri::start();
+fn pod_with_one_app_container(stack: Stack) {
+    let cri = Cri::start_on(stack);
     let (userns, config) = userns_pod(&cri, "one");
     let host_id = userns.host_id().unwrap();
     let pod = run_pod(&cri, handler::WRAPPER, &config);
     assert_converted_decision(&cri, &pod.id);
     common::assert_converted_spec(&cri.bundle_spec(&pod.id));
+    // The wrapper ran the stack's runc, the first in the daemon's PATH.
+    let runtime = cri.decisions_for(&pod.id)[0]["runtime"].clone();
+    let version = common::run_capture(
+        std::process::Command::new(runtime.as_str().expect("the decision names the runtime"))
+            .arg("--version"),
+    );
+    assert!(
+        version
+            .stdout
+            .starts_with(&format!("runc version {}", stack.runc_version())),
+        "{}: the wrapper ran {runtime}\n{}",
+        stack.label(),
+        version.describe()
+    );
 
     let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
     assert_converted_decision(&cri, &app);
@@ -221,9 +304,8 @@ fn pod_with_one_app_container() {
 
 /// Scenario 2: two app containers in one pod, each converted, each with
 /// its own pid namespace, both in the pod's user namespace.
-#[test]
-fn pod_with_two_app_containers() {
-    let cri = Cri::start();
+fn pod_with_two_app_containers(stack: Stack) {
+    let cri = Cri::start_on(stack);
     let (userns, config) = userns_pod(&cri, "two");
     let host_id = userns.host_id().unwrap();
     let pod = run_pod(&cri, handler::WRAPPER, &config);
@@ -258,9 +340,8 @@ fn pod_with_two_app_containers() {
 
 /// Scenario 3: a `net.*` sysctl on a host-network userns pod would apply to
 /// the host: the wrapper refuses the sandbox, and the kubelet sees why.
-#[test]
-fn net_sysctl_in_the_sandbox_is_refused() {
-    let mut cri = Cri::start();
+fn net_sysctl_in_the_sandbox_is_refused(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     let (_, mut config) = userns_pod(&cri, "sysctl");
     config["linux"]["sysctls"] = json!({ "net.ipv4.ip_forward": "1" });
     let out = cri
@@ -272,9 +353,8 @@ fn net_sysctl_in_the_sandbox_is_refused() {
 }
 
 /// Scenario 4: a mapping that includes host root is refused the same way.
-#[test]
-fn mapping_of_host_root_is_refused() {
-    let mut cri = Cri::start();
+fn mapping_of_host_root_is_refused(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     let userns = Userns::Pod { host_id: 0 };
     let config = cri::pod_config("hostroot", userns, &cri.log_dir("hostroot"));
     let out = cri
@@ -291,9 +371,8 @@ const PARALLEL_PODS: usize = 20;
 /// and its own ID range: all run, each sees its own mapping, and after
 /// removal nothing is left (runc state under the handlers' roots, task
 /// bundles, mounts under the daemon's directory, shims).
-#[test]
-fn twenty_pods_in_parallel_leave_nothing_behind() {
-    let mut cri = Cri::start();
+fn twenty_pods_in_parallel_leave_nothing_behind(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     let started = Instant::now();
     let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
         let cri = &cri;
@@ -412,9 +491,8 @@ fn hostusers_pod(cri: &Cri, handler: &str, userns: Userns) -> (Value, Value, u64
 /// decides `no-user-namespace`, and the sandbox's and the container's
 /// config.json are what the plain runc handler gets for the same pod (ids
 /// aside); the container keeps the network capabilities.
-#[test]
-fn pod_without_user_namespace_is_passed_through() {
-    let mut cri = Cri::start();
+fn pod_without_user_namespace_is_passed_through(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     let (plain_sandbox, plain_app, plain_bnd) = hostusers_pod(&cri, handler::RUNC, Userns::Absent);
     for userns in [Userns::Absent, Userns::Node] {
         let (via_sandbox, via_app, via_bnd) = hostusers_pod(&cri, handler::WRAPPER, userns);
@@ -437,58 +515,135 @@ fn pod_without_user_namespace_is_passed_through() {
     assert_no_leftovers(&mut cri);
 }
 
-/// Scenario 7, the baseline: the plain runc handler cannot start the userns
-/// host-network sandbox (the fresh sysfs mount is refused).
-#[test]
-fn plain_runc_handler_fails_the_userns_pod() {
-    let mut cri = Cri::start();
-    let (_, config) = userns_pod(&cri, "plain");
-    let out = cri
-        .run_pod(handler::RUNC, &config)
-        .err()
-        .expect("runc alone must fail the userns host-network sandbox");
-    assert_sysfs_eperm(&out);
-    assert_no_leftovers(&mut cri);
+/// Scenario 7, the baseline: the stack's runc alone on the userns
+/// host-network pod. containerd 1.7 asks for a fresh sysfs, which runc
+/// 1.1.5 cannot mount there: the sandbox fails with EPERM. containerd 2.3.4
+/// binds the host's /sys itself (`rbind,rro`) and runc 1.4.3 joins the
+/// sandbox's namespaces in two stages, so the pod runs, read-only all the
+/// way down; but containerd lists /sys after the cgroup mount, so the
+/// host's cgroup tree covers the container's, and the network capabilities
+/// stay in pid 1's bounding set: what the wrapper changes on this stack.
+fn plain_runc_handler_on_the_userns_pod(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let (userns, config) = userns_pod(&cri, "plain");
+    match stack {
+        Stack::Containerd17 => {
+            let out = cri
+                .run_pod(handler::RUNC, &config)
+                .err()
+                .expect("runc alone must fail the userns host-network sandbox");
+            assert_sysfs_eperm(&out);
+            assert_no_leftovers(&mut cri);
+        }
+        Stack::Containerd23 => {
+            let host_id = userns.host_id().unwrap();
+            let pod = run_pod(&cri, handler::RUNC, &config);
+            let app =
+                cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+            let seen = cri.look_inside(&app);
+            show("CRI + runc 1.4.3 alone, app container", &seen);
+            for m in seen.exec.under_sys() {
+                assert!(
+                    m.has("ro"),
+                    "{} is writable without the wrapper:\n{}",
+                    m.mount_point,
+                    seen.exec.table()
+                );
+            }
+            assert_eq!(
+                seen.exec.uid_map.split_whitespace().nth(1),
+                Some(host_id.to_string().as_str()),
+                "uid_map: {}",
+                seen.exec.uid_map
+            );
+            assert!(
+                !sees_own_cgroup(&seen),
+                "containerd 2.3.4 was expected to cover the container's cgroup with the \
+                 host's tree:\n{}",
+                seen.exec.table()
+            );
+            let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+            assert!(
+                [10, 13].iter().all(|b| common::has_cap_bit(pid1, *b)),
+                "containerd 2.3.4 was expected to keep CAP_NET_BIND_SERVICE and CAP_NET_RAW: \
+                 CapBnd {pid1:016x}"
+            );
+            assert!(
+                cri.decisions().is_empty(),
+                "the plain handler ran the wrapper"
+            );
+            tear_down(cri, &pod, &[app]);
+        }
+    }
 }
 
 /// Scenario 8a: the createRuntime hook from hooks.d/containerd-base-spec.json
 /// as a runc handler's `base_runtime_spec`, without the wrapper. containerd
-/// 1.7 builds a sandbox's spec from its defaults and never from the
-/// handler's base spec, and the fresh sysfs mount fails before any hook
-/// could run: the pod fails with runc's EPERM and the hook never ran, as the
-/// README's hook section says.
-#[test]
-fn base_spec_hook_alone_cannot_start_the_userns_pod() {
-    let mut cri = Cri::start();
-    let (_, config) = userns_pod(&cri, "hook");
-    let out = cri
-        .run_pod(handler::RUNC_HOOK, &config)
-        .err()
-        .expect("the hook cannot rescue a fresh sysfs");
-    assert_sysfs_eperm(&out);
-    let hook_lines: Vec<Value> = cri
-        .decisions()
-        .into_iter()
-        .filter(|d| d["command"] == "hook create-runtime")
-        .collect();
-    assert!(hook_lines.is_empty(), "the hook ran: {hook_lines:#?}");
-    assert_no_leftovers(&mut cri);
+/// (1.7 and 2.3.4 alike) builds a sandbox's spec from its defaults and never
+/// from the handler's base spec. On containerd 1.7 the fresh sysfs mount
+/// fails before any hook could run: the pod fails with runc's EPERM and the
+/// hook never ran, as the README's hook section says. On containerd 2.3.4
+/// the pod runs (see scenario 7) and the hook verifies the app container's
+/// /sys, but a hook cannot change the spec: the network capabilities and
+/// the host's cgroup tree stay.
+fn base_spec_hook_alone_on_the_userns_pod(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let (userns, config) = userns_pod(&cri, "hook");
+    let hook_lines = |cri: &Cri| -> Vec<Value> {
+        cri.decisions()
+            .into_iter()
+            .filter(|d| d["command"] == "hook create-runtime")
+            .collect()
+    };
+    match stack {
+        Stack::Containerd17 => {
+            let out = cri
+                .run_pod(handler::RUNC_HOOK, &config)
+                .err()
+                .expect("the hook cannot rescue a fresh sysfs");
+            assert_sysfs_eperm(&out);
+            let lines = hook_lines(&cri);
+            assert!(lines.is_empty(), "the hook ran: {lines:#?}");
+            assert_no_leftovers(&mut cri);
+        }
+        Stack::Containerd23 => {
+            let pod = run_pod(&cri, handler::RUNC_HOOK, &config);
+            let app =
+                cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+            let lines = hook_lines(&cri);
+            assert!(
+                lines.len() == 1
+                    && lines[0]["id"] == app.as_str()
+                    && lines[0]["error"].is_null()
+                    && lines[0]["refused"].is_null(),
+                "one clean hook line for the app container expected: {lines:#?}"
+            );
+            let seen = cri.look_inside(&app);
+            show("CRI + runc 1.4.3 + base spec hook, app container", &seen);
+            let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+            assert!(
+                common::has_cap_bit(pid1, 13) && !sees_own_cgroup(&seen),
+                "a hook was not expected to change capabilities or mounts: CapBnd {pid1:016x}\n{}",
+                seen.exec.table()
+            );
+            tear_down(cri, &pod, &[app]);
+        }
+    }
 }
 
 /// Scenario 8b: the same base spec behind the wrapper. The sandbox's spec
-/// carries no hook (containerd 1.7 does not apply base specs to sandboxes);
+/// carries no hook (containerd does not apply base specs to sandboxes);
 /// the app container's does, and the hook verifies the wrapper's conversion
 /// in the running container and logs it.
-#[test]
-fn base_spec_hook_behind_the_wrapper_verifies_app_containers() {
-    let cri = Cri::start();
+fn base_spec_hook_behind_the_wrapper_verifies_app_containers(stack: Stack) {
+    let cri = Cri::start_on(stack);
     let (userns, config) = userns_pod(&cri, "hookwrap");
     let host_id = userns.host_id().unwrap();
     let pod = run_pod(&cri, handler::WRAPPER_HOOK, &config);
     let sandbox_spec = cri.bundle_spec(&pod.id);
     assert!(
         sandbox_spec["hooks"].is_null(),
-        "containerd 1.7 was expected to leave the sandbox without the base spec's hooks: {:#}",
+        "containerd was expected to leave the sandbox without the base spec's hooks: {:#}",
         sandbox_spec["hooks"]
     );
     let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
@@ -521,26 +676,39 @@ fn base_spec_hook_behind_the_wrapper_verifies_app_containers() {
     tear_down(cri, &pod, &[app]);
 }
 
-/// Scenario 9a: crun 1.8.1 alone under this containerd fails every pod,
-/// user namespace or not, with "unknown version specified": crun accepts
-/// only an `ociVersion` containing "1.0", and containerd 1.7.24 as Debian
-/// builds it (against runtime-spec 1.2) writes "1.2.0", which `ctr oci spec`
-/// shows. Not the wrapper's doing: it fails a pod the wrapper never sees.
-/// crun 1.15 dropped the check.
-#[test]
-fn crun_alone_refuses_containerd_17_specs() {
-    let mut cri = Cri::start();
+/// What containerd writes as `ociVersion`: crun 1.8.1 accepts only a
+/// version containing "1.0".
+fn default_spec_version(stack: Stack) -> &'static str {
+    match stack {
+        Stack::Containerd17 => "1.2.0",
+        Stack::Containerd23 => "1.3.0",
+    }
+}
+
+/// Scenario 9a: crun 1.8.1 alone under containerd fails every pod, user
+/// namespace or not, with "unknown version specified": crun accepts only an
+/// `ociVersion` containing "1.0", and containerd 1.7.24 as Debian builds it
+/// (against runtime-spec 1.2) writes "1.2.0", containerd 2.3.4 "1.3.0", which
+/// `ctr oci spec` shows. Not the wrapper's doing: it fails a pod the wrapper
+/// never sees. crun 1.15 dropped the check.
+fn crun_alone_refuses_the_spec_version(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     let default_spec = cri.containerd().ctr(&["oci", "spec"]);
     default_spec.assert_success();
     let version =
         serde_json::from_str::<Value>(&default_spec.stdout).unwrap()["ociVersion"].clone();
-    assert_eq!(version, "1.2.0", "containerd 1.7.24's default spec version");
+    assert_eq!(
+        version,
+        default_spec_version(stack),
+        "{}: the default spec version",
+        stack.label()
+    );
 
     let config = cri::pod_config("crun", Userns::Absent, &cri.log_dir("crun"));
     let out = cri
         .run_pod(handler::CRUN, &config)
         .err()
-        .expect("crun 1.8.1 alone was expected to refuse the 1.2.0 spec");
+        .expect("crun 1.8.1 alone was expected to refuse the spec version");
     assert!(
         out.stderr.contains("unknown version specified"),
         "expected crun's version refusal\n{}",
@@ -549,13 +717,21 @@ fn crun_alone_refuses_containerd_17_specs() {
     assert_no_leftovers(&mut cri);
 }
 
+/// containerd 2.3.4's refusal of a user-namespaced container whose runtime
+/// answers no usable `features` (crun 1.8.1 has no such command).
+const CRUN_FEATURES_REFUSED: &str =
+    "failed to validate OCI runtime features: unmarshal runtime features";
+
 /// Scenario 9b: the wrapper installed as `userns-hostnet-runtime-crun` on a
-/// userns pod, with the test-only version step in front of crun: the
-/// sandbox and an app container run converted. crun 1.8.1 clones the /sys
-/// bind without the host's submounts.
-#[test]
-fn wrapper_onto_crun_runs_the_userns_pod() {
-    let cri = Cri::start();
+/// userns pod, with the test-only version step in front of crun. On
+/// containerd 1.7 the sandbox and an app container run converted; crun
+/// 1.8.1 clones the /sys bind without the host's submounts. containerd
+/// 2.3.4 starts the sandbox but validates the runtime's `features` before
+/// a user-namespaced app container, and crun 1.8.1 has none: the wrapper
+/// passes `features` through, so containerd refuses it as it refuses crun
+/// alone.
+fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
+    let cri = Cri::start_on(stack);
     let (userns, config) = userns_pod(&cri, "wcrun");
     let host_id = userns.host_id().unwrap();
     let pod = run_pod(&cri, handler::WRAPPER_CRUN, &config);
@@ -566,11 +742,307 @@ fn wrapper_onto_crun_runs_the_userns_pod() {
         json!(cri.dir().join("bin/crun").display().to_string()),
         "the wrapper named ...-crun must run crun"
     );
-    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    let app_config = cri::container_config("app", userns, cri::APP_SCRIPT);
+    match stack {
+        Stack::Containerd17 => {
+            let app = cri.create_and_start(&pod, &app_config);
+            let seen = cri.look_inside(&app);
+            show("CRI + wrapper + crun, app container", &seen);
+            assert_converted_inside(&seen, host_id, false);
+            tear_down(cri, &pod, &[app]);
+        }
+        Stack::Containerd23 => {
+            let refused = match cri.create(&pod, &app_config) {
+                Err(out) => out,
+                Ok(id) => cri.start_container(&id),
+            };
+            assert!(
+                !refused.success() && refused.stderr.contains(CRUN_FEATURES_REFUSED),
+                "containerd 2.3.4 was expected to refuse crun 1.8.1's features\n{}",
+                refused.describe()
+            );
+            let mut cri = cri;
+            cri.stop_and_remove_pod(&pod);
+            assert_no_leftovers(&mut cri);
+        }
+    }
+}
+
+/// The features each handler declares to the kubelet (`crictl info`:
+/// `runtimeHandlers`), by handler name, and the runtime's own (`features`).
+fn handler_features(cri: &Cri) -> (std::collections::BTreeMap<String, Value>, Value) {
+    let out = cri.crictl(&["info", "--output", "json"]);
+    out.assert_success();
+    let info: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("crictl info is not JSON ({e})\n{}", out.describe()));
+    let handlers = info["runtimeHandlers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap_or_default().to_string(),
+                h["features"].clone(),
+            )
+        })
+        .collect();
+    (handlers, info["features"].clone())
+}
+
+/// Scenario 10: the wrapper passes `features` through byte for byte, so
+/// containerd 2.3.4 declares for a wrapper handler exactly what it declares
+/// for the real runtime behind it: the kubelet admits userns pods on either
+/// or on neither. runc 1.4.3 declares user namespaces and rro; runc 1.1.5
+/// rro only (its `features` has no idmap entry); crun 1.8.1 nothing (it has
+/// no `features`). containerd 2.3.4 declares `user_namespaces_host_network`;
+/// containerd 1.7.24 declares no features at all.
+fn handlers_declare_the_real_runtimes_features(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let (features, runtime) = handler_features(&cri);
+    // What the kubelet's UserNamespacesHostNetworkSupport looks for.
+    let host_network = runtime["user_namespaces_host_network"] == true;
+    assert_eq!(
+        host_network,
+        stack == Stack::Containerd23,
+        "{}: user_namespaces_host_network in crictl info's features: {runtime:#}",
+        stack.label()
+    );
+    if stack == Stack::Containerd17 {
+        assert!(
+            features.is_empty(),
+            "containerd 1.7.24 was expected to declare no handler features: {features:#?}"
+        );
+        assert_no_leftovers(&mut cri);
+        return;
+    }
+    let declared = |h: &str, feature: &str| features.get(h).map(|f| f[feature] == true);
+    assert_eq!(declared(handler::RUNC_14, "user_namespaces"), Some(true));
+    assert_eq!(
+        declared(handler::RUNC_14, "recursive_read_only_mounts"),
+        Some(true)
+    );
+    assert_eq!(declared(handler::RUNC_11, "user_namespaces"), Some(false));
+    assert_eq!(
+        declared(handler::RUNC_11, "recursive_read_only_mounts"),
+        Some(true)
+    );
+    assert_eq!(
+        features.get(handler::CRUN),
+        Some(&Value::Null),
+        "{features:#?}"
+    );
+    for (plain, wrapped) in [
+        (handler::CRUN, handler::WRAPPER_CRUN),
+        (handler::RUNC, handler::WRAPPER),
+        (handler::RUNC_11, handler::WRAPPER_RUNC_11),
+        (handler::RUNC_14, handler::WRAPPER_RUNC_14),
+    ] {
+        assert!(
+            features.contains_key(plain),
+            "{plain} missing: {features:#?}"
+        );
+        assert_eq!(
+            features.get(wrapped),
+            features.get(plain),
+            "{}: {wrapped} declares other features than {plain}",
+            stack.label()
+        );
+    }
+    assert_no_leftovers(&mut cri);
+}
+
+/// One cell of the version matrix, one way: what the pod's app container
+/// saw, or why the pod did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ran {
+    Yes {
+        sys_read_only: bool,
+        own_cgroup: bool,
+        net_caps_dropped: bool,
+    },
+    No(&'static str),
+}
+
+impl Ran {
+    fn text(&self) -> String {
+        match self {
+            Ran::Yes {
+                sys_read_only,
+                own_cgroup,
+                net_caps_dropped,
+            } => {
+                let yes = |b: &bool| if *b { "yes" } else { "no" };
+                format!(
+                    "runs (/sys ro all the way: {}, own cgroup: {}, net caps dropped: {})",
+                    yes(sys_read_only),
+                    yes(own_cgroup),
+                    yes(net_caps_dropped)
+                )
+            }
+            Ran::No(why) => format!("fails: {why}"),
+        }
+    }
+}
+
+/// The failures the matrix meets, by what containerd passed back.
+fn why_not(out: &common::Outcome) -> &'static str {
+    let err = cri_error(out);
+    [
+        ("error mounting \"sysfs\"", "sysfs mount EPERM"),
+        ("unknown version specified", "crun refuses the ociVersion"),
+        (
+            "idmap mounts not supported",
+            "containerd: features lists no idmap",
+        ),
+        (
+            "unmarshal runtime features",
+            "containerd: runtime has no features",
+        ),
+        ("failed to setns", "setns EPERM"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| err.contains(needle))
+    .map_or("another error (see the test output)", |(_, why)| why)
+}
+
+/// A userns host-network pod with one app container on `handler`: what
+/// the container saw, then everything removed.
+fn run_cell(cri: &Cri, handler: &str, name: &str) -> Ran {
+    let (userns, config) = userns_pod(cri, name);
+    let pod = match cri.run_pod(handler, &config) {
+        Ok(pod) => pod,
+        Err(out) => {
+            eprintln!("{handler}: RunPodSandbox failed\n{}", out.describe());
+            return Ran::No(why_not(&out));
+        }
+    };
+    let app_config = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let app = match cri.create(&pod, &app_config) {
+        Ok(id) => id,
+        Err(out) => {
+            eprintln!("{handler}: CreateContainer failed\n{}", out.describe());
+            cri.stop_and_remove_pod(&pod);
+            return Ran::No(why_not(&out));
+        }
+    };
+    let started = cri.start_container(&app);
+    if !started.success() {
+        eprintln!("{handler}: StartContainer failed\n{}", started.describe());
+        cri.stop_and_remove(&app);
+        cri.stop_and_remove_pod(&pod);
+        return Ran::No(why_not(&started));
+    }
     let seen = cri.look_inside(&app);
-    show("CRI + wrapper + crun, app container", &seen);
-    assert_converted_inside(&seen, host_id, false);
-    tear_down(cri, &pod, &[app]);
+    let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+    let ran = Ran::Yes {
+        sys_read_only: seen.exec.under_sys().iter().all(|m| m.has("ro")),
+        own_cgroup: sees_own_cgroup(&seen),
+        net_caps_dropped: common::NET_CAP_BITS
+            .iter()
+            .all(|b| !common::has_cap_bit(pid1, *b)),
+    };
+    cri.stop_and_remove(&app);
+    cri.stop_and_remove_pod(&pod);
+    ran
+}
+
+/// The columns of the matrix: the real runtime, its handler alone and
+/// behind the wrapper.
+const MATRIX_COLUMNS: [(&str, &str, &str); 4] = [
+    ("runc 1.1.5", handler::RUNC_11, handler::WRAPPER_RUNC_11),
+    ("runc 1.4.3", handler::RUNC_14, handler::WRAPPER_RUNC_14),
+    ("crun 1.8.1", handler::CRUN, handler::WRAPPER_CRUN),
+    (
+        "crun 1.8.1, spec version lowered",
+        handler::CRUN_STEPPED,
+        handler::WRAPPER_CRUN,
+    ),
+];
+
+/// What each cell must be, as measured: without the wrapper, with it.
+fn matrix_expected(stack: Stack, column: &str) -> (Ran, Ran) {
+    let converted = Ran::Yes {
+        sys_read_only: true,
+        own_cgroup: true,
+        net_caps_dropped: true,
+    };
+    match (stack, column) {
+        (Stack::Containerd17, "runc 1.1.5" | "runc 1.4.3") => {
+            (Ran::No("sysfs mount EPERM"), converted)
+        }
+        (Stack::Containerd17, "crun 1.8.1") => (Ran::No("crun refuses the ociVersion"), converted),
+        // crun binds the host's /sys when it may not mount a sysfs: the
+        // pod runs, its /sys submounts writable, its capabilities kept.
+        (Stack::Containerd17, _) => (
+            Ran::Yes {
+                sys_read_only: false,
+                own_cgroup: true,
+                net_caps_dropped: false,
+            },
+            converted,
+        ),
+        (Stack::Containerd23, "runc 1.1.5") => (
+            Ran::No("containerd: features lists no idmap"),
+            Ran::No("containerd: features lists no idmap"),
+        ),
+        (Stack::Containerd23, "runc 1.4.3") => (
+            Ran::Yes {
+                sys_read_only: true,
+                own_cgroup: false,
+                net_caps_dropped: false,
+            },
+            converted,
+        ),
+        // The sandbox meets crun's version check first; behind the wrapper
+        // (and its version step) it runs, and the app container meets
+        // containerd's features check.
+        (Stack::Containerd23, "crun 1.8.1") => (
+            Ran::No("crun refuses the ociVersion"),
+            Ran::No("containerd: runtime has no features"),
+        ),
+        (Stack::Containerd23, _) => (
+            Ran::No("containerd: runtime has no features"),
+            Ran::No("containerd: runtime has no features"),
+        ),
+    }
+}
+
+/// Scenario 11, the version matrix of docs/registering.md: a userns
+/// host-network pod with one app container on each real runtime, without
+/// the wrapper and with it, and what its container saw. Printed (and kept
+/// in target/tmp/version-matrix-*.txt) and asserted: the doc's cells come
+/// from here.
+fn version_matrix(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
+    let mut report = format!("version matrix, {} stack:\n", stack.label());
+    let mut wrong = Vec::new();
+    for (i, (column, plain, wrapped)) in MATRIX_COLUMNS.iter().enumerate() {
+        let without = run_cell(&cri, plain, &format!("mx{i}p"));
+        let with = run_cell(&cri, wrapped, &format!("mx{i}w"));
+        report.push_str(&format!(
+            "  {column}: without the wrapper: {}; with it: {}\n",
+            without.text(),
+            with.text()
+        ));
+        if (without.clone(), with.clone()) != matrix_expected(stack, column) {
+            wrong.push(format!("{column}: {:?}", (without, with)));
+        }
+    }
+    eprint!("{report}");
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match stack {
+            Stack::Containerd17 => "version-matrix-containerd-1.7.txt",
+            Stack::Containerd23 => "version-matrix-containerd-2.3.txt",
+        }),
+        &report,
+    );
+    assert!(
+        wrong.is_empty(),
+        "cells differ from docs/registering.md:\n{}",
+        wrong.join("\n")
+    );
+    assert_no_leftovers(&mut cri);
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -620,9 +1092,8 @@ const PATHS: [(&str, &str, bool); 3] = [
 /// fall on steps about 20 ms apart on these machines whatever the path, so
 /// the fastest run is printed too and a ratio moves by steps. bench/cri.sh
 /// runs this alone and shows them.
-#[test]
-fn figures_printed_never_asserted() {
-    let mut cri = Cri::start();
+fn figures_printed_never_asserted(stack: Stack) {
+    let mut cri = Cri::start_on(stack);
     // One pod first, so the image's snapshots and the page cache are warm
     // for every path.
     let (warm_pod, warm_app, _) = time_pod_start(&cri, handler::RUNC, "warm", false);
@@ -657,9 +1128,14 @@ fn figures_printed_never_asserted() {
     let exec_min: Vec<f64> = execs.iter().map(|v| ms(*v.iter().min().unwrap())).collect();
     let execs: Vec<f64> = execs.into_iter().map(|v| ms(median(v))).collect();
     let mut report = format!(
-        "CRI figures (containerd 1.7.24, runc 1.1.5, crictl 1.36.0; medians of one run):\n\
+        "CRI figures ({}, crictl 1.36.0; medians of one run):\n\
          \x20 {:<32} {:>10} {:>10} {:>10} {:>14}\n",
-        "path", "pod start", "ExecSync", "fastest", "ExecSync ratio"
+        stack.label(),
+        "path",
+        "pod start",
+        "ExecSync",
+        "fastest",
+        "ExecSync ratio"
     );
     for (i, (what, _, _)) in PATHS.iter().enumerate() {
         report.push_str(&format!(
@@ -672,7 +1148,10 @@ fn figures_printed_never_asserted() {
     }
     eprint!("{report}");
     let _ = std::fs::write(
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cri-figures.txt"),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match stack {
+            Stack::Containerd17 => "cri-figures.txt",
+            Stack::Containerd23 => "cri-figures-containerd-2.3.txt",
+        }),
         &report,
     );
     for (pod, app) in kept {
@@ -681,3 +1160,39 @@ fn figures_printed_never_asserted() {
     }
     assert_no_leftovers(&mut cri);
 }
+
+/// Every scenario runs on both stacks, as `containerd_1_7::NAME` and
+/// `containerd_2_3::NAME`.
+macro_rules! on_both_stacks {
+    ($($scenario:ident),* $(,)?) => {
+        mod containerd_1_7 {
+            $(#[test]
+            fn $scenario() {
+                super::$scenario(super::Stack::Containerd17)
+            })*
+        }
+        mod containerd_2_3 {
+            $(#[test]
+            fn $scenario() {
+                super::$scenario(super::Stack::Containerd23)
+            })*
+        }
+    };
+}
+
+on_both_stacks!(
+    pod_with_one_app_container,
+    pod_with_two_app_containers,
+    net_sysctl_in_the_sandbox_is_refused,
+    mapping_of_host_root_is_refused,
+    twenty_pods_in_parallel_leave_nothing_behind,
+    pod_without_user_namespace_is_passed_through,
+    plain_runc_handler_on_the_userns_pod,
+    base_spec_hook_alone_on_the_userns_pod,
+    base_spec_hook_behind_the_wrapper_verifies_app_containers,
+    crun_alone_refuses_the_spec_version,
+    wrapper_onto_crun_on_the_userns_pod,
+    handlers_declare_the_real_runtimes_features,
+    version_matrix,
+    figures_printed_never_asserted,
+);

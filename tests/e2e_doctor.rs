@@ -54,3 +54,77 @@ fn this_machine() {
         );
     }
 }
+
+/// The version matrix with the real binaries: containerd 2.3.4 first in
+/// PATH (scripts/cri-tools.sh unpacks it), then each real runtime. runc
+/// 1.4.3 lists the user namespace and idmapped mounts; runc 1.1.5 lists no
+/// idmap and crun 1.8.1 has no `features`: containerd 2.3.4 refuses their
+/// user-namespaced containers, and doctor fails them with the fix. With
+/// Debian's containerd 1.6 the kubelet's gate cannot admit the pods.
+#[test]
+fn version_matrix_with_the_real_binaries() {
+    common::require_prerequisites(common::Runtime::Runc14);
+    let containerd_23 =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/containerd-2.3");
+    let doctor = |path_first: Option<&std::path::Path>, runtime: &std::path::Path| -> Value {
+        let mut path = std::env::var_os("PATH").unwrap_or_default();
+        if let Some(dir) = path_first {
+            let mut p = dir.as_os_str().to_owned();
+            p.push(":");
+            p.push(&path);
+            path = p;
+        }
+        let out = Command::new(TOOL)
+            .args(["doctor", "--json", "--runtime"])
+            .arg(runtime)
+            .env("PATH", path)
+            .env_remove("USERNS_HOSTNET_CONFIG")
+            .env_remove("USERNS_HOSTNET_RUNTIME")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let find = |v: &Value, name: &str| -> Value {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no check {name}: {v:#}"))
+            .clone()
+    };
+    let runc_14 = common::Runtime::Runc14.path();
+    let v = doctor(Some(&containerd_23), &runc_14);
+    let c = find(&v, "matrix.containerd");
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("containerd 2.3.4 "),
+        "{c}"
+    );
+    for (runtime, missing) in [
+        (common::Runtime::Runc.path(), "lists no idmapped mounts"),
+        (common::Runtime::Crun.path(), "has no `features` answer"),
+    ] {
+        let v = doctor(Some(&containerd_23), &runtime);
+        let c = find(&v, "matrix.containerd");
+        assert_eq!(c["status"], "fail", "{c}");
+        assert!(c["message"].as_str().unwrap().contains(missing), "{c}");
+        assert!(c["fix"].as_str().unwrap().contains("runc >= 1.2"), "{c}");
+        assert_eq!(v["ok"], false);
+    }
+    // Debian 12's containerd, wherever PATH finds it first.
+    let system = common::find_in_path("containerd").expect("Debian's containerd is installed");
+    let v = doctor(system.parent(), &runc_14);
+    let k = find(&v, "matrix.kubelet");
+    assert_eq!(k["status"], "warn", "{k}");
+    assert!(
+        k["message"]
+            .as_str()
+            .unwrap()
+            .contains("UserNamespacesHostNetworkSupport will not admit"),
+        "{k}"
+    );
+}

@@ -42,7 +42,8 @@ fn version_passes_through(runtime: Runtime) {
     let out = compare(&sandbox, "--version", &["--version"]);
     assert!(out.success(), "{}", out.describe());
     assert!(
-        out.stdout.contains(&format!("{} version", runtime.name())),
+        out.stdout
+            .contains(&format!("{} version", runtime.program_name())),
         "{}",
         out.describe()
     );
@@ -253,7 +254,7 @@ fn bundle_defaults_to_working_directory(runtime: Runtime) {
     );
     out.assert_success();
     common::assert_converted_spec(&bundle.spec());
-    common::assert_converted_view(&Probe::parse(&out.stdout), runtime == Runtime::Runc);
+    common::assert_converted_view(&Probe::parse(&out.stdout), runtime.is_runc());
 }
 
 common::for_runtimes!(

@@ -55,6 +55,29 @@ fn app_container_joins_its_sandbox(runtime: Runtime) {
     app.edit(|spec| {
         spec.as_object_mut().unwrap().remove("hostname");
     });
+    if runtime == Runtime::Runc14 {
+        // runc 1.3 and later join the user namespace and the others in two
+        // stages: the baseline starts, and only the wrapper's other rules
+        // are left to apply.
+        let baseline = Bundle::userns_hostnet(&common::probe_args());
+        join_sandbox(&baseline, pid);
+        baseline.edit(|spec| {
+            spec.as_object_mut().unwrap().remove("hostname");
+            for m in spec["mounts"].as_array_mut().unwrap() {
+                if m["destination"] == "/sys" {
+                    *m = json!({"destination": "/sys", "type": "bind", "source": "/sys",
+                                "options": ["rbind", "rro", "nosuid", "nodev", "noexec"]});
+                }
+            }
+        });
+        let out = common::run_probe(&sandbox.real(), &baseline, &app_id);
+        assert!(
+            out.success(),
+            "runc 1.4.3 was expected to join the sandbox's namespaces\n{}",
+            out.describe()
+        );
+        let _ = sandbox.real().run(&["delete", "--force", &app_id]);
+    }
     if runtime == Runtime::Runc {
         // The baseline: runc 1.1 alone cannot start it, even with its /sys
         // already converted by hand.
@@ -86,7 +109,7 @@ fn app_container_joins_its_sandbox(runtime: Runtime) {
     let out = common::run_probe(&wrapper, &app, &app_id);
     out.assert_success();
     let probe = Probe::parse(&out.stdout);
-    common::assert_converted_view(&probe, runtime == Runtime::Runc);
+    common::assert_converted_view(&probe, runtime.is_runc());
     let spec = app.spec();
     let kinds: Vec<&str> = spec["linux"]["namespaces"]
         .as_array()

@@ -1,7 +1,8 @@
 //! The rro probe against the real runtimes of the Debian packages the
-//! project is tested against (runc 1.1.5, crun 1.8.1): these must be
-//! installed, and the tests fail when they are not. The unit tests ask
-//! stub runtimes the same questions.
+//! project is tested against (runc 1.1.5, crun 1.8.1), runc 1.4.3 (unpacked
+//! by scripts/cri-tools.sh) and youki: these must be installed, and the
+//! tests fail when they are not. The unit tests ask stub runtimes the same
+//! questions.
 
 use std::path::Path;
 use userns_hostnet::engine::RroSupport;
@@ -9,6 +10,7 @@ use userns_hostnet::probe::{rro_support, runtime_knows_rro};
 
 const RUNC: &str = "/usr/sbin/runc";
 const CRUN: &str = "/usr/bin/crun";
+const RUNC_14: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/containerd-2.3/runc");
 
 /// Where a trial container would be made: runc and crun need none.
 fn trials() -> std::path::PathBuf {
@@ -19,6 +21,18 @@ fn trials() -> std::path::PathBuf {
 fn real_runc_lists_rro_in_features() {
     assert_eq!(
         runtime_knows_rro(Path::new(RUNC), &trials()),
+        Ok("\"features\" lists rro".to_owned())
+    );
+}
+
+#[test]
+fn runc_1_4_lists_rro_in_features() {
+    assert!(
+        Path::new(RUNC_14).is_file(),
+        "runc 1.4.3 is missing: run scripts/cri-tools.sh"
+    );
+    assert_eq!(
+        runtime_knows_rro(Path::new(RUNC_14), &trials()),
         Ok("\"features\" lists rro".to_owned())
     );
 }
@@ -36,11 +50,11 @@ fn real_crun_knows_rro_by_its_version() {
 #[test]
 fn real_runtimes_are_supported_and_cached() {
     let d = tempfile::tempdir().unwrap();
-    for rt in [RUNC, CRUN] {
+    for rt in [RUNC, CRUN, RUNC_14] {
         assert_eq!(rro_support(Path::new(rt), d.path()), RroSupport::Supported);
         assert_eq!(rro_support(Path::new(rt), d.path()), RroSupport::Supported);
     }
-    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
 }
 
 /// youki 0.7.0 lists no rro in `features` yet applies it: a trial

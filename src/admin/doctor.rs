@@ -143,7 +143,69 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     }
     out.push(containerd(&root));
     out.push(crio(&root));
+    out.extend(matrix_checks(&root, args, config.as_ref()));
     out
+}
+
+/// The version matrix (`admin/matrix.rs`), when containerd is installed:
+/// its version, the real runtime's `features`, the kubelet's gate.
+fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
+    use super::matrix;
+    let containerd = if root.fake() {
+        Some(root.at("/usr/bin/containerd")).filter(|p| p.is_file())
+    } else {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("containerd"))
+                .find(|c| c.is_file())
+        })
+    };
+    let Some(containerd) = containerd else {
+        return Vec::new();
+    };
+    let answer = |bin: &Path, arg| match run_with_timeout(bin, arg) {
+        Ok((true, out)) => Some(out),
+        _ => None,
+    };
+    let defaults = Config::default();
+    let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
+    let runtime = crate::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
+    let shown = runtime.as_ref().map_or("no runtime".to_owned(), |r| {
+        let version = answer(r, "--version").unwrap_or_default();
+        format!(
+            "{} ({})",
+            r.display(),
+            version.lines().next().unwrap_or("").trim()
+        )
+    });
+    let kubelet = root.at(matrix::KUBELET_CONFIG);
+    let facts = matrix::Facts {
+        containerd: answer(&containerd, "--version")
+            .and_then(|v| matrix::parse_containerd_version(&v)),
+        runtime: shown,
+        features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
+        gate: match std::fs::read_to_string(&kubelet) {
+            Ok(text) => matrix::parse_kubelet_gate(&text),
+            Err(e) => matrix::Gate::Unreadable(format!("{}: {e}", kubelet.display())),
+        },
+    };
+    matrix::findings(&facts)
+        .into_iter()
+        .map(|f| {
+            let status = match f.level {
+                matrix::Level::Ok => Status::Ok,
+                matrix::Level::Skip => Status::Skip,
+                matrix::Level::Warn => Status::Warn,
+                matrix::Level::Fail => Status::Fail,
+            };
+            Check {
+                name: f.name,
+                status,
+                message: f.message,
+                fix: f.fix,
+            }
+        })
+        .collect()
 }
 
 fn kernel_mount_setattr() -> Check {

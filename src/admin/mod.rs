@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod explain;
 pub mod files;
 pub mod install;
+pub mod matrix;
 
 /// Why an admin subcommand stops, besides what it reports as its result.
 #[derive(Debug, thiserror::Error)]

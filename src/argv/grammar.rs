@@ -1,6 +1,7 @@
 //! The two option grammars, as their parsers read a command line:
-//! Go's `flag` package behind urfave/cli v1 (runc), and glibc's `getopt_long`
-//! behind argp (crun). Pure: words in, options read out.
+//! Go's `flag` package behind urfave/cli v1 (runc; two ways of reordering a
+//! subcommand's words, before and after v1.22.14), and glibc's
+//! `getopt_long` behind argp (crun). Pure: words in, options read out.
 
 use super::tables::{Arity, Key, Opt};
 use std::ffi::{OsStr, OsString};
@@ -156,8 +157,8 @@ pub fn go(words: &[Word<'_>], table: &'static [Opt]) -> Parsed {
     out
 }
 
-/// urfave/cli v1's `reorderArgs`, run on a subcommand's words before Go's
-/// parser: every word that starts with `-` moves to the front, each taking
+/// urfave/cli v1's `reorderArgs` up to v1.22.1 (runc 1.1), run on a
+/// subcommand's words before Go's parser: every word that starts with `-` moves to the front, each taking
 /// the word after it along (as its presumed value) unless it contains `=`
 /// or that word starts with `-`; from `--` on, everything stays behind.
 pub fn urfave_reorder<'a>(words: &[Word<'a>]) -> Vec<Word<'a>> {
@@ -185,6 +186,49 @@ pub fn urfave_reorder<'a>(words: &[Word<'a>]) -> Vec<Word<'a>> {
     }
     flags.extend(others);
     flags
+}
+
+/// urfave/cli v1.22.14 and later (runc 1.2 and later), `reorderArgs`: only
+/// the words that name one of the command's own options move to the
+/// front (after its dashes, up to `=`: `---bundle=x` names `bundle`), each
+/// taking the word after it along unless it contains `=` or that word
+/// names an option itself (so an unknown `-x` there is a value, and so is
+/// `--`); anything else stays behind in its order. A `--` that is no value
+/// ends the reordering, and moves to the front of what stayed behind.
+pub fn urfave_reorder_known<'a>(words: &[Word<'a>], table: &'static [Opt]) -> Vec<Word<'a>> {
+    let is_option = |s: &[u8]| -> bool {
+        if s == b"-" || s == b"--" || !s.starts_with(b"-") {
+            return false;
+        }
+        let body = s.strip_prefix(b"--").unwrap_or(s);
+        let body = body.strip_prefix(b"-").unwrap_or(body);
+        let name = body.split(|&c| c == b'=').next().unwrap_or(body);
+        table.iter().any(|o| {
+            (!o.long.is_empty() && o.long.as_bytes() == name)
+                || o.short.is_some_and(|c| [c] == name)
+        })
+    };
+    let mut moved = Vec::new();
+    let mut stayed = Vec::new();
+    let mut may_be_value = false;
+    for (k, &(at, word)) in words.iter().enumerate() {
+        let s = word.as_bytes();
+        if may_be_value && !is_option(s) {
+            may_be_value = false;
+            moved.push((at, word));
+        } else if s == b"--" {
+            stayed.insert(0, (at, word));
+            stayed.extend_from_slice(&words[k + 1..]);
+            break;
+        } else if is_option(s) {
+            moved.push((at, word));
+            may_be_value = !s.contains(&b'=');
+        } else {
+            stayed.push((at, word));
+        }
+    }
+    moved.extend(stayed);
+    moved
 }
 
 /// The long option `name` stands for in getopt_long: an exact name, else

@@ -1,6 +1,15 @@
 //! Every global option and every option of create, run and restore, as
-//! runc 1.1 (urfave/cli v1 on Go's flag package) and crun 1.8 (argp)
-//! define them, with what each one means to the wrapper.
+//! runc 1.1 to 1.4 (urfave/cli v1 on Go's flag package) and crun 1.8
+//! (argp) define them, with what each one means to the wrapper.
+//!
+//! runc's tables are the union of its versions: runc 1.2 added
+//! `--pidfd-socket` to create, run and exec, runc 1.4 dropped the global
+//! `--criu`. An option one version lacks is one that version refuses
+//! ("flag provided but not defined") wherever its parser reads it as an
+//! option, and a value option of the other takes its value in the same
+//! place: a command line read with the union is either read alike by that
+//! version or refused by it, and then no container is created. Every other
+//! option is the same in both, by name, short name and arity.
 
 /// Does an option take a value?
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,8 +72,9 @@ const fn value(long: &'static str) -> Opt {
 
 use Arity::{Flag, Optional, Value};
 
-/// runc 1.1 `main.go`, plus urfave/cli's `--help, -h` and `--version, -v`.
-/// There is no `--log-level` and no `--cgroup-manager` in runc 1.1.
+/// runc 1.1 to 1.4 `main.go`, plus urfave/cli's `--help, -h` and
+/// `--version, -v`. There is no `--log-level` and no `--cgroup-manager`;
+/// `--criu` is gone in runc 1.4.
 pub const RUNC_GLOBAL: &[Opt] = &[
     opt("debug", None, Flag, Key::Debug),
     opt("log", None, Value, Key::Log),
@@ -77,10 +87,12 @@ pub const RUNC_GLOBAL: &[Opt] = &[
     opt("version", Some(b'v'), Flag, Key::Exit),
 ];
 
-/// runc 1.1 `create.go`, plus urfave/cli's `--help, -h`.
+/// runc 1.1 to 1.4 `create.go` (`--pidfd-socket` since runc 1.2), plus
+/// urfave/cli's `--help, -h`.
 pub const RUNC_CREATE: &[Opt] = &[
     opt("bundle", Some(b'b'), Value, Key::Bundle),
     value("console-socket"),
+    value("pidfd-socket"),
     value("pid-file"),
     flag("no-pivot"),
     flag("no-new-keyring"),
@@ -88,10 +100,11 @@ pub const RUNC_CREATE: &[Opt] = &[
     opt("help", Some(b'h'), Flag, Key::Exit),
 ];
 
-/// runc 1.1 `run.go`.
+/// runc 1.1 to 1.4 `run.go` (`--pidfd-socket` since runc 1.2).
 pub const RUNC_RUN: &[Opt] = &[
     opt("bundle", Some(b'b'), Value, Key::Bundle),
     value("console-socket"),
+    value("pidfd-socket"),
     opt("detach", Some(b'd'), Flag, Key::Other("detach")),
     flag("keep"),
     value("pid-file"),
@@ -102,7 +115,7 @@ pub const RUNC_RUN: &[Opt] = &[
     opt("help", Some(b'h'), Flag, Key::Exit),
 ];
 
-/// runc 1.1 `restore.go`.
+/// runc 1.1 to 1.4 `restore.go` (the same options).
 pub const RUNC_RESTORE: &[Opt] = &[
     value("console-socket"),
     value("image-path"),
@@ -189,10 +202,12 @@ pub const CRUN_RESTORE: &[Opt] = &[
     value("manage-cgroups-mode"),
 ];
 
-/// runc 1.1 `exec.go` (its arguments are not reordered: options stop at
-/// the container id).
+/// runc 1.1 to 1.4 `exec.go` (`--pidfd-socket` since runc 1.2; its
+/// arguments are not reordered in any version: options stop at the
+/// container id).
 pub const RUNC_EXEC: &[Opt] = &[
     value("console-socket"),
+    value("pidfd-socket"),
     value("cwd"),
     opt("env", Some(b'e'), Value, Key::Other("env")),
     opt("tty", Some(b't'), Flag, Key::Other("tty")),

@@ -1,5 +1,5 @@
-//! The command line as runc 1.1 and crun 1.8 read it, form by form, and
-//! the strict reading for any other runtime: the intersection.
+//! The command line as runc 1.1 to 1.4 and crun 1.8 read it, form by form,
+//! and the strict reading for any other runtime: the intersection.
 
 use super::*;
 
@@ -840,4 +840,161 @@ fn small_command_lines_exhaustively() {
     }
     each(&vocab, &mut words, 0, &mut n);
     assert!(n > 60_000);
+}
+
+/// The words in the order runc 1.1's and runc 1.2+'s urfave/cli hand them
+/// to Go's parser, for `create` (traced by hand through `reorderArgs` of
+/// v1.22.1 and v1.22.17).
+#[test]
+fn urfave_reorders_before_and_after_1_22_14() {
+    let order = |line: &str, known: bool| -> String {
+        let args = argv(line);
+        let words: Vec<Word<'_>> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i, a.as_os_str()))
+            .collect();
+        let out = if known {
+            grammar::urfave_reorder_known(&words, tables::RUNC_CREATE)
+        } else {
+            grammar::urfave_reorder(&words)
+        };
+        out.iter()
+            .map(|(_, w)| w.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let cases = [
+        // (line, runc 1.1, runc 1.2 and later)
+        ("id --bundle /b", "--bundle /b id", "--bundle /b id"),
+        // An unknown option after a value option is its value for 1.2+,
+        // an option (taking the next word along) for 1.1.
+        (
+            "--pid-file -p id --bundle /b",
+            "--pid-file -p id --bundle /b",
+            "--pid-file -p --bundle /b id",
+        ),
+        // `--` where a value may stand is that value for 1.2+ only.
+        ("id --bundle -- x", "--bundle id -- x", "--bundle -- id x"),
+        // A `--` that ends the options moves before what stayed behind.
+        (
+            "id --bundle /b --",
+            "--bundle /b id --",
+            "--bundle /b -- id",
+        ),
+        // An unknown option stays where it is for 1.2+.
+        ("id --nope", "--nope id", "id --nope"),
+        ("---bundle=/b id", "---bundle=/b id", "---bundle=/b id"),
+        ("--no-pivot -- id", "--no-pivot -- id", "--no-pivot -- id"),
+    ];
+    for (line, old, new) in cases {
+        assert_eq!(order(line, false), old, "runc 1.1: `{line}`");
+        assert_eq!(order(line, true), new, "runc 1.2+: `{line}`");
+    }
+}
+
+/// runc 1.2 added `--pidfd-socket` (create, run, exec), runc 1.4 dropped
+/// the global `--criu`: the runc dialect reads both, as the version that
+/// has them does (the other refuses them itself). A command line the two
+/// ways of reordering read differently, or that one accepts and the other
+/// refuses, is refused.
+#[test]
+fn runc_versions_read_alike_or_refused() {
+    let b = Some("/b");
+    let cases: [(&str, [Want; 3]); 8] = [
+        (
+            "--root /r create --bundle /b --pidfd-socket /s id",
+            [
+                Reads(b, None, Some("/r"), "id"),
+                Refuses("--pidfd-socket", "not a `create` option of crun"),
+                Refuses("--pidfd-socket", "not a `create` option of crun"),
+            ],
+        ),
+        (
+            "run --pidfd-socket=/s -d --bundle /b id",
+            [
+                Reads(b, None, None, "id"),
+                Refuses("--pidfd-socket=/s", C),
+                Refuses("--pidfd-socket=/s", "crun"),
+            ],
+        ),
+        (
+            "--criu /c create --bundle /b id",
+            [
+                Reads(b, None, None, "id"),
+                Refuses("--criu", C),
+                Refuses("--criu", "crun"),
+            ],
+        ),
+        (
+            "create --pid-file -p id --bundle /b",
+            [
+                Refuses("--bundle", "(while runc 1.2 or later accepts it)"),
+                Refuses("--bundle", C),
+                Refuses("--bundle", "runc 1.2 or later accepts it"),
+            ],
+        ),
+        (
+            "create id --bundle -- x",
+            [
+                Refuses("x", "runc 1.2 or later would refuse this command line (while runc 1.1 accepts it)"),
+                Refuses("--bundle", C),
+                Refuses("x", "runc 1.1 accepts it"),
+            ],
+        ),
+        (
+            "create id --bundle /b --",
+            [
+                Refuses("--", "runc 1.1 would refuse this command line (while runc 1.2 or later accepts it)"),
+                Refuses("--bundle", C),
+                Refuses("--", "runc 1.2 or later accepts it"),
+            ],
+        ),
+        // Both take the id along as the socket's path.
+        (
+            "create id --pidfd-socket",
+            [
+                Refuses("create", "no container id"),
+                Refuses("--pidfd-socket", C),
+                Refuses("create", "no container id"),
+            ],
+        ),
+        // containerd's shim with go-runc's PidfdSocket set.
+        (
+            "--root /r --log /b/log.json --log-format json create --bundle /b --pid-file /b/init.pid --pidfd-socket /t/pidfd.sock id",
+            [
+                Reads(b, None, Some("/r"), "id"),
+                Refuses("--pidfd-socket", C),
+                Refuses("--pidfd-socket", "crun"),
+            ],
+        ),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .flat_map(|(line, wants)| {
+            DIALECTS
+                .iter()
+                .zip(wants)
+                .filter_map(|(&d, &w)| check(line, d, w))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// `exec --pidfd-socket` (runc 1.2 and later), as containerd's shim passes
+/// it with go-runc's PidfdSocket: the process file and the id are found.
+#[test]
+fn exec_with_a_pidfd_socket_under_runc() {
+    let args = argv("--root /r exec --process /p --pidfd-socket /s --detach --cap CAP_NET_RAW id");
+    let inv = super::scan(&args, Dialect::Runc);
+    let exec = inv.exec.expect("an exec");
+    assert_eq!(exec.process, Some(PathBuf::from("/p")));
+    assert_eq!(exec.unknown_option, None);
+    assert_eq!(exec.caps.len(), 1);
+    assert_eq!(inv.container_id, Some(OsString::from("id")));
 }

@@ -1,11 +1,15 @@
-//! A private containerd 1.7.24 with its CRI plugin, driven the way the
-//! kubelet drives it, for tests/e2e_cri.rs.
+//! A private containerd with its CRI plugin, driven the way the kubelet
+//! drives it, for tests/e2e_cri.rs, on one of two stacks ([`Stack`]):
+//! containerd 1.7.24 with Debian 12's runc 1.1.5, or containerd 2.3.4 with
+//! runc 1.4.3, what new nodes run.
 //!
 //! containerd 1.7.24 is the first Debian containerd whose CRI knows user
 //! namespaces (bookworm's 1.6.20 does not); `scripts/cri-tools.sh` fetches it
-//! from trixie into `target/containerd-1.7` without installing it, and
-//! unpacks the prebuilt crictl 1.36.0 into `target/cri-o`. `make test` runs
-//! that script first; a missing tool fails the test and names the script.
+//! from trixie into `target/containerd-1.7` without installing it, unpacks
+//! containerd 2.3.4 and runc 1.4.3 from ../shared/tools into
+//! `target/containerd-2.3`, and the prebuilt crictl 1.36.0 into
+//! `target/cri-o`. `make test` runs that script first; a missing tool fails
+//! the test and names the script.
 //!
 //! The CRI client is crictl, fed JSON configs with the field names and enum
 //! values the kubelet sends. The `k8s-cri` crate would give typed requests
@@ -49,14 +53,26 @@ pub const APP_SCRIPT: &str =
 
 /// The runtime handlers the daemon offers (`crictl runp --runtime NAME`).
 pub mod handler {
-    /// runc 1.1.5 alone.
+    /// The stack's runc alone.
     pub const RUNC: &str = "runc";
-    /// The wrapper in front of runc.
+    /// The wrapper in front of the stack's runc (the `runc` first in the
+    /// daemon's PATH).
     pub const WRAPPER: &str = "userns-hostnet";
+    /// Debian 12's runc 1.1.5 alone, whatever the stack.
+    pub const RUNC_11: &str = "runc11";
+    /// The wrapper installed as `userns-hostnet-runtime-runc11`.
+    pub const WRAPPER_RUNC_11: &str = "userns-hostnet-runc11";
+    /// runc 1.4.3 alone, whatever the stack.
+    pub const RUNC_14: &str = "runc14";
+    /// The wrapper installed as `userns-hostnet-runtime-runc-1.4`.
+    pub const WRAPPER_RUNC_14: &str = "userns-hostnet-runc14";
     /// The wrapper installed as `userns-hostnet-runtime-crun`: crun behind it.
     pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
     /// crun 1.8.1 alone.
     pub const CRUN: &str = "crun";
+    /// crun 1.8.1 alone behind the test-only version step the wrapper's
+    /// crun handler has (see `setup_daemon_dir`).
+    pub const CRUN_STEPPED: &str = "crun-stepped";
     /// runc alone, with hooks.d/containerd-base-spec.json as
     /// `base_runtime_spec` (the createRuntime hook instead of the wrapper).
     pub const RUNC_HOOK: &str = "runc-hook";
@@ -74,8 +90,67 @@ fn tools_target() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
 }
 
-pub fn containerd_bin_dir() -> PathBuf {
-    tools_target().join("containerd-1.7/usr/bin")
+/// Which containerd, and which runc is `runc` for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// containerd 1.7.24 (Debian trixie) with runc 1.1.5 (Debian 12).
+    Containerd17,
+    /// containerd 2.3.4 with runc 1.4.3, both from ../shared/tools.
+    Containerd23,
+}
+
+impl Stack {
+    /// The directory holding `containerd`, `ctr` and the shim; for
+    /// containerd 2.3 it holds runc 1.4.3 as well, and comes before the
+    /// system's runc in the daemon's PATH.
+    pub fn bin_dir(self) -> PathBuf {
+        match self {
+            Stack::Containerd17 => tools_target().join("containerd-1.7/usr/bin"),
+            Stack::Containerd23 => containerd_23_dir(),
+        }
+    }
+
+    /// The version of the runc this stack runs: the handler `runc`, and the
+    /// runtime the wrapper finds as `runc` first in the daemon's PATH.
+    pub fn runc_version(self) -> &'static str {
+        match self {
+            Stack::Containerd17 => "1.1.5",
+            Stack::Containerd23 => "1.4.3",
+        }
+    }
+
+    /// containerd 2.x dropped `disable_cgroup`: it asks for CPU shares the
+    /// cgroup v2 view of this hybrid host cannot apply (its controllers are
+    /// all bound to the v1 hierarchies), so runc goes through a test-only
+    /// step that drops them (see [`setup_daemon_dir`]).
+    fn drops_cgroup_resources(self) -> bool {
+        self == Stack::Containerd23
+    }
+
+    /// For messages and figures.
+    pub fn label(self) -> &'static str {
+        match self {
+            Stack::Containerd17 => "containerd 1.7.24, runc 1.1.5",
+            Stack::Containerd23 => "containerd 2.3.4, runc 1.4.3",
+        }
+    }
+}
+
+/// containerd 2.3.4, its shim and ctr, and runc 1.4.3, unpacked by
+/// scripts/cri-tools.sh.
+pub fn containerd_23_dir() -> PathBuf {
+    tools_target().join("containerd-2.3")
+}
+
+/// runc 1.4.3 as scripts/cri-tools.sh unpacks it; a panic naming the
+/// script when it is missing.
+pub fn runc_14_path() -> PathBuf {
+    let runc = containerd_23_dir().join("runc");
+    assert!(
+        runc.is_file(),
+        "runc 1.4.3 is missing at {runc:?}: {FETCH_HINT}"
+    );
+    runc
 }
 
 pub fn crictl_path() -> PathBuf {
@@ -83,8 +158,9 @@ pub fn crictl_path() -> PathBuf {
 }
 
 const FETCH_HINT: &str = "run `scripts/cri-tools.sh` (make test does): it fetches containerd \
-     1.7.24 from Debian trixie into target/containerd-1.7 and unpacks crictl from \
-     ../shared/tools/cri-o-1.36.3 into target/cri-o";
+     1.7.24 from Debian trixie into target/containerd-1.7, and unpacks containerd 2.3.4 and \
+     runc 1.4.3 from ../shared/tools/containerd-2.3.4-runc-1.4.3 into target/containerd-2.3 \
+     and crictl from ../shared/tools/cri-o-1.36.3 into target/cri-o";
 
 /// How a pod's user namespace is asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,9 +235,10 @@ pub fn container_config(name: &str, userns: Userns, script: &str) -> Value {
     })
 }
 
-/// The private containerd 1.7.24 with CRI. Dropping it removes every pod
-/// through the CRI, then stops the daemon as tests/common/containerd.rs does.
+/// A private containerd with CRI. Dropping it removes every pod through the
+/// CRI, then stops the daemon as tests/common/containerd.rs does.
 pub struct Cri {
+    stack: Stack,
     ctd: Option<Containerd>,
     crictl_config: PathBuf,
     configs: PathBuf,
@@ -170,10 +247,16 @@ pub struct Cri {
 }
 
 impl Cri {
-    /// Starts the daemon with every handler, imports the images and waits
-    /// until the CRI sees them.
+    /// Starts containerd 1.7.24 with every handler, imports the images and
+    /// waits until the CRI sees them.
     pub fn start() -> Cri {
-        let bin_dir = containerd_bin_dir();
+        Cri::start_on(Stack::Containerd17)
+    }
+
+    /// Starts the stack's containerd with every handler, imports the images
+    /// and waits until the CRI sees them.
+    pub fn start_on(stack: Stack) -> Cri {
+        let bin_dir = stack.bin_dir();
         assert!(
             crictl_path().is_file(),
             "crictl is missing at {:?}: {FETCH_HINT}",
@@ -182,8 +265,8 @@ impl Cri {
         let ctd = Containerd::launch(Launch {
             bin_dir: Some(&bin_dir),
             install_hint: FETCH_HINT,
-            extra_config: &cri_config,
-            setup: &setup_daemon_dir,
+            extra_config: &|d| cri_config(d, stack),
+            setup: &|d| setup_daemon_dir(d, stack),
         });
         let d = ctd.dir().to_path_buf();
         let crictl_config = d.join("crictl.yaml");
@@ -199,6 +282,7 @@ impl Cri {
         let configs = d.join("cri-configs");
         fs::create_dir_all(&configs).unwrap();
         let cri = Cri {
+            stack,
             ctd: Some(ctd),
             crictl_config,
             configs,
@@ -223,6 +307,10 @@ impl Cri {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    pub fn stack(&self) -> Stack {
+        self.stack
     }
 
     pub fn containerd(&self) -> &Containerd {
@@ -515,14 +603,30 @@ pub struct Pod {
 }
 
 /// The CRI section of the daemon's config: the local pause image, the
-/// OOM-score restriction this machine needs, no cgroup management (this
-/// VM's cgroup v2 hierarchy has no controllers: they are all bound to its
-/// v1 hierarchies, and the shares the CRI asks for would fail to apply),
-/// and one handler per runtime.
-fn cri_config(d: &Path) -> String {
+/// OOM-score restriction this machine needs, no cgroup management on
+/// containerd 1.7 (this VM's cgroup v2 hierarchy has no controllers: they
+/// are all bound to its v1 hierarchies, and the shares the CRI asks for
+/// would fail to apply; containerd 2.x has no such setting, see
+/// [`Stack::drops_cgroup_resources`]), and one handler per runtime. Every
+/// runc handler names a link in the daemon's bin/ (see
+/// [`setup_daemon_dir`]).
+fn cri_config(d: &Path, stack: Stack) -> String {
     let base_spec = d.join("hook-base-spec.json");
+    let bin = d.join("bin");
     let handlers = [
-        (handler::RUNC, Runtime::Runc.path(), None),
+        (handler::RUNC, bin.join("runc"), None),
+        (handler::RUNC_11, bin.join("runc11"), None),
+        (
+            handler::WRAPPER_RUNC_11,
+            bin.join(WRAPPER_RUNC_11_NAME),
+            None,
+        ),
+        (handler::RUNC_14, bin.join("runc14"), None),
+        (
+            handler::WRAPPER_RUNC_14,
+            bin.join(WRAPPER_RUNC_14_NAME),
+            None,
+        ),
         (handler::WRAPPER, PathBuf::from(WRAPPER), None),
         (
             handler::WRAPPER_CRUN,
@@ -530,7 +634,8 @@ fn cri_config(d: &Path) -> String {
             None,
         ),
         (handler::CRUN, d.join("bin").join("crun-as-is"), None),
-        (handler::RUNC_HOOK, Runtime::Runc.path(), Some(&base_spec)),
+        (handler::CRUN_STEPPED, d.join("bin").join("crun"), None),
+        (handler::RUNC_HOOK, bin.join("runc"), Some(&base_spec)),
         (
             handler::WRAPPER_HOOK,
             PathBuf::from(WRAPPER),
@@ -541,7 +646,8 @@ fn cri_config(d: &Path) -> String {
     let mut text = format!(
         "[plugins.\"io.containerd.internal.v1.opt\"]\n  path = \"{opt}\"\n\
          [{cri}]\n  sandbox_image = \"{PAUSE_IMAGE}\"\n  restrict_oom_score_adj = true\n\
-         \x20 disable_cgroup = true\n  enable_unprivileged_ports = false\n\
+         {disable_cgroup}\
+         \x20 enable_unprivileged_ports = false\n\
          \x20 enable_unprivileged_icmp = false\n  stream_server_address = \"127.0.0.1\"\n\
          \x20 stream_server_port = \"0\"\n\
          [{cri}.cni]\n  bin_dir = \"{cni}/bin\"\n  conf_dir = \"{cni}/conf\"\n\
@@ -549,6 +655,11 @@ fn cri_config(d: &Path) -> String {
         opt = d.join("opt").display(),
         cni = d.join("cni").display(),
         runc = handler::RUNC,
+        disable_cgroup = if stack.drops_cgroup_resources() {
+            ""
+        } else {
+            "  disable_cgroup = true\n"
+        },
     );
     for (name, binary, base) in handlers {
         text.push_str(&format!(
@@ -566,9 +677,55 @@ fn cri_config(d: &Path) -> String {
     text
 }
 
+/// The wrapper under these names runs `runc11` and `runc14`.
+const WRAPPER_RUNC_11_NAME: &str = "userns-hostnet-runtime-runc11";
+const WRAPPER_RUNC_14_NAME: &str = "userns-hostnet-runtime-runc14";
+
 /// Files the handlers need before the daemon starts: the wrapper's config,
-/// crun as the two crun handlers run it, and the hook's base spec.
-fn setup_daemon_dir(d: &Path) {
+/// each runc by version (`runc` is the stack's), crun as the two crun
+/// handlers run it, and the hook's base spec.
+fn setup_daemon_dir(d: &Path, stack: Stack) {
+    let bin = d.join("bin");
+    for (name, real) in [("runc11", Runtime::Runc.path()), ("runc14", runc_14_path())] {
+        // The runtime's file name stays `runc`, behind links, so the
+        // wrapper reads its argv as runc's.
+        let target = if stack.drops_cgroup_resources() {
+            // Test-only, for this VM's controller-less cgroup v2 view:
+            // after the wrapper and before runc, the bundle loses the
+            // resources containerd 2.x asks for whatever its config says;
+            // the device rules stay.
+            let dir = bin.join("cgroup-step").join(name);
+            fs::create_dir_all(&dir).unwrap();
+            let script = dir.join("runc");
+            write_script(
+                &script,
+                &format!(
+                    "#!/bin/sh\n\
+                     bundle=; prev=\n\
+                     for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
+                     if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
+                     \x20 jq -c 'if .linux.resources then .linux.resources |= {{devices: .devices}} else . end' \
+                     \"$bundle/config.json\" >\"$bundle/config.json.step\" && \
+                     mv \"$bundle/config.json.step\" \"$bundle/config.json\" || exit 1\n\
+                     fi\n\
+                     exec {} \"$@\"\n",
+                    real.display()
+                ),
+            );
+            script
+        } else {
+            real
+        };
+        std::os::unix::fs::symlink(&target, bin.join(name)).unwrap();
+    }
+    let own = match stack {
+        Stack::Containerd17 => "runc11",
+        Stack::Containerd23 => "runc14",
+    };
+    std::os::unix::fs::symlink(bin.join(own), bin.join("runc")).unwrap();
+    for wrapper in [WRAPPER_RUNC_11_NAME, WRAPPER_RUNC_14_NAME] {
+        std::os::unix::fs::symlink(WRAPPER, bin.join(wrapper)).unwrap();
+    }
     fs::write(
         d.join("wrapper.toml"),
         format!(
@@ -581,7 +738,7 @@ fn setup_daemon_dir(d: &Path) {
     // crun 1.8.1 accepts only an `ociVersion` containing "1.0"
     // (libcrun/container.c: `strstr (def->oci_version, "1.0")`, dropped in
     // crun 1.15), and Debian's containerd 1.7.24 writes "1.2.0" in every
-    // spec, sandboxes included (they never use a handler's
+    // spec (containerd 2.3.4 writes "1.3.0"), sandboxes included (they never use a handler's
     // base_runtime_spec, so a base spec cannot lower it). The handler
     // `crun` runs crun as it is and shows that failure; behind the wrapper,
     // this test-only step lowers the version in the bundle after the
@@ -594,7 +751,7 @@ fn setup_daemon_dir(d: &Path) {
              bundle=; prev=\n\
              for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
              if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
-             \x20 sed -i 's/\"ociVersion\"[[:space:]]*:[[:space:]]*\"1\\.2\\.0\"/\"ociVersion\":\"1.0.2-dev\"/' \"$bundle/config.json\"\n\
+             \x20 sed -i 's/\"ociVersion\"[[:space:]]*:[[:space:]]*\"1\\.[23]\\.0\"/\"ociVersion\":\"1.0.2-dev\"/' \"$bundle/config.json\"\n\
              fi\n\
              exec {} --cgroup-manager=disabled \"$@\"\n",
             crun.display()

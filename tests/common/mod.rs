@@ -92,10 +92,18 @@ pub enum Runtime {
     /// youki 0.7.0, built from crates.io by scripts/youki.sh into
     /// target/youki (Debian has no package).
     Youki,
+    /// runc 1.4.3, what containerd 2.3.4 pins, unpacked by
+    /// scripts/cri-tools.sh into target/containerd-2.3 (Debian 12 has
+    /// 1.1.5). Its file name is `runc`: the wrapper reads its argv as runc's.
+    Runc14,
 }
 
 /// Where scripts/youki.sh installs youki.
 pub const YOUKI_BUILT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/youki/bin/youki");
+
+/// Where scripts/cri-tools.sh unpacks runc 1.4.3.
+pub const RUNC_14_UNPACKED: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/target/containerd-2.3/runc");
 
 impl Runtime {
     pub fn name(self) -> &'static str {
@@ -103,7 +111,23 @@ impl Runtime {
             Runtime::Runc => "runc",
             Runtime::Crun => "crun",
             Runtime::Youki => "youki",
+            Runtime::Runc14 => "runc-1.4",
         }
+    }
+
+    /// The name the runtime gives itself (`--version`, its messages) and
+    /// its file name: runc 1.4.3 is `runc` too.
+    pub fn program_name(self) -> &'static str {
+        match self {
+            Runtime::Runc14 => "runc",
+            other => other.name(),
+        }
+    }
+
+    /// runc, of any version: the same rules, and `/sys` bound with its
+    /// submounts.
+    pub fn is_runc(self) -> bool {
+        matches!(self, Runtime::Runc | Runtime::Runc14)
     }
 
     /// Absolute path of the runtime, or a panic naming what to install.
@@ -115,6 +139,15 @@ impl Runtime {
                 "youki is not built: run scripts/youki.sh (it installs youki 0.7.0 from crates.io into target/youki)"
             );
             return built;
+        }
+        if self == Runtime::Runc14 {
+            let unpacked = PathBuf::from(RUNC_14_UNPACKED);
+            assert!(
+                unpacked.is_file(),
+                "runc 1.4.3 is missing at {unpacked:?}: run scripts/cri-tools.sh (it unpacks \
+                 ../shared/tools/containerd-2.3.4-runc-1.4.3 into target/containerd-2.3)"
+            );
+            return unpacked;
         }
         find_in_path(self.name()).unwrap_or_else(|| {
             panic!(
@@ -132,7 +165,7 @@ impl Runtime {
         match self {
             Runtime::Runc => vec![],
             Runtime::Crun => vec!["--cgroup-manager=disabled".to_string()],
-            Runtime::Youki => vec![],
+            Runtime::Youki | Runtime::Runc14 => vec![],
         }
     }
 }
@@ -1156,8 +1189,8 @@ pub fn scenario_plain_runtime_fails_with_eperm(runtime: Runtime) {
     snap.assert_unchanged(&bundle.config_path(), "the real runtime");
 }
 
-/// One `#[test]` per scenario and runtime: `mod runc`, `mod crun` and
-/// `mod youki`, each
+/// One `#[test]` per scenario and runtime: `mod runc`, `mod runc_1_4`
+/// (runc 1.4.3), `mod crun` and `mod youki`, each
 /// calling `scenario(Runtime::...)` from the including test file.
 #[allow(unused_macros)]
 macro_rules! for_runtimes {
@@ -1167,6 +1200,14 @@ macro_rules! for_runtimes {
                 #[test]
                 fn $scenario() {
                     super::$scenario($crate::common::Runtime::Runc);
+                }
+            )*
+        }
+        mod runc_1_4 {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Runc14);
                 }
             )*
         }

@@ -1,0 +1,432 @@
+//! Which versions a node needs for `hostNetwork: true` + `hostUsers: false`
+//! pods, as measured (docs/registering.md, "Version matrix"): facts about
+//! containerd, the real runtime and the kubelet in, findings out. Pure: the
+//! caller runs the binaries and reads the files.
+//!
+//! - containerd 2.x asks the runtime's `features` before every
+//!   user-namespaced container and refuses it unless the user namespace and
+//!   idmapped mounts are listed (`failed to validate OCI runtime features`);
+//!   runc 1.1.5 lists no idmap, crun 1.8.1 has no `features` at all.
+//!   containerd 1.7 asks nothing.
+//! - The kubelet's `UserNamespacesHostNetworkSupport` admits such a pod
+//!   only when the runtime declares `user_namespaces_host_network` through
+//!   the CRI (NodeDeclaredFeatures), which containerd does from 2.3.4 on.
+
+use serde::Serialize;
+
+/// A release, `major.minor.patch`.
+pub type Version = (u64, u64, u64);
+
+/// The containerd release that declares `user_namespaces_host_network`.
+pub const HOST_NETWORK_USERNS_SINCE: Version = (2, 3, 4);
+
+/// The kubelet's feature gate for user-namespaced host-network pods.
+pub const KUBELET_GATE: &str = "UserNamespacesHostNetworkSupport";
+
+/// Where the kubelet's configuration file usually is.
+pub const KUBELET_CONFIG: &str = "/var/lib/kubelet/config.yaml";
+
+/// What the real runtime's `features` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeFeatures {
+    /// No usable answer (no such subcommand, not JSON).
+    None,
+    Listed {
+        user_namespaces: bool,
+        idmap: bool,
+    },
+}
+
+/// The kubelet's gate, as its configuration file sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// No file (or it cannot be read): no kubelet here, or elsewhere.
+    Unreadable(String),
+    /// The file does not name the gate: the kubelet's default applies.
+    Unset,
+    Set(bool),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// `containerd --version`, when containerd is installed and answers.
+    pub containerd: Option<Version>,
+    /// The real runtime, as shown (path and version line).
+    pub runtime: String,
+    pub features: RuntimeFeatures,
+    pub gate: Gate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Skip,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub name: &'static str,
+    pub level: Level,
+    pub message: String,
+    /// What to do, for a warning or a failure.
+    pub fix: Option<String>,
+}
+
+fn finding(name: &'static str, level: Level, message: String, fix: Option<&str>) -> Finding {
+    Finding {
+        name,
+        level,
+        message,
+        fix: fix.map(str::to_owned),
+    }
+}
+
+/// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`.
+pub fn parse_containerd_version(stdout: &str) -> Option<Version> {
+    let word = stdout.lines().next()?.split_whitespace().nth(2)?;
+    let word = word.strip_prefix('v').unwrap_or(word);
+    let mut parts = word.splitn(3, '.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u64>().ok()
+    });
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+/// A `features` document (`None` for no answer or not JSON).
+pub fn parse_features(stdout: Option<&str>) -> RuntimeFeatures {
+    let Some(doc) = stdout.and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok()) else {
+        return RuntimeFeatures::None;
+    };
+    let linux = &doc["linux"];
+    RuntimeFeatures::Listed {
+        user_namespaces: linux["namespaces"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|n| n == "user")),
+        idmap: linux["mountExtensions"]["idmap"]["enabled"] == true,
+    }
+}
+
+/// The gate in a KubeletConfiguration (YAML): `featureGates:` at the top
+/// level, as a block (`  Name: true`) or a flow mapping (`{Name: true}`).
+/// A value other than true or false reads as unset, which the finding
+/// says.
+pub fn parse_kubelet_gate(yaml: &str) -> Gate {
+    let value = |v: &str| {
+        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+        match v {
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => None,
+        }
+    };
+    let mut lines = yaml.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("featureGates:") else {
+            continue;
+        };
+        let rest = rest.split('#').next().unwrap_or("").trim();
+        if let Some(flow) = rest.strip_prefix('{') {
+            let flow = flow.trim_end_matches('}');
+            for pair in flow.split(',') {
+                if let Some((k, v)) = pair.split_once(':') {
+                    if k.trim().trim_matches('"') == KUBELET_GATE {
+                        return value(v).map_or(Gate::Unset, Gate::Set);
+                    }
+                }
+            }
+            return Gate::Unset;
+        }
+        for entry in lines.by_ref() {
+            if entry.trim().is_empty() || entry.trim_start().starts_with('#') {
+                continue;
+            }
+            if !entry.starts_with([' ', '\t']) {
+                break;
+            }
+            if let Some((k, v)) = entry.split_once(':') {
+                if k.trim().trim_matches('"') == KUBELET_GATE {
+                    let v = v.split('#').next().unwrap_or("");
+                    return value(v).map_or(Gate::Unset, Gate::Set);
+                }
+            }
+        }
+        return Gate::Unset;
+    }
+    Gate::Unset
+}
+
+fn shown((major, minor, patch): Version) -> String {
+    format!("{major}.{minor}.{patch}")
+}
+
+const RUNTIME_FIX: &str = "a runtime whose `features` lists the user namespace and idmapped mounts: runc >= 1.2, or crun built with idmap support; name it as the wrapper's real runtime (`runtime` in the config file, or the handler's link)";
+
+/// What containerd makes of the real runtime, and what the kubelet will
+/// admit.
+pub fn findings(facts: &Facts) -> Vec<Finding> {
+    let Some(containerd) = facts.containerd else {
+        return vec![finding(
+            "matrix.containerd",
+            Level::Skip,
+            "containerd does not answer `--version`: the version matrix is not checked".to_owned(),
+            None,
+        )];
+    };
+    let mut out = Vec::new();
+    let runtime = &facts.runtime;
+    out.push(match (containerd.0 >= 2, facts.features) {
+        (false, _) => finding(
+            "matrix.containerd",
+            Level::Ok,
+            format!(
+                "containerd {}: it does not check the runtime's `features` before a user-namespaced container",
+                shown(containerd)
+            ),
+            None,
+        ),
+        (true, RuntimeFeatures::Listed { user_namespaces: true, idmap: true }) => finding(
+            "matrix.containerd",
+            Level::Ok,
+            format!(
+                "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts",
+                shown(containerd)
+            ),
+            None,
+        ),
+        (true, RuntimeFeatures::Listed { user_namespaces, .. }) => finding(
+            "matrix.containerd",
+            Level::Fail,
+            format!(
+                "containerd {} refuses every user-namespaced container on {runtime}: its `features` lists no {} (\"failed to validate OCI runtime features\"), with the wrapper or without",
+                shown(containerd),
+                if user_namespaces { "idmapped mounts" } else { "user namespace" }
+            ),
+            Some(RUNTIME_FIX),
+        ),
+        (true, RuntimeFeatures::None) => finding(
+            "matrix.containerd",
+            Level::Fail,
+            format!(
+                "containerd {} refuses every user-namespaced container on {runtime}: it has no `features` answer (\"failed to validate OCI runtime features\"), with the wrapper or without",
+                shown(containerd)
+            ),
+            Some(RUNTIME_FIX),
+        ),
+    });
+    let gate = match &facts.gate {
+        Gate::Set(true) => format!("the kubelet's {KUBELET_GATE} is on"),
+        Gate::Set(false) => format!("the kubelet's {KUBELET_GATE} is off"),
+        Gate::Unset => {
+            format!("the kubelet's config does not set {KUBELET_GATE}: its default applies")
+        }
+        Gate::Unreadable(why) => format!("the kubelet's gate is not known ({why})"),
+    };
+    out.push(if containerd < HOST_NETWORK_USERNS_SINCE {
+        finding(
+            "matrix.kubelet",
+            Level::Warn,
+            format!(
+                "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet's {KUBELET_GATE} will not admit pods with hostNetwork: true and hostUsers: false through CRI-declared features; {gate}",
+                shown(containerd)
+            ),
+            Some("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2), and the kubelet's feature gate on; or a kubelet that admits these pods without CRI-declared features"),
+        )
+    } else {
+        let (level, fix) = match facts.gate {
+            Gate::Set(true) | Gate::Unreadable(_) => (Level::Ok, None),
+            Gate::Set(false) | Gate::Unset => (
+                Level::Warn,
+                Some("set featureGates: {UserNamespacesHostNetworkSupport: true} in the kubelet's config (and on the API server) where your Kubernetes release has it off by default"),
+            ),
+        };
+        finding(
+            "matrix.kubelet",
+            level,
+            format!(
+                "containerd {} declares user_namespaces_host_network when the runtime lists user namespaces; {gate}",
+                shown(containerd)
+            ),
+            fix,
+        )
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(containerd: Option<Version>, features: RuntimeFeatures, gate: Gate) -> Facts {
+        Facts {
+            containerd,
+            runtime: "/usr/sbin/runc (runc version 1.1.5)".to_owned(),
+            features,
+            gate,
+        }
+    }
+
+    const BOTH: RuntimeFeatures = RuntimeFeatures::Listed {
+        user_namespaces: true,
+        idmap: true,
+    };
+    const NO_IDMAP: RuntimeFeatures = RuntimeFeatures::Listed {
+        user_namespaces: true,
+        idmap: false,
+    };
+
+    fn levels(f: &[Finding]) -> Vec<(&'static str, Level)> {
+        f.iter().map(|f| (f.name, f.level)).collect()
+    }
+
+    #[test]
+    fn containerd_versions_as_they_print_them() {
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd/v2 v2.3.4 db8809540e1a7a9da5d518876894933ff55692ab\n"
+            ),
+            Some((2, 3, 4))
+        );
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd 1.7.24~ds1 1.7.24~ds1-6+deb13u1"
+            ),
+            Some((1, 7, 24))
+        );
+        assert_eq!(
+            parse_containerd_version("containerd containerd.io 1.6.20 2806fc1"),
+            Some((1, 6, 20))
+        );
+        assert_eq!(parse_containerd_version("containerd"), None);
+        assert_eq!(parse_containerd_version(""), None);
+    }
+
+    #[test]
+    fn features_documents() {
+        let runc_14 = r#"{"linux":{"namespaces":["cgroup","user"],"mountExtensions":{"idmap":{"enabled":true}}}}"#;
+        let runc_11 = r#"{"linux":{"namespaces":["cgroup","user"]}}"#;
+        assert_eq!(parse_features(Some(runc_14)), BOTH);
+        assert_eq!(parse_features(Some(runc_11)), NO_IDMAP);
+        assert_eq!(
+            parse_features(Some("unknown command features")),
+            RuntimeFeatures::None
+        );
+        assert_eq!(parse_features(None), RuntimeFeatures::None);
+    }
+
+    #[test]
+    fn containerd_2_needs_user_namespaces_and_idmap_in_features() {
+        let v2 = Some((2, 3, 4));
+        for (features, level, missing) in [
+            (BOTH, Level::Ok, None),
+            (NO_IDMAP, Level::Fail, Some("idmapped mounts")),
+            (
+                RuntimeFeatures::Listed {
+                    user_namespaces: false,
+                    idmap: true,
+                },
+                Level::Fail,
+                Some("user namespace"),
+            ),
+            (
+                RuntimeFeatures::None,
+                Level::Fail,
+                Some("no `features` answer"),
+            ),
+        ] {
+            let f = findings(&facts(v2, features, Gate::Set(true)));
+            assert_eq!(f[0].name, "matrix.containerd");
+            assert_eq!(f[0].level, level, "{features:?}: {f:#?}");
+            assert_eq!(f[0].fix.is_some(), level == Level::Fail);
+            if let Some(m) = missing {
+                assert!(f[0].message.contains(m), "{}", f[0].message);
+                let fix = f[0].fix.as_deref().unwrap_or_default();
+                assert!(fix.contains("runc >= 1.2") && fix.contains("crun"), "{fix}");
+            }
+        }
+        // containerd 2.0 is 2.x as well.
+        let f = findings(&facts(Some((2, 0, 0)), NO_IDMAP, Gate::Unset));
+        assert_eq!(f[0].level, Level::Fail);
+    }
+
+    #[test]
+    fn containerd_1_does_not_ask_features() {
+        for features in [BOTH, NO_IDMAP, RuntimeFeatures::None] {
+            let f = findings(&facts(Some((1, 7, 24)), features, Gate::Set(true)));
+            assert_eq!(f[0].level, Level::Ok, "{f:#?}");
+        }
+    }
+
+    #[test]
+    fn before_2_3_4_the_kubelet_gate_cannot_admit_through_cri() {
+        for v in [(1, 6, 20), (1, 7, 24), (2, 0, 0), (2, 3, 3)] {
+            let f = findings(&facts(Some(v), BOTH, Gate::Set(true)));
+            assert_eq!(f[1].name, "matrix.kubelet");
+            assert_eq!(f[1].level, Level::Warn, "{v:?}");
+            assert!(
+                f[1].message.contains(KUBELET_GATE)
+                    && f[1].message.contains("will not admit")
+                    && f[1].message.contains("CRI-declared features"),
+                "{}",
+                f[1].message
+            );
+            assert!(f[1]
+                .message
+                .ends_with(&format!("the kubelet's {KUBELET_GATE} is on")));
+        }
+    }
+
+    #[test]
+    fn from_2_3_4_the_gate_decides() {
+        let at = |gate: Gate| findings(&facts(Some((2, 3, 4)), BOTH, gate));
+        assert_eq!(
+            levels(&at(Gate::Set(true)))[1],
+            ("matrix.kubelet", Level::Ok)
+        );
+        assert_eq!(levels(&at(Gate::Set(false)))[1].1, Level::Warn);
+        assert_eq!(levels(&at(Gate::Unset))[1].1, Level::Warn);
+        let unknown = at(Gate::Unreadable("no /var/lib/kubelet/config.yaml".into()));
+        assert_eq!(unknown[1].level, Level::Ok);
+        assert!(unknown[1]
+            .message
+            .contains("not known (no /var/lib/kubelet/config.yaml)"));
+        assert_eq!(
+            levels(&findings(&facts(Some((2, 4, 0)), BOTH, Gate::Set(true))))[1].1,
+            Level::Ok
+        );
+    }
+
+    #[test]
+    fn no_containerd_no_matrix() {
+        let f = findings(&facts(None, BOTH, Gate::Unset));
+        assert_eq!(levels(&f), [("matrix.containerd", Level::Skip)]);
+    }
+
+    #[test]
+    fn kubelet_config_forms() {
+        let block = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  UserNamespacesSupport: true\n  UserNamespacesHostNetworkSupport: true # for hostNetwork pods\ncgroupDriver: systemd\n";
+        assert_eq!(parse_kubelet_gate(block), Gate::Set(true));
+        let off = "featureGates:\n  \"UserNamespacesHostNetworkSupport\": false\n";
+        assert_eq!(parse_kubelet_gate(off), Gate::Set(false));
+        let flow =
+            "featureGates: {UserNamespacesSupport: true, UserNamespacesHostNetworkSupport: true}\n";
+        assert_eq!(parse_kubelet_gate(flow), Gate::Set(true));
+        let other = "featureGates:\n  UserNamespacesSupport: true\nkind: KubeletConfiguration\n  UserNamespacesHostNetworkSupport: true\n";
+        assert_eq!(parse_kubelet_gate(other), Gate::Unset);
+        assert_eq!(
+            parse_kubelet_gate("kind: KubeletConfiguration\n"),
+            Gate::Unset
+        );
+        assert_eq!(
+            parse_kubelet_gate("featureGates:\n  UserNamespacesHostNetworkSupport: maybe\n"),
+            Gate::Unset
+        );
+        assert_eq!(parse_kubelet_gate(""), Gate::Unset);
+    }
+}
