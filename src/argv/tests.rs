@@ -674,18 +674,17 @@ fn only_some_words_need_a_reading() {
 }
 
 #[test]
-fn a_long_command_line_is_read_in_linear_time() {
+fn a_long_command_line_is_read() {
     let mut args: Vec<OsString> = (0..100_000).map(|_| OsString::from("--debug")).collect();
     args.extend(argv("create"));
     args.extend((0..100_000).map(|_| OsString::from("--no-pivot")));
     args.extend(argv("--bundle /b id"));
-    let started = std::time::Instant::now();
+    // How long it takes is bench/'s business, never a test's.
     for d in DIALECTS {
         let inv = super::scan(&args, d);
         assert_eq!(inv.problem, None, "{d:?}");
         assert_eq!(inv.bundle, Some(PathBuf::from("/b")), "{d:?}");
     }
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }
 
 /// `exec` as each runtime reads it: the id, the process file and every
