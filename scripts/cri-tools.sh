@@ -7,6 +7,8 @@
 #       containerd stay as they are.
 #   target/cri-o/crictl  cri-tools 1.36.0, the CRI client the tier drives, from
 #       ../shared/tools/cri-o-1.36.3 beside the checkout.
+#   target/containerd-2.3/containerd  containerd 2.3.4, from
+#       ../shared/tools/containerd-2.3.4-runc-1.4.3, for tests/admin_install.rs.
 # Idempotent: a second run checks what is there and downloads nothing.
 # Run as root from anywhere; needs apt-get, dpkg and xz-utils.
 set -euo pipefail
@@ -52,3 +54,7 @@ if [ ! -x "$tools/unpack.sh" ]; then
 	exit 1
 fi
 sh "$tools/unpack.sh" target/cri-o
+
+# containerd 2.3.4 for tests/admin_install.rs: a drop-in is loaded as it is
+# meant to be only from 2.0 on (1.x replaces the whole CRI plugin table).
+sh "$shared/tools/containerd-2.3.4-runc-1.4.3/unpack.sh" target/containerd-2.3

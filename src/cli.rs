@@ -89,9 +89,16 @@ pub struct InstallArgs {
     /// /etc/crio/crio.conf; CRI-O's drop-in goes to crio.conf.d/ next to it).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// containerd: write a drop-in file and add the imports line if missing.
+    /// containerd: the handler goes into conf.d/99-userns-hostnet.toml,
+    /// imported by the main config (install adds the imports line;
+    /// uninstall removes the file and the line). Refused on containerd 1.x,
+    /// which replaces the whole CRI plugin table with an import's.
     #[arg(long)]
     pub drop_in: bool,
+    /// containerd: the binary that reads the config, whose version decides
+    /// whether a drop-in is safe (default: containerd in PATH).
+    #[arg(long, value_name = "PATH", default_value = "containerd")]
+    pub containerd: PathBuf,
     /// Print the change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,

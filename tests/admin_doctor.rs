@@ -386,3 +386,63 @@ fn crio_branches() {
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "crio"), "fail");
 }
+
+/// containerd before 2.0 replaces a plugin's whole table with an import's:
+/// a drop-in holding only a handler throws the main config's CRI settings
+/// (and handlers) away. With no containerd binary to ask (a fake root),
+/// a version 2 config is read as 1.x reads it.
+#[test]
+fn an_import_that_replaces_the_cri_table_fails() {
+    let r = Root::ready();
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nbin_dir = \"/opt/custom-cni/bin\"\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndefault_runtime_name = \"runc\"\n",
+    );
+    r.write(
+        "etc/containerd/conf.d/99-userns-hostnet.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "containerd");
+    for lost in [
+        "sandbox_image",
+        "cni.bin_dir",
+        "containerd.default_runtime_name",
+    ] {
+        assert!(m.contains(lost), "{m}");
+    }
+    assert!(find(&v, "containerd")["fix"]
+        .as_str()
+        .unwrap()
+        .contains("userns-hostnet uninstall containerd --drop-in"));
+
+    // A handler of the main config that an import's CRI table replaces is
+    // not registered, even when nothing else is lost.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    r.write(
+        "etc/containerd/conf.d/99-userns-hostnet.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
+    assert!(message(&v, "containerd").contains("99-userns-hostnet.toml"));
+    // Version 3 is read by containerd 2.x only, which merges deeply.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 3\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.cri.v1.images\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.cri.v1.runtime\".containerd]\ndefault_runtime_name = \"runc\"\n",
+    );
+    r.write(
+        "etc/containerd/conf.d/99-userns-hostnet.toml",
+        "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
+}

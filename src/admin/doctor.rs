@@ -539,13 +539,66 @@ fn containerd(root: &Root) -> Check {
         Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
     };
     let version = daemons::containerd_version(&doc);
-    let mut handlers = daemons::containerd_handlers(&doc, &config, version);
-    for import in daemons::containerd_imports(&doc, &config, &|p| root.at(p)) {
+    let mut files = vec![(config.clone(), doc)];
+    for import in daemons::containerd_imports(&files[0].1, &config, &|p| root.at(p)) {
         if let Ok(d) = toml::read(&import) {
-            handlers.extend(daemons::containerd_handlers(&d, &import, version));
+            files.push((import, d));
         }
     }
+    // Before 2.0, containerd replaces a plugin's whole table with an
+    // import's; a version 3 config is read by 2.x only.
+    let binary = (!root.fake())
+        .then(|| daemons::containerd_binary_version(Path::new("containerd")))
+        .flatten();
+    let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
+    let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
+    if replaces {
+        if let Some(c) = daemons::containerd_1x_clobbers(&files)
+            .into_iter()
+            .find(|c| c.plugin == cri)
+        {
+            return clobbered(&c, binary, &config);
+        }
+    }
+    let mut handlers = Vec::new();
+    for (file, doc) in &files {
+        let own_cri = doc
+            .get("plugins")
+            .and_then(|p| daemons::dig(p, &[cri]))
+            .is_some();
+        if replaces && own_cri {
+            handlers.clear();
+        }
+        handlers.extend(daemons::containerd_handlers(doc, file, version));
+    }
     registered(NAME, handlers, root, fix)
+}
+
+/// An import that throws away CRI settings of the files before it.
+fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) -> Check {
+    const SHOWN: usize = 6;
+    let which = match binary {
+        Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
+        None => "containerd before 2.0".to_owned(),
+    };
+    let mut lost = c.lost[..c.lost.len().min(SHOWN)].join(", ");
+    if c.lost.len() > SHOWN {
+        lost.push_str(&format!(" and {} more", c.lost.len() - SHOWN));
+    }
+    check(
+        "containerd",
+        Status::Fail,
+        format!(
+            "{} replaces the whole plugins.\"{}\" table: {which} keeps none of the earlier files' settings in it: {lost} are lost",
+            c.import.display(),
+            c.plugin
+        ),
+    )
+    .fix(format!(
+        "carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
+        c.import.display(),
+        config.display()
+    ))
 }
 
 fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str) -> Check {
