@@ -347,6 +347,18 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
         ]
         .concat());
         assert!(out.starts_with("nothing to change"), "{out}");
+        // Without --drop-in, uninstall does not say "already removed" of a
+        // handler the drop-in still registers.
+        let (status, text) = code(&["uninstall", "containerd", "--config", s(&cfg)]);
+        assert_eq!(status, Some(1), "{text}");
+        assert!(
+            text.contains(&format!(
+                "runtime handler userns-hostnet is registered by {}",
+                drop_in.display()
+            )) && text.contains("userns-hostnet uninstall containerd --drop-in removes it")
+                && !text.contains("nothing to change"),
+            "{text}"
+        );
         ok(&["uninstall", "containerd", "--config", s(&cfg), "--drop-in"]);
         assert!(!drop_in.exists());
         assert_eq!(
@@ -355,6 +367,16 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             "imports line not restored (with_imports = {with_imports})"
         );
     }
+}
+
+#[test]
+fn uninstall_help_says_what_drop_in_removes() {
+    let help = ok(&["uninstall", "--help"]);
+    assert!(
+        help.contains("uninstall removes the file and the line"),
+        "{help}"
+    );
+    assert!(!help.contains("write a drop-in file"), "{help}");
 }
 
 #[test]
