@@ -369,6 +369,77 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
     }
 }
 
+/// What install refuses before touching a file, and what it warns of.
+#[test]
+fn install_validates_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, NODE_1X).unwrap();
+    for (extra, needle) in [
+        (&["--handler", "bad name!"][..], "not a DNS-1123 label"),
+        (&["--handler", "Bad_Name"][..], "not a DNS-1123 label"),
+        (&["--handler=-x"][..], "not a DNS-1123 label"),
+        (
+            &["--wrapper", "bin/userns-hostnet-runtime"][..],
+            "not an absolute path",
+        ),
+    ] {
+        let (status, text) =
+            code(&[&["install", "containerd", "--config", s(&cfg)], extra].concat());
+        assert_eq!(status, Some(2), "{extra:?}: {text}");
+        assert!(text.contains(needle), "{extra:?}: {text}");
+    }
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
+
+    let missing = dir.path().join("no-such-wrapper");
+    let out = ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--dry-run",
+        "--wrapper",
+        s(&missing),
+    ]);
+    assert!(
+        out.contains(&format!(
+            "warning: --wrapper {} is not an executable file",
+            missing.display()
+        )),
+        "{out}"
+    );
+
+    // CRI turned off: a warning with the fix.
+    std::fs::write(
+        &cfg,
+        NODE_1X.replace(
+            "version = 2\n",
+            "version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n",
+        ),
+    )
+    .unwrap();
+    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    assert!(
+        out.contains("lists \"io.containerd.grpc.v1.cri\" in disabled_plugins")
+            && out.contains("remove it from disabled_plugins"),
+        "{out}"
+    );
+
+    // Docker's containerd config, and a version 1 config: refused with
+    // the way out.
+    std::fs::write(&cfg, "disabled_plugins = [\"cri\"]\n").unwrap();
+    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(2), "{text}");
+    assert!(
+        text.contains("Docker's containerd config") && text.contains("containerd config default >"),
+        "{text}"
+    );
+    std::fs::write(&cfg, "[plugins.cri]\nsandbox_image = \"p\"\n").unwrap();
+    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(2), "{text}");
+    assert!(text.contains("add `version = 2`"), "{text}");
+}
+
 #[test]
 fn uninstall_help_says_what_drop_in_removes() {
     let help = ok(&["uninstall", "--help"]);
@@ -447,7 +518,8 @@ fn refuses_what_is_not_its_own() {
     // Version 1 and a missing file.
     std::fs::write(&cfg, "[plugins.cri]\n").unwrap();
     let out = tool(&["install", "containerd", "--config", s(&cfg)]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("version 1 is not supported"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("config version 1 (no `version` line is version 1"));
     let out = tool(&[
         "install",
         "containerd",

@@ -87,6 +87,23 @@ pub fn containerd_handlers(doc: &DocumentMut, file: &Path, default_version: i64)
         .collect()
 }
 
+/// The CRI plugin a config's `disabled_plugins` turns off (Docker's
+/// containerd config has `disabled_plugins = ["cri"]`).
+pub fn containerd_cri_disabled(doc: &DocumentMut) -> Option<String> {
+    const CRI: [&str; 4] = [
+        "cri",
+        "io.containerd.grpc.v1.cri",
+        "io.containerd.cri.v1.runtime",
+        "io.containerd.cri.v1.images",
+    ];
+    doc.get("disabled_plugins")?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_str())
+        .find(|p| CRI.contains(p))
+        .map(str::to_owned)
+}
+
 /// The names of every CRI runtime handler of one containerd config
 /// document (read with `default_version` when it has no `version`).
 pub fn containerd_handler_names(doc: &DocumentMut, default_version: i64) -> Vec<String> {

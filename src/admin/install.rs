@@ -64,12 +64,48 @@ pub struct Plan {
     pub left: bool,
 }
 
+/// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
+pub fn is_dns_label(name: &str) -> bool {
+    let b = name.as_bytes();
+    let inner = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=63).contains(&b.len())
+        && b.first().is_some_and(inner)
+        && b.last().is_some_and(inner)
+        && b.iter().all(|c| inner(c) || *c == b'-')
+}
+
+/// What install checks of its arguments before reading any file.
+fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
+    if !is_dns_label(&args.handler) {
+        anyhow::bail!(
+            "--handler {:?}: not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be",
+            args.handler
+        );
+    }
+    if !args.wrapper.is_absolute() {
+        anyhow::bail!(
+            "--wrapper {}: not an absolute path; the daemon starts it from its own directory, so name it from /",
+            args.wrapper.display()
+        );
+    }
+    let mut notes = Vec::new();
+    if !is_executable(&args.wrapper) {
+        notes.push(format!(
+            "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",
+            args.wrapper.display()
+        ));
+    }
+    Ok(notes)
+}
+
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
-    let plan = match args.daemon {
+    let notes = validate(args)?;
+    let mut plan = match args.daemon {
         Daemon::Containerd => plan_containerd(args, true)?,
         Daemon::Crio => plan_crio(args, true)?,
     };
+    plan.notes.splice(0..0, notes);
     apply(args, &plan, true)
 }
 
@@ -584,13 +620,28 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     };
     let mut doc = toml::parse(&config, &text)?;
     let version = daemons::containerd_version(&doc);
+    let cri_off = daemons::containerd_cri_disabled(&doc);
+    if version < 2 && cri_off.is_some() {
+        anyhow::bail!(
+            "{0}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {0}), then install again",
+            config.display()
+        );
+    }
     let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
         anyhow::bail!(
-            "{}: config version {version} is not supported: use version 2 (containerd 1.x) or 3 (containerd 2.x)",
+            "{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again",
             config.display()
         );
     };
     let mut plan = Plan::default();
+    if install {
+        if let Some(plugin) = cri_off {
+            plan.notes.push(format!(
+                "warning: {} lists {plugin:?} in disabled_plugins: containerd serves no CRI, so the kubelet cannot use any handler; remove it from disabled_plugins and restart containerd",
+                config.display()
+            ));
+        }
+    }
     let wrapper = wrapper_str(args)?;
     let name = args.handler.as_str();
     let new_handler = |doc: &DocumentMut, plan: &mut Plan| -> anyhow::Result<Table> {
@@ -1096,6 +1147,24 @@ mod tests {
             .parse()
             .unwrap();
         assert!(!holds_nothing(&doc));
+    }
+
+    #[test]
+    fn handler_names_are_dns_labels() {
+        for ok in ["userns-hostnet", "a", "runc-1-4", &"a".repeat(63)] {
+            assert!(is_dns_label(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "Bad_Name",
+            "bad name!",
+            "-a",
+            "a-",
+            "a.b",
+            &"a".repeat(64),
+        ] {
+            assert!(!is_dns_label(bad), "{bad}");
+        }
     }
 
     #[test]
