@@ -44,6 +44,14 @@ cleanup
 out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i: $out"
 grep -q 'nothing has been registered yet' <<<"$out" || fail "post-install message missing: $out"
 ok "dpkg -i (post-install message says nothing was registered)"
+# The hook can refuse containers: the package ships it where no daemon
+# reads hooks, and the message says how to turn it on.
+for d in /usr/share/containers/oci/hooks.d /etc/containers/oci/hooks.d; do
+	[ ! -e "$d/userns-hostnet.json" ] || fail "the package enabled the hook in $d"
+done
+[ -f /usr/share/userns-hostnet/hooks.d/userns-hostnet.json ] || fail "hook definition not shipped"
+grep -q 'ln -s /usr/share/userns-hostnet/hooks.d/userns-hostnet.json' <<<"$out" || fail "post-install message does not say how to enable the hook: $out"
+ok "the createRuntime hook is shipped, not enabled"
 
 set +e
 doctor=$(/usr/bin/userns-hostnet doctor 2>&1)
@@ -83,7 +91,7 @@ ok "an edited config.toml survives a reinstall"
 
 dpkg -r userns-hostnet >/dev/null
 for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet-runtime-crun /usr/bin/userns-hostnet-runtime-youki \
-	/usr/share/containers/oci/hooks.d/userns-hostnet.json; do
+	/usr/share/userns-hostnet/hooks.d/userns-hostnet.json; do
 	[ ! -e "$f" ] && [ ! -L "$f" ] || fail "dpkg -r left $f"
 done
 [ -f "$conf" ] || fail "dpkg -r removed the conffile"
