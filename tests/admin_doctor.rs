@@ -33,6 +33,12 @@ impl Root {
         r.write("proc/self/mountinfo", MOUNTINFO_V2);
         r.write("etc/subuid", "kubelet:1048576:655360\n");
         r.write("etc/subgid", "kubelet:1048576:655360\n");
+        // The kubelet reads /etc/subuid only with a kubelet user and getsubids.
+        r.write(
+            "etc/passwd",
+            "root:x:0:0::/root:/bin/sh\nkubelet:x:990:990::/:/usr/sbin/nologin\n",
+        );
+        r.write("usr/bin/getsubids", "");
         r.write(
             "etc/userns-hostnet/config.toml",
             "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/var/log/userns-hostnet.log\"\n",
@@ -192,24 +198,73 @@ fn cgroup_v1_and_hybrid_warn() {
 #[test]
 fn subid_branches() {
     let r = Root::ready();
-    r.write("etc/subuid", "kubelet:1048576:65536\n");
+    let both = |text: &str| {
+        r.write("etc/subuid", text);
+        r.write("etc/subgid", text);
+    };
+    both("kubelet:1048576:65536\n");
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "subids"), "ok");
     assert!(message(&v, "subids").contains("room for 1 pod "), "{v:#}");
-    r.write("etc/subuid", "kubelet:1048576:1000\n");
+    both("kubelet:1048576:1000\n");
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "subids")), (1, "fail".into()));
-    r.write("etc/subuid", "kubelet:100000:65536\n");
+    both("kubelet:100000:65536\n");
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "subids"), "warn", "100000 is not a multiple");
+    // The kubelet needs one range, the same in both files.
+    r.write("etc/subuid", "kubelet:1048576:65536\n");
+    r.write("etc/subgid", "kubelet:1048576:131072\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "fail", "{v:#}");
+    both("kubelet:1048576:65536\nkubelet:2097152:65536\n");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "fail", "{v:#}");
+    both("kubelet:1048576:655360\n");
     // The configured user has no range: the wrapper would refuse everything.
     r.write("etc/subuid", "someone:1048576:65536\n");
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "subids"), "fail");
-    // Without a configured user, kubelet's missing range is a warning.
+    // A kubelet user with getsubids and no range: the kubelet cannot give
+    // pods a user namespace.
     r.write("etc/userns-hostnet/config.toml", "");
     let (_, v) = r.doctor();
-    assert_eq!(status(&v, "subids"), "warn");
+    assert_eq!(status(&v, "subids"), "fail", "{v:#}");
+}
+
+/// The kubelet reads /etc/subuid only when a `kubelet` user exists and
+/// getsubids is installed (its getKubeletMappings); otherwise pods get its
+/// built-in range, and advice to add subuid lines alone would be a trap.
+#[test]
+fn subids_without_a_kubelet_user() {
+    let r = Root::ready();
+    r.write("etc/passwd", "root:x:0:0::/root:/bin/sh\n");
+    // The policy names kubelet's ranges, which the kubelet does not use.
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "subids")), (1, "fail".into()), "{v:#}");
+    let m = message(&v, "subids");
+    assert!(
+        m.contains("no `kubelet` user") && m.contains("IDs 65536 to 4294967295"),
+        "{m}"
+    );
+    let fix = find(&v, "subids")["fix"].as_str().unwrap().to_owned();
+    assert!(fix.starts_with("useradd --system"), "{fix}");
+    // No policy: the subuid line is ignored, a warning.
+    r.write("etc/userns-hostnet/config.toml", "");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "warn", "{v:#}");
+    assert!(message(&v, "subids").contains("which the kubelet ignores"));
+    // No policy, no line: the built-in range, nothing to fix.
+    r.remove("etc/subuid");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "ok", "{v:#}");
+    assert!(find(&v, "subids")["fix"].is_null());
+    // The user exists but getsubids does not.
+    r.write("etc/passwd", "kubelet:x:990:990::/:/usr/sbin/nologin\n");
+    r.remove("usr/bin/getsubids");
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "subids"), "ok", "{v:#}");
+    assert!(message(&v, "subids").contains("no getsubids"), "{v:#}");
 }
 
 #[test]

@@ -382,6 +382,35 @@ fn cgroup(root: &Root) -> Check {
     }
 }
 
+/// The kubelet's own range when it reads no /etc/subuid (its
+/// getKubeletMappings: every ID from 65536 up).
+const KUBELET_DEFAULT_FIRST_ID: u64 = 1 << 16;
+
+/// Does the kubelet read /etc/subuid here? Only when a `kubelet` user
+/// exists and `getsubids` is installed; otherwise it gives pods IDs from
+/// its built-in range. What is missing, when it does not.
+fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
+    let passwd = std::fs::read_to_string(root.at("/etc/passwd")).unwrap_or_default();
+    let user = passwd
+        .lines()
+        .any(|l| l.split(':').next() == Some(KUBELET_USER));
+    let getsubids = if root.fake() {
+        ["/usr/bin/getsubids", "/bin/getsubids"]
+            .iter()
+            .any(|p| root.at(p).is_file())
+    } else {
+        in_path("getsubids")
+    };
+    match (user, getsubids) {
+        (true, true) => Ok(()),
+        (false, true) => Err(format!("no `{KUBELET_USER}` user in /etc/passwd")),
+        (true, false) => Err("no getsubids (Debian package uidmap)".to_owned()),
+        (false, false) => Err(format!(
+            "no `{KUBELET_USER}` user in /etc/passwd and no getsubids (Debian package uidmap)"
+        )),
+    }
+}
+
 fn subids(root: &Root, config: Option<&Config>) -> Check {
     const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
@@ -392,6 +421,38 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
         .clone()
         .unwrap_or_else(|| KUBELET_USER.to_owned());
     let etc = root.at("/etc");
+    let example = format!("{user}:{}:{}", IDS_PER_POD * 16, IDS_PER_POD * 110);
+    let builtin = format!(
+        "its built-in range, IDs {KUBELET_DEFAULT_FIRST_ID} to {}",
+        u64::from(u32::MAX)
+    );
+    let make_reader = format!(
+        "useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet"
+    );
+    if user == KUBELET_USER {
+        if let Err(missing) = kubelet_reads_subids(root) {
+            let listed = host::read_subids(&user, &etc).is_ok();
+            return match (&configured, listed) {
+                (Some(_), _) => check(
+                    NAME,
+                    Status::Fail,
+                    format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
+                )
+                .fix(format!("{make_reader}; or drop allowed_ranges from the config file")),
+                (None, true) => check(
+                    NAME,
+                    Status::Warn,
+                    format!("/etc/subuid has a range for {user}, which the kubelet ignores ({missing}): it gives pods {builtin}"),
+                )
+                .fix(format!("for the kubelet to use that range: {make_reader}")),
+                (None, false) => check(
+                    NAME,
+                    Status::Ok,
+                    format!("the kubelet reads no /etc/subuid ({missing}): it gives pods {builtin}, {IDS_PER_POD} per pod"),
+                ),
+            };
+        }
+    }
     let ids = match host::read_subids(&user, &etc) {
         Ok(ids) => ids,
         Err(e) if configured.is_some() => {
@@ -401,24 +462,28 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
             )
             .fix(format!(
-                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {user}:{}:{})",
-                IDS_PER_POD * 16,
-                IDS_PER_POD * 110
+                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})"
             ))
         }
         Err(e) => {
             return check(
                 NAME,
-                Status::Warn,
-                format!("{e}: kubelet allocates pod ID ranges from its built-in default"),
+                Status::Fail,
+                format!("{e}: a `{KUBELET_USER}` user and getsubids exist, so the kubelet asks getsubids for its range and cannot give pods a user namespace without one"),
             )
             .fix(format!(
-                "add {user}:{}:{} to /etc/subuid and /etc/subgid to choose the host IDs pods get (65536 per pod), and set idmap.allowed_ranges = {{ subid_user = \"{user}\" }}",
-                IDS_PER_POD * 16,
-                IDS_PER_POD * 110
+                "add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet"
             ))
         }
     };
+    if user == KUBELET_USER && (ids.uid != ids.gid || ids.uid.len() != 1) {
+        return check(
+            NAME,
+            Status::Fail,
+            format!("{user}'s ranges in /etc/subuid and /etc/subgid are not one and the same range in both, which the kubelet needs: it refuses them"),
+        )
+        .fix(format!("give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}"));
+    }
     let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
     let aligned = ids
