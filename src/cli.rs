@@ -66,6 +66,16 @@ pub struct DoctorArgs {
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// containerd's config file, as given to `install containerd --config`
+    /// (default /etc/containerd/config.toml); checked even when containerd
+    /// is not running.
+    #[arg(long, value_name = "PATH")]
+    pub containerd_config: Option<PathBuf>,
+    /// CRI-O's crio.conf, as given to `install crio --config` (default
+    /// /etc/crio/crio.conf; its crio.conf.d/ next to it); checked even when
+    /// CRI-O is not running.
+    #[arg(long, value_name = "PATH")]
+    pub crio_config: Option<PathBuf>,
     /// Read /etc and /proc/sys files under this directory instead of / (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub root_dir: Option<PathBuf>,

@@ -39,6 +39,9 @@ impl Root {
             "root:x:0:0::/root:/bin/sh\nkubelet:x:990:990::/:/usr/sbin/nologin\n",
         );
         r.write("usr/bin/getsubids", "");
+        // Daemons are found by binary, and in use when their socket is there.
+        r.write("usr/bin/containerd", "");
+        r.write("run/containerd/containerd.sock", "");
         r.write(
             "etc/userns-hostnet/config.toml",
             "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/var/log/userns-hostnet.log\"\n",
@@ -418,13 +421,91 @@ fn containerd_branches() {
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "containerd"), "fail");
     r.remove("etc/containerd");
+    r.remove("usr/bin/containerd");
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "skip".into()));
+}
+
+/// No false failures: a daemon is found by its binary, not by a directory
+/// in /etc; one installed but not running, or whose CRI plugin is off,
+/// does not make the node "NOT ready"; a config named on the command line
+/// is checked whatever runs, and the fix names it.
+#[test]
+fn daemons_in_use_and_named_configs() {
+    let r = Root::ready();
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "containerd")), (1, "fail".into()));
+    r.remove("run/containerd/containerd.sock");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (0, "warn".into()),
+        "{v:#}"
+    );
+    assert!(message(&v, "containerd").contains("containerd is not running"));
+
+    // Named on the command line: checked, and the fix names it.
+    let named = r.path("etc/containerd/config.toml");
+    let named = named.to_str().unwrap();
+    let runtime = r.path("runtime");
+    let runtime = runtime.to_str().unwrap();
+    let (code, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", named]);
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert_eq!(
+        find(&v, "containerd")["fix"].as_str().unwrap(),
+        format!("userns-hostnet install containerd --config {named}, then restart containerd")
+    );
+
+    // Docker's containerd: no CRI, nothing to register.
+    r.write("run/containerd/containerd.sock", "");
+    r.write(
+        "etc/containerd/config.toml",
+        "disabled_plugins = [\"cri\"]\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (0, "skip".into()),
+        "{v:#}"
+    );
+
+    // /etc/crio left behind, no crio binary: not installed.
+    r.write("etc/crio/crio.conf", "[crio.runtime]\n");
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "crio")), (0, "skip".into()), "{v:#}");
+    // crio installed, not running: a warning.
+    r.write("usr/bin/crio", "");
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "crio")), (0, "warn".into()), "{v:#}");
+    // A crio.conf named on the command line, its drop-ins beside it.
+    let other = r.path("srv/crio/crio.conf");
+    r.write("srv/crio/crio.conf", "[crio.runtime]\n");
+    r.write(
+        "srv/crio/crio.conf.d/99-userns-hostnet.conf",
+        "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        runtime,
+        "--crio-config",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!((code, status(&v, "crio")), (0, "ok".into()), "{v:#}");
 }
 
 #[test]
 fn crio_branches() {
     let r = Root::ready();
+    r.write("usr/bin/crio", "");
+    r.write("run/crio/crio.sock", "");
     r.write(
         "etc/crio/crio.conf",
         "[crio.runtime]\ndefault_runtime = \"runc\"\n",

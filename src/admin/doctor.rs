@@ -141,8 +141,8 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     if let Some(cfg) = &config {
         out.push(log_file(&root, cfg));
     }
-    out.push(containerd(&root));
-    out.push(crio(&root));
+    out.push(containerd(&root, args));
+    out.push(crio(&root, args));
     out
 }
 
@@ -576,15 +576,57 @@ fn in_path(name: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
-fn containerd(root: &Root) -> Check {
-    const NAME: &str = "containerd";
-    let config = root.at(daemons::CONTAINERD_CONFIG);
-    let present =
-        config.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("containerd"));
-    if !present {
-        return check(NAME, Status::Skip, "containerd is not installed");
+/// A daemon's binary is installed (in PATH; under the fake root, in
+/// /usr/bin, /usr/sbin or /usr/local/bin), whatever /etc holds.
+fn installed(root: &Root, binary: &str) -> bool {
+    if root.fake() {
+        ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+            .iter()
+            .any(|d| root.at(Path::new(d).join(binary)).is_file())
+    } else {
+        in_path(binary)
     }
-    let fix = "userns-hostnet install containerd, then restart containerd";
+}
+
+/// A daemon that is installed but not running: what no handler means is
+/// a warning, not a failure, unless its config was named (`--…-config`).
+fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str) -> Check {
+    if c.status != Status::Fail || named || root.at(socket).exists() {
+        return c;
+    }
+    Check {
+        status: Status::Warn,
+        message: format!(
+            "{}; {daemon} is not running (no {socket}), so nothing uses it yet",
+            c.message
+        ),
+        ..c
+    }
+}
+
+const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
+const CRIO_SOCKET: &str = "/run/crio/crio.sock";
+
+fn containerd(root: &Root, args: &DoctorArgs) -> Check {
+    let named = args.containerd_config.is_some();
+    if !named && !installed(root, "containerd") {
+        return check("containerd", Status::Skip, "containerd is not installed");
+    }
+    let c = containerd_handlers(root, args);
+    unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
+}
+
+fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
+    const NAME: &str = "containerd";
+    let config = args
+        .containerd_config
+        .clone()
+        .unwrap_or_else(|| root.at(daemons::CONTAINERD_CONFIG));
+    let flag = match &args.containerd_config {
+        Some(c) => format!(" --config {}", c.display()),
+        None => String::new(),
+    };
+    let fix = &format!("userns-hostnet install containerd{flag}, then restart containerd");
     if !config.is_file() {
         return check(
             NAME,
@@ -596,13 +638,26 @@ fn containerd(root: &Root) -> Check {
         )
         .fix(format!(
             "containerd config default > {}; {fix}",
-            daemons::CONTAINERD_CONFIG
+            args.containerd_config
+                .as_deref()
+                .unwrap_or(Path::new(daemons::CONTAINERD_CONFIG))
+                .display()
         ));
     }
     let doc = match toml::read(&config) {
         Ok(d) => d,
         Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
     };
+    if let Some(plugin) = daemons::containerd_cri_disabled(&doc) {
+        return check(
+            NAME,
+            Status::Skip,
+            format!(
+                "{}: disabled_plugins turns {plugin:?} off: this containerd serves no kubelet (Docker's containerd, for one)",
+                config.display()
+            ),
+        );
+    }
     let version = daemons::containerd_version(&doc);
     let mut files = vec![(config.clone(), doc)];
     for import in daemons::containerd_imports(&files[0].1, &config, &|p| root.at(p)) {
@@ -705,13 +760,21 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
     )
 }
 
-fn crio(root: &Root) -> Check {
-    const NAME: &str = "crio";
-    let conf = root.at(daemons::CRIO_CONFIG);
-    let present = conf.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("crio"));
-    if !present {
-        return check(NAME, Status::Skip, "CRI-O is not installed");
+fn crio(root: &Root, args: &DoctorArgs) -> Check {
+    let named = args.crio_config.is_some();
+    if !named && !installed(root, "crio") {
+        return check("crio", Status::Skip, "CRI-O is not installed");
     }
+    let c = crio_handlers(root, args);
+    unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
+}
+
+fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
+    const NAME: &str = "crio";
+    let conf = args
+        .crio_config
+        .clone()
+        .unwrap_or_else(|| root.at(daemons::CRIO_CONFIG));
     let mut handlers = Vec::new();
     for file in daemons::crio_files(&conf) {
         match toml::read(&file) {
@@ -719,10 +782,14 @@ fn crio(root: &Root) -> Check {
             Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
         }
     }
+    let flag = match &args.crio_config {
+        Some(c) => format!(" --config {}", c.display()),
+        None => String::new(),
+    };
     registered(
         NAME,
         handlers,
         root,
-        "userns-hostnet install crio, then restart crio",
+        &format!("userns-hostnet install crio{flag}, then restart crio"),
     )
 }
