@@ -37,3 +37,100 @@ fn pages_and_completions_are_generated() {
     assert!(fish.contains("complete -c userns-hostnet"), "{fish}");
     assert_eq!(files.len(), 6 + 3, "{files:?}");
 }
+
+/// What bash completes for the words typed so far (the last one being
+/// completed), with the generated script loaded the way bash-completion
+/// loads it: `complete -p` names the function, called as bash calls it.
+fn bash_complete(script: &Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let program = format!(
+        r#"source '{}'
+spec=$(complete -p userns-hostnet) || exit 3
+fn=$(sed -n 's/.*-F \([^ ]*\) .*/\1/p' <<<"$spec")
+[ -n "$fn" ] || exit 4
+COMP_WORDS=({})
+COMP_CWORD={cword}
+COMP_LINE="${{COMP_WORDS[*]}}"
+COMP_POINT=${{#COMP_LINE}}
+"$fn" userns-hostnet '{}' '{prev}'
+printf '%s\n' "${{COMPREPLY[@]}}"
+"#,
+        script.display(),
+        quoted.join(" "),
+        words[cword],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("bash is installed");
+    assert!(
+        out.status.success(),
+        "{words:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Completion past the first word: a subcommand's options and values.
+/// clap_complete's bash script, for a hyphenated binary name, completed
+/// nothing after the subcommand.
+#[test]
+fn bash_completes_past_the_first_word() {
+    let dir = tempfile::tempdir().unwrap();
+    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    let script = dir.path().join("completions/userns-hostnet.bash");
+    let first = bash_complete(&script, &["userns-hostnet", "do"]);
+    assert_eq!(first, ["doctor"]);
+    let doctor = bash_complete(&script, &["userns-hostnet", "doctor", "--"]);
+    for want in [
+        "--json",
+        "--runtime",
+        "--containerd-config",
+        "--crio-config",
+    ] {
+        assert!(doctor.iter().any(|o| o == want), "{want}: {doctor:?}");
+    }
+    let install = bash_complete(&script, &["userns-hostnet", "install", "--dr"]);
+    assert_eq!(install, ["--drop-in", "--dry-run"]);
+    let daemons = bash_complete(&script, &["userns-hostnet", "uninstall", "c"]);
+    assert!(
+        daemons.iter().any(|d| d == "containerd") && daemons.iter().any(|d| d == "crio"),
+        "{daemons:?}"
+    );
+    let hook = bash_complete(&script, &["userns-hostnet", "hook", "pre"]);
+    assert_eq!(hook, ["precreate"]);
+    // The test-only options are offered nowhere.
+    for sub in ["doctor", "install", "uninstall"] {
+        let all = bash_complete(&script, &["userns-hostnet", sub, "--"]);
+        assert!(
+            !all.iter()
+                .any(|o| o == "--root-dir" || o == "--handlers-dir"),
+            "{sub}: {all:?}"
+        );
+    }
+}
+
+/// No shell's completions offer the hidden test-only options.
+#[test]
+fn no_completion_offers_a_hidden_option() {
+    let dir = tempfile::tempdir().unwrap();
+    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    for f in [
+        "userns-hostnet.bash",
+        "_userns-hostnet",
+        "userns-hostnet.fish",
+    ] {
+        let text = non_empty(&dir.path().join("completions").join(f));
+        for hidden in ["root-dir", "handlers-dir"] {
+            assert!(!text.contains(hidden), "{f} offers {hidden}:\n{text}");
+        }
+    }
+    let page = non_empty(&dir.path().join("man/userns-hostnet-doctor.1"));
+    assert!(!page.contains("root\\-dir"), "{page}");
+}
