@@ -35,7 +35,69 @@ fn pages_and_completions_are_generated() {
     assert!(zsh.contains("#compdef userns-hostnet"), "{zsh}");
     let fish = non_empty(&comp.join("userns-hostnet.fish"));
     assert!(fish.contains("complete -c userns-hostnet"), "{fish}");
-    assert_eq!(files.len(), 6 + 3, "{files:?}");
+    assert_eq!(files.len(), 8 + 3, "{files:?}");
+}
+
+/// Every page has the sections an operator looks for, and names only pages
+/// that are generated (or the wrapper's, shipped beside them): no
+/// `userns-hostnet-help(1)`, no page per hook stage that is not there.
+#[test]
+fn pages_have_real_sections_and_name_only_real_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    let man = dir.path().join("man");
+    let mut pages: Vec<String> = std::fs::read_dir(&man)
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .trim_end_matches(".1")
+                .to_owned()
+        })
+        .collect();
+    pages.sort();
+    assert_eq!(pages.len(), 8, "{pages:?}");
+    let runtime_page =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/userns-hostnet-runtime.1");
+    let mut texts: Vec<(String, String)> = pages
+        .iter()
+        .map(|p| (p.clone(), non_empty(&man.join(format!("{p}.1")))))
+        .collect();
+    texts.push(("userns-hostnet-runtime".into(), non_empty(&runtime_page)));
+    for (page, text) in &texts {
+        for section in [
+            ".SH FILES",
+            ".SH ENVIRONMENT",
+            ".SH \"EXIT STATUS\"",
+            ".SH EXAMPLES",
+            ".SH \"SEE ALSO\"",
+        ] {
+            let plain = section.replace('"', "");
+            assert!(
+                text.lines().any(|l| l == section || l == plain),
+                "{page} has no {section}"
+            );
+        }
+        let unescaped = text.replace("\\-", "-");
+        for (at, _) in unescaped.match_indices("(1)") {
+            let before = unescaped[..at].trim_end();
+            let name: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if name.starts_with("userns-hostnet") {
+                assert!(
+                    name == "userns-hostnet-runtime" || pages.contains(&name),
+                    "{page} names {name}(1), which is never generated"
+                );
+            }
+        }
+    }
 }
 
 /// What bash completes for the words typed so far (the last one being
