@@ -29,6 +29,34 @@ grep -q '^ Depends: .*runc | crun' <<<"$info" || fail "Depends lacks 'runc | cru
 ok "Depends: runc | crun"
 same "deb conffiles" "$here/expected-rpm-configfiles.txt" "$(dpkg-deb --info "$deb" conffiles | sort)"
 
+# The synopsis is one whole line (a wrapped description used to leave
+# half a sentence as the synopsis); the long description follows it.
+summary=$(sed -n 's/^description = "\(.*\)"$/\1/p' Cargo.toml)
+desc=$(dpkg-deb -f "$deb" Description)
+[ "$(head -1 <<<"$desc")" = "$summary" ] || fail "deb synopsis is not the package description: $desc"
+sed -n 2p <<<"$desc" | grep -q '^ A runc-compatible wrapper' || fail "deb long description missing: $desc"
+[ "${#summary}" -le 80 ] || fail "synopsis longer than 80 characters: $summary"
+homepage=$(sed -n 's/^homepage = "\(.*\)"$/\1/p' Cargo.toml)
+[ -n "$homepage" ] && [ "$(dpkg-deb -f "$deb" Homepage)" = "$homepage" ] || fail "deb Homepage is not $homepage"
+ok "deb synopsis, long description and homepage"
+
+# Every page a man page names exists in the package, and every page has
+# the sections an operator looks for.
+man_tree=$(mktemp -d)
+dpkg-deb -x "$deb" "$man_tree"
+for page in "$man_tree"/usr/share/man/man1/*.1.gz; do
+	[ -L "$page" ] && continue
+	text=$(zcat "$page")
+	for section in FILES ENVIRONMENT '"EXIT STATUS"' EXAMPLES; do
+		grep -q "^\.SH $section\$" <<<"$text" || fail "$(basename "$page") has no $section section"
+	done
+	for ref in $(grep -oE 'userns(\\-|-)hostnet((\\-|-)[a-z]+)* ?\(1\)' <<<"$text" | sed 's/\\-/-/g; s/ //g; s/(1)//' | sort -u); do
+		[ -e "$man_tree/usr/share/man/man1/$ref.1.gz" ] || fail "$(basename "$page") names $ref(1), which the package lacks"
+	done
+done
+rm -rf "$man_tree"
+ok "every man page has FILES, ENVIRONMENT, EXIT STATUS, EXAMPLES and names only pages the package has"
+
 lint=$(lintian "$deb" 2>&1 || true)
 if grep -q '^E:' <<<"$lint"; then fail "lintian errors:
 $lint"; fi
@@ -36,6 +64,9 @@ ok "lintian: no errors ($(grep -c '^W:' <<<"$lint" || true) warnings)"
 
 same "rpm contents" "$here/expected-rpm-contents.txt" "$(rpm -qlp "$rpm" 2>/dev/null | sort)"
 same "rpm config files" "$here/expected-rpm-configfiles.txt" "$(rpm -qp --configfiles "$rpm" 2>/dev/null | sort)"
+[ "$(rpm -qp --qf '%{URL}' "$rpm" 2>/dev/null)" = "$homepage" ] || fail "rpm URL is not $homepage"
+[ "$(rpm -qp --qf '%{SUMMARY}' "$rpm" 2>/dev/null)" = "$summary" ] || fail "rpm summary is not the package description"
+ok "rpm URL and summary"
 rpm -qp --requires "$rpm" 2>/dev/null | grep -qx '(runc or crun)' || fail "rpm does not require (runc or crun)"
 ok "rpm requires (runc or crun)"
 
@@ -46,6 +77,14 @@ cleanup
 out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i: $out"
 grep -q 'nothing has been registered yet' <<<"$out" || fail "post-install message missing: $out"
 ok "dpkg -i (post-install message says nothing was registered)"
+# The hook can refuse containers: the package ships it where no daemon
+# reads hooks, and the message says how to turn it on.
+for d in /usr/share/containers/oci/hooks.d /etc/containers/oci/hooks.d; do
+	[ ! -e "$d/userns-hostnet.json" ] || fail "the package enabled the hook in $d"
+done
+[ -f /usr/share/userns-hostnet/hooks.d/userns-hostnet.json ] || fail "hook definition not shipped"
+grep -q 'ln -s /usr/share/userns-hostnet/hooks.d/userns-hostnet.json' <<<"$out" || fail "post-install message does not say how to enable the hook: $out"
+ok "the createRuntime hook is shipped, not enabled"
 
 set +e
 doctor=$(/usr/bin/userns-hostnet doctor 2>&1)
@@ -93,7 +132,7 @@ ok "an edited config.toml survives a reinstall"
 
 dpkg -r userns-hostnet >/dev/null
 for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet-runtime-crun /usr/bin/userns-hostnet-runtime-youki \
-	/usr/share/containers/oci/hooks.d/userns-hostnet.json; do
+	/usr/share/userns-hostnet/hooks.d/userns-hostnet.json; do
 	[ ! -e "$f" ] && [ ! -L "$f" ] || fail "dpkg -r left $f"
 done
 [ -f "$conf" ] || fail "dpkg -r removed the conffile"

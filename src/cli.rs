@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "userns-hostnet",
-    version,
+    version = crate::VERSION,
     about = "Explain, check and register the userns-hostnet runtime wrapper; OCI hook mode",
     long_about = "userns-hostnet makes containers with a user namespace on the host network run safely: \
 their /sys becomes a recursively read-only bind of the host's, the network capabilities that grant \
@@ -121,6 +121,16 @@ pub struct DoctorArgs {
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// containerd's config file, as given to `install containerd --config`
+    /// (default /etc/containerd/config.toml); checked even when containerd
+    /// is not running.
+    #[arg(long, value_name = "PATH")]
+    pub containerd_config: Option<PathBuf>,
+    /// CRI-O's crio.conf, as given to `install crio --config` (default
+    /// /etc/crio/crio.conf; its crio.conf.d/ next to it); checked even when
+    /// CRI-O is not running.
+    #[arg(long, value_name = "PATH")]
+    pub crio_config: Option<PathBuf>,
     /// Read /etc and /proc/sys files under this directory instead of / (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub root_dir: Option<PathBuf>,
@@ -144,9 +154,16 @@ pub struct InstallArgs {
     /// /etc/crio/crio.conf; CRI-O's drop-in goes to crio.conf.d/ next to it).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// containerd: write a drop-in file and add the imports line if missing.
+    /// containerd: the handler goes into conf.d/99-userns-hostnet.toml,
+    /// imported by the main config (install adds the imports line;
+    /// uninstall removes the file and the line). Refused on containerd 1.x,
+    /// which replaces the whole CRI plugin table with an import's.
     #[arg(long)]
     pub drop_in: bool,
+    /// containerd: the binary that reads the config, whose version decides
+    /// whether a drop-in is safe (default: containerd in PATH).
+    #[arg(long, value_name = "PATH", default_value = "containerd")]
+    pub containerd: PathBuf,
     /// Print the change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -12,6 +12,15 @@
 /// The wrapper's file name, as it names itself in errors.
 pub const WRAPPER_NAME: &str = "userns-hostnet-runtime";
 
+/// The version and the git commit the binaries were built from
+/// (`unknown` outside a git checkout): `0.1.0 (commit 0123456789ab)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("USERNS_HOSTNET_COMMIT"),
+    ")"
+);
+
 pub mod admin;
 pub mod argv;
 pub mod bundle;

@@ -128,12 +128,50 @@ fn become_runtime(
             records.forget(inv.root.as_deref(), id);
         }
     }
+    if is_version_request(inv, args) {
+        return version(&runtime, args);
+    }
     debug!(runtime = %runtime.display(), "exec");
     let source = runtime::exec(&runtime, &argv);
     Err(Failure::Exec {
         path: runtime,
         source,
     })
+}
+
+/// `--version` (`-v`), after global options only: runc's and crun's
+/// version request.
+fn is_version_request(inv: &Invocation, args: &[OsString]) -> bool {
+    inv.subcommand.is_none() && args.iter().any(|a| a == "--version" || a == "-v")
+}
+
+/// The real runtime's version, intact and first, then the wrapper's own
+/// line. Callers read the runtime's: containerd's go-runc takes
+/// `runc version X` from the first line and `commit:` and `spec:` from any
+/// line, podman shows the whole text; the wrapper's line starts with its
+/// own name, which none of them looks for. The one place the wrapper
+/// writes to standard output: asked for, as runc answers there.
+fn version(runtime: &Path, args: &[OsString]) -> Result<std::convert::Infallible, Failure> {
+    use std::io::Write;
+    let status = std::process::Command::new(runtime)
+        .args(args)
+        .status()
+        .map_err(|source| Failure::Exec {
+            path: runtime.to_owned(),
+            source,
+        })?;
+    if status.success() {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} {}, running {}",
+            crate::WRAPPER_NAME,
+            crate::VERSION,
+            runtime.display()
+        );
+        let _ = out.flush();
+    }
+    std::process::exit(status.code().unwrap_or(1));
 }
 
 /// An argument of create, run or restore the wrapper cannot place with

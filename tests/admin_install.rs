@@ -89,7 +89,40 @@ fn default_config(dir: &Path) -> PathBuf {
 /// `containerd --config F config dump`: the merged config as containerd 1.6
 /// loads it.
 fn dump(config: &Path) -> toml::Value {
-    let out = Command::new("containerd")
+    dump_with(Path::new("containerd"), config)
+}
+
+/// containerd 1.7.24, unpacked by scripts/cri-tools.sh.
+fn containerd_17() -> PathBuf {
+    let p = common::cri::Stack::Containerd17
+        .bin_dir()
+        .join("containerd");
+    assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
+    p
+}
+
+/// containerd 2.3.4, unpacked by scripts/cri-tools.sh.
+fn containerd_23() -> PathBuf {
+    let p = common::cri::containerd_23_dir().join("containerd");
+    assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
+    p
+}
+
+/// A runtime handler in a dump of containerd 1.x (version 2) or 2.x
+/// (version 3, which 2.x migrates every config to).
+fn handler_in<'a>(doc: &'a toml::Value, name: &str) -> Option<&'a toml::Value> {
+    v2_handler(doc, name).or_else(|| {
+        doc.get("plugins")?
+            .get("io.containerd.cri.v1.runtime")?
+            .get("containerd")?
+            .get("runtimes")?
+            .get(name)
+    })
+}
+
+/// The merged config as the containerd binary `bin` loads it.
+fn dump_with(bin: &Path, config: &Path) -> toml::Value {
+    let out = Command::new(bin)
         .arg("--config")
         .arg(config)
         .args(["config", "dump"])
@@ -287,18 +320,47 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             std::fs::write(&cfg, text).unwrap();
         }
         let original = std::fs::read(&cfg).unwrap();
-        ok(&["install", "containerd", "--config", s(&cfg), "--drop-in"]);
+        let c2 = containerd_23();
+        let before = dump_with(&c2, &cfg);
+        let drop_in_args = ["--drop-in", "--containerd", s(&c2)];
+        ok(&[
+            &["install", "containerd", "--config", s(&cfg)],
+            &drop_in_args[..],
+        ]
+        .concat());
         let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
         assert!(drop_in.is_file());
-        let h = v2_handler(&dump(&cfg), "userns-hostnet")
+        let after = dump_with(&c2, &cfg);
+        let h = handler_in(&after, "userns-hostnet")
             .expect("containerd loads the drop-in through imports")
             .clone();
         assert_eq!(
             h["options"]["BinaryName"].as_str(),
             Some("/usr/bin/userns-hostnet-runtime")
         );
-        let out = ok(&["install", "containerd", "--config", s(&cfg), "--drop-in"]);
+        assert_eq!(
+            without_handler(&after, "userns-hostnet"),
+            without_handler(&before, "userns-hostnet"),
+            "containerd 2.x merges the drop-in into the CRI table, which keeps everything else"
+        );
+        let out = ok(&[
+            &["install", "containerd", "--config", s(&cfg)],
+            &drop_in_args[..],
+        ]
+        .concat());
         assert!(out.starts_with("nothing to change"), "{out}");
+        // Without --drop-in, uninstall does not say "already removed" of a
+        // handler the drop-in still registers.
+        let (status, text) = code(&["uninstall", "containerd", "--config", s(&cfg)]);
+        assert_eq!(status, Some(1), "{text}");
+        assert!(
+            text.contains(&format!(
+                "runtime handler userns-hostnet is registered by {}",
+                drop_in.display()
+            )) && text.contains("userns-hostnet uninstall containerd --drop-in removes it")
+                && !text.contains("nothing to change"),
+            "{text}"
+        );
         ok(&["uninstall", "containerd", "--config", s(&cfg), "--drop-in"]);
         assert!(!drop_in.exists());
         assert_eq!(
@@ -307,6 +369,87 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             "imports line not restored (with_imports = {with_imports})"
         );
     }
+}
+
+/// What install refuses before touching a file, and what it warns of.
+#[test]
+fn install_validates_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, NODE_1X).unwrap();
+    for (extra, needle) in [
+        (&["--handler", "bad name!"][..], "not a DNS-1123 label"),
+        (&["--handler", "Bad_Name"][..], "not a DNS-1123 label"),
+        (&["--handler=-x"][..], "not a DNS-1123 label"),
+        (
+            &["--wrapper", "bin/userns-hostnet-runtime"][..],
+            "not an absolute path",
+        ),
+    ] {
+        let (status, text) =
+            code(&[&["install", "containerd", "--config", s(&cfg)], extra].concat());
+        assert_eq!(status, Some(2), "{extra:?}: {text}");
+        assert!(text.contains(needle), "{extra:?}: {text}");
+    }
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
+
+    let missing = dir.path().join("no-such-wrapper");
+    let out = ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--dry-run",
+        "--wrapper",
+        s(&missing),
+    ]);
+    assert!(
+        out.contains(&format!(
+            "warning: --wrapper {} is not an executable file",
+            missing.display()
+        )),
+        "{out}"
+    );
+
+    // CRI turned off: a warning with the fix.
+    std::fs::write(
+        &cfg,
+        NODE_1X.replace(
+            "version = 2\n",
+            "version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n",
+        ),
+    )
+    .unwrap();
+    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    assert!(
+        out.contains("lists \"io.containerd.grpc.v1.cri\" in disabled_plugins")
+            && out.contains("remove it from disabled_plugins"),
+        "{out}"
+    );
+
+    // Docker's containerd config, and a version 1 config: refused with
+    // the way out.
+    std::fs::write(&cfg, "disabled_plugins = [\"cri\"]\n").unwrap();
+    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(2), "{text}");
+    assert!(
+        text.contains("Docker's containerd config") && text.contains("containerd config default >"),
+        "{text}"
+    );
+    std::fs::write(&cfg, "[plugins.cri]\nsandbox_image = \"p\"\n").unwrap();
+    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
+    assert_eq!(status, Some(2), "{text}");
+    assert!(text.contains("add `version = 2`"), "{text}");
+}
+
+#[test]
+fn uninstall_help_says_what_drop_in_removes() {
+    let help = ok(&["uninstall", "--help"]);
+    assert!(
+        help.contains("uninstall removes the file and the line"),
+        "{help}"
+    );
+    assert!(!help.contains("write a drop-in file"), "{help}");
 }
 
 #[test]
@@ -377,7 +520,8 @@ fn refuses_what_is_not_its_own() {
     // Version 1 and a missing file.
     std::fs::write(&cfg, "[plugins.cri]\n").unwrap();
     let out = tool(&["install", "containerd", "--config", s(&cfg)]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("version 1 is not supported"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("config version 1 (no `version` line is version 1"));
     let out = tool(&[
         "install",
         "containerd",
@@ -440,6 +584,166 @@ fn code(args: &[&str]) -> (Option<i32>, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), text)
+}
+
+/// A containerd 1.x node's config: settings a CRI plugin table must keep.
+const NODE_1X: &str = r#"version = 2
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "registry.example.com/pause:3.9-custom"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/opt/custom-cni/bin"
+    conf_dir = "/etc/custom-cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "crun"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = true
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun.options]
+        BinaryName = "/usr/bin/crun"
+"#;
+
+/// A dump with one handler taken out, and the list of files it loaded.
+fn without_handler(doc: &toml::Value, name: &str) -> toml::Value {
+    let mut d = doc.clone();
+    if let Some(t) = d.as_table_mut() {
+        t.remove("imports");
+    }
+    for plugin in ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime"] {
+        if let Some(r) = d
+            .get_mut("plugins")
+            .and_then(|p| p.get_mut(plugin))
+            .and_then(|c| c.get_mut("containerd"))
+            .and_then(|c| c.get_mut("runtimes"))
+            .and_then(toml::Value::as_table_mut)
+        {
+            r.remove(name);
+        }
+    }
+    d
+}
+
+/// containerd before 2.0 replaces the whole CRI plugin table with an
+/// import's: `--drop-in` is refused there, and install into the main
+/// config keeps every setting, as the real 1.6 and 1.7 load it.
+#[test]
+fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
+    for bin in [PathBuf::from("/usr/bin/containerd"), containerd_17()] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config.toml");
+        std::fs::write(&cfg, NODE_1X).unwrap();
+        let before = dump_with(&bin, &cfg);
+        let cri = &before["plugins"]["io.containerd.grpc.v1.cri"];
+        assert_eq!(
+            cri["sandbox_image"].as_str(),
+            Some("registry.example.com/pause:3.9-custom")
+        );
+        assert_eq!(cri["cni"]["bin_dir"].as_str(), Some("/opt/custom-cni/bin"));
+        assert_eq!(
+            cri["containerd"]["default_runtime_name"].as_str(),
+            Some("crun")
+        );
+
+        let (status, text) = code(&[
+            "install",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--drop-in",
+            "--containerd",
+            s(&bin),
+        ]);
+        assert_eq!(status, Some(2), "{bin:?}: {text}");
+        assert!(
+            text.contains("--drop-in refused: containerd 1.")
+                && text.contains("install without --drop-in"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
+        assert!(!dir.path().join("conf.d").exists());
+
+        ok(&["install", "containerd", "--config", s(&cfg)]);
+        let after = dump_with(&bin, &cfg);
+        let h = v2_handler(&after, "userns-hostnet").expect("the handler is loaded");
+        assert!(
+            h["options"]["BinaryName"]
+                .as_str()
+                .is_some_and(|b| b.ends_with("handlers/userns-hostnet/userns-hostnet-runtime")),
+            "the default handler crun's BinaryName stays the real runtime: {h:?}"
+        );
+        assert_eq!(
+            without_handler(&after, "userns-hostnet"),
+            without_handler(&before, "userns-hostnet"),
+            "{bin:?}: a setting changed"
+        );
+        ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
+        assert_eq!(dump_with(&bin, &cfg), before);
+    }
+    // Without a containerd to ask, a version 2 config gets no drop-in.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, NODE_1X).unwrap();
+    let (status, text) = code(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--drop-in",
+        "--containerd",
+        "/nonexistent/containerd",
+    ]);
+    assert_eq!(status, Some(2), "{text}");
+    assert!(text.contains("cannot tell which containerd"), "{text}");
+}
+
+/// A drop-in that replaces the CRI table (as one written before 2.0's
+/// merge was understood): install into the main config warns that the
+/// handler is lost with it, doctor fails, and uninstall --drop-in is the
+/// way back.
+#[test]
+fn a_clobbering_import_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    let drop_in = dir.path().join("conf.d/50-other.toml");
+    std::fs::create_dir_all(drop_in.parent().unwrap()).unwrap();
+    std::fs::write(
+        &cfg,
+        NODE_1X.replace(
+            "version = 2\n",
+            &format!("version = 2\nimports = [{:?}]\n", drop_in.to_str().unwrap()),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &drop_in,
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.kata]\nruntime_type = \"io.containerd.kata.v2\"\n",
+    )
+    .unwrap();
+    let d = dump_with(&containerd_17(), &cfg);
+    assert_eq!(
+        d["plugins"]["io.containerd.grpc.v1.cri"]["cni"]["bin_dir"].as_str(),
+        Some("/usr/lib/cni"),
+        "containerd 1.7 replaces the CRI table with the import's"
+    );
+    let out = ok(&[
+        "install",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--containerd",
+        s(&containerd_17()),
+    ]);
+    assert!(
+        out.contains(&format!(
+            "warning: {} replaces the whole CRI plugin table",
+            drop_in.display()
+        )),
+        "{out}"
+    );
 }
 
 /// An operator's own handler of that name, even one that runs the wrapper,
@@ -664,6 +968,7 @@ fn drop_in_holds_several_handlers() {
     let cfg = default_config(dir.path());
     let original = std::fs::read(&cfg).unwrap();
     let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
+    let c2 = containerd_23();
     for h in ["a", "b"] {
         ok(&[
             "install",
@@ -671,12 +976,14 @@ fn drop_in_holds_several_handlers() {
             "--config",
             s(&cfg),
             "--drop-in",
+            "--containerd",
+            s(&c2),
             "--handler",
             h,
         ]);
     }
-    let d = dump(&cfg);
-    assert!(v2_handler(&d, "a").is_some() && v2_handler(&d, "b").is_some());
+    let d = dump_with(&c2, &cfg);
+    assert!(handler_in(&d, "a").is_some() && handler_in(&d, "b").is_some());
     let out = ok(&[
         "uninstall",
         "containerd",
@@ -687,8 +994,8 @@ fn drop_in_holds_several_handlers() {
         "a",
     ]);
     assert!(out.contains("kept"), "{out}");
-    let d = dump(&cfg);
-    assert!(v2_handler(&d, "a").is_none() && v2_handler(&d, "b").is_some());
+    let d = dump_with(&c2, &cfg);
+    assert!(handler_in(&d, "a").is_none() && handler_in(&d, "b").is_some());
     // No backup inside conf.d, where an import glob could load it.
     assert_eq!(backups(&dir.path().join("conf.d")), 0);
 

@@ -57,7 +57,7 @@ const SNIPPETS: &[&str] = &[
     "containers.conf",
 ];
 
-const WRAPPER_PATH: &str = "/usr/local/bin/userns-hostnet-runtime";
+const WRAPPER_PATH: &str = "/usr/bin/userns-hostnet-runtime";
 
 /// Every snippet is named in docs/registering.md and shown there exactly as
 /// the file says, so the text operators copy is the text that is tested.
@@ -293,4 +293,140 @@ fn pod_uses_host_network_a_user_namespace_and_the_runtime_class() {
         read("pod.yaml").contains("UserNamespacesHostNetworkSupport"),
         "the pod snippet names the feature gate it needs"
     );
+}
+
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+
+/// What `install --dry-run` would write: for each file of its diff, the
+/// file's name and its new text (the context and added lines; the configs
+/// given are small enough for the hunks to hold all of it).
+fn dry_run(args: &[&str]) -> Vec<(PathBuf, String)> {
+    let out = Command::new(TOOL)
+        .args(args)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("+++ ") {
+            files.push((PathBuf::from(name), String::new()));
+        } else if line.starts_with("--- ") || line.starts_with("@@") {
+            continue;
+        } else if let Some(body) = line.strip_prefix('+').or_else(|| line.strip_prefix(' ')) {
+            if let Some((_, t)) = files.last_mut() {
+                t.push_str(body);
+                t.push('\n');
+            }
+        }
+    }
+    files
+}
+
+/// The handler table `keys` of a TOML text.
+fn table_of(text: &str, keys: &[&str], what: &str) -> toml::Value {
+    let t: toml::Table = text
+        .parse()
+        .unwrap_or_else(|e| panic!("{what}: not TOML: {e}\n{text}"));
+    at(&t, keys, what).clone()
+}
+
+/// The shipped snippets say what `install` writes and where the packages
+/// put the wrapper: one set of paths (wrapper, CRI-O drop-in name,
+/// runtime_root) for docs, install and the packages.
+#[test]
+fn snippets_agree_with_install_and_the_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let handlers = dir.path().join("handlers");
+    let handlers = handlers.to_str().unwrap();
+    for (name, version, plugin) in [
+        ("containerd-v2.toml", 2, "io.containerd.grpc.v1.cri"),
+        ("containerd-v3.toml", 3, "io.containerd.cri.v1.runtime"),
+    ] {
+        let cfg = dir.path().join(format!("v{version}.toml"));
+        fs::write(&cfg, format!("version = {version}\n")).unwrap();
+        let files = dry_run(&[
+            "install",
+            "containerd",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--handlers-dir",
+            handlers,
+        ]);
+        assert_eq!(files.len(), 1, "{files:?}");
+        let keys = [
+            "plugins",
+            plugin,
+            "containerd",
+            "runtimes",
+            "userns-hostnet",
+        ];
+        assert_eq!(
+            table_of(&files[0].1, &keys, "install --dry-run"),
+            table_of(&read(name), &keys, name),
+            "docs/{name} and install disagree"
+        );
+    }
+
+    let crio_conf = dir.path().join("crio.conf");
+    let files = dry_run(&[
+        "install",
+        "crio",
+        "--config",
+        crio_conf.to_str().unwrap(),
+        "--handlers-dir",
+        handlers,
+    ]);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let (path, text) = &files[0];
+    let drop_in = path.strip_prefix(dir.path()).unwrap().to_str().unwrap();
+    let snippet = read("crio-userns-hostnet.conf");
+    assert!(
+        snippet.contains(&format!("save as /etc/crio/{drop_in} ")),
+        "docs/crio-userns-hostnet.conf does not name {drop_in}:\n{snippet}"
+    );
+    let keys = ["crio", "runtime", "runtimes", "userns-hostnet"];
+    assert_eq!(
+        table_of(text, &keys, "install crio --dry-run"),
+        table_of(&snippet, &keys, "docs/crio-userns-hostnet.conf"),
+    );
+
+    // Both packages put the wrapper (and its crun link) where the snippets
+    // name it.
+    let cargo: toml::Table =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+    let assets = |k: &str| {
+        at(&cargo, &["package", "metadata", k, "assets"], "Cargo.toml")
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let dest = |a: &toml::Value| {
+        a.get("dest")
+            .or_else(|| a.as_array().and_then(|l| l.get(1)))
+            .and_then(toml::Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let deb: Vec<String> = assets("deb").iter().map(dest).collect();
+    assert!(
+        deb.iter()
+            .any(|d| format!("/{d}userns-hostnet-runtime") == WRAPPER_PATH),
+        "{deb:?}"
+    );
+    assert!(
+        deb.iter()
+            .any(|d| format!("/{d}") == format!("{WRAPPER_PATH}-crun")),
+        "{deb:?}"
+    );
+    let rpm: Vec<String> = assets("generate-rpm").iter().map(dest).collect();
+    assert!(rpm.iter().any(|d| d == WRAPPER_PATH), "{rpm:?}");
 }

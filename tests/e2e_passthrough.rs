@@ -37,10 +37,23 @@ fn os(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
     args.iter().map(|a| a.as_ref().to_os_string()).collect()
 }
 
+/// `--version`: the real runtime's answer intact and first, then the
+/// wrapper's own line (tests/e2e_version.rs checks that line).
 fn version_passes_through(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
-    let out = compare(&sandbox, "--version", &["--version"]);
+    let out = sandbox.wrapper().run(&["--version"]);
+    let real = sandbox.real().run(&["--version"]);
+    assert_eq!(out.code(), real.code(), "{}", out.describe());
     assert!(out.success(), "{}", out.describe());
+    let ours = out
+        .stdout
+        .strip_prefix(real.stdout.as_str())
+        .unwrap_or_else(|| panic!("not the runtime's answer first:\n{}", out.describe()));
+    assert!(
+        ours.starts_with("userns-hostnet-runtime ") && ours.lines().count() == 1,
+        "{}",
+        out.describe()
+    );
     assert!(
         out.stdout
             .contains(&format!("{} version", runtime.program_name())),

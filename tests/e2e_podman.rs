@@ -430,7 +430,7 @@ fn podman_finds_the_wrapper_registered_in_containers_conf() {
     let snippet =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/containers.conf"))
             .expect("read docs/containers.conf");
-    let installed = "\"/usr/local/bin/userns-hostnet-runtime\"";
+    let installed = "\"/usr/bin/userns-hostnet-runtime\"";
     assert!(snippet.contains(installed), "{snippet}");
     let conf = name.cid_dir.path().join("containers.conf");
     std::fs::write(

@@ -87,6 +87,37 @@ pub fn containerd_handlers(doc: &DocumentMut, file: &Path, default_version: i64)
         .collect()
 }
 
+/// The CRI plugin a config's `disabled_plugins` turns off (Docker's
+/// containerd config has `disabled_plugins = ["cri"]`).
+pub fn containerd_cri_disabled(doc: &DocumentMut) -> Option<String> {
+    const CRI: [&str; 4] = [
+        "cri",
+        "io.containerd.grpc.v1.cri",
+        "io.containerd.cri.v1.runtime",
+        "io.containerd.cri.v1.images",
+    ];
+    doc.get("disabled_plugins")?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_str())
+        .find(|p| CRI.contains(p))
+        .map(str::to_owned)
+}
+
+/// The names of every CRI runtime handler of one containerd config
+/// document (read with `default_version` when it has no `version`).
+pub fn containerd_handler_names(doc: &DocumentMut, default_version: i64) -> Vec<String> {
+    let version = doc
+        .get("version")
+        .and_then(Item::as_integer)
+        .unwrap_or(default_version);
+    containerd_runtimes_path(version)
+        .and_then(|p| dig(doc.as_item(), &p))
+        .and_then(Item::as_table_like)
+        .map(|t| t.iter().map(|(k, _)| k.to_owned()).collect())
+        .unwrap_or_default()
+}
+
 /// The files a containerd config imports (`imports = [...]`), relative
 /// paths resolved against its directory, `*` in a file name expanded;
 /// `map` turns an absolute path into where to read it (a test root).
@@ -124,6 +155,93 @@ pub fn containerd_imports(
         out.extend(found);
     }
     out
+}
+
+/// The `major.minor` of a `containerd --version` line:
+/// `containerd github.com/containerd/containerd 1.6.20~ds1 ...` or
+/// `containerd github.com/containerd/containerd/v2 v2.3.4 ...`.
+pub fn parse_containerd_version(line: &str) -> Option<(u64, u64)> {
+    super::matrix::parse_containerd_version(line).map(|(major, minor, _)| (major, minor))
+}
+
+/// The version of the containerd binary `bin` (a path, or a name looked up
+/// in PATH), by running `bin --version`.
+pub fn containerd_binary_version(bin: &Path) -> Option<(u64, u64)> {
+    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
+    let out = crate::sys::deadline::run(bin, "--version", deadline).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    parse_containerd_version(String::from_utf8_lossy(&out.stdout).lines().next()?)
+}
+
+/// The plugin table an import replaced whole, as containerd before 2.0
+/// merges imports: a plugin's table in a later file takes the place of the
+/// earlier one, key by key nothing is kept (containerd 1.7's `mergeConfig`
+/// assigns `to.Plugins[k] = from.Plugins[k]`; 2.0 merges them deeply).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clobber {
+    pub import: PathBuf,
+    pub plugin: String,
+    /// The settings of the earlier files that are lost (dotted keys).
+    pub lost: Vec<String>,
+}
+
+/// The dotted keys of every value under `item`.
+fn leaf_keys(item: &Item, prefix: &str, out: &mut Vec<String>) {
+    match item.as_table_like() {
+        Some(t) => {
+            for (k, v) in t.iter() {
+                let key = if prefix.is_empty() {
+                    k.to_owned()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaf_keys(v, &key, out);
+            }
+        }
+        None => out.push(prefix.to_owned()),
+    }
+}
+
+/// The plugin tables of containerd config files, in the order containerd
+/// loads them (the main file, then its imports), merged as containerd
+/// before 2.0 does; the settings each import throws away.
+pub fn containerd_1x_clobbers(files: &[(PathBuf, DocumentMut)]) -> Vec<Clobber> {
+    let mut plugins: Vec<(String, Item)> = Vec::new();
+    let mut out = Vec::new();
+    for (file, doc) in files {
+        let Some(table) = doc.get("plugins").and_then(Item::as_table_like) else {
+            continue;
+        };
+        for (name, new) in table.iter() {
+            if let Some(at) = plugins.iter().position(|(n, _)| n == name) {
+                let (mut old_keys, mut new_keys) = (Vec::new(), Vec::new());
+                leaf_keys(&plugins[at].1, "", &mut old_keys);
+                leaf_keys(new, "", &mut new_keys);
+                let lost: Vec<String> = old_keys
+                    .into_iter()
+                    .filter(|k| !new_keys.contains(k))
+                    .collect();
+                if !lost.is_empty() {
+                    out.push(Clobber {
+                        import: file.clone(),
+                        plugin: name.to_owned(),
+                        lost,
+                    });
+                }
+                plugins[at].1 = new.clone();
+            } else {
+                plugins.push((name.to_owned(), new.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The CRI plugin's key in a config of this version.
+pub fn containerd_cri_plugin(version: i64) -> Option<&'static str> {
+    containerd_runtimes_path(version).map(|p| p[1])
 }
 
 /// Does `name` match `pattern`, where `*` matches any run of characters?
@@ -202,6 +320,46 @@ mod tests {
         assert!(!glob_match("*.toml", "x.conf"));
         assert!(glob_match("a", "a"));
         assert!(!glob_match("a*a", "a"));
+    }
+
+    #[test]
+    fn containerd_versions() {
+        let v = parse_containerd_version;
+        assert_eq!(
+            v("containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"),
+            Some((1, 6))
+        );
+        assert_eq!(
+            v("containerd github.com/containerd/containerd/v2 v2.3.4 "),
+            Some((2, 3))
+        );
+        assert_eq!(v("containerd containerd.io 1.7.24 88bf19b"), Some((1, 7)));
+        assert_eq!(v("containerd"), None);
+        assert_eq!(v("containerd x dev"), None);
+    }
+
+    #[test]
+    fn a_1x_import_loses_what_its_plugin_table_lacks() {
+        let doc = |t: &str| t.parse::<DocumentMut>().unwrap();
+        let files = vec![
+            (
+                PathBuf::from("/main"),
+                doc("[plugins.cri]\nsandbox_image = \"p\"\n[plugins.cri.cni]\nbin_dir = \"/b\"\n[plugins.other]\nx = 1\n"),
+            ),
+            (
+                PathBuf::from("/a"),
+                doc("[plugins.cri]\nsandbox_image = \"q\"\n[plugins.cri.runtimes.h]\nt = 1\n"),
+            ),
+            (PathBuf::from("/b"), doc("[plugins.more]\ny = 1\n")),
+        ];
+        assert_eq!(
+            containerd_1x_clobbers(&files),
+            vec![Clobber {
+                import: PathBuf::from("/a"),
+                plugin: "cri".into(),
+                lost: vec!["cni.bin_dir".into()],
+            }]
+        );
     }
 
     #[test]

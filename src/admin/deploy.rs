@@ -292,6 +292,8 @@ fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs
         handler: args.handler.clone(),
         config: Some(config.to_owned()),
         drop_in: false,
+        // Read only for --drop-in, which deploy never writes.
+        containerd: PathBuf::from("containerd"),
         dry_run: false,
         wrapper: args.bin_dir.join(crate::WRAPPER_NAME),
         handlers_dir: None,

@@ -141,8 +141,8 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     if let Some(cfg) = &config {
         out.push(log_file(&root, cfg));
     }
-    out.push(containerd(&root));
-    out.push(crio(&root));
+    out.push(containerd(&root, args));
+    out.push(crio(&root, args));
     out.extend(matrix_checks(&root, args, config.as_ref()));
     out
 }
@@ -444,6 +444,35 @@ fn cgroup(root: &Root) -> Check {
     }
 }
 
+/// The kubelet's own range when it reads no /etc/subuid (its
+/// getKubeletMappings: every ID from 65536 up).
+const KUBELET_DEFAULT_FIRST_ID: u64 = 1 << 16;
+
+/// Does the kubelet read /etc/subuid here? Only when a `kubelet` user
+/// exists and `getsubids` is installed; otherwise it gives pods IDs from
+/// its built-in range. What is missing, when it does not.
+fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
+    let passwd = std::fs::read_to_string(root.at("/etc/passwd")).unwrap_or_default();
+    let user = passwd
+        .lines()
+        .any(|l| l.split(':').next() == Some(KUBELET_USER));
+    let getsubids = if root.fake() {
+        ["/usr/bin/getsubids", "/bin/getsubids"]
+            .iter()
+            .any(|p| root.at(p).is_file())
+    } else {
+        in_path("getsubids")
+    };
+    match (user, getsubids) {
+        (true, true) => Ok(()),
+        (false, true) => Err(format!("no `{KUBELET_USER}` user in /etc/passwd")),
+        (true, false) => Err("no getsubids (Debian package uidmap)".to_owned()),
+        (false, false) => Err(format!(
+            "no `{KUBELET_USER}` user in /etc/passwd and no getsubids (Debian package uidmap)"
+        )),
+    }
+}
+
 fn subids(root: &Root, config: Option<&Config>) -> Check {
     const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
@@ -454,6 +483,38 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
         .clone()
         .unwrap_or_else(|| KUBELET_USER.to_owned());
     let etc = root.at("/etc");
+    let example = format!("{user}:{}:{}", IDS_PER_POD * 16, IDS_PER_POD * 110);
+    let builtin = format!(
+        "its built-in range, IDs {KUBELET_DEFAULT_FIRST_ID} to {}",
+        u64::from(u32::MAX)
+    );
+    let make_reader = format!(
+        "useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet"
+    );
+    if user == KUBELET_USER {
+        if let Err(missing) = kubelet_reads_subids(root) {
+            let listed = host::read_subids(&user, &etc).is_ok();
+            return match (&configured, listed) {
+                (Some(_), _) => check(
+                    NAME,
+                    Status::Fail,
+                    format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
+                )
+                .fix(format!("{make_reader}; or drop allowed_ranges from the config file")),
+                (None, true) => check(
+                    NAME,
+                    Status::Warn,
+                    format!("/etc/subuid has a range for {user}, which the kubelet ignores ({missing}): it gives pods {builtin}"),
+                )
+                .fix(format!("for the kubelet to use that range: {make_reader}")),
+                (None, false) => check(
+                    NAME,
+                    Status::Ok,
+                    format!("the kubelet reads no /etc/subuid ({missing}): it gives pods {builtin}, {IDS_PER_POD} per pod"),
+                ),
+            };
+        }
+    }
     let ids = match host::read_subids(&user, &etc) {
         Ok(ids) => ids,
         Err(e) if configured.is_some() => {
@@ -463,24 +524,28 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
             )
             .fix(format!(
-                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {user}:{}:{})",
-                IDS_PER_POD * 16,
-                IDS_PER_POD * 110
+                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})"
             ))
         }
         Err(e) => {
             return check(
                 NAME,
-                Status::Warn,
-                format!("{e}: kubelet allocates pod ID ranges from its built-in default"),
+                Status::Fail,
+                format!("{e}: a `{KUBELET_USER}` user and getsubids exist, so the kubelet asks getsubids for its range and cannot give pods a user namespace without one"),
             )
             .fix(format!(
-                "add {user}:{}:{} to /etc/subuid and /etc/subgid to choose the host IDs pods get (65536 per pod), and set idmap.allowed_ranges = {{ subid_user = \"{user}\" }}",
-                IDS_PER_POD * 16,
-                IDS_PER_POD * 110
+                "add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet"
             ))
         }
     };
+    if user == KUBELET_USER && (ids.uid != ids.gid || ids.uid.len() != 1) {
+        return check(
+            NAME,
+            Status::Fail,
+            format!("{user}'s ranges in /etc/subuid and /etc/subgid are not one and the same range in both, which the kubelet needs: it refuses them"),
+        )
+        .fix(format!("give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}"));
+    }
     let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
     let aligned = ids
@@ -573,15 +638,57 @@ fn in_path(name: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
-fn containerd(root: &Root) -> Check {
-    const NAME: &str = "containerd";
-    let config = root.at(daemons::CONTAINERD_CONFIG);
-    let present =
-        config.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("containerd"));
-    if !present {
-        return check(NAME, Status::Skip, "containerd is not installed");
+/// A daemon's binary is installed (in PATH; under the fake root, in
+/// /usr/bin, /usr/sbin or /usr/local/bin), whatever /etc holds.
+fn installed(root: &Root, binary: &str) -> bool {
+    if root.fake() {
+        ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+            .iter()
+            .any(|d| root.at(Path::new(d).join(binary)).is_file())
+    } else {
+        in_path(binary)
     }
-    let fix = "userns-hostnet install containerd, then restart containerd";
+}
+
+/// A daemon that is installed but not running: what no handler means is
+/// a warning, not a failure, unless its config was named (`--…-config`).
+fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str) -> Check {
+    if c.status != Status::Fail || named || root.at(socket).exists() {
+        return c;
+    }
+    Check {
+        status: Status::Warn,
+        message: format!(
+            "{}; {daemon} is not running (no {socket}), so nothing uses it yet",
+            c.message
+        ),
+        ..c
+    }
+}
+
+const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
+const CRIO_SOCKET: &str = "/run/crio/crio.sock";
+
+fn containerd(root: &Root, args: &DoctorArgs) -> Check {
+    let named = args.containerd_config.is_some();
+    if !named && !installed(root, "containerd") {
+        return check("containerd", Status::Skip, "containerd is not installed");
+    }
+    let c = containerd_handlers(root, args);
+    unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
+}
+
+fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
+    const NAME: &str = "containerd";
+    let config = args
+        .containerd_config
+        .clone()
+        .unwrap_or_else(|| root.at(daemons::CONTAINERD_CONFIG));
+    let flag = match &args.containerd_config {
+        Some(c) => format!(" --config {}", c.display()),
+        None => String::new(),
+    };
+    let fix = &format!("userns-hostnet install containerd{flag}, then restart containerd");
     if !config.is_file() {
         return check(
             NAME,
@@ -593,21 +700,87 @@ fn containerd(root: &Root) -> Check {
         )
         .fix(format!(
             "containerd config default > {}; {fix}",
-            daemons::CONTAINERD_CONFIG
+            args.containerd_config
+                .as_deref()
+                .unwrap_or(Path::new(daemons::CONTAINERD_CONFIG))
+                .display()
         ));
     }
     let doc = match toml::read(&config) {
         Ok(d) => d,
         Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
     };
+    if let Some(plugin) = daemons::containerd_cri_disabled(&doc) {
+        return check(
+            NAME,
+            Status::Skip,
+            format!(
+                "{}: disabled_plugins turns {plugin:?} off: this containerd serves no kubelet (Docker's containerd, for one)",
+                config.display()
+            ),
+        );
+    }
     let version = daemons::containerd_version(&doc);
-    let mut handlers = daemons::containerd_handlers(&doc, &config, version);
-    for import in daemons::containerd_imports(&doc, &config, &|p| root.at(p)) {
+    let mut files = vec![(config.clone(), doc)];
+    for import in daemons::containerd_imports(&files[0].1, &config, &|p| root.at(p)) {
         if let Ok(d) = toml::read(&import) {
-            handlers.extend(daemons::containerd_handlers(&d, &import, version));
+            files.push((import, d));
         }
     }
+    // Before 2.0, containerd replaces a plugin's whole table with an
+    // import's; a version 3 config is read by 2.x only.
+    let binary = (!root.fake())
+        .then(|| daemons::containerd_binary_version(Path::new("containerd")))
+        .flatten();
+    let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
+    let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
+    if replaces {
+        if let Some(c) = daemons::containerd_1x_clobbers(&files)
+            .into_iter()
+            .find(|c| c.plugin == cri)
+        {
+            return clobbered(&c, binary, &config);
+        }
+    }
+    let mut handlers = Vec::new();
+    for (file, doc) in &files {
+        let own_cri = doc
+            .get("plugins")
+            .and_then(|p| daemons::dig(p, &[cri]))
+            .is_some();
+        if replaces && own_cri {
+            handlers.clear();
+        }
+        handlers.extend(daemons::containerd_handlers(doc, file, version));
+    }
     registered(NAME, handlers, root, fix)
+}
+
+/// An import that throws away CRI settings of the files before it.
+fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) -> Check {
+    const SHOWN: usize = 6;
+    let which = match binary {
+        Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
+        None => "containerd before 2.0".to_owned(),
+    };
+    let mut lost = c.lost[..c.lost.len().min(SHOWN)].join(", ");
+    if c.lost.len() > SHOWN {
+        lost.push_str(&format!(" and {} more", c.lost.len() - SHOWN));
+    }
+    check(
+        "containerd",
+        Status::Fail,
+        format!(
+            "{} replaces the whole plugins.\"{}\" table: {which} keeps none of the earlier files' settings in it: {lost} are lost",
+            c.import.display(),
+            c.plugin
+        ),
+    )
+    .fix(format!(
+        "carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
+        c.import.display(),
+        config.display()
+    ))
 }
 
 fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str) -> Check {
@@ -649,13 +822,21 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
     )
 }
 
-fn crio(root: &Root) -> Check {
-    const NAME: &str = "crio";
-    let conf = root.at(daemons::CRIO_CONFIG);
-    let present = conf.parent().is_some_and(Path::is_dir) || (!root.fake() && in_path("crio"));
-    if !present {
-        return check(NAME, Status::Skip, "CRI-O is not installed");
+fn crio(root: &Root, args: &DoctorArgs) -> Check {
+    let named = args.crio_config.is_some();
+    if !named && !installed(root, "crio") {
+        return check("crio", Status::Skip, "CRI-O is not installed");
     }
+    let c = crio_handlers(root, args);
+    unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
+}
+
+fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
+    const NAME: &str = "crio";
+    let conf = args
+        .crio_config
+        .clone()
+        .unwrap_or_else(|| root.at(daemons::CRIO_CONFIG));
     let mut handlers = Vec::new();
     for file in daemons::crio_files(&conf) {
         match toml::read(&file) {
@@ -663,10 +844,14 @@ fn crio(root: &Root) -> Check {
             Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
         }
     }
+    let flag = match &args.crio_config {
+        Some(c) => format!(" --config {}", c.display()),
+        None => String::new(),
+    };
     registered(
         NAME,
         handlers,
         root,
-        "userns-hostnet install crio, then restart crio",
+        &format!("userns-hostnet install crio{flag}, then restart crio"),
     )
 }

@@ -64,12 +64,48 @@ pub struct Plan {
     pub left: bool,
 }
 
+/// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
+pub fn is_dns_label(name: &str) -> bool {
+    let b = name.as_bytes();
+    let inner = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=63).contains(&b.len())
+        && b.first().is_some_and(inner)
+        && b.last().is_some_and(inner)
+        && b.iter().all(|c| inner(c) || *c == b'-')
+}
+
+/// What install checks of its arguments before reading any file.
+fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
+    if !is_dns_label(&args.handler) {
+        anyhow::bail!(
+            "--handler {:?}: not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be",
+            args.handler
+        );
+    }
+    if !args.wrapper.is_absolute() {
+        anyhow::bail!(
+            "--wrapper {}: not an absolute path; the daemon starts it from its own directory, so name it from /",
+            args.wrapper.display()
+        );
+    }
+    let mut notes = Vec::new();
+    if !is_executable(&args.wrapper) {
+        notes.push(format!(
+            "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",
+            args.wrapper.display()
+        ));
+    }
+    Ok(notes)
+}
+
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
-    let plan = match args.daemon {
+    let notes = validate(args)?;
+    let mut plan = match args.daemon {
         Daemon::Containerd => plan_containerd(args, true)?,
         Daemon::Crio => plan_crio(args, true)?,
     };
+    plan.notes.splice(0..0, notes);
     apply(args, &plan, true)
 }
 
@@ -584,13 +620,28 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     };
     let mut doc = toml::parse(&config, &text)?;
     let version = daemons::containerd_version(&doc);
+    let cri_off = daemons::containerd_cri_disabled(&doc);
+    if version < 2 && cri_off.is_some() {
+        anyhow::bail!(
+            "{0}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {0}), then install again",
+            config.display()
+        );
+    }
     let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
         anyhow::bail!(
-            "{}: config version {version} is not supported: use version 2 (containerd 1.x) or 3 (containerd 2.x)",
+            "{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again",
             config.display()
         );
     };
     let mut plan = Plan::default();
+    if install {
+        if let Some(plugin) = cri_off {
+            plan.notes.push(format!(
+                "warning: {} lists {plugin:?} in disabled_plugins: containerd serves no CRI, so the kubelet cannot use any handler; remove it from disabled_plugins and restart containerd",
+                config.display()
+            ));
+        }
+    }
     let wrapper = wrapper_str(args)?;
     let name = args.handler.as_str();
     let new_handler = |doc: &DocumentMut, plan: &mut Plan| -> anyhow::Result<Table> {
@@ -613,6 +664,9 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         }
         Ok(marked(containerd_handler(source.map(|(_, h)| h), &bin)))
     };
+    if args.drop_in && install && version == 2 {
+        refuse_1x_drop_in(args, &config)?;
+    }
     if args.drop_in {
         let main = doc.clone();
         let make = |plan: &mut Plan| new_handler(&main, plan);
@@ -647,8 +701,15 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         table_at(doc.as_table_mut(), &runtimes)?.remove(name);
         doc.to_string()
     } else {
+        if existing.is_none() {
+            imported_handler(args, &doc, &config, version, &mut plan);
+        }
         text.clone()
     };
+    if install && version == 2 {
+        let new_doc = toml::parse(&config, &new)?;
+        clobbered_handler(args, &config, new_doc, &mut plan);
+    }
     plan.files.push(FileChange {
         path: config,
         old: Some(text),
@@ -656,6 +717,91 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         backup: true,
     });
     Ok(plan)
+}
+
+/// uninstall without `--drop-in`, the main config holding no handler of
+/// that name: an import may still register it, and it is not removed.
+fn imported_handler(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+    plan: &mut Plan,
+) {
+    let ours = config
+        .parent()
+        .map(|d| d.join(daemons::CONTAINERD_DROP_IN))
+        .and_then(|p| std::path::absolute(p).ok());
+    for import in daemons::containerd_imports(doc, config, &|p| p.to_owned()) {
+        let Ok(d) = toml::read(&import) else {
+            continue;
+        };
+        if !daemons::containerd_handler_names(&d, version).contains(&args.handler) {
+            continue;
+        }
+        let how = if std::path::absolute(&import).ok() == ours {
+            "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
+        } else {
+            "remove it there by hand if it should go".to_owned()
+        };
+        plan.notes.push(format!(
+            "runtime handler {} is registered by {}, which {} imports: {how}",
+            args.handler,
+            import.display(),
+            config.display()
+        ));
+        plan.left = true;
+    }
+}
+
+/// install into a version 2 config: on containerd 1.x, an import that
+/// holds a CRI plugin table replaces the main config's, the new handler
+/// with it.
+fn clobbered_handler(args: &InstallArgs, config: &Path, doc: DocumentMut, plan: &mut Plan) {
+    if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
+        return;
+    }
+    let mut files = vec![(config.to_owned(), doc)];
+    for import in daemons::containerd_imports(&files[0].1, config, &|p| p.to_owned()) {
+        if let Ok(d) = toml::read(&import) {
+            files.push((import, d));
+        }
+    }
+    let cri = daemons::containerd_cri_plugin(2).unwrap_or_default();
+    for c in daemons::containerd_1x_clobbers(&files) {
+        let prefix = format!("containerd.runtimes.{}.", args.handler);
+        if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
+            plan.notes.push(format!(
+                "warning: {} replaces the whole CRI plugin table of {} on containerd 1.x, runtime handler {} among it: move that file's settings into {1} (or carry the whole table there)",
+                c.import.display(),
+                config.display(),
+                args.handler
+            ));
+        }
+    }
+}
+
+/// `--drop-in` on a version 2 config: only when containerd is 2.0 or later.
+/// Before 2.0, containerd replaces the whole table of a plugin with an
+/// imported file's (its `mergeConfig` assigns each plugin's table as a
+/// whole), so a drop-in holding only the handler would drop sandbox_image,
+/// the CNI settings and every other handler of the main config. A drop-in
+/// carrying a copy of the whole CRI table would be safe on the day it is
+/// written, but would then shadow every later edit of that table in the
+/// main config: the main config is the one place that cannot go wrong.
+fn refuse_1x_drop_in(args: &InstallArgs, config: &Path) -> anyhow::Result<()> {
+    let bin = args.containerd.display();
+    match daemons::containerd_binary_version(&args.containerd) {
+        Some((major, _)) if major >= 2 => Ok(()),
+        Some((major, minor)) => anyhow::bail!(
+            "{}: --drop-in refused: containerd {major}.{minor} ({bin}) replaces the whole [plugins.\"io.containerd.grpc.v1.cri\"] table with an imported file's, so a drop-in holding the handler would drop sandbox_image, the CNI settings and every other handler; install without --drop-in (the handler goes into {0}, every other setting and comment kept)",
+            config.display()
+        ),
+        None => anyhow::bail!(
+            "{}: --drop-in refused: cannot tell which containerd reads it ({bin} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in",
+            config.display()
+        ),
+    }
 }
 
 /// Is this drop-in, once the handler is gone, empty of settings (its
@@ -1001,6 +1147,24 @@ mod tests {
             .parse()
             .unwrap();
         assert!(!holds_nothing(&doc));
+    }
+
+    #[test]
+    fn handler_names_are_dns_labels() {
+        for ok in ["userns-hostnet", "a", "runc-1-4", &"a".repeat(63)] {
+            assert!(is_dns_label(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "Bad_Name",
+            "bad name!",
+            "-a",
+            "a-",
+            "a.b",
+            &"a".repeat(64),
+        ] {
+            assert!(!is_dns_label(bad), "{bad}");
+        }
     }
 
     #[test]
