@@ -137,8 +137,12 @@ for f in /usr/bin/userns-hostnet /usr/bin/userns-hostnet-runtime /usr/bin/userns
 done
 [ -f "$conf" ] || fail "dpkg -r removed the conffile"
 ok "dpkg -r removes binaries and hook, keeps the config"
+[ -e /var/log/userns-hostnet.log ] || fail "the container run left no decision log to purge"
 dpkg -P userns-hostnet >/dev/null
 [ ! -e "$conf" ] || fail "dpkg -P left $conf"
-ok "dpkg -P removes the config"
+for f in /var/log/userns-hostnet.log /run/userns-hostnet; do
+	[ ! -e "$f" ] || fail "dpkg -P left $f"
+done
+ok "dpkg -P removes the config, the decision log and /run/userns-hostnet"
 
 echo "packages: $passed passed, 0 failed"
