@@ -139,15 +139,16 @@ impl Writer<'_> {
     /// Returns where the original value ends.
     fn value(&mut self, at: usize, new: &Value, build: Build) -> usize {
         let src = self.src;
+        if let Some(end) = equal(src, at, new) {
+            return end;
+        }
         match (src[at], new) {
             (b'{', Value::Object(map)) => self.object(at, map, build),
             (b'[', Value::Array(list)) => self.array(at, list),
             _ => {
                 let end = skip_value(src, at);
-                if !equal(src, at, new) {
-                    let indent = line_indent(src, at);
-                    self.replace(at, end, |w| w.fresh(new, &indent));
-                }
+                let indent = line_indent(src, at);
+                self.replace(at, end, |w| w.fresh(new, &indent));
                 end
             }
         }
@@ -155,24 +156,33 @@ impl Writer<'_> {
 
     fn object(&mut self, at: usize, new: &Map<String, Value>, build: Build) -> usize {
         let src = self.src;
-        let mut scan = members(src, at);
-        let all: Vec<Member<'_>> = scan.by_ref().collect();
-        let end = scan.end();
-        let built = |m: &Member<'_>| !matches!(build.member(&m.key), Build::Nothing);
         // In place when the members the view holds are the same keys, in
-        // the same order: only their values can differ.
-        let in_place = all.iter().filter(|m| built(m)).count() == new.len()
-            && all
-                .iter()
-                .filter(|m| built(m))
-                .zip(new.keys())
-                .all(|(m, k)| *m.key == **k);
-        if in_place {
-            for (m, v) in all.iter().filter(|m| built(m)).zip(new.values()) {
-                self.value(m.value, v, build.member(&m.key));
+        // the same order: only their values can differ. Tried as the
+        // members are read, undone if they are not.
+        let mark = (self.out.len(), self.copied);
+        let mut expected = new.iter();
+        let mut in_place = true;
+        let mut scan = members(src, at);
+        for m in scan.by_ref() {
+            let build = build.member(&m.key);
+            if matches!(build, Build::Nothing) {
+                continue;
             }
+            match expected.next() {
+                Some((k, v)) if in_place && **k == *m.key => {
+                    self.value(m.value, v, build);
+                }
+                _ => in_place = false,
+            }
+        }
+        let end = scan.end();
+        if in_place && expected.next().is_none() {
             return end;
         }
+        self.out.truncate(mark.0);
+        self.copied = mark.1;
+        let all: Vec<Member<'_>> = members(src, at).collect();
+        let built = |m: &Member<'_>| !matches!(build.member(&m.key), Build::Nothing);
         // Members added, removed or moved: lay the object out again, the
         // members edited in place. Built whole, in the view's order; else
         // the members no rule reads as they were, in their places, and the
@@ -244,7 +254,7 @@ impl Writer<'_> {
         for v in new {
             let found = (next..spans.len())
                 .chain(0..next)
-                .find(|&i| !used[i] && equal(src, spans[i].0, v));
+                .find(|&i| !used[i] && equal(src, spans[i].0, v).is_some());
             if let Some(i) = found {
                 used[i] = true;
                 next = i + 1;
@@ -534,42 +544,58 @@ impl Elements<'_> {
     }
 }
 
-/// Does the value at `at` read as `v`? Compared as serde_json reads both,
-/// with no copy of either.
-fn equal(src: &[u8], at: usize, v: &Value) -> bool {
+/// Where the value at `at` ends, if it reads as `v`: compared as
+/// serde_json reads both, in one pass, with no copy of either.
+fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
     match (src[at], v) {
         (b'"', Value::String(s)) => {
             let end = skip_string(src, at);
-            string_at(src, at, end) == s.as_str()
+            (string_at(src, at, end) == s.as_str()).then_some(end)
         }
         (b'{', Value::Object(map)) => {
-            let mut members = members(src, at);
             let mut expected = map.iter();
+            let mut i = skip_ws(src, at + 1);
+            if src.get(i) == Some(&b'}') {
+                return expected.next().is_none().then_some(i + 1);
+            }
             loop {
-                match (members.next(), expected.next()) {
-                    (None, None) => return true,
-                    (Some(m), Some((k, v))) if *m.key == **k && equal(src, m.value, v) => {}
-                    _ => return false,
+                let (k, v) = expected.next()?;
+                let key_end = skip_string(src, i);
+                if string_at(src, i, key_end) != k.as_str() {
+                    return None;
+                }
+                let value = skip_ws(src, skip_ws(src, key_end) + 1);
+                let next = skip_ws(src, equal(src, value, v)?);
+                match src.get(next) {
+                    Some(b',') => i = skip_ws(src, next + 1),
+                    _ => return expected.next().is_none().then_some(next + 1),
                 }
             }
         }
         (b'[', Value::Array(list)) => {
-            let mut elements = elements(src, at);
             let mut expected = list.iter();
+            let mut i = skip_ws(src, at + 1);
+            if src.get(i) == Some(&b']') {
+                return expected.next().is_none().then_some(i + 1);
+            }
             loop {
-                match (elements.next(), expected.next()) {
-                    (None, None) => return true,
-                    (Some((s, _)), Some(v)) if equal(src, s, v) => {}
-                    _ => return false,
+                let next = skip_ws(src, equal(src, i, expected.next()?)?);
+                match src.get(next) {
+                    Some(b',') => i = skip_ws(src, next + 1),
+                    _ => return expected.next().is_none().then_some(next + 1),
                 }
             }
         }
-        (b't', Value::Bool(true)) | (b'f', Value::Bool(false)) | (b'n', Value::Null) => true,
+        (b't', Value::Bool(true)) | (b'f', Value::Bool(false)) | (b'n', Value::Null) => {
+            Some(skip_value(src, at))
+        }
         (b'-' | b'0'..=b'9', Value::Number(n)) => {
             let end = skip_value(src, at);
-            serde_json::from_slice::<serde_json::Number>(&src[at..end]).is_ok_and(|m| m == *n)
+            serde_json::from_slice::<serde_json::Number>(&src[at..end])
+                .is_ok_and(|m| m == *n)
+                .then_some(end)
         }
-        _ => false,
+        _ => None,
     }
 }
 
