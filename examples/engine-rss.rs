@@ -9,7 +9,8 @@
 //! /dev/null, so the peak is the file, its converted copy and the engine.
 
 use std::io::Write;
-use userns_hostnet::engine::strict::read_spec_view;
+use userns_hostnet::bundle::serialize_like;
+use userns_hostnet::engine::strict::{read_spec, read_spec_view};
 use userns_hostnet::engine::{evaluate, view, HostFacts, Policy};
 
 #[path = "../benches/support/mod.rs"]
@@ -38,7 +39,16 @@ fn main() {
             let out = view::write(&bytes, &plan.spec);
             std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
         }
-        _ => fail("usage: engine-rss gen SIZE | engine-rss convert FILE"),
+        // The whole-document path (`explain`'s), for comparison.
+        ["convert-whole", file] => {
+            let bytes = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
+            let spec = read_spec(&bytes).unwrap_or_else(|r| fail(&r.to_string()));
+            let plan = evaluate(spec, &HostFacts::default(), &Policy::default())
+                .unwrap_or_else(|r| fail(&r.to_string()));
+            let out = serialize_like(&plan.spec, &bytes);
+            std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
+        }
+        _ => fail("usage: engine-rss gen SIZE | engine-rss convert[-whole] FILE"),
     }
 }
 

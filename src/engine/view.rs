@@ -162,20 +162,34 @@ impl Writer<'_> {
         let mark = (self.out.len(), self.copied);
         let mut expected = new.iter();
         let mut in_place = true;
-        let mut scan = members(src, at);
-        for m in scan.by_ref() {
-            let build = build.member(&m.key);
-            if matches!(build, Build::Nothing) {
-                continue;
+        let mut i = skip_ws(src, at + 1);
+        let end = loop {
+            if src.get(i) != Some(&b'"') {
+                break (i + 1).min(src.len());
             }
-            match expected.next() {
-                Some((k, v)) if in_place && **k == *m.key => {
-                    self.value(m.value, v, build);
-                }
-                _ => in_place = false,
+            let key_end = skip_string(src, i);
+            let value = skip_ws(src, skip_ws(src, key_end) + 1);
+            let member = match build {
+                Build::Some(_) => build.member(&string_at(src, i, key_end)),
+                b => b,
+            };
+            let value_end = match member {
+                Build::Nothing => skip_value(src, value),
+                _ if !in_place => skip_value(src, value),
+                _ => match expected.next() {
+                    Some((k, v)) if string_is(src, i, key_end, k) => self.value(value, v, member),
+                    _ => {
+                        in_place = false;
+                        skip_value(src, value)
+                    }
+                },
+            };
+            let next = skip_ws(src, value_end);
+            if src.get(next) != Some(&b',') {
+                break (next + 1).min(src.len());
             }
-        }
-        let end = scan.end();
+            i = skip_ws(src, next + 1);
+        };
         if in_place && expected.next().is_none() {
             return end;
         }
@@ -237,15 +251,35 @@ impl Writer<'_> {
 
     fn array(&mut self, at: usize, new: &[Value]) -> usize {
         let src = self.src;
-        let mut scan = elements(src, at);
-        let spans: Vec<(usize, usize)> = scan.by_ref().collect();
-        let end = scan.end();
-        if spans.len() == new.len() {
-            for (&(s, _), v) in spans.iter().zip(new) {
-                self.value(s, v, Build::All);
+        // In place when there are as many elements: tried as they are
+        // read, undone if there are not.
+        let mark = (self.out.len(), self.copied);
+        let mut expected = new.iter();
+        let mut in_place = true;
+        let mut i = skip_ws(src, at + 1);
+        let end = loop {
+            if i >= src.len() || src[i] == b']' {
+                break (i + 1).min(src.len());
             }
+            let value_end = match expected.next() {
+                Some(v) if in_place => self.value(i, v, Build::All),
+                _ => {
+                    in_place = false;
+                    skip_value(src, i)
+                }
+            };
+            let next = skip_ws(src, value_end);
+            if src.get(next) != Some(&b',') {
+                break (next + 1).min(src.len());
+            }
+            i = skip_ws(src, next + 1);
+        };
+        if in_place && expected.next().is_none() {
             return end;
         }
+        self.out.truncate(mark.0);
+        self.copied = mark.1;
+        let spans: Vec<(usize, usize)> = elements(src, at).collect();
         // Elements added or removed: each new element is an original one
         // that is equal, taken in order where it can be, or written anew.
         let mut used = vec![false; spans.len()];
@@ -381,37 +415,48 @@ fn skip_ws(src: &[u8], mut at: usize) -> usize {
 /// The end of the string that starts at `at` (its opening quote).
 fn skip_string(src: &[u8], at: usize) -> usize {
     let mut i = at + 1;
-    while i < src.len() {
-        match src[i] {
-            b'"' => return i + 1,
-            b'\\' => i += 2,
-            _ => i += 1,
+    while let Some(n) = memchr::memchr2(b'"', b'\\', &src[i.min(src.len())..]) {
+        match src[i + n] {
+            b'"' => return i + n + 1,
+            _ => i += n + 2,
         }
     }
     src.len()
+}
+
+/// Does the string token `src[start..end]` read as `s`?
+fn string_is(src: &[u8], start: usize, end: usize, s: &str) -> bool {
+    let inner = &src[start + 1..end - 1];
+    if memchr::memchr(b'\\', inner).is_none() {
+        return inner == s.as_bytes();
+    }
+    string_at(src, start, end) == s
 }
 
 /// The end of the value that starts at `at`.
 fn skip_value(src: &[u8], at: usize) -> usize {
     match src[at] {
         b'"' => skip_string(src, at),
-        b'{' | b'[' => {
+        open @ (b'{' | b'[') => {
+            // Valid JSON nests its brackets of each kind in balance: the
+            // ones of the other kind need not be counted.
+            let close = if open == b'{' { b'}' } else { b']' };
             let mut depth = 0usize;
             let mut i = at;
-            while i < src.len() {
+            while let Some(n) = memchr::memchr3(b'"', open, close, &src[i..]) {
+                i += n;
                 match src[i] {
                     b'"' => {
                         i = skip_string(src, i);
                         continue;
                     }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
+                    b if b == open => depth += 1,
+                    _ => {
                         depth -= 1;
                         if depth == 0 {
                             return i + 1;
                         }
                     }
-                    _ => {}
                 }
                 i += 1;
             }
@@ -440,8 +485,7 @@ fn string_at(src: &[u8], start: usize, end: usize) -> Cow<'_, str> {
     Cow::Owned(serde_json::from_slice::<String>(&src[start..end]).unwrap_or_default())
 }
 
-/// The members of the object at `at`, in order; [`Members::end`] says
-/// where it ends once they are all read.
+/// The members of the object at `at`, in order.
 struct Members<'a> {
     src: &'a [u8],
     /// Where the next member's key starts, or the closing brace.
@@ -490,14 +534,6 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-impl Members<'_> {
-    /// Where the object ends: reads what is left of it.
-    fn end(mut self) -> usize {
-        while self.next().is_some() {}
-        self.end.unwrap_or(self.src.len())
-    }
-}
-
 /// The elements of the array at `at` as spans, in order.
 struct Elements<'a> {
     src: &'a [u8],
@@ -537,20 +573,13 @@ impl Iterator for Elements<'_> {
     }
 }
 
-impl Elements<'_> {
-    fn end(mut self) -> usize {
-        while self.next().is_some() {}
-        self.end.unwrap_or(self.src.len())
-    }
-}
-
 /// Where the value at `at` ends, if it reads as `v`: compared as
 /// serde_json reads both, in one pass, with no copy of either.
 fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
     match (src[at], v) {
         (b'"', Value::String(s)) => {
             let end = skip_string(src, at);
-            (string_at(src, at, end) == s.as_str()).then_some(end)
+            string_is(src, at, end, s).then_some(end)
         }
         (b'{', Value::Object(map)) => {
             let mut expected = map.iter();
@@ -561,7 +590,7 @@ fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
             loop {
                 let (k, v) = expected.next()?;
                 let key_end = skip_string(src, i);
-                if string_at(src, i, key_end) != k.as_str() {
+                if !string_is(src, i, key_end, k) {
                     return None;
                 }
                 let value = skip_ws(src, skip_ws(src, key_end) + 1);
