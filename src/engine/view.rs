@@ -573,14 +573,27 @@ impl Iterator for Elements<'_> {
     }
 }
 
+/// Where the string token at `at` ends, if it reads as `s`.
+fn string_end(src: &[u8], at: usize, s: &str) -> Option<usize> {
+    // Most strings are written without escapes: then the token is the
+    // text itself, quoted.
+    let text = s.as_bytes();
+    let end = at + text.len() + 2;
+    if src.get(at + 1..end - 1) == Some(text)
+        && src.get(end - 1) == Some(&b'"')
+        && !text.iter().any(|&b| b == b'"' || b == b'\\')
+    {
+        return Some(end);
+    }
+    let end = skip_string(src, at);
+    string_is(src, at, end, s).then_some(end)
+}
+
 /// Where the value at `at` ends, if it reads as `v`: compared as
 /// serde_json reads both, in one pass, with no copy of either.
 fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
     match (src[at], v) {
-        (b'"', Value::String(s)) => {
-            let end = skip_string(src, at);
-            string_is(src, at, end, s).then_some(end)
-        }
+        (b'"', Value::String(s)) => string_end(src, at, s),
         (b'{', Value::Object(map)) => {
             let mut expected = map.iter();
             let mut i = skip_ws(src, at + 1);
@@ -589,10 +602,7 @@ fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
             }
             loop {
                 let (k, v) = expected.next()?;
-                let key_end = skip_string(src, i);
-                if !string_is(src, i, key_end, k) {
-                    return None;
-                }
+                let key_end = string_end(src, i, k)?;
                 let value = skip_ws(src, skip_ws(src, key_end) + 1);
                 let next = skip_ws(src, equal(src, value, v)?);
                 match src.get(next) {
