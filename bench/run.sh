@@ -17,8 +17,12 @@
 #                 userns + host-network container: the wrapper converting an
 #                 unconverted config.json each time, against runc on the
 #                 already-converted config.json
-#   engine        criterion (benches/engine.rs): parse + decide + convert +
-#                 serialize, 5 KB to 5 MB configs
+#   engine        criterion (benches/engine.rs): strict read of the view the
+#                 rules read + decide + convert + the edits written into the
+#                 bytes read, 5 KB to 5 MB configs, time and throughput
+#   engine memory peak RSS (/usr/bin/time %M) of examples/engine-rss
+#                 converting the 25 KB and 5 MB configs, against 2x the
+#                 file + 4 MiB
 #   memory        peak RSS (/usr/bin/time %M) of a wrapper create on the
 #                 largest podman fixture with /bin/true as the real runtime
 set -euo pipefail
@@ -204,15 +208,37 @@ if [ "$QUICK" = 1 ]; then
 	ENGINE_5M="ran"
 	ENGINE_ALL="each size ran once (--quick)"
 else
-	cargo bench --quiet "${FEATURES[@]}" --bench engine >"$WORK/engine.txt" 2>&1
-	# "convert/25KB  time:   [a b c]": the middle estimate of each size
-	# (the name may stand on a line of its own; other groups are skipped,
-	# and so is the "change:" block's time line against a saved baseline).
-	ENGINE_ALL=$(awk '$1 ~ /^[A-Za-z0-9_]+\/[^:]+$/ { name = $1 } /time:/ && name ~ /^convert\// { sub(/.*\[/, ""); print name ": " $3 " " $4; name = "" }' "$WORK/engine.txt" |
+	cargo bench --quiet "${FEATURES[@]}" --bench engine -- convert >"$WORK/engine.txt" 2>&1
+	# "convert/25KB  time:   [a b c]" then "thrpt:  [a b c]": the middle
+	# estimates of each size (the name may stand on a line of its own;
+	# other groups are skipped, and so are the "change:" blocks against a
+	# saved baseline).
+	ENGINE_ALL=$(awk '$1 ~ /^[A-Za-z0-9_]+\/[^:]+$/ { name = $1 }
+		/time:/ && name ~ /^convert\// { sub(/.*\[/, ""); t = $3 " " $4; next }
+		/thrpt:/ && name ~ /^convert\// { sub(/.*\[/, ""); print name ": " t " (" $3 " " $4 ")"; name = "" }' "$WORK/engine.txt" |
 		sed 's|convert/||' | paste -sd ';' | sed 's/;/; /g')
 	ENGINE_25K=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /25KB/ { print $2 }')
 	ENGINE_5M=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /5MB/ { print $2 }')
 fi
+
+# 3b. Peak RSS of the engine alone (examples/engine-rss: read the file,
+# convert it as the wrapper does, write the result to /dev/null) on the
+# 25 KB fixture and the 5 MB config, against 2x the file + 4 MiB.
+if [ "$QUICK" = 1 ]; then
+	cargo build --quiet "${FEATURES[@]}" --example engine-rss
+	RSS_BIN=$TARGET/debug/examples/engine-rss
+else
+	cargo build --quiet --release "${FEATURES[@]}" --example engine-rss
+	RSS_BIN=$TARGET/release/examples/engine-rss
+fi
+engine_rss() { # size: "rss KiB, file KiB, bound KiB"
+	"$RSS_BIN" gen "$1" >"$WORK/engine-$1.json"
+	/usr/bin/time -f %M -o "$WORK/engine-rss.txt" "$RSS_BIN" convert "$WORK/engine-$1.json"
+	local file=$(($(stat -c %s "$WORK/engine-$1.json") / 1024))
+	echo "$(tail -n 1 "$WORK/engine-rss.txt") $file $((2 * file + 4096))"
+}
+read -r RSS25_KIB FILE25_KIB BOUND25_KIB <<<"$(engine_rss 25000)"
+read -r RSS5M_KIB FILE5M_KIB BOUND5M_KIB <<<"$(engine_rss 5000000)"
 
 # 4. Peak RSS of the wrapper converting the largest podman fixture, exec'ing /bin/true.
 MB=$WORK/mem
@@ -232,8 +258,10 @@ cat <<TABLE
 | exec, container not converted: \`exec <missing-id> true\`, wrapper / C execv floor, median of $PAIRS alternating pairs | $(printf '%.3f' "$EXEC_RATIO") (floor: $EXEC_FLOOR µs; runc alone: $EXEC_RUNC µs) | <= 1.02 |
 | create + delete, userns + host network, wrapper converting / runc on the converted config, bundle on a tmpfs /run as on a node, median of $CREATE_PAIRS pairs | $(printf '%.3f' "$CREATE_RATIO") (runc alone: $CREATE_RUNC µs) | <= 1.02 |
 | the same, bundle on this machine's disk (the fsync before the rename is real I/O) | $(printf '%.3f' "$CREATE_DISK_RATIO") (runc alone: $CREATE_DISK_RUNC µs) | for information |
-| engine, typical 25 KB config (podman fixture), parse + decide + convert + serialize | $ENGINE_25K | < 1 ms |
-| engine, 5 MB config | $ENGINE_5M | < 50 ms |
-| engine, all sizes | $ENGINE_ALL | linear |
+| engine, typical 25 KB config (podman fixture), strict read + decide + convert + write | $ENGINE_25K | <= 60 µs |
+| engine, 5 MB config | $ENGINE_5M | <= 20 ms (>= 250 MB/s) |
+| engine, all sizes (throughput) | $ENGINE_ALL | linear |
+| peak RSS of the engine alone (examples/engine-rss), 25 KB fixture | $RSS25_KIB KiB (file: $FILE25_KIB KiB) | <= 2x file + 4 MiB = $BOUND25_KIB KiB |
+| peak RSS of the engine alone (examples/engine-rss), 5 MB config | $RSS5M_KIB KiB (file: $FILE5M_KIB KiB) | <= 2x file + 4 MiB = $BOUND5M_KIB KiB |
 | peak RSS of the wrapper, create of the largest podman fixture, /bin/true as runtime | $((RSS_KIB / 1024)).$(((RSS_KIB % 1024) * 10 / 1024)) MiB ($RSS_KIB KiB) | < 8 MiB |
 TABLE

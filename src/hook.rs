@@ -19,7 +19,7 @@ pub mod mountinfo;
 use crate::bundle;
 use crate::config;
 use crate::decisionlog::{Ending, Entry};
-use crate::engine::{self, spec, strict, Plan, Refusal};
+use crate::engine::{self, spec, strict, view, Plan, Refusal};
 use crate::host;
 use crate::plan::{self, Rro};
 use crate::runtime;
@@ -85,7 +85,7 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
         bundle::read(&state.bundle)?.ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
     // The runtime read this spec already, but maybe not as the engine
     // would: a spec that two readers could read differently fails here too.
-    let doc = strict::read_spec(&file.bytes).map_err(|r| {
+    let doc = strict::read_spec_view(&file.bytes).map_err(|r| {
         refused_unread(CREATE_RUNTIME, &r, Some(&state));
         HookError::Refused(r)
     })?;
@@ -276,7 +276,7 @@ pub fn precreate() -> Result<i32, StageError> {
 /// The converted spec for a proposed one: the input itself, byte for byte,
 /// when nothing changes.
 pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
-    let doc = strict::read_spec(input).map_err(|r| {
+    let doc = strict::read_spec_view(input).map_err(|r| {
         refused_unread(PRECREATE, &r, None);
         HookError::Refused(r)
     })?;
@@ -300,7 +300,7 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     entry.record(&config.log);
     let plan = planned?;
     Ok(if plan.changed() {
-        bundle::serialize_like(&plan.spec, input)
+        view::write(input, &plan.spec)
     } else {
         input.to_vec()
     })

@@ -12,7 +12,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
 use crate::decisionlog::{Ending, Entry};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, strict, Plan, Refusal};
+use crate::engine::{self, strict, view, Plan, Refusal};
 use crate::plan::{self, Rro};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
@@ -360,8 +360,8 @@ pub fn prepare_spec(
         }
         Err(e) => return Err(e.refusal().map_or(e.into(), Failure::from)),
     };
-    let doc = strict::read_spec(&file.bytes)?;
-    let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
+    let view = strict::read_spec_view(&file.bytes)?;
+    let plan = plan::plan(view, &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
@@ -371,7 +371,7 @@ pub fn prepare_spec(
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        file.replace(&bundle::serialize_like(&plan.spec, &file.bytes))?;
+        file.replace(&view::write(&file.bytes, &plan.spec))?;
     }
     Ok(Some(plan))
 }

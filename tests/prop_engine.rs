@@ -19,7 +19,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
 use userns_hostnet::engine::spec::clean_path;
-use userns_hostnet::engine::{evaluate, HostFacts, NsFacts, NsId, Plan, Policy, RroSupport};
+use userns_hostnet::engine::strict::{read_spec, read_spec_view};
+use userns_hostnet::engine::{evaluate, view, HostFacts, NsFacts, NsId, Plan, Policy, RroSupport};
 
 // ---------------------------------------------------------------- generators
 
@@ -671,6 +672,109 @@ fn mangle(spec: &mut Value, at: prop::sample::Index, v: Value) {
     }
     let mut n = 1 + at.index(below);
     replace(spec, &mut n, &mut Some(v));
+}
+
+/// `spec` as bytes: as serde_json writes it pretty (0) or compact (1), or
+/// indented with tabs, Go's escapes and an unknown member of its own
+/// spelling (2), as no serde_json writer would.
+fn layout(spec: &Value, how: u8) -> Vec<u8> {
+    match how {
+        0 => serde_json::to_vec_pretty(spec).unwrap(),
+        1 => serde_json::to_vec(spec).unwrap(),
+        _ => {
+            let mut out = Vec::new();
+            let f = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, f);
+            serde::Serialize::serialize(spec, &mut ser).unwrap();
+            let text = String::from_utf8(out).unwrap().replace('<', "\\u003c");
+            let at = text.rfind('}').unwrap();
+            let mut text = text[..at].trim_end().to_string();
+            text.push_str(",\n\t\"x-extra\" :  [ 1.50E3 ,\"\\u0026\"]\n}\n");
+            text.into_bytes()
+        }
+    }
+}
+
+/// What the whole-document path writes for `bytes`, or its refusal.
+fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
+    let spec = read_spec(bytes).map_err(|r| r.to_string())?;
+    let plan = evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
+    let out = userns_hostnet::bundle::serialize_like(&plan.spec, bytes);
+    Ok((plan, out))
+}
+
+/// What the wrapper's path writes: the view read, edits into the bytes.
+fn view_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
+    let spec = read_spec_view(bytes).map_err(|r| r.to_string())?;
+    let plan = evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
+    let out = view::write(bytes, &plan.spec);
+    Ok((plan, out))
+}
+
+fn reread(bytes: &[u8]) -> Result<String, TestCaseError> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| TestCaseError::fail(format!("{e}: {}", String::from_utf8_lossy(bytes))))?;
+    Ok(text(&v))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The wrapper's path and the whole-document path agree: the same
+    /// refusal, or the same changes and documents that read back equal
+    /// (key order and numbers' text too), byte for byte when serde_json
+    /// laid the input out. An unchanged view writes the input back.
+    #[test]
+    fn the_view_path_writes_what_the_whole_path_writes(
+        spec in spec(), facts in facts(), policy in policy(), how in 0u8..3,
+    ) {
+        let bytes = layout(&spec, how);
+        if let Ok(view) = read_spec_view(&bytes) {
+            let back = view::write(&bytes, &view);
+            prop_assert_eq!(String::from_utf8_lossy(&back), String::from_utf8_lossy(&bytes));
+        }
+        match (whole_path(&bytes, &facts, &policy), view_path(&bytes, &facts, &policy)) {
+            (Ok((old, old_out)), Ok((new, new_out))) => {
+                prop_assert_eq!(&old.findings.changes, &new.findings.changes);
+                prop_assert_eq!(&old.findings.warnings, &new.findings.warnings);
+                prop_assert_eq!(&old.decision, &new.decision);
+                if !new.changed() {
+                    return Ok(());
+                }
+                prop_assert_eq!(reread(&old_out)?, reread(&new_out)?);
+                if how < 2 {
+                    prop_assert_eq!(String::from_utf8_lossy(&old_out), String::from_utf8_lossy(&new_out));
+                } else {
+                    let out = String::from_utf8_lossy(&new_out);
+                    prop_assert!(out.contains("\"x-extra\" :  [ 1.50E3 ,\"\\u0026\"]"), "{}", out);
+                }
+            }
+            (old, new) => prop_assert_eq!(old.err(), new.err()),
+        }
+    }
+
+    /// Any document the strict reader takes, mangled anywhere below its
+    /// top: the view path reads, refuses and writes as the whole path.
+    #[test]
+    fn the_view_path_agrees_on_mangled_specs(
+        mut spec in spec(), at in any::<prop::sample::Index>(), v in any_json(),
+        facts in facts(), policy in policy(), how in 0u8..2,
+    ) {
+        mangle(&mut spec, at, v);
+        let bytes = layout(&spec, how);
+        match (whole_path(&bytes, &facts, &policy), view_path(&bytes, &facts, &policy)) {
+            (Ok((old, old_out)), Ok((new, new_out))) => {
+                prop_assert_eq!(&old.findings.changes, &new.findings.changes);
+                if new.changed() {
+                    prop_assert_eq!(String::from_utf8_lossy(&old_out), String::from_utf8_lossy(&new_out));
+                }
+            }
+            (old, new) => prop_assert_eq!(old.err(), new.err()),
+        }
+    }
 }
 
 fn check_total(v: Value, facts: &HostFacts, policy: &Policy) -> Result<(), TestCaseError> {

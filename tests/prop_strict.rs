@@ -14,7 +14,7 @@
 use proptest::prelude::*;
 use serde::de::{self, Deserialize, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use userns_hostnet::engine::strict::read_spec;
+use userns_hostnet::engine::strict::{read_spec, read_spec_view};
 
 const FIXTURES: &[&str] = &[
     include_str!("fixtures/crun-spec.json"),
@@ -410,6 +410,23 @@ proptest! {
         let text = mutate(&raw, at, &m);
         if let Err(e) = outcome(&text) {
             prop_assert!(false, "{:?}: {}\n{}", m, e, text);
+        }
+        // The reader that builds only the rules' view refuses the same,
+        // in the same words, and what it builds is the whole reading's.
+        let whole = read_spec(text.as_bytes()).map_err(|r| r.to_string());
+        let view = read_spec_view(text.as_bytes()).map_err(|r| r.to_string());
+        match (whole, view) {
+            (Ok(w), Ok(v)) => {
+                for k in ["mounts", "root"] {
+                    prop_assert_eq!(w.get(k), v.get(k));
+                }
+                for (k, sub) in [("linux", &["namespaces", "uidMappings", "gidMappings", "sysctl"][..]), ("process", &["user", "capabilities"][..])] {
+                    for s in sub {
+                        prop_assert_eq!(w.get(k).and_then(|x| x.get(s)), v.get(k).and_then(|x| x.get(s)));
+                    }
+                }
+            }
+            (w, v) => prop_assert_eq!(w.err(), v.err()),
         }
     }
 }

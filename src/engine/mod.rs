@@ -6,6 +6,8 @@
 //! The spec is edited as a `serde_json::Value` with its key order kept:
 //! typed structs would drop unknown fields and reject unknown capability
 //! names, and everything not deliberately changed must come out equal.
+//! The wrapper and the hooks build only the members the rules read
+//! ([`view`]) and write the result as edits of the bytes they read.
 
 pub mod decide;
 pub mod exec;
@@ -15,6 +17,7 @@ pub mod report;
 pub mod rules;
 pub mod spec;
 pub mod strict;
+pub mod view;
 
 pub use decide::Decision;
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
@@ -86,7 +89,9 @@ pub struct Plan {
     pub decision: Decision,
     /// No change means the spec is untouched and must not be written.
     pub findings: Findings,
-    /// The spec after the edits (the input itself when nothing changed).
+    /// The spec after the edits (the input itself when nothing changed):
+    /// the whole document, or the view of it the reader built
+    /// ([`strict::read_spec_view`], written back with [`view::write`]).
     pub spec: Value,
 }
 

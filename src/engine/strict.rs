@@ -31,10 +31,13 @@
 
 mod fields;
 
+use super::view::{self, Build};
 use super::Refusal;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 
 /// The largest document read: 64 MiB. Real specs are tens of kilobytes
@@ -70,8 +73,20 @@ pub fn read_process(bytes: &[u8]) -> Result<Value, Refusal> {
     read(bytes, Document::Process)
 }
 
+/// Read config.json, checked whole as [`read_spec`] does, but built only
+/// as far as [`view::VIEW`] says: the parts the rules read. What the rules
+/// make of it is written back with [`view::write`].
+pub fn read_spec_view(bytes: &[u8]) -> Result<Value, Refusal> {
+    read_built(bytes, Document::Spec, view::VIEW)
+}
+
 /// Read `bytes` as a `doc`, or say why the runtimes could read it otherwise.
 pub fn read(bytes: &[u8], doc: Document) -> Result<Value, Refusal> {
+    read_built(bytes, doc, Build::All)
+}
+
+/// [`read`], building of the document what `build` says.
+fn read_built(bytes: &[u8], doc: Document, build: Build) -> Result<Value, Refusal> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
@@ -85,6 +100,7 @@ pub fn read(bytes: &[u8], doc: Document) -> Result<Value, Refusal> {
         state: &mut state,
         at: &Path::Top,
         shape: Shape::Struct(root),
+        build,
     };
     let parsed = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match parsed {
@@ -282,6 +298,17 @@ struct Node<'s, 'p> {
     state: &'s mut State,
     at: &'p Path<'p>,
     shape: Shape,
+    build: Build,
+}
+
+impl Node<'_, '_> {
+    /// `v`, or nothing when this value is not built.
+    fn built(&self, v: impl FnOnce() -> Value) -> Value {
+        match self.build {
+            Build::Nothing => Value::Null,
+            Build::All | Build::Some(_) => v(),
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
@@ -304,39 +331,39 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+        Ok(self.built(|| Value::Bool(v)))
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+        Ok(self.built(|| Value::Number(v.into())))
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
+        Ok(self.built(|| Value::Number(v.into())))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+        Ok(self.built(|| Number::from_f64(v).map_or(Value::Null, Value::Number)))
     }
 
     /// Unescaped text: serde_json refuses a raw control character, so it
     /// holds no NUL.
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
+        Ok(self.built(|| Value::String(v.to_owned())))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
         if v.contains('\0') {
             return Err(self.state.refuse(self.at, nul_message("a string")));
         }
-        Ok(Value::String(v.to_owned()))
+        Ok(self.built(|| Value::String(v.to_owned())))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
         if v.contains('\0') {
             return Err(self.state.refuse(self.at, nul_message("a string")));
         }
-        Ok(Value::String(v))
+        Ok(self.built(|| Value::String(v)))
     }
 
     fn visit_unit<E>(self) -> Result<Value, E> {
@@ -348,43 +375,70 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let Node { state, at, shape } = self;
+        let Node {
+            state,
+            at,
+            shape,
+            build,
+        } = self;
         let element = match shape {
             Shape::Array(s) => *s,
             _ => Shape::Any,
         };
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let keep = !matches!(build, Build::Nothing);
+        let mut out = Vec::with_capacity(if keep {
+            seq.size_hint().unwrap_or(0)
+        } else {
+            0
+        });
+        let mut index = 0;
         loop {
-            let here = Path::Index(at, out.len());
+            let here = Path::Index(at, index);
             let node = Node {
                 state: &mut *state,
                 at: &here,
                 shape: element,
+                build: build.element(),
             };
             match seq.next_element_seed(node) {
-                Ok(Some(v)) => out.push(v),
-                Ok(None) => return Ok(Value::Array(out)),
+                Ok(Some(v)) if keep => out.push(v),
+                Ok(Some(_)) => {}
+                Ok(None) if keep => return Ok(Value::Array(out)),
+                Ok(None) => return Ok(Value::Null),
                 Err(e) => return Err(state.seen_error(|| here.to_string(), e)),
             }
+            index += 1;
         }
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let Node { state, at, shape } = self;
+        let Node {
+            state,
+            at,
+            shape,
+            build,
+        } = self;
         let mut out = Map::new();
+        // The keys, when not every member is built into `out`.
+        let mut seen = Seen::default();
+        let mut first = true;
         loop {
             let (key, escaped) = match map.next_key_seed(Key) {
                 Ok(Some(k)) => k,
+                // Not built, an object still reads as one (for the
+                // message on a duplicate).
                 Ok(None) => return Ok(Value::Object(out)),
                 Err(e) => return Err(state.seen_error(|| at.to_string(), e)),
             };
-            if out.is_empty() && key == NUMBER_TOKEN {
+            if first && key == NUMBER_TOKEN {
                 let text: String = map.next_value()?;
-                return text
-                    .parse::<Number>()
-                    .map(Value::Number)
-                    .map_err(de::Error::custom);
+                let n = text.parse::<Number>().map_err(de::Error::custom)?;
+                return Ok(match build {
+                    Build::Nothing => Value::Null,
+                    Build::All | Build::Some(_) => Value::Number(n),
+                });
             }
+            first = false;
             let here = Path::Key(at, &key);
             if escaped && key.contains('\0') {
                 return Err(state.refuse(&here, nul_message("a key")));
@@ -404,31 +458,82 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 Shape::Map(s) => *s,
                 Shape::Any | Shape::Array(_) => Shape::Any,
             };
+            let member = build.member(&key);
             let node = Node {
                 state: &mut *state,
                 at: &here,
                 shape: child,
+                build: member,
             };
             let value = match map.next_value_seed(node) {
                 Ok(v) => v,
                 Err(e) => return Err(state.seen_error(|| here.to_string(), e)),
             };
-            match out.entry(key) {
-                Entry::Vacant(v) => {
-                    v.insert(value);
-                }
-                Entry::Occupied(first) => {
-                    let merged = matches!(child, Shape::Struct(_))
-                        && value.is_object()
-                        && first.get().is_object();
-                    let runc = match merged {
-                        true => "runc merges the two objects field by field",
-                        false => "runc keeps the last",
+            let first_was_object = match build {
+                Build::All => match out.entry(key.to_string()) {
+                    Entry::Vacant(v) => {
+                        v.insert(value);
+                        continue;
+                    }
+                    Entry::Occupied(first) => first.get().is_object(),
+                },
+                Build::Nothing | Build::Some(_) => {
+                    let owned = match member {
+                        Build::Nothing => None,
+                        Build::All | Build::Some(_) => Some(key.to_string()),
                     };
-                    let key = first.key();
-                    let message = format!("duplicate key {key:?} in {at}: {runc}, crun the first");
-                    return Err(state.refuse(&Path::Key(at, key), message));
+                    match seen.insert(key.clone(), value.is_object()) {
+                        None => {
+                            if let Some(k) = owned {
+                                out.insert(k, value);
+                            }
+                            continue;
+                        }
+                        Some(was) => was,
+                    }
                 }
+            };
+            let merged = matches!(child, Shape::Struct(_)) && value.is_object() && first_was_object;
+            let runc = match merged {
+                true => "runc merges the two objects field by field",
+                false => "runc keeps the last",
+            };
+            let message = format!("duplicate key {key:?} in {at}: {runc}, crun the first");
+            return Err(state.refuse(&Path::Key(at, &key), message));
+        }
+    }
+}
+
+/// The keys of an object read so far, each with whether its value was an
+/// object; a list while there are few, a hash map past that.
+#[derive(Default)]
+struct Seen<'de> {
+    few: Vec<(Cow<'de, str>, bool)>,
+    many: HashMap<Cow<'de, str>, bool>,
+}
+
+/// Past this many keys, an object's keys go in a hash map.
+const FEW: usize = 16;
+
+impl<'de> Seen<'de> {
+    /// Record `key`; for a key seen before, whether its first value was an
+    /// object.
+    fn insert(&mut self, key: Cow<'de, str>, object: bool) -> Option<bool> {
+        if self.many.is_empty() {
+            if let Some((_, o)) = self.few.iter().find(|(k, _)| *k == key) {
+                return Some(*o);
+            }
+            if self.few.len() < FEW {
+                self.few.push((key, object));
+                return None;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        match self.many.entry(key) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(object);
+                None
             }
         }
     }
@@ -440,35 +545,35 @@ fn nul_message(what: &str) -> String {
     )
 }
 
-/// An object key, as an owned string, and whether it was written with
-/// escapes (only then can it hold a NUL).
+/// An object key, borrowed from the input where it can be, and whether it
+/// was written with escapes (only then can it hold a NUL).
 struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
-    type Value = (String, bool);
+    type Value = (Cow<'de, str>, bool);
 
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(String, bool), D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(self)
     }
 }
 
 impl<'de> Visitor<'de> for Key {
-    type Value = (String, bool);
+    type Value = (Cow<'de, str>, bool);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a string key")
     }
 
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<(String, bool), E> {
-        Ok((v.to_owned(), false))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok((Cow::Borrowed(v), false))
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<(String, bool), E> {
-        Ok((v.to_owned(), true))
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok((Cow::Owned(v.to_owned()), true))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<(String, bool), E> {
-        Ok((v, true))
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok((Cow::Owned(v), true))
     }
 }
 

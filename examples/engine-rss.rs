@@ -1,0 +1,58 @@
+//! The engine's peak memory, for `bench/run.sh` to measure with GNU time:
+//!
+//!     cargo run --release --example engine-rss -- gen SIZE > FILE
+//!     /usr/bin/time -f %M target/release/examples/engine-rss convert FILE
+//!
+//! `gen` writes the benchmark's config of about SIZE bytes; `convert` reads
+//! FILE and converts it as the wrapper does (strict reader building the
+//! view, rules, edits written into the bytes read), the result going to
+//! /dev/null, so the peak is the file, its converted copy and the engine.
+
+use std::io::Write;
+use userns_hostnet::bundle::serialize_like;
+use userns_hostnet::engine::strict::{read_spec, read_spec_view};
+use userns_hostnet::engine::{evaluate, view, HostFacts, Policy};
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["gen", size] => {
+            let size = size
+                .parse()
+                .unwrap_or_else(|e| fail(&format!("{size}: {e}")));
+            let bytes = support::config_of_size(size);
+            std::io::stdout()
+                .write_all(&bytes)
+                .unwrap_or_else(|e| fail(&e.to_string()));
+        }
+        ["convert", file] => {
+            let bytes = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
+            let spec = read_spec_view(&bytes).unwrap_or_else(|r| fail(&r.to_string()));
+            let plan = evaluate(spec, &HostFacts::default(), &Policy::default())
+                .unwrap_or_else(|r| fail(&r.to_string()));
+            if !plan.changed() {
+                fail("nothing to convert");
+            }
+            let out = view::write(&bytes, &plan.spec);
+            std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
+        }
+        // The whole-document path (`explain`'s), for comparison.
+        ["convert-whole", file] => {
+            let bytes = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
+            let spec = read_spec(&bytes).unwrap_or_else(|r| fail(&r.to_string()));
+            let plan = evaluate(spec, &HostFacts::default(), &Policy::default())
+                .unwrap_or_else(|r| fail(&r.to_string()));
+            let out = serialize_like(&plan.spec, &bytes);
+            std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
+        }
+        _ => fail("usage: engine-rss gen SIZE | engine-rss convert[-whole] FILE"),
+    }
+}
+
+fn fail(why: &str) -> ! {
+    eprintln!("engine-rss: {why}");
+    std::process::exit(1);
+}

@@ -1,0 +1,209 @@
+use super::*;
+use crate::engine::strict::{read_spec, read_spec_view};
+use crate::engine::{evaluate, HostFacts, Policy};
+use serde_json::json;
+
+const FIXTURES: &[&str] = &[
+    include_str!("../../../tests/fixtures/crun-spec.json"),
+    include_str!("../../../tests/fixtures/ctr-default.json"),
+    include_str!("../../../tests/fixtures/ctr-nethost.json"),
+    include_str!("../../../tests/fixtures/ctr-privileged-nethost.json"),
+    include_str!("../../../tests/fixtures/podman-default.json"),
+    include_str!("../../../tests/fixtures/podman-privileged-userns-hostnet.json"),
+    include_str!("../../../tests/fixtures/podman-userns-hostnet.json"),
+    include_str!("../../../tests/fixtures/podman-userns-ownnet.json"),
+    include_str!("../../../tests/fixtures/runc-spec-rootless.json"),
+    include_str!("../../../tests/fixtures/runc-spec.json"),
+];
+
+/// What the whole-document path writes: every member read, the whole
+/// document serialized again.
+fn whole(bytes: &[u8]) -> Option<Vec<u8>> {
+    let plan = evaluate(
+        read_spec(bytes).ok()?,
+        &HostFacts::default(),
+        &Policy::default(),
+    )
+    .ok()?;
+    plan.changed()
+        .then(|| crate::bundle::serialize_like(&plan.spec, bytes))
+}
+
+/// What the view path writes.
+fn edited(bytes: &[u8]) -> Option<Vec<u8>> {
+    let view = read_spec_view(bytes).unwrap();
+    let plan = evaluate(view, &HostFacts::default(), &Policy::default()).ok()?;
+    plan.changed().then(|| write(bytes, &plan.spec))
+}
+
+fn parsed(bytes: &[u8]) -> String {
+    serde_json::to_string(&serde_json::from_slice::<Value>(bytes).unwrap()).unwrap()
+}
+
+/// A user namespace on the host network, as a document in `layout`.
+fn userns_spec() -> Value {
+    json!({
+        "ociVersion": "1.0.2",
+        "process": {"user": {"uid": 0, "gid": 0}, "env": ["A=\u{e9}<>&"], "capabilities": {
+            "bounding": ["CAP_CHOWN", "CAP_NET_RAW"], "effective": ["CAP_NET_RAW"], "permitted": []}},
+        "root": {"path": "rootfs"},
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["ro"]},
+            {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]}
+        ],
+        "annotations": {"big": 1.50e3, "exact": 18446744073709551616u128.to_string()},
+        "linux": {
+            "namespaces": [{"type": "pid"}, {"type": "user"}, {"type": "mount"}, {"type": "cgroup"}],
+            "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+            "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+            "resources": {"memory": {"limit": 1.0e9}}
+        }
+    })
+}
+
+#[test]
+fn every_fixture_comes_out_as_the_whole_document_path_writes_it() {
+    let mut converted = 0;
+    let made: Vec<String> = FIXTURES.iter().map(|t| with_userns_hostnet(t)).collect();
+    for text in FIXTURES
+        .iter()
+        .copied()
+        .chain(made.iter().map(String::as_str))
+    {
+        let bytes = text.as_bytes();
+        let old = whole(bytes);
+        let new = edited(bytes);
+        assert_eq!(
+            old.as_deref().map(String::from_utf8_lossy),
+            new.as_deref().map(String::from_utf8_lossy)
+        );
+        converted += usize::from(new.is_some());
+    }
+    assert!(
+        converted >= FIXTURES.len(),
+        "{converted} fixtures converted"
+    );
+}
+
+/// The fixture with a new user namespace, mapped, and no network
+/// namespace of its own, as the tests' own fixtures are written.
+fn with_userns_hostnet(text: &str) -> String {
+    let mut spec: Value = serde_json::from_str(text).unwrap();
+    let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
+    ns.retain(|n| n["type"] != "network" && n["type"] != "user");
+    ns.push(json!({"type": "user"}));
+    let map = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
+    spec["linux"]["uidMappings"] = map.clone();
+    spec["linux"]["gidMappings"] = map;
+    serde_json::to_string_pretty(&spec).unwrap() + "\n"
+}
+
+#[test]
+fn an_unchanged_view_writes_the_input_back() {
+    for text in FIXTURES {
+        let view = read_spec_view(text.as_bytes()).unwrap();
+        assert_eq!(write(text.as_bytes(), &view), text.as_bytes());
+    }
+    let odd = b" {\"b\" :1.0e2 , \"linux\":{\"x\":\"\\u003c\",\"sysctl\":{}} }\n\n";
+    let view = read_spec_view(odd).unwrap();
+    assert_eq!(write(odd, &view), odd);
+}
+
+#[test]
+fn the_view_holds_only_what_the_rules_read() {
+    let text = serde_json::to_vec(&userns_spec()).unwrap();
+    let view = read_spec_view(&text).unwrap();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&view), ["process", "root", "mounts", "linux"]);
+    assert_eq!(keys(&view["process"]), ["user", "capabilities"]);
+    assert_eq!(
+        keys(&view["linux"]),
+        ["namespaces", "uidMappings", "gidMappings"]
+    );
+    assert_eq!(view["mounts"], userns_spec()["mounts"]);
+}
+
+#[test]
+fn edits_keep_the_layout_and_bytes_around_them() {
+    let spec = userns_spec();
+    let tab = {
+        let mut out = Vec::new();
+        let f = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, f);
+        serde::Serialize::serialize(&spec, &mut ser).unwrap();
+        // Go's escapes and a number's own spelling, which serde_json
+        // would not write.
+        String::from_utf8(out)
+            .unwrap()
+            .replace("<>&", "\\u003c\\u003e\\u0026")
+            .replace("1500.0", "1.50e3")
+            .replace("1000000000.0", "1.0e9")
+    };
+    for text in [
+        tab.clone(),
+        serde_json::to_string(&spec).unwrap(),
+        serde_json::to_string_pretty(&spec).unwrap() + "\n",
+    ] {
+        let old = whole(text.as_bytes()).unwrap();
+        let new = edited(text.as_bytes()).unwrap();
+        assert_eq!(
+            parsed(&old),
+            parsed(&new),
+            "{}",
+            String::from_utf8_lossy(&new)
+        );
+        if !text.contains('\t') {
+            assert_eq!(String::from_utf8_lossy(&old), String::from_utf8_lossy(&new));
+        }
+    }
+    let new = String::from_utf8(edited(tab.as_bytes()).unwrap()).unwrap();
+    for kept in [
+        "\\u003c\\u003e\\u0026",
+        "1.50e3",
+        "1.0e9",
+        "\n\t\"linux\": {\n\t\t\"namespaces\"",
+    ] {
+        assert!(new.contains(kept), "{kept} lost:\n{new}");
+    }
+    assert!(!new.contains("  "), "{new}");
+    assert!(
+        new.contains("\t\t\t\"destination\": \"/sys\",\n\t\t\t\"type\": \"bind\""),
+        "{new}"
+    );
+}
+
+#[test]
+fn members_and_elements_added_and_removed() {
+    let text = b"{\"a\": 1, \"linux\": {\"sysctl\": {\"x\": \"1\", \"y\": \"2\"}, \"z\": [1 ,2]}, \"mounts\": [ {\"destination\":\"/a\"} , {\"destination\":\"/b\"} ]}";
+    let cases = [
+        json!({"linux": {"sysctl": {"y": "2"}}, "mounts": [{"destination": "/b"}]}),
+        json!({"linux": {}, "mounts": [{"destination": "/b"}, {"destination": "/a"}, {"destination": "/c"}]}),
+        json!({"linux": {"sysctl": {"x": "1", "y": "2"}, "namespaces": []}, "mounts": [], "root": {"path": "r"}}),
+        json!({"linux": 7, "mounts": null}),
+    ];
+    for view in cases {
+        let out = write(text, &view);
+        let back: Value = serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)));
+        assert_eq!(back["a"], 1);
+        for k in ["mounts", "root"] {
+            assert_eq!(
+                back.get(k),
+                view.get(k),
+                "{}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+        match &view["linux"] {
+            Value::Object(l) => {
+                assert_eq!(back["linux"]["z"], json!([1, 2]));
+                assert_eq!(back["linux"].as_object().unwrap().len(), l.len() + 1);
+                for (k, v) in l {
+                    assert_eq!(&back["linux"][k], v);
+                }
+            }
+            other => assert_eq!(&back["linux"], other),
+        }
+    }
+}
