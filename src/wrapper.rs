@@ -351,16 +351,11 @@ pub fn prepare_spec(
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let file = match bundle::read_file(spec.to_owned()) {
-        Ok(Some(file)) => file,
-        Ok(None) => {
-            debug!(spec = %spec.display(), "no spec file: passing through");
-            before_write(None)?;
-            return Ok(None);
-        }
-        Err(e) => return Err(e.refusal().map_or(e.into(), Failure::from)),
+    let Some((file, doc)) = read_spec(spec)? else {
+        debug!(spec = %spec.display(), "no spec file: passing through");
+        before_write(None)?;
+        return Ok(None);
     };
-    let doc = strict::read_spec(&file.bytes)?;
     let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
@@ -374,6 +369,20 @@ pub fn prepare_spec(
         file.replace(&bundle::serialize_like(&plan.spec, &file.bytes))?;
     }
     Ok(Some(plan))
+}
+
+/// The spec file as create reads it: never through a symlink, never a
+/// FIFO or other odd file, at most [`strict::MAX_BYTES`], read strictly.
+/// `Ok(None)` when it does not exist. `explain` reads its input with this
+/// too, so it refuses exactly what create refuses.
+pub fn read_spec(spec: &Path) -> Result<Option<(bundle::Config, serde_json::Value)>, Failure> {
+    let file = match bundle::read_file(spec.to_owned()) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.refusal().map_or(e.into(), Failure::from)),
+    };
+    let doc = strict::read_spec(&file.bytes)?;
+    Ok(Some((file, doc)))
 }
 
 /// One line in the wrapper's own log for every create, run and restore.
