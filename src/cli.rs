@@ -103,8 +103,16 @@ pub struct DeployArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A bundle directory, a config.json, or - for standard input.
-    #[arg(default_value = ".")]
+    #[arg(default_value = ".", conflicts_with = "container")]
     pub input: PathBuf,
+    /// A live container: its bundle, as the real runtime the wrapper would
+    /// run reports it (`RUNTIME [--root DIR] state ID`).
+    #[arg(long, value_name = "ID")]
+    pub container: Option<String>,
+    /// The runtime's state directory for --container (default: the
+    /// runtime's own, /run/runc for runc).
+    #[arg(long, value_name = "DIR", requires = "container")]
+    pub root: Option<PathBuf>,
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,

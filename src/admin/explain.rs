@@ -164,7 +164,67 @@ fn stopped(args: &ExplainArgs, stop: &Stop) -> Result<i32, AdminError> {
 
 /// The input to read and the name to show for it.
 fn input_of(args: &ExplainArgs) -> Result<(PathBuf, String), Stop> {
-    Ok((args.input.clone(), args.input.display().to_string()))
+    match &args.container {
+        Some(id) => container_bundle(id, args.root.as_deref()).map(|b| {
+            let shown = b.display().to_string();
+            (b, shown)
+        }),
+        None => Ok((args.input.clone(), args.input.display().to_string())),
+    }
+}
+
+/// A live container's bundle directory, from the state of the real
+/// runtime the wrapper would run (with the same config file): `RUNTIME
+/// [--root DIR] state ID`, its `bundle`. Without `--root` the runtime's
+/// own default applies, as it does for the daemons that call the wrapper
+/// without one.
+pub fn container_bundle(id: &str, root: Option<&Path>) -> Result<PathBuf, Stop> {
+    let shown = format!("container {id}");
+    let config = config::load().map_err(|e| Stop::unreadable(&shown, "config", e))?;
+    let runtime = runtime::choose(None, &config.runtime)
+        .map_err(|e| Stop::unreadable(&shown, "runtime", e))?;
+    let mut cmd = std::process::Command::new(&runtime);
+    if let Some(root) = root {
+        cmd.arg("--root").arg(root);
+    }
+    let out = cmd
+        .arg("state")
+        .arg(id)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Stop::unreadable(&shown, runtime.display().to_string(), e))?;
+    let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+    if !out.status.success() {
+        return Err(Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!(
+                "{} state failed ({}): {}",
+                runtime.display(),
+                out.status,
+                said(&out.stderr)
+            ),
+        ));
+    }
+    let state: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!(
+                "{} state: not JSON ({e}): {}",
+                runtime.display(),
+                said(&out.stdout)
+            ),
+        )
+    })?;
+    match state.get("bundle").and_then(Value::as_str) {
+        Some(b) if !b.is_empty() => Ok(PathBuf::from(b)),
+        _ => Err(Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!("{} state names no bundle", runtime.display()),
+        )),
+    }
 }
 
 /// Read `input` as the wrapper's create would, load the config, explain.
