@@ -137,6 +137,15 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("Undo it:", "userns-hostnet uninstall containerd"),
             ],
         ),
+        "version" => (
+            &[CONFIG],
+            &[ENV_CONFIG, ENV_RUNTIME],
+            "0; 2 on an error. A runtime that cannot be found is said in the output, not in the status.",
+            &[
+                ("What runs on this node:", "userns-hostnet version"),
+                ("For an inventory script:", "userns-hostnet version --json"),
+            ],
+        ),
         _ => (
             &[
                 CONFIG,
