@@ -53,6 +53,23 @@ pub enum Command {
         after_help = "The real runtime is chosen as the wrapper chooses it ($USERNS_HOSTNET_RUNTIME, else the config file's `runtime`), and its `--version` first line is shown. The build date is SOURCE_DATE_EPOCH of the build when it was set. Exit status: 0, 2 on an error."
     )]
     Version(VersionArgs),
+    /// Print the shell completion script the package installs, for installs without the package.
+    #[command(after_help = "Exit status: 0, 2 on an error.")]
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Args)]
