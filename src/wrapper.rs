@@ -395,7 +395,9 @@ fn log_decision(
     config: &Config,
     outcome: &Result<Option<Plan>, Failure>,
 ) {
+    let spec = absolute(&inv.spec_file());
     let ending = match outcome {
+        Ok(None) => Ending::NoSpec(&spec),
         Ok(plan) => Ending::Planned(plan.as_ref()),
         Err(Failure::Refused(r)) => Ending::Refused(r),
         Err(f) => Ending::Failed(None, f.to_string()),
