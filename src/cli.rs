@@ -142,10 +142,12 @@ pub struct ExplainArgs {
     /// runtime's own, /run/runc for runc).
     #[arg(long, value_name = "DIR", requires = "container")]
     pub root: Option<PathBuf>,
-    /// One JSON document instead of text.
+    /// One JSON document instead of text; an error too, as {"error": {...}} on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Write the converted spec here (as the wrapper would).
+    /// Write the converted spec here (as the wrapper would): the input
+    /// unchanged when the wrapper leaves it alone, nothing when it would
+    /// refuse the container; the output says which.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }

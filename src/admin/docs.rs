@@ -122,6 +122,8 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
             &[
                 ("A bundle directory:", "userns-hostnet explain /run/containerd/io.containerd.runtime.v2.task/k8s.io/ID"),
                 ("A spec on standard input, as JSON:", "userns-hostnet explain --json - < config.json"),
+                ("A live container of containerd's k8s.io namespace, found through runc's state:", "userns-hostnet explain --container ID --root /run/containerd/runc/k8s.io"),
+                ("Write the converted spec; the last line says what was written:", "userns-hostnet explain --output converted.json /path/to/bundle"),
             ],
         ),
         "doctor" => (
