@@ -74,9 +74,6 @@ pub struct Stop {
     /// The line the wrapper prints when it refuses the container over
     /// this; `null` when the wrapper would not get that far.
     pub wrapper: Option<String>,
-    /// The exit status: [`EXIT_REFUSED`] or [`EXIT_UNREADABLE`].
-    #[serde(skip)]
-    pub status: i32,
 }
 
 impl Stop {
@@ -86,7 +83,6 @@ impl Stop {
             field: field.into(),
             reason: reason.to_string(),
             wrapper: None,
-            status: EXIT_UNREADABLE,
         }
     }
 
@@ -108,9 +104,6 @@ impl Stop {
             field,
             reason,
             wrapper: Some(line),
-            // Exit 2 as for any input explain cannot read: the status
-            // scripts already rely on.
-            status: EXIT_UNREADABLE,
         }
     }
 
@@ -153,13 +146,15 @@ pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
 }
 
 /// Report `stop` as text on stderr, or as JSON on stdout under `--json`.
+/// Exit 2, as for any input explain cannot read, the wrapper's refusals of
+/// the file itself included: the status scripts already rely on.
 fn stopped(args: &ExplainArgs, stop: &Stop) -> Result<i32, AdminError> {
     if args.json {
         super::print(&super::json_line(&ErrorDocument { error: stop }))?;
     } else {
         eprintln!("userns-hostnet: explain: {}", stop.line());
     }
-    Ok(stop.status)
+    Ok(EXIT_UNREADABLE)
 }
 
 /// The input to read and the name to show for it.
