@@ -48,6 +48,35 @@ pub enum Command {
         after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
+    /// Print the version, the commit and build date, and the real runtime the wrapper would run.
+    #[command(
+        after_help = "The real runtime is chosen as the wrapper chooses it ($USERNS_HOSTNET_RUNTIME, else the config file's `runtime`), and its `--version` first line is shown. The build date is SOURCE_DATE_EPOCH of the build when it was set. Exit status: 0, 2 on an error."
+    )]
+    Version(VersionArgs),
+    /// Print the shell completion script the package installs, for installs without the package.
+    #[command(after_help = "Exit status: 0, 2 on an error.")]
+    Completion(CompletionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -103,12 +132,22 @@ pub struct DeployArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// A bundle directory, a config.json, or - for standard input.
-    #[arg(default_value = ".")]
+    #[arg(default_value = ".", conflicts_with = "container")]
     pub input: PathBuf,
-    /// One JSON document instead of text.
+    /// A live container: its bundle, as the real runtime the wrapper would
+    /// run reports it (`RUNTIME [--root DIR] state ID`).
+    #[arg(long, value_name = "ID")]
+    pub container: Option<String>,
+    /// The runtime's state directory for --container (default: the
+    /// runtime's own, /run/runc for runc).
+    #[arg(long, value_name = "DIR", requires = "container")]
+    pub root: Option<PathBuf>,
+    /// One JSON document instead of text; an error too, as {"error": {...}} on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Write the converted spec here (as the wrapper would).
+    /// Write the converted spec here (as the wrapper would): the input
+    /// unchanged when the wrapper leaves it alone, nothing when it would
+    /// refuse the container; the output says which.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }

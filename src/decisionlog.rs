@@ -84,8 +84,12 @@ pub struct Entry<'a> {
 /// How a command that reads a spec ended, for its log line.
 #[derive(Debug)]
 pub enum Ending<'a> {
-    /// The engine planned (`None`: there was no spec to read).
+    /// The engine planned (`None`: no spec was read, as for a command
+    /// that reads none).
     Planned(Option<&'a Plan>),
+    /// The spec file (config.json, or crun's `-f FILE`) was missing: the
+    /// command went to the runtime untouched, which reports that itself.
+    NoSpec(&'a Path),
     Refused(&'a Refusal),
     /// Something other than the engine stopped it, after the plan if any.
     Failed(Option<&'a Plan>, String),
@@ -94,14 +98,21 @@ pub enum Ending<'a> {
 impl<'a> Entry<'a> {
     /// A line for `command` that ended so; the caller fills in where it ran.
     pub fn ending(command: &'a str, ending: Ending<'a>) -> Self {
-        let (plan, refused, error) = match ending {
-            Ending::Planned(plan) => (plan, None, None),
-            Ending::Refused(r) => (None, Some(r), None),
-            Ending::Failed(plan, e) => (plan, None, Some(e)),
+        let (plan, refused, error, no_spec) = match ending {
+            Ending::Planned(plan) => (plan, None, None, None),
+            Ending::NoSpec(path) => (None, None, None, Some(path)),
+            Ending::Refused(r) => (None, Some(r), None, None),
+            Ending::Failed(plan, e) => (plan, None, Some(e), None),
         };
         let mut entry = Entry::new(command, plan);
         entry.refused = refused;
         entry.error = error;
+        if let Some(path) = no_spec {
+            entry.reason = Some(format!(
+                "no spec file {}: nothing to convert; passed to the runtime as it is, which reports the missing file",
+                path.display()
+            ));
+        }
         entry
     }
 
@@ -234,6 +245,19 @@ mod tests {
         assert_eq!(lines[1]["level"], "error");
         assert_eq!(lines[1]["refused"]["field"], "linux.sysctl");
         assert!(lines[1].get("changes").is_none());
+    }
+
+    #[test]
+    fn a_missing_spec_has_a_reason() {
+        let entry = Entry::ending("create", Ending::NoSpec(Path::new("/b/config.json")));
+        assert!(!entry.converted);
+        assert_eq!(entry.decision, None);
+        let reason = entry.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.starts_with("no spec file /b/config.json: nothing to convert"),
+            "{reason}"
+        );
+        assert_eq!(entry.severity(), Level::Info);
     }
 
     #[test]

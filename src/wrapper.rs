@@ -351,14 +351,10 @@ pub fn prepare_spec(
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let file = match bundle::read_file(spec.to_owned()) {
-        Ok(Some(file)) => file,
-        Ok(None) => {
-            debug!(spec = %spec.display(), "no spec file: passing through");
-            before_write(None)?;
-            return Ok(None);
-        }
-        Err(e) => return Err(e.refusal().map_or(e.into(), Failure::from)),
+    let Some(file) = read_spec_file(spec)? else {
+        debug!(spec = %spec.display(), "no spec file: passing through");
+        before_write(None)?;
+        return Ok(None);
     };
     let view = strict::read_spec_view(&file.bytes)?;
     let plan = plan::plan(view, &config.policy, Rro::Probe(runtime))?;
@@ -376,6 +372,30 @@ pub fn prepare_spec(
     Ok(Some(plan))
 }
 
+/// The spec file as create reads it: never through a symlink, never a
+/// FIFO or other odd file, at most [`strict::MAX_BYTES`], read strictly.
+/// `Ok(None)` when it does not exist. `explain` reads its input with this
+/// too, so it refuses exactly what create refuses: create reads the same
+/// file with [`read_spec_file`] and the view reader, which refuses what the
+/// whole-document reader refuses, in the same words (tests/prop_strict.rs).
+pub fn read_spec(spec: &Path) -> Result<Option<(bundle::Config, serde_json::Value)>, Failure> {
+    let Some(file) = read_spec_file(spec)? else {
+        return Ok(None);
+    };
+    let doc = strict::read_spec(&file.bytes)?;
+    Ok(Some((file, doc)))
+}
+
+/// The spec file's bytes as create reads them (no symlink, no FIFO, the
+/// size cap), or `None` when there is none; the strict reading is the
+/// caller's (the wrapper reads only the members the rules need).
+fn read_spec_file(spec: &Path) -> Result<Option<bundle::Config>, Failure> {
+    match bundle::read_file(spec.to_owned()) {
+        Ok(file) => Ok(file),
+        Err(e) => Err(e.refusal().map_or(e.into(), Failure::from)),
+    }
+}
+
 /// One line in the wrapper's own log for every create, run and restore.
 /// A log that cannot be written never fails the container.
 fn log_decision(
@@ -386,7 +406,9 @@ fn log_decision(
     config: &Config,
     outcome: &Result<Option<Plan>, Failure>,
 ) {
+    let spec = absolute(&inv.spec_file());
     let ending = match outcome {
+        Ok(None) => Ending::NoSpec(&spec),
         Ok(plan) => Ending::Planned(plan.as_ref()),
         Err(Failure::Refused(r)) => Ending::Refused(r),
         Err(f) => Ending::Failed(None, f.to_string()),

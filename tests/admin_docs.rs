@@ -23,6 +23,8 @@ fn pages_and_completions_are_generated() {
         "uninstall",
         "hook",
         "deploy",
+        "version",
+        "completion",
     ] {
         let page = non_empty(&man.join(format!("userns-hostnet-{sub}.1")));
         assert!(
@@ -42,7 +44,7 @@ fn pages_and_completions_are_generated() {
     assert!(zsh.contains("#compdef userns-hostnet"), "{zsh}");
     let fish = non_empty(&comp.join("userns-hostnet.fish"));
     assert!(fish.contains("complete -c userns-hostnet"), "{fish}");
-    assert_eq!(files.len(), 9 + 3, "{files:?}");
+    assert_eq!(files.len(), 11 + 3, "{files:?}");
 }
 
 /// Every page has the sections an operator looks for, and names only pages
@@ -64,7 +66,7 @@ fn pages_have_real_sections_and_name_only_real_pages() {
         })
         .collect();
     pages.sort();
-    assert_eq!(pages.len(), 9, "{pages:?}");
+    assert_eq!(pages.len(), 11, "{pages:?}");
     let runtime_page =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/userns-hostnet-runtime.1");
     let mut texts: Vec<(String, String)> = pages
@@ -202,4 +204,38 @@ fn no_completion_offers_a_hidden_option() {
     }
     let page = non_empty(&dir.path().join("man/userns-hostnet-doctor.1"));
     assert!(!page.contains("root\\-dir"), "{page}");
+}
+
+/// `userns-hostnet completion SHELL` prints the very script the package
+/// ships (the generated, repaired file), and that script completes it.
+#[test]
+fn completion_subcommand_prints_the_shipped_script() {
+    let dir = tempfile::tempdir().unwrap();
+    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    let comp = dir.path().join("completions");
+    for (shell, file) in [
+        ("bash", "userns-hostnet.bash"),
+        ("zsh", "_userns-hostnet"),
+        ("fish", "userns-hostnet.fish"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_userns-hostnet"))
+            .args(["completion", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}: {out:?}");
+        assert!(out.stderr.is_empty(), "{shell}: {out:?}");
+        let shipped = non_empty(&comp.join(file));
+        assert!(
+            out.stdout == shipped.as_bytes(),
+            "{shell}: the output differs from {file}"
+        );
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_userns-hostnet"))
+        .args(["completion", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let script = comp.join("userns-hostnet.bash");
+    let shells = bash_complete(&script, &["userns-hostnet", "completion", ""]);
+    assert_eq!(shells, ["-h", "--help", "bash", "zsh", "fish"]);
 }

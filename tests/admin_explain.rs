@@ -104,7 +104,8 @@ fn converted_bundle_is_explained_and_left_untouched() {
     let out = env.explain(&[b.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let t = text(&out);
-    assert!(t.contains("would start, CONVERTED (4 changes)"), "{t}");
+    // The three capability sets' edits are one entry.
+    assert!(t.contains("would start, CONVERTED (2 changes)"), "{t}");
     assert!(t.contains("decision: host-network: "), "{t}");
     assert!(t.contains("[sysfs] mounts[2]"), "{t}");
     assert!(
@@ -114,10 +115,14 @@ fn converted_bundle_is_explained_and_left_untouched() {
         "{t}"
     );
     assert!(
-        t.contains("[capabilities] process.capabilities.bounding"),
+        t.contains("2. [capabilities] process.capabilities\n"),
         "{t}"
     );
-    assert!(t.contains("dropped: CAP_NET_BIND_SERVICE"), "{t}");
+    assert!(
+        t.contains("   CAP_NET_BIND_SERVICE: from bounding, effective, permitted\n"),
+        "{t}"
+    );
+    assert_eq!(t.matches("CAP_NET_BIND_SERVICE").count(), 1, "{t}");
     assert!(
         out.stderr.is_empty(),
         "{}",
@@ -394,4 +399,168 @@ fn without_a_runtime_rro_is_assumed_with_a_warning() {
         w.contains("/nonexistent/runc") && w.contains("assumed"),
         "{w}"
     );
+}
+
+/// What the wrapper's create prints when it stops on `bundle`'s
+/// config.json, with the runtime a fake that would otherwise succeed.
+fn wrapper_line(env: &Env, bundle: &Path) -> String {
+    let out = env
+        .cmd(WRAPPER)
+        .args(["create", "--bundle", bundle.to_str().unwrap(), "ctr1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the wrapper started it: {out:?}");
+    String::from_utf8_lossy(&out.stderr).trim().to_owned()
+}
+
+#[test]
+fn explain_refuses_what_the_wrappers_create_refuses_with_its_line() {
+    let env = Env::new();
+    let real = env.bundle("real", &fixture("podman-userns-hostnet.json"));
+    // A symlinked config.json, named as a file and as its bundle.
+    let linked = env.dir.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(real.join("config.json"), linked.join("config.json")).unwrap();
+    // A FIFO: neither may block on it.
+    let fifo = env.dir.path().join("fifo");
+    std::fs::create_dir(&fifo).unwrap();
+    nix::unistd::mkfifo(&fifo.join("config.json"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // Over the 64 MiB cap (sparse: nothing allocated).
+    let large = env.dir.path().join("large");
+    std::fs::create_dir(&large).unwrap();
+    std::fs::File::create(large.join("config.json"))
+        .unwrap()
+        .set_len(65 << 20)
+        .unwrap();
+    for (bundle, want) in [
+        (&linked, "is a symbolic link"),
+        (&fifo, "not a regular file"),
+        (&large, "larger than 64 MiB"),
+    ] {
+        let by_wrapper = wrapper_line(&env, bundle);
+        assert!(by_wrapper.contains(want), "{by_wrapper}");
+        for input in [bundle.clone(), bundle.join("config.json")] {
+            let out = env.explain(&[input.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{input:?}: {err}");
+            assert!(out.stdout.is_empty(), "{input:?}");
+            assert!(
+                err.trim_end()
+                    .ends_with(&format!("the wrapper would refuse it: {by_wrapper}")),
+                "{input:?}: {err}\nwrapper: {by_wrapper}"
+            );
+            let (code, v) = env.json(&[input.to_str().unwrap()]);
+            assert_eq!(code, 2);
+            assert_eq!(v["error"]["wrapper"], by_wrapper.as_str(), "{v}");
+            assert!(v["error"]["reason"].as_str().unwrap().contains(want), "{v}");
+            assert!(!v["error"]["field"].as_str().unwrap().is_empty(), "{v}");
+            assert!(v.get("would_start").is_none(), "{v}");
+        }
+    }
+}
+
+#[test]
+fn json_errors_are_json_on_stdout() {
+    let env = Env::new();
+    let missing = env.dir.path().join("missing");
+    let (code, v) = env.json(&[missing.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(v["error"]["field"], missing.to_str().unwrap());
+    assert!(
+        v["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("No such file"),
+        "{v}"
+    );
+    assert_eq!(v["error"]["wrapper"], Value::Null);
+    // A spec the strict reading refuses: the field in the spec, the reason.
+    let b = env.bundle("dup", br#"{"ociVersion": "1.0.2", "ociVersion": "1.1.0"}"#);
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        v["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ociVersion")
+            || v["error"]["field"].as_str().unwrap().contains("ociVersion"),
+        "{v}"
+    );
+    assert!(
+        v["error"]["wrapper"]
+            .as_str()
+            .unwrap()
+            .starts_with("userns-hostnet-runtime: refused: "),
+        "{v}"
+    );
+    // A broken config file.
+    std::fs::write(
+        env.dir.path().join("wrapper.toml"),
+        "[capabilities]\nnet = \"dorp\"\n",
+    )
+    .unwrap();
+    let ok = env.bundle("ok", &fixture("podman-userns-hostnet.json"));
+    let (code, v) = env.json(&[ok.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(v["error"]["field"], "config");
+    assert!(
+        v["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("capabilities.net"),
+        "{v}"
+    );
+}
+
+#[test]
+fn output_is_reported_as_what_was_written() {
+    let env = Env::new();
+    // Refused: nothing written, and said.
+    let mut spec: Value = serde_json::from_slice(&fixture("podman-userns-hostnet.json")).unwrap();
+    spec["linux"]["sysctl"] = json!({"net.ipv4.ip_forward": "1"});
+    let refused = env.bundle("refused", serde_json::to_string(&spec).unwrap().as_bytes());
+    let out_file = env.dir.path().join("out.json");
+    let o = out_file.to_str().unwrap();
+    let out = env.explain(&["--output", o, refused.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let t = text(&out);
+    assert!(
+        t.contains("nothing written to --output: the container would be refused"),
+        "{t}"
+    );
+    assert!(!t.contains("spec written to"), "{t}");
+    assert!(!out_file.exists());
+    let (_, v) = env.json(&["--output", o, refused.to_str().unwrap()]);
+    assert_eq!(v["output"], Value::Null);
+    assert_eq!(v["output_result"], "not-written");
+    assert!(!out_file.exists());
+    // Unchanged: the input, byte for byte, and said so.
+    let original = fixture("podman-userns-ownnet.json");
+    let same = env.bundle("same", &original);
+    let out = env.explain(&["--output", o, same.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let t = text(&out);
+    assert!(
+        t.contains(&format!(
+            "the input written to {o} unchanged ({} bytes): the output equals the input",
+            original.len()
+        )),
+        "{t}"
+    );
+    assert!(!t.contains("converted spec"), "{t}");
+    assert_eq!(std::fs::read(&out_file).unwrap(), original);
+    let (_, v) = env.json(&["--output", o, same.to_str().unwrap()]);
+    assert_eq!(v["output"], o);
+    assert_eq!(v["output_result"], "unchanged");
+    assert_eq!(v["output_bytes"], original.len());
+    // Converted: what was written.
+    let conv = env.bundle("conv", &fixture("podman-userns-hostnet.json"));
+    let (_, v) = env.json(&["--output", o, conv.to_str().unwrap()]);
+    assert_eq!(v["output_result"], "converted");
+    assert_eq!(v["output_bytes"], std::fs::read(&out_file).unwrap().len());
+    // Unwritable: an error, as JSON under --json.
+    let bad = env.dir.path().join("no/such/dir/out.json");
+    let (code, v) = env.json(&["--output", bad.to_str().unwrap(), conv.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(v["error"]["field"], bad.to_str().unwrap());
 }

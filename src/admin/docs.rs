@@ -18,8 +18,6 @@ pub fn write_all(out: &Path) -> std::io::Result<Vec<PathBuf>> {
     let comp_dir = out.join("completions");
     std::fs::create_dir_all(&man_dir)?;
     std::fs::create_dir_all(&comp_dir)?;
-    let mut cmd = Cli::command();
-    cmd.build();
     // The pages list subcommands by page: no `help` subcommand, which has
     // no page.
     let mut pages_cmd = Cli::command().disable_help_subcommand(true);
@@ -36,14 +34,38 @@ pub fn write_all(out: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::write(&path, buf)?;
         written.push(path);
     }
-    let hidden = hidden_options(&cmd);
-    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let path = clap_complete::generate_to(shell, &mut cmd, BIN, &comp_dir)?;
-        let text = std::fs::read_to_string(&path)?;
-        std::fs::write(&path, repair(shell, &text, &hidden))?;
+    for shell in SHELLS {
+        let path = comp_dir.join(clap_complete::Generator::file_name(&shell, BIN));
+        std::fs::write(&path, completion(shell))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// The shells completions are made for.
+pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
+
+/// The completion script for `shell`, repaired: what the package ships and
+/// `userns-hostnet completion SHELL` prints.
+pub fn completion(shell: Shell) -> String {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let hidden = hidden_options(&cmd);
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, BIN, &mut buf);
+    repair(shell, &String::from_utf8_lossy(&buf), &hidden)
+}
+
+/// `userns-hostnet completion SHELL`: the script on standard output, for
+/// installs without the package.
+pub fn run_completion(args: &crate::cli::CompletionArgs) -> Result<i32, super::AdminError> {
+    let shell = match args.shell {
+        crate::cli::CompletionShell::Bash => Shell::Bash,
+        crate::cli::CompletionShell::Zsh => Shell::Zsh,
+        crate::cli::CompletionShell::Fish => Shell::Fish,
+    };
+    super::print(completion(shell).as_bytes())?;
+    Ok(0)
 }
 
 /// Every page: the tool and its visible subcommands, depth first, each
@@ -100,6 +122,8 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
             &[
                 ("A bundle directory:", "userns-hostnet explain /run/containerd/io.containerd.runtime.v2.task/k8s.io/ID"),
                 ("A spec on standard input, as JSON:", "userns-hostnet explain --json - < config.json"),
+                ("A live container of containerd's k8s.io namespace, found through runc's state:", "userns-hostnet explain --container ID --root /run/containerd/runc/k8s.io"),
+                ("Write the converted spec; the last line says what was written:", "userns-hostnet explain --output converted.json /path/to/bundle"),
             ],
         ),
         "doctor" => (
@@ -135,6 +159,29 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("See the change, then make it:", "userns-hostnet install containerd --dry-run"),
                 ("CRI-O, with another handler name:", "userns-hostnet install crio --handler userns-hostnet-crun --wrapper /usr/bin/userns-hostnet-runtime-crun"),
                 ("Undo it:", "userns-hostnet uninstall containerd"),
+            ],
+        ),
+        "version" => (
+            &[CONFIG],
+            &[ENV_CONFIG, ENV_RUNTIME],
+            "0; 2 on an error. A runtime that cannot be found is said in the output, not in the status.",
+            &[
+                ("What runs on this node:", "userns-hostnet version"),
+                ("For an inventory script:", "userns-hostnet version --json"),
+            ],
+        ),
+        "completion" => (
+            &[
+                ("/usr/share/bash-completion/completions/userns-hostnet", "The bash completion the package installs: the same script."),
+                ("/usr/share/zsh/vendor-completions/_userns-hostnet", "The zsh completion the package installs."),
+                ("/usr/share/fish/vendor_completions.d/userns-hostnet.fish", "The fish completion the package installs."),
+            ],
+            &[],
+            "0; 2 on an error.",
+            &[
+                ("bash, for this shell:", "source <(userns-hostnet completion bash)"),
+                ("zsh, installed for every user:", "userns-hostnet completion zsh > /usr/local/share/zsh/site-functions/_userns-hostnet"),
+                ("fish:", "userns-hostnet completion fish > ~/.config/fish/completions/userns-hostnet.fish"),
             ],
         ),
         _ => (

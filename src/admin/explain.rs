@@ -12,10 +12,11 @@ use crate::config::{self, Config};
 use crate::engine::{self, Change, Plan, Refusal};
 use crate::plan::{self, Rro};
 use crate::runtime;
+use crate::wrapper;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Exit status: the container would start.
 pub const EXIT_START: i32 = 0;
@@ -49,45 +50,191 @@ pub struct Explanation {
     pub warnings: Vec<String>,
     /// Why the container would be refused.
     pub refused: Option<Refusal>,
-    /// Where `--output` wrote the converted spec.
+    /// Where `--output` wrote the spec; `null` when nothing was written.
     pub output: Option<String>,
+    /// What `--output` did: `converted` (the converted spec written),
+    /// `unchanged` (the input written as it is, byte for byte: the wrapper
+    /// would leave config.json alone), `not-written` (the container would
+    /// be refused); `null` without `--output`.
+    pub output_result: Option<&'static str>,
+    /// The bytes `--output` wrote.
+    pub output_bytes: Option<usize>,
+}
+
+/// Why explain stopped before it had a plan: printed as one line on
+/// stderr, or under `--json` as `{"error": {...}}` on stdout.
+#[derive(Debug, Serialize)]
+pub struct Stop {
+    /// The input as named on the command line (`-` for standard input).
+    pub input: String,
+    /// What is at fault: a file, a JSON path in the spec, or `config`.
+    pub field: String,
+    /// What is wrong with it.
+    pub reason: String,
+    /// The line the wrapper prints when it refuses the container over
+    /// this; `null` when the wrapper would not get that far.
+    pub wrapper: Option<String>,
+}
+
+impl Stop {
+    fn unreadable(input: &str, field: impl Into<String>, reason: impl ToString) -> Stop {
+        Stop {
+            input: input.to_owned(),
+            field: field.into(),
+            reason: reason.to_string(),
+            wrapper: None,
+        }
+    }
+
+    /// The wrapper's create stops on this input: its own line, and the
+    /// field and reason out of it.
+    fn by_wrapper(input: &str, path: &Path, f: &wrapper::Failure) -> Stop {
+        let line = format!("{}: {f}", wrapper::NAME);
+        let (field, reason) = match f {
+            wrapper::Failure::Refused(r) => (r.field.clone(), r.message.clone()),
+            other => {
+                let text = other.to_string();
+                let prefix = format!("bundle: {}: ", path.display());
+                let reason = text.strip_prefix(&prefix).unwrap_or(&text).to_owned();
+                (path.display().to_string(), reason)
+            }
+        };
+        Stop {
+            input: input.to_owned(),
+            field,
+            reason,
+            wrapper: Some(line),
+        }
+    }
+
+    /// The one line on stderr.
+    pub fn line(&self) -> String {
+        match &self.wrapper {
+            Some(w) => format!("{}: the wrapper would refuse it: {w}", self.input),
+            None if self.field == self.input => format!("{}: {}", self.field, self.reason),
+            None => format!("{}: {}: {}", self.input, self.field, self.reason),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorDocument<'a> {
+    error: &'a Stop,
 }
 
 /// Run the subcommand; the exit status.
 pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
-    let (shown, bytes) = match read_input(&args.input) {
+    let (input, shown) = match input_of(args) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("userns-hostnet: explain: {e}");
-            return Ok(EXIT_UNREADABLE);
-        }
+        Err(stop) => return stopped(args, &stop),
     };
-    let doc = match parse(&bytes) {
-        Ok(doc) => doc,
-        Err(e) => {
-            eprintln!("userns-hostnet: explain: {shown}: {e}");
-            return Ok(EXIT_UNREADABLE);
+    match explain_input(&input, &shown, args.output.as_deref()) {
+        Ok(ex) => {
+            if args.json {
+                super::print(&super::json_line(&ex))?;
+            } else {
+                super::print(render(&ex).as_bytes())?;
+            }
+            Ok(if ex.would_start {
+                EXIT_START
+            } else {
+                EXIT_REFUSED
+            })
         }
-    };
-    let config = match config::load() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!(
-                "userns-hostnet: explain: config: {e} (the wrapper would refuse every container)"
-            );
-            return Ok(EXIT_UNREADABLE);
-        }
-    };
-    let ex = explain(shown, doc, &config, args.output.as_deref(), &bytes)?;
-    if args.json {
-        super::print(&super::json_line(&ex))?;
-    } else {
-        super::print(render(&ex).as_bytes())?;
+        Err(stop) => stopped(args, &stop),
     }
-    Ok(if ex.would_start {
-        EXIT_START
+}
+
+/// Report `stop` as text on stderr, or as JSON on stdout under `--json`.
+/// Exit 2, as for any input explain cannot read, the wrapper's refusals of
+/// the file itself included: the status scripts already rely on.
+fn stopped(args: &ExplainArgs, stop: &Stop) -> Result<i32, AdminError> {
+    if args.json {
+        super::print(&super::json_line(&ErrorDocument { error: stop }))?;
     } else {
-        EXIT_REFUSED
+        eprintln!("userns-hostnet: explain: {}", stop.line());
+    }
+    Ok(EXIT_UNREADABLE)
+}
+
+/// The input to read and the name to show for it.
+fn input_of(args: &ExplainArgs) -> Result<(PathBuf, String), Stop> {
+    match &args.container {
+        Some(id) => container_bundle(id, args.root.as_deref()).map(|b| {
+            let shown = b.display().to_string();
+            (b, shown)
+        }),
+        None => Ok((args.input.clone(), args.input.display().to_string())),
+    }
+}
+
+/// A live container's bundle directory, from the state of the real
+/// runtime the wrapper would run (with the same config file): `RUNTIME
+/// [--root DIR] state ID`, its `bundle`. Without `--root` the runtime's
+/// own default applies, as it does for the daemons that call the wrapper
+/// without one.
+pub fn container_bundle(id: &str, root: Option<&Path>) -> Result<PathBuf, Stop> {
+    let shown = format!("container {id}");
+    let config = config::load().map_err(|e| Stop::unreadable(&shown, "config", e))?;
+    let runtime = runtime::choose(None, &config.runtime)
+        .map_err(|e| Stop::unreadable(&shown, "runtime", e))?;
+    let mut cmd = std::process::Command::new(&runtime);
+    if let Some(root) = root {
+        cmd.arg("--root").arg(root);
+    }
+    let out = cmd
+        .arg("state")
+        .arg(id)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Stop::unreadable(&shown, runtime.display().to_string(), e))?;
+    let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+    if !out.status.success() {
+        return Err(Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!(
+                "{} state failed ({}): {}",
+                runtime.display(),
+                out.status,
+                said(&out.stderr)
+            ),
+        ));
+    }
+    let state: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!(
+                "{} state: not JSON ({e}): {}",
+                runtime.display(),
+                said(&out.stdout)
+            ),
+        )
+    })?;
+    match state.get("bundle").and_then(Value::as_str) {
+        Some(b) if !b.is_empty() => Ok(PathBuf::from(b)),
+        _ => Err(Stop::unreadable(
+            &shown,
+            shown.clone(),
+            format!("{} state names no bundle", runtime.display()),
+        )),
+    }
+}
+
+/// Read `input` as the wrapper's create would, load the config, explain.
+fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Explanation, Stop> {
+    let (shown, bytes, doc) = read_input(input, shown)?;
+    let config = config::load().map_err(|e| {
+        Stop::unreadable(
+            &shown,
+            "config",
+            format!("{e} (the wrapper would refuse every container)"),
+        )
+    })?;
+    explain(shown.clone(), doc, &config, output, &bytes).map_err(|e| {
+        let field = output.map_or_else(|| shown.clone(), |p| p.display().to_string());
+        Stop::unreadable(&shown, field, e)
     })
 }
 
@@ -131,6 +278,8 @@ pub fn explain(
         warnings,
         refused: None,
         output: None,
+        output_result: None,
+        output_bytes: None,
     };
     match result {
         Ok(plan) => {
@@ -141,14 +290,25 @@ pub fn explain(
                 } else {
                     original.to_vec()
                 };
-                std::fs::write(path, bytes).map_err(|source| AdminError::Write {
+                std::fs::write(path, &bytes).map_err(|source| AdminError::Write {
                     path: path.to_owned(),
                     source,
                 })?;
                 ex.output = Some(path.display().to_string());
+                ex.output_result = Some(if plan.changed() {
+                    "converted"
+                } else {
+                    "unchanged"
+                });
+                ex.output_bytes = Some(bytes.len());
             }
         }
-        Err(refusal) => ex.refused = Some(refusal),
+        Err(refusal) => {
+            ex.refused = Some(refusal);
+            if output.is_some() {
+                ex.output_result = Some("not-written");
+            }
+        }
     }
     Ok(ex)
 }
@@ -163,48 +323,50 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
     ex.warnings.extend(plan.findings.warnings.iter().cloned());
 }
 
-/// A bundle directory (its config.json, never through a symlink), a file,
-/// or `-` for standard input; the name to show and the bytes.
-fn read_input(input: &Path) -> Result<(String, Vec<u8>), String> {
+/// A bundle directory (its config.json), a file, or `-` for standard
+/// input, read and parsed as the wrapper's create reads config.json
+/// ([`wrapper::read_spec`]: no symlink, no FIFO, the size cap, the strict
+/// reading); the name to show, the bytes and the document.
+fn read_input(input: &Path, shown: &str) -> Result<(String, Vec<u8>, Value), Stop> {
     if input.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("standard input: {e}"))?;
-        return Ok(("-".into(), bytes));
+            .map_err(|e| Stop::unreadable(shown, "standard input", e))?;
+        let doc = engine::strict::read_spec(&bytes)
+            .map_err(|r| Stop::by_wrapper(shown, input, &wrapper::Failure::Refused(r)))?;
+        return Ok((shown.to_owned(), bytes, doc));
     }
-    let meta = std::fs::metadata(input).map_err(|e| format!("{}: {e}", input.display()))?;
-    if meta.is_dir() {
-        return match bundle::read(input).map_err(|e| e.to_string())? {
-            Some(cfg) => Ok((cfg.path.display().to_string(), cfg.bytes)),
-            None => Err(format!(
-                "{}: no {} in this directory",
-                input.display(),
-                bundle::CONFIG
-            )),
-        };
+    // A directory is a bundle; the bundle directory itself may be reached
+    // through a link, as the runtime reaches it, but not its config.json.
+    let meta = std::fs::metadata(input).map_err(|e| Stop::unreadable(shown, shown, e))?;
+    let path = if meta.is_dir() {
+        input.join(bundle::CONFIG)
+    } else {
+        input.to_owned()
+    };
+    match wrapper::read_spec(&path) {
+        Ok(Some((file, doc))) => Ok((path.display().to_string(), file.bytes, doc)),
+        Ok(None) if meta.is_dir() => Err(Stop::unreadable(
+            shown,
+            shown,
+            format!("no {} in this directory", bundle::CONFIG),
+        )),
+        Ok(None) => Err(Stop::unreadable(shown, shown, "No such file or directory")),
+        Err(f) => Err(Stop::by_wrapper(&path.display().to_string(), &path, &f)),
     }
-    let bytes = std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?;
-    Ok((input.display().to_string(), bytes))
-}
-
-/// The input read as the wrapper reads it ([`engine::strict`]), or the
-/// wrapper's refusal: it refuses a spec it cannot read exactly as the
-/// runtimes would.
-fn parse(bytes: &[u8]) -> Result<Value, String> {
-    engine::strict::read_spec(bytes)
-        .map_err(|r| format!("the wrapper would refuse it: refused: {r}"))
 }
 
 /// The text an operator reads.
 pub fn render(ex: &Explanation) -> String {
     let mut s = String::new();
+    let shown = group_capabilities(&ex.changes);
     let verdict = match (&ex.refused, ex.changed) {
         (Some(_), _) => "would be REFUSED".to_owned(),
         (None, true) => format!(
             "would start, CONVERTED ({} change{})",
-            ex.changes.len(),
-            if ex.changes.len() == 1 { "" } else { "s" }
+            shown.len(),
+            if shown.len() == 1 { "" } else { "s" }
         ),
         (None, false) => "would start, unchanged".to_owned(),
     };
@@ -220,11 +382,26 @@ pub fn render(ex: &Explanation) -> String {
         "  config:   {}\n",
         ex.config.as_deref().unwrap_or("(defaults: no config file)")
     ));
-    for (i, c) in ex.changes.iter().enumerate() {
-        s.push_str(&format!("\n{}. [{}] {}\n", i + 1, c.rule, c.field));
-        s.push_str(&format!("   {}\n", c.summary));
-        for line in before_after(c) {
-            s.push_str(&format!("   {line}\n"));
+    for (i, entry) in shown.iter().enumerate() {
+        match entry {
+            Shown::One(c) => {
+                s.push_str(&format!("\n{}. [{}] {}\n", i + 1, c.rule, c.field));
+                s.push_str(&format!("   {}\n", c.summary));
+                for line in before_after(c) {
+                    s.push_str(&format!("   {line}\n"));
+                }
+            }
+            Shown::Capabilities {
+                field,
+                why,
+                dropped,
+            } => {
+                s.push_str(&format!("\n{}. [{CAPABILITIES}] {field}\n", i + 1));
+                s.push_str(&format!("   dropped from the sets named: {why}\n"));
+                for (cap, sets) in dropped {
+                    s.push_str(&format!("   {cap}: from {}\n", sets.join(", ")));
+                }
+            }
         }
     }
     if !ex.warnings.is_empty() {
@@ -239,10 +416,75 @@ pub fn render(ex: &Explanation) -> String {
             r.rule, r.field, r.message
         ));
     }
-    if let Some(out) = &ex.output {
-        s.push_str(&format!("\nconverted spec written to {out}\n"));
+    match (ex.output_result, &ex.output, ex.output_bytes) {
+        (Some("converted"), Some(out), Some(n)) => {
+            s.push_str(&format!("\nconverted spec written to {out} ({n} bytes)\n"));
+        }
+        (Some("unchanged"), Some(out), Some(n)) => s.push_str(&format!(
+            "\nthe input written to {out} unchanged ({n} bytes): the output equals the input, as the wrapper would leave config.json as it is\n"
+        )),
+        (Some("not-written"), _, _) => {
+            s.push_str("\nnothing written to --output: the container would be refused\n");
+        }
+        _ => {}
     }
     s
+}
+
+/// The rule whose changes are shown per capability.
+const CAPABILITIES: &str = "capabilities";
+
+/// A change as the text shows it.
+enum Shown<'a> {
+    One(&'a Change),
+    /// The capability rule's changes to one process's sets, one line per
+    /// capability naming the sets it left, instead of one per set.
+    Capabilities {
+        field: &'a str,
+        why: &'a str,
+        dropped: Vec<(&'a str, Vec<&'a str>)>,
+    },
+}
+
+/// The changes, the capability rule's edits of one `capabilities` object
+/// merged into one entry at the place of the first.
+fn group_capabilities(changes: &[Change]) -> Vec<Shown<'_>> {
+    let mut out: Vec<Shown> = Vec::new();
+    for c in changes {
+        let split = (c.rule == CAPABILITIES)
+            .then(|| c.field.rsplit_once('.'))
+            .flatten()
+            .zip(names(&c.before).zip(names(&c.after)));
+        let Some(((field, set), (before, after))) = split else {
+            out.push(Shown::One(c));
+            continue;
+        };
+        let at = out
+            .iter()
+            .position(|s| matches!(s, Shown::Capabilities { field: f, .. } if *f == field));
+        let at = at.unwrap_or_else(|| {
+            // The reason, after "dropped NAMES from SET: ".
+            let why = c
+                .summary
+                .split_once(": ")
+                .map_or(c.summary.as_str(), |(_, w)| w);
+            out.push(Shown::Capabilities {
+                field,
+                why,
+                dropped: Vec::new(),
+            });
+            out.len() - 1
+        });
+        if let Some(Shown::Capabilities { dropped, .. }) = out.get_mut(at) {
+            for cap in before.into_iter().filter(|b| !after.contains(b)) {
+                match dropped.iter_mut().find(|(n, _)| *n == cap) {
+                    Some((_, sets)) => sets.push(set),
+                    None => dropped.push((cap, vec![set])),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The before/after lines of one change: a mount compactly, a list of

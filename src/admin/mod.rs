@@ -10,6 +10,7 @@ pub mod explain;
 pub mod files;
 pub mod install;
 pub mod matrix;
+pub mod version;
 
 /// Why an admin subcommand stops, besides what it reports as its result.
 #[derive(Debug, thiserror::Error)]

@@ -14,6 +14,8 @@ fn main() {
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
+        Command::Version(a) => admin::version::run(a).map_err(Into::into),
+        Command::Completion(a) => admin::docs::run_completion(a).map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,112 @@
+//! `userns-hostnet version`: what was built, from which commit and when,
+//! and which real runtime the wrapper would run, with that runtime's own
+//! version line.
+
+use super::AdminError;
+use crate::cli::VersionArgs;
+use crate::{config, runtime};
+use serde::Serialize;
+use std::path::Path;
+
+/// The short git commit the binaries were built from (`unknown` outside a
+/// git checkout), recorded by build.rs.
+pub const COMMIT: &str = env!("USERNS_HOSTNET_COMMIT");
+/// The build date, UTC in RFC 3339: `SOURCE_DATE_EPOCH` when the build set
+/// it, recorded by build.rs.
+pub const BUILD_DATE: &str = env!("USERNS_HOSTNET_BUILD_DATE");
+
+/// The `--json` document. Field names are stable (documented in README).
+#[derive(Debug, Serialize)]
+pub struct Versions {
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub build_date: &'static str,
+    /// The real runtime the wrapper would run (with the same config file
+    /// and environment); `null` when none is found.
+    pub runtime: Option<String>,
+    /// The first line of that runtime's `--version`.
+    pub runtime_version: Option<String>,
+    /// Why the runtime or its version is not known.
+    pub runtime_error: Option<String>,
+}
+
+/// Gather the versions.
+pub fn versions() -> Versions {
+    let mut v = Versions {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: COMMIT,
+        build_date: BUILD_DATE,
+        runtime: None,
+        runtime_version: None,
+        runtime_error: None,
+    };
+    let candidates = match config::load() {
+        Ok(c) => c.runtime,
+        Err(e) => {
+            v.runtime_error = Some(format!(
+                "config: {e} (the wrapper would refuse every container)"
+            ));
+            return v;
+        }
+    };
+    match runtime::choose(None, &candidates) {
+        Ok(rt) => {
+            match first_version_line(&rt) {
+                Ok(line) => v.runtime_version = Some(line),
+                Err(e) => v.runtime_error = Some(e),
+            }
+            v.runtime = Some(rt.display().to_string());
+        }
+        Err(e) => v.runtime_error = Some(e.to_string()),
+    }
+    v
+}
+
+/// The first line `RUNTIME --version` prints.
+fn first_version_line(rt: &Path) -> Result<String, String> {
+    let out = std::process::Command::new(rt)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {} --version: {e}", rt.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.lines().map(str::trim).find(|l| !l.is_empty()) {
+        Some(line) if out.status.success() => Ok(line.to_owned()),
+        _ => Err(format!(
+            "{} --version failed ({}): {}",
+            rt.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+/// The text an operator reads.
+pub fn render(v: &Versions) -> String {
+    let mut s = format!(
+        "{} {}\ncommit:     {}\nbuild date: {}\n",
+        super::docs::BIN,
+        v.version,
+        v.commit,
+        v.build_date
+    );
+    let runtime = match (&v.runtime, &v.runtime_version, &v.runtime_error) {
+        (Some(rt), Some(ver), _) => format!("{rt} ({ver})"),
+        (Some(rt), None, Some(e)) => format!("{rt} (version unknown: {e})"),
+        (None, _, Some(e)) => format!("(none found: {e})"),
+        _ => "(none found)".to_owned(),
+    };
+    s.push_str(&format!("runtime:    {runtime}\n"));
+    s
+}
+
+/// Run the subcommand: 0, or 2 when standard output cannot be written.
+pub fn run(args: &VersionArgs) -> Result<i32, AdminError> {
+    let v = versions();
+    if args.json {
+        super::print(&super::json_line(&v))?;
+    } else {
+        super::print(render(&v).as_bytes())?;
+    }
+    Ok(0)
+}
