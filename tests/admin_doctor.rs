@@ -130,7 +130,8 @@ fn a_ready_root_passes_every_check() {
         // The version matrix asks the real containerd and runtime, which a
         // unit test never runs (the fake containerd answers nothing):
         // e2e_doctor checks it against the real binaries.
-        let skipped = ["crio", "matrix.containerd"];
+        // No kubelet in this root: every installed daemon is checked.
+        let skipped = ["crio", "matrix.containerd", "kubelet"];
         let want = if skipped.iter().any(|n| c["name"] == *n) {
             "skip"
         } else {
@@ -589,4 +590,152 @@ fn an_import_that_replaces_the_cri_table_fails() {
     );
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
+}
+
+const KUBELET_CRIO: &str = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix:///var/run/crio/crio.sock\nfeatureGates:\n  UserNamespacesSupport: true\n  UserNamespacesHostNetworkSupport: true\n";
+
+/// The kubelet's endpoint decides which daemon is checked: flags over its
+/// config file, a running kubelet over the flag files.
+#[test]
+fn the_kubelet_chooses_the_daemon() {
+    let r = Root::ready();
+    // containerd has no handler: it would fail, were it the kubelet's.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
+    );
+    r.write("usr/bin/crio", "");
+    r.write("run/crio/crio.sock", "");
+    r.write(
+        "etc/crio/crio.conf.d/99-userns-hostnet.conf",
+        "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    r.write("var/lib/kubelet/config.yaml", KUBELET_CRIO);
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(status(&v, "kubelet"), "ok");
+    assert!(
+        message(&v, "kubelet").contains(
+            "uses CRI-O (unix:///var/run/crio/crio.sock, from containerRuntimeEndpoint in"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "containerd"), "skip");
+    assert_eq!(message(&v, "containerd"), "the kubelet uses CRI-O");
+    assert_eq!(status(&v, "crio"), "ok");
+    // No version matrix for a containerd the kubelet does not use.
+    assert!(
+        !v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "matrix.containerd"),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "kubelet.gates"), "ok");
+    assert!(message(&v, "kubelet.gates")
+        .ends_with("UserNamespacesSupport on, UserNamespacesHostNetworkSupport on"));
+
+    // A named containerd config is checked all the same.
+    let named = r.path("etc/containerd/config.toml");
+    let runtime = r.path("runtime");
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        runtime.to_str().unwrap(),
+        "--containerd-config",
+        named.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+
+    // kubeadm's flag wins over the config file.
+    r.write(
+        "var/lib/kubelet/kubeadm-flags.env",
+        "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1, "{v:#}");
+    assert!(message(&v, "kubelet").contains("uses containerd (unix:///run/containerd/containerd.sock, from --container-runtime-endpoint in /var/lib/kubelet/kubeadm-flags.env)"), "{v:#}");
+    assert_eq!(status(&v, "containerd"), "fail");
+    assert_eq!(message(&v, "crio"), "the kubelet uses containerd");
+
+    // A running kubelet's command line wins over the files, and its
+    // --config is the config read.
+    r.write("proc/4242/comm", "kubelet\n");
+    r.write(
+        "proc/4242/cmdline",
+        "/usr/bin/kubelet\0--config\0/etc/kubernetes/kubelet.yaml\0",
+    );
+    r.write(
+        "etc/kubernetes/kubelet.yaml",
+        "kind: KubeletConfiguration\ncontainerRuntimeEndpoint: \"unix:///var/run/crio/crio.sock\"\nfeatureGates: {UserNamespacesSupport: false}\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        message(&v, "kubelet").contains("kubelet (running) uses CRI-O"),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "kubelet").contains("/etc/kubernetes/kubelet.yaml"),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "kubelet.gates"), "warn");
+    assert!(
+        message(&v, "kubelet.gates")
+            .contains("UserNamespacesSupport off, UserNamespacesHostNetworkSupport not set"),
+        "{v:#}"
+    );
+    let fix = find(&v, "kubelet.gates")["fix"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        fix.starts_with("set UserNamespacesSupport to true under featureGates in ")
+            && fix.contains("etc/kubernetes/kubelet.yaml"),
+        "{fix}"
+    );
+    r.write(
+        "proc/4242/cmdline",
+        "/usr/bin/kubelet\0--config=/etc/kubernetes/kubelet.yaml\0--container-runtime-endpoint\0unix:///run/cri-dockerd.sock\0",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(status(&v, "kubelet"), "warn", "{v:#}");
+    assert!(
+        message(&v, "kubelet")
+            .contains("the running kubelet's --container-runtime-endpoint (PID 4242)"),
+        "{v:#}"
+    );
+    assert_eq!(
+        message(&v, "containerd"),
+        "the kubelet uses another runtime"
+    );
+    assert_eq!(code, 0);
+}
+
+/// A kubelet config with no endpoint: the kubelet's default, containerd.
+#[test]
+fn a_kubelet_config_without_an_endpoint_means_containerd() {
+    let r = Root::ready();
+    r.write("usr/bin/crio", "");
+    r.write(
+        "var/lib/kubelet/config.yaml",
+        "kind: KubeletConfiguration\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        message(&v, "kubelet").contains(
+            "uses containerd (unix:///run/containerd/containerd.sock, from the kubelet's default"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "crio"), "skip");
+    assert!(
+        message(&v, "kubelet.gates").contains("UserNamespacesSupport not set"),
+        "{v:#}"
+    );
 }

@@ -4,6 +4,7 @@
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
 use super::daemons::{self, Handler};
+use super::matrix;
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
@@ -141,16 +142,213 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     if let Some(cfg) = &config {
         out.push(log_file(&root, cfg));
     }
-    out.push(containerd(&root, args));
-    out.push(crio(&root, args));
-    out.extend(matrix_checks(&root, args, config.as_ref()));
+    let kubelet = kubelet(&root);
+    out.push(kubelet_check(&kubelet));
+    if let Some(gates) = kubelet_gates(&kubelet) {
+        out.push(gates);
+    }
+    let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
+    out.push(containerd(&root, args, uses));
+    out.push(crio(&root, args, uses));
+    if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
+        out.extend(matrix_checks(&root, args, config.as_ref(), &kubelet));
+    }
     out
+}
+
+/// Where the kubelet's flags may be kept, besides a running kubelet's
+/// command line: kubeadm's, then the distributions' environment files.
+const KUBELET_FLAG_FILES: [&str; 3] = [
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/etc/default/kubelet",
+    "/etc/sysconfig/kubelet",
+];
+const ENDPOINT_FLAG: &str = "container-runtime-endpoint";
+/// The kubelet's containerRuntimeEndpoint when neither its config nor a
+/// flag sets one (Kubernetes >= 1.27).
+const KUBELET_DEFAULT_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
+
+/// The CRI endpoint the kubelet is given, and where that was found.
+struct Endpoint {
+    value: String,
+    cri: matrix::Cri,
+    from: String,
+}
+
+/// What doctor found of the kubelet on this node.
+struct Kubelet {
+    /// The running kubelet's command line (NUL-separated) and its PID.
+    running: Option<(u32, String)>,
+    config_path: PathBuf,
+    /// Its config file's text, or why it cannot be read.
+    config: Result<String, String>,
+    endpoint: Option<Endpoint>,
+}
+
+/// A running kubelet: the first /proc/PID whose comm is `kubelet`.
+fn running_kubelet(root: &Root) -> Option<(u32, String)> {
+    let proc = root.at("/proc");
+    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter().find_map(|pid| {
+        let dir = proc.join(pid.to_string());
+        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+        (comm.trim() == "kubelet")
+            .then(|| std::fs::read(dir.join("cmdline")).ok())
+            .flatten()
+            .map(|c| (pid, String::from_utf8_lossy(&c).into_owned()))
+    })
+}
+
+/// The kubelet's CRI endpoint: a running kubelet's flag, else a flag in
+/// its flag files, else its config file's `containerRuntimeEndpoint`
+/// (flags win over the config file, as in the kubelet), else the
+/// kubelet's default when there is a kubelet at all.
+fn kubelet(root: &Root) -> Kubelet {
+    let running = running_kubelet(root);
+    let config_path = running
+        .as_ref()
+        .and_then(|(_, cmd)| matrix::flag_value(cmd, "config"))
+        .map_or_else(|| root.at(matrix::KUBELET_CONFIG), |c| root.at(c));
+    let config = std::fs::read_to_string(&config_path)
+        .map_err(|e| format!("{}: {e}", config_path.display()));
+    let make = |value: String, from: String| Endpoint {
+        cri: matrix::Cri::of_endpoint(&value),
+        value,
+        from,
+    };
+    let from_flags = match &running {
+        Some((pid, cmd)) => matrix::flag_value(cmd, ENDPOINT_FLAG).map(|v| {
+            make(
+                v,
+                format!("the running kubelet's --{ENDPOINT_FLAG} (PID {pid})"),
+            )
+        }),
+        None => KUBELET_FLAG_FILES.iter().find_map(|f| {
+            let text = std::fs::read_to_string(root.at(f)).ok()?;
+            matrix::flag_value(&text, ENDPOINT_FLAG)
+                .map(|v| make(v, format!("--{ENDPOINT_FLAG} in {f}")))
+        }),
+    };
+    let endpoint = from_flags.or_else(|| {
+        let text = config.as_ref().ok()?;
+        Some(match matrix::config_endpoint(text) {
+            Some(v) => make(
+                v,
+                format!("containerRuntimeEndpoint in {}", config_path.display()),
+            ),
+            None => make(
+                KUBELET_DEFAULT_ENDPOINT.to_owned(),
+                format!(
+                    "the kubelet's default: {} sets no containerRuntimeEndpoint",
+                    config_path.display()
+                ),
+            ),
+        })
+    });
+    let endpoint = endpoint.or_else(|| {
+        running.as_ref().map(|(pid, _)| {
+            make(
+                KUBELET_DEFAULT_ENDPOINT.to_owned(),
+                format!("the kubelet's default: the running kubelet (PID {pid}) names no endpoint and no readable config"),
+            )
+        })
+    });
+    Kubelet {
+        running,
+        config_path,
+        config,
+        endpoint,
+    }
+}
+
+fn kubelet_check(k: &Kubelet) -> Check {
+    const NAME: &str = "kubelet";
+    match &k.endpoint {
+        None => check(
+            NAME,
+            Status::Skip,
+            format!(
+                "no kubelet found (none running, no {}, no --{ENDPOINT_FLAG} in {}): every installed daemon is checked",
+                k.config_path.display(),
+                KUBELET_FLAG_FILES.join(", ")
+            ),
+        ),
+        Some(e) if e.cri == matrix::Cri::Other => check(
+            NAME,
+            Status::Warn,
+            format!(
+                "the kubelet uses {} ({}), neither containerd nor CRI-O: no handler that install registers serves its pods",
+                e.value, e.from
+            ),
+        )
+        .fix("register the wrapper as that runtime's handler by hand, or point the kubelet at containerd or CRI-O"),
+        Some(e) => check(
+            NAME,
+            Status::Ok,
+            format!(
+                "the kubelet{} uses {} ({}, from {})",
+                if k.running.is_some() { " (running)" } else { "" },
+                e.cri.name(),
+                e.value,
+                e.from
+            ),
+        ),
+    }
+}
+
+/// The kubelet's user-namespace feature gates, when its config is readable.
+fn kubelet_gates(k: &Kubelet) -> Option<Check> {
+    use matrix::Gate;
+    const NAME: &str = "kubelet.gates";
+    let text = k.config.as_ref().ok()?;
+    let gates = matrix::parse_kubelet_gates(text);
+    let said = |name: &str, g: &Gate| match g {
+        Gate::Set(true) => format!("{name} on"),
+        Gate::Set(false) => format!("{name} off"),
+        Gate::Unset | Gate::Unreadable(_) => format!("{name} not set (the release's default)"),
+    };
+    let msg = format!(
+        "{}: {}, {}",
+        k.config_path.display(),
+        said(matrix::USERNS_GATE, &gates.user_namespaces),
+        said(matrix::KUBELET_GATE, &gates.host_network)
+    );
+    let off: Vec<&str> = [
+        (matrix::USERNS_GATE, &gates.user_namespaces),
+        (matrix::KUBELET_GATE, &gates.host_network),
+    ]
+    .iter()
+    .filter(|(_, g)| **g == Gate::Set(false))
+    .map(|(n, _)| *n)
+    .collect();
+    Some(if off.is_empty() {
+        check(NAME, Status::Ok, msg)
+    } else {
+        check(
+            NAME,
+            Status::Warn,
+            format!("{msg}: the kubelet refuses pods with hostUsers: false{}", if off == [matrix::KUBELET_GATE] { " and hostNetwork: true" } else { "" }),
+        )
+        .fix(format!(
+            "set {} to true under featureGates in {} (and on the API server), then restart the kubelet",
+            off.join(" and "),
+            k.config_path.display()
+        ))
+    })
 }
 
 /// The version matrix (`admin/matrix.rs`), when containerd is installed:
 /// its version, the real runtime's `features`, the kubelet's gate.
-fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
-    use super::matrix;
+fn matrix_checks(
+    root: &Root,
+    args: &DoctorArgs,
+    config: Option<&Config>,
+    kubelet: &Kubelet,
+) -> Vec<Check> {
     let containerd = if root.fake() {
         Some(root.at("/usr/bin/containerd")).filter(|p| p.is_file())
     } else {
@@ -178,15 +376,14 @@ fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec
             version.lines().next().unwrap_or("").trim()
         )
     });
-    let kubelet = root.at(matrix::KUBELET_CONFIG);
     let facts = matrix::Facts {
         containerd: answer(&containerd, "--version")
             .and_then(|v| matrix::parse_containerd_version(&v)),
         runtime: shown,
         features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
-        gate: match std::fs::read_to_string(&kubelet) {
-            Ok(text) => matrix::parse_kubelet_gate(&text),
-            Err(e) => matrix::Gate::Unreadable(format!("{}: {e}", kubelet.display())),
+        gate: match &kubelet.config {
+            Ok(text) => matrix::parse_kubelet_gate(text),
+            Err(e) => matrix::Gate::Unreadable(e.clone()),
         },
     };
     matrix::findings(&facts)
@@ -669,8 +866,25 @@ fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str
 const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
 const CRIO_SOCKET: &str = "/run/crio/crio.sock";
 
-fn containerd(root: &Root, args: &DoctorArgs) -> Check {
+/// The daemon the kubelet does not use is skipped, unless its config was
+/// named.
+fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) -> Option<Check> {
+    let other = uses.filter(|u| *u != daemon)?;
+    Some(check(
+        name,
+        Status::Skip,
+        format!("the kubelet uses {}", other.name()),
+    ))
+}
+
+fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Check {
     let named = args.containerd_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
+        .flatten()
+    {
+        return skip;
+    }
     if !named && !installed(root, "containerd") {
         return check("containerd", Status::Skip, "containerd is not installed");
     }
@@ -822,8 +1036,14 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
     )
 }
 
-fn crio(root: &Root, args: &DoctorArgs) -> Check {
+fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Check {
     let named = args.crio_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Crio, uses, "crio"))
+        .flatten()
+    {
+        return skip;
+    }
     if !named && !installed(root, "crio") {
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
