@@ -103,6 +103,23 @@ impl Root {
     }
 }
 
+/// What doctor puts before a command that changes the host, when this
+/// test does not run as root.
+fn as_root() -> &'static str {
+    if nix::unistd::geteuid().is_root() {
+        ""
+    } else {
+        "as root: "
+    }
+}
+
+fn fix(v: &Value, name: &str) -> String {
+    find(v, name)["fix"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no fix for {name}: {v:#}"))
+        .to_owned()
+}
+
 fn find<'a>(v: &'a Value, name: &str) -> &'a Value {
     v["checks"]
         .as_array()
@@ -260,7 +277,10 @@ fn subids_without_a_kubelet_user() {
         "{m}"
     );
     let fix = find(&v, "subids")["fix"].as_str().unwrap().to_owned();
-    assert!(fix.starts_with("useradd --system"), "{fix}");
+    assert!(
+        fix.starts_with(&format!("{}useradd --system", as_root())),
+        "{fix}"
+    );
     // No policy: the subuid line is ignored, a warning.
     r.write("etc/userns-hostnet/config.toml", "");
     let (_, v) = r.doctor();
@@ -323,7 +343,7 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
     let f = file.display();
     assert_eq!(
         find(&v, "config")["fix"],
-        format!("chown root:root {f}; chmod go-w {f}")
+        format!("{}chown root:root {f}; chmod go-w {f}", as_root())
     );
 }
 
@@ -470,7 +490,10 @@ fn daemons_in_use_and_named_configs() {
     );
     assert_eq!(
         find(&v, "containerd")["fix"].as_str().unwrap(),
-        format!("userns-hostnet install containerd --config {named}, then restart containerd")
+        format!(
+            "{}userns-hostnet install containerd --config {named}, then restart containerd",
+            as_root()
+        )
     );
 
     // Docker's containerd: no CRI, nothing to register.
@@ -737,5 +760,128 @@ fn a_kubelet_config_without_an_endpoint_means_containerd() {
     assert!(
         message(&v, "kubelet.gates").contains("UserNamespacesSupport not set"),
         "{v:#}"
+    );
+}
+
+/// Every fix names the daemon config doctor was given, the config file it
+/// read, and the runtime it was asked about.
+#[test]
+fn fix_lines_carry_the_flags_given() {
+    let r = Root::ready();
+    let runtime = r.path("runtime");
+    let runtime = runtime.to_str().unwrap();
+    // Both daemons in use, neither with a handler, both configs named.
+    r.write("usr/bin/crio", "");
+    r.write("run/crio/crio.sock", "");
+    r.write("srv/crio/crio.conf", "[crio.runtime]\n");
+    r.write("srv/containerd.toml", "version = 2\n");
+    let (crio, containerd) = (r.path("srv/crio/crio.conf"), r.path("srv/containerd.toml"));
+    let (crio, containerd) = (crio.to_str().unwrap(), containerd.to_str().unwrap());
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        runtime,
+        "--containerd-config",
+        containerd,
+        "--crio-config",
+        crio,
+    ]);
+    assert_eq!(code, 1, "{v:#}");
+    let p = as_root();
+    assert_eq!(
+        fix(&v, "containerd"),
+        format!(
+            "{p}userns-hostnet install containerd --config {containerd}, then restart containerd"
+        )
+    );
+    assert_eq!(
+        fix(&v, "crio"),
+        format!("{p}userns-hostnet install crio --config {crio}, then restart crio")
+    );
+    // A handler whose wrapper is gone: reinstall with the same config.
+    r.write(
+        "srv/containerd.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet.options]\nBinaryName = \"/opt/gone/userns-hostnet-runtime\"\n",
+    );
+    let (_, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", containerd]);
+    assert!(
+        fix(&v, "containerd").ends_with(&format!(
+            "{p}userns-hostnet uninstall containerd --config {containerd} && userns-hostnet install containerd --config {containerd}"
+        )),
+        "{v:#}"
+    );
+
+    // --runtime names a runtime that is not there: the fix is about that
+    // flag, not about the config file.
+    let (code, v) = r.doctor_with(&["--runtime", "/no/such/runc"]);
+    assert_eq!(code, 1);
+    let f = fix(&v, "runtime");
+    assert!(
+        f.starts_with("install /no/such/runc, or give --runtime the path"),
+        "{f}"
+    );
+
+    // A setting to change names the file the wrapper reads.
+    let elsewhere = r.path("srv/userns-hostnet.toml");
+    r.write(
+        "srv/userns-hostnet.toml",
+        "[log]\nfile = \"/no/such/dir/x.log\"\n",
+    );
+    let out = Command::new(TOOL)
+        .args(["doctor", "--json", "--root-dir"])
+        .arg(r.dir.path())
+        .args(["--runtime", runtime])
+        .env("USERNS_HOSTNET_CONFIG", &elsewhere)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status(&v, "log"), "fail", "{v:#}");
+    assert!(
+        fix(&v, "log").ends_with(&format!("set log.file in {}", elsewhere.display())),
+        "{v:#}"
+    );
+}
+
+/// Run by another user than root, every command that changes the host
+/// says "as root", and what only root can check is a warning whose fix
+/// is this same doctor command, flags included, run as root.
+#[test]
+fn fix_lines_as_another_user() {
+    use std::os::unix::process::CommandExt;
+    let r = Root::ready();
+    std::fs::set_permissions(r.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The log directory only root can write to.
+    std::fs::set_permissions(r.path("var/log"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    r.write("proc/sys/net/ipv4/ip_unprivileged_port_start", "2000\n");
+    r.write("etc/containerd/config.toml", "version = 2\n");
+    let runtime = r.path("runtime");
+    let runtime = runtime.to_str().unwrap();
+    let containerd = r.path("etc/containerd/config.toml");
+    let containerd = containerd.to_str().unwrap();
+    let mut cmd = Command::new(TOOL);
+    cmd.args(["doctor", "--json", "--root-dir"])
+        .arg(r.dir.path())
+        .args(["--runtime", runtime, "--containerd-config", containerd])
+        .env_remove("USERNS_HOSTNET_CONFIG")
+        .env_remove("USERNS_HOSTNET_RUNTIME");
+    // Root runs it as nobody; anyone else is not root already.
+    if nix::unistd::geteuid().is_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(fix(&v, "ports").starts_with("as root: sysctl -w"), "{v:#}");
+    assert_eq!(
+        fix(&v, "containerd"),
+        format!("as root: userns-hostnet install containerd --config {containerd}, then restart containerd")
+    );
+    assert_eq!(status(&v, "log"), "warn", "{v:#}");
+    assert!(
+        message(&v, "log").contains("the wrapper runs as root, and doctor runs as uid"),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "log"),
+        format!("run it as root: sudo userns-hostnet doctor --runtime {runtime} --containerd-config {containerd}")
     );
 }

@@ -129,27 +129,80 @@ impl Root {
     }
 }
 
+/// What every fix line must carry to be right for this run: commands
+/// that change the host are marked for root when doctor runs as another
+/// user, a setting names the config file actually read, and a command
+/// naming a daemon's config gets the same `--config` doctor was given.
+struct Fixes {
+    /// "as root: " when doctor does not run as root, else "".
+    as_root: &'static str,
+    /// The config file the wrapper reads.
+    config: PathBuf,
+    /// ` --config F` for install containerd / install crio, when named.
+    containerd_flag: String,
+    crio_flag: String,
+    /// This doctor command line, to run it again as root.
+    rerun: String,
+}
+
+impl Fixes {
+    fn new(args: &DoctorArgs, root: &Root) -> Fixes {
+        let flag = |name: &str, v: Option<&Path>| {
+            v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
+        };
+        Fixes {
+            as_root: if nix::unistd::geteuid().is_root() {
+                ""
+            } else {
+                "as root: "
+            },
+            config: config_path(root),
+            containerd_flag: flag("config", args.containerd_config.as_deref()),
+            crio_flag: flag("config", args.crio_config.as_deref()),
+            rerun: format!(
+                "userns-hostnet doctor{}{}{}",
+                args.runtime
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(" --runtime {r}")),
+                flag("containerd-config", args.containerd_config.as_deref()),
+                flag("crio-config", args.crio_config.as_deref()),
+            ),
+        }
+    }
+
+    /// A command that changes the host.
+    fn admin(&self, command: impl AsRef<str>) -> String {
+        format!("{}{}", self.as_root, command.as_ref())
+    }
+
+    /// A setting to change in the config file.
+    fn setting(&self, setting: &str) -> String {
+        format!("{}set {setting} in {}", self.as_root, self.config.display())
+    }
+}
+
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let root = Root(args.root_dir.clone());
-    let mut out = vec![kernel_mount_setattr(), user_namespaces(&root)];
-    let (config_check, config) = config_file(&root);
-    out.extend(runtime_checks(args, config.as_ref()));
+    let fx = Fixes::new(args, &root);
+    let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
+    let (config_check, config) = config_file(&root, &fx);
+    out.extend(runtime_checks(args, config.as_ref(), &fx));
     out.push(cgroup(&root));
-    out.push(subids(&root, config.as_ref()));
-    out.push(ports(&root));
+    out.push(subids(&root, config.as_ref(), &fx));
+    out.push(ports(&root, &fx));
     out.push(config_check);
     if let Some(cfg) = &config {
-        out.push(log_file(&root, cfg));
+        out.push(log_file(&root, cfg, &fx));
     }
     let kubelet = kubelet(&root);
     out.push(kubelet_check(&kubelet));
-    if let Some(gates) = kubelet_gates(&kubelet) {
+    if let Some(gates) = kubelet_gates(&kubelet, &fx) {
         out.push(gates);
     }
     let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
-    out.push(containerd(&root, args, uses));
-    out.push(crio(&root, args, uses));
+    out.push(containerd(&root, args, uses, &fx));
+    out.push(crio(&root, args, uses, &fx));
     if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
         out.extend(matrix_checks(&root, args, config.as_ref(), &kubelet));
     }
@@ -301,7 +354,7 @@ fn kubelet_check(k: &Kubelet) -> Check {
 }
 
 /// The kubelet's user-namespace feature gates, when its config is readable.
-fn kubelet_gates(k: &Kubelet) -> Option<Check> {
+fn kubelet_gates(k: &Kubelet, fx: &Fixes) -> Option<Check> {
     use matrix::Gate;
     const NAME: &str = "kubelet.gates";
     let text = k.config.as_ref().ok()?;
@@ -334,7 +387,8 @@ fn kubelet_gates(k: &Kubelet) -> Option<Check> {
             format!("{msg}: the kubelet refuses pods with hostUsers: false{}", if off == [matrix::KUBELET_GATE] { " and hostNetwork: true" } else { "" }),
         )
         .fix(format!(
-            "set {} to true under featureGates in {} (and on the API server), then restart the kubelet",
+            "{}set {} to true under featureGates in {} (and on the API server), then restart the kubelet",
+            fx.as_root,
             off.join(" and "),
             k.config_path.display()
         ))
@@ -405,7 +459,7 @@ fn matrix_checks(
         .collect()
 }
 
-fn kernel_mount_setattr() -> Check {
+fn kernel_mount_setattr(fx: &Fixes) -> Check {
     if probe::kernel_supports_mount_setattr() {
         check(
             "kernel.mount_setattr",
@@ -413,9 +467,10 @@ fn kernel_mount_setattr() -> Check {
             "mount_setattr(2) is available: /sys can be made read-only recursively (rro)",
         )
     } else {
-        check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(
-            "run Linux >= 5.12; or set sysfs.fallback = \"ro\" in the config file to accept a /sys whose submounts stay writable",
-        )
+        check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(format!(
+            "run Linux >= 5.12; or, to accept a /sys whose submounts stay writable, {}",
+            fx.setting("sysfs.fallback = \"ro\"")
+        ))
     }
 }
 
@@ -426,7 +481,7 @@ fn read_number(path: &Path) -> Result<i64, String> {
         .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
 }
 
-fn user_namespaces(root: &Root) -> Check {
+fn user_namespaces(root: &Root, fx: &Fixes) -> Check {
     const NAME: &str = "kernel.user_namespaces";
     match read_number(&root.at("/proc/sys/user/max_user_namespaces")) {
         Ok(n) if n > 0 => check(NAME, Status::Ok, format!("user.max_user_namespaces = {n}")),
@@ -435,18 +490,24 @@ fn user_namespaces(root: &Root) -> Check {
             Status::Fail,
             format!("user.max_user_namespaces = {n}: no user namespace can be created"),
         )
-        .fix("sysctl -w user.max_user_namespaces=63000 (and set it in /etc/sysctl.d/)"),
+        .fix(fx.admin("sysctl -w user.max_user_namespaces=63000 (and set it in /etc/sysctl.d/)")),
         Err(e) => check(NAME, Status::Fail, format!("cannot read: {e}"))
             .fix("a kernel built with CONFIG_USER_NS"),
     }
 }
 
-fn config_file(root: &Root) -> (Check, Option<Config>) {
-    const NAME: &str = "config";
-    let path = match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
+/// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
+/// default path (under the fake root).
+fn config_path(root: &Root) -> PathBuf {
+    match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
         Some(p) => PathBuf::from(p),
         None => root.at(config::DEFAULT_PATH),
-    };
+    }
+}
+
+fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
+    const NAME: &str = "config";
+    let path = config_path(root);
     match config::load_from(&path) {
         Ok(c) => {
             let msg = match &c.source {
@@ -466,27 +527,41 @@ fn config_file(root: &Root) -> (Check, Option<Config>) {
                     path.display()
                 ),
             )
-            .fix(reason.fix(&path)),
+            .fix(fx.admin(reason.fix(&path))),
             None,
         ),
         Err(e) => (
-            check(NAME, Status::Fail, e.to_string()).fix(
-                "correct the setting named above; the wrapper refuses every container until the file parses (packaging/config.toml documents every setting)",
-            ),
+            check(NAME, Status::Fail, e.to_string()).fix(format!(
+                "{}correct the setting named above in {}; the wrapper refuses every container until the file parses (`userns-hostnet config default` documents every setting)",
+                fx.as_root,
+                path.display()
+            )),
             None,
         ),
     }
 }
 
-fn log_file(root: &Root, config: &Config) -> Check {
+fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
     const NAME: &str = "log";
     let path = root.at(&config.log.file);
     let shown = path.display();
     if path.exists() {
         return match std::fs::OpenOptions::new().append(true).open(&path) {
             Ok(_) => check(NAME, Status::Ok, format!("{shown} is writable")),
-            Err(e) => check(NAME, Status::Fail, format!("{shown}: cannot write: {e}"))
-                .fix("make it writable by root, or set log.file in the config file"),
+            // The wrapper writes it as root: another user's doctor
+            // cannot tell.
+            Err(e)
+                if !fx.as_root.is_empty() && e.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                not_as_root(NAME, format!("{shown}: cannot write: {e}"), fx)
+            }
+            Err(e) => {
+                check(NAME, Status::Fail, format!("{shown}: cannot write: {e}")).fix(format!(
+                    "{}make it writable by root, or {}",
+                    fx.as_root,
+                    fx.setting("log.file")
+                ))
+            }
         };
     }
     let dir = path.parent().unwrap_or(Path::new("/"));
@@ -496,16 +571,39 @@ fn log_file(root: &Root, config: &Config) -> Check {
             Status::Ok,
             format!("{shown} will be created on the first container start"),
         ),
+        Err(e) if !fx.as_root.is_empty() && e == nix::errno::Errno::EACCES => not_as_root(
+            NAME,
+            format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
+            fx,
+        ),
         Err(e) => check(
             NAME,
             Status::Fail,
             format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
         )
-        .fix("create the directory, or set log.file in the config file"),
+        .fix(format!(
+            "{}create the directory, or {}",
+            fx.as_root,
+            fx.setting("log.file")
+        )),
     }
 }
 
-fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
+/// What only root can check, checked by another user: a warning, and the
+/// same doctor command to run as root.
+fn not_as_root(name: &'static str, message: String, fx: &Fixes) -> Check {
+    check(
+        name,
+        Status::Warn,
+        format!(
+            "{message}: the wrapper runs as root, and doctor runs as uid {}",
+            nix::unistd::geteuid()
+        ),
+    )
+    .fix(format!("run it as root: sudo {}", fx.rerun))
+}
+
+fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec<Check> {
     let defaults = Config::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
@@ -516,9 +614,17 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
                 Some(r) => format!("--runtime {r}: not found or not executable"),
                 None => e.to_string(),
             };
-            return vec![check("runtime", Status::Fail, msg).fix(
-                "install runc (>= 1.1) or crun (>= 1.4), or name it with `runtime` in the config file",
-            )];
+            let fix = match &args.runtime {
+                Some(r) => format!(
+                    "install {r}, or give --runtime the path of an executable runtime; without --runtime, doctor checks the one the wrapper chooses"
+                ),
+                None => format!(
+                    "{}install runc (>= 1.1) or crun (>= 1.4), or name it: {}",
+                    fx.as_root,
+                    fx.setting("runtime = \"/path/to/runtime\"")
+                ),
+            };
+            return vec![check("runtime", Status::Fail, msg).fix(fix)];
         }
     };
     let shown = runtime.display().to_string();
@@ -538,12 +644,15 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
         }
     };
     let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
-    out.push(match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
-        Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
-        Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(
-            "upgrade to runc >= 1.1 or crun >= 1.4; or set sysfs.fallback = \"ro\" to accept a weaker /sys",
-        ),
-    });
+    out.push(
+        match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
+            Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
+            Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(format!(
+                "upgrade to runc >= 1.1 or crun >= 1.4; or, to accept a weaker /sys, {}",
+                fx.setting("sysfs.fallback = \"ro\"")
+            )),
+        },
+    );
     out.push(features(&runtime));
     out
 }
@@ -670,7 +779,7 @@ fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
     }
 }
 
-fn subids(root: &Root, config: Option<&Config>) -> Check {
+fn subids(root: &Root, config: Option<&Config>, fx: &Fixes) -> Check {
     const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
         AllowedRanges::SubidUser(u) => Some(u.clone()),
@@ -686,7 +795,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
         u64::from(u32::MAX)
     );
     let make_reader = format!(
-        "useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet"
+        "{}useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet",
+        fx.as_root
     );
     if user == KUBELET_USER {
         if let Err(missing) = kubelet_reads_subids(root) {
@@ -697,7 +807,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                     Status::Fail,
                     format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
                 )
-                .fix(format!("{make_reader}; or drop allowed_ranges from the config file")),
+                .fix(format!("{make_reader}; or drop allowed_ranges from {}", fx.config.display())),
                 (None, true) => check(
                     NAME,
                     Status::Warn,
@@ -721,7 +831,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
             )
             .fix(format!(
-                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})"
+                "{}add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})",
+                fx.as_root
             ))
         }
         Err(e) => {
@@ -731,7 +842,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: a `{KUBELET_USER}` user and getsubids exist, so the kubelet asks getsubids for its range and cannot give pods a user namespace without one"),
             )
             .fix(format!(
-                "add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet"
+                "{}add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet",
+                fx.as_root
             ))
         }
     };
@@ -741,7 +853,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             Status::Fail,
             format!("{user}'s ranges in /etc/subuid and /etc/subgid are not one and the same range in both, which the kubelet needs: it refuses them"),
         )
-        .fix(format!("give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}"));
+        .fix(format!("{}give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}", fx.as_root));
     }
     let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
@@ -756,7 +868,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             Status::Fail,
             format!("{user}: the ranges in /etc/subuid and /etc/subgid hold fewer than {IDS_PER_POD} IDs: not one pod fits"),
         )
-        .fix(format!("give {user} at least {IDS_PER_POD} IDs per pod"));
+        .fix(format!("{}give {user} at least {IDS_PER_POD} IDs per pod", fx.as_root));
     }
     let msg = format!(
         "{user}: {} uids, {} gids: room for {pods} pod{} at {IDS_PER_POD} IDs each",
@@ -775,12 +887,13 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             ),
         )
         .fix(format!(
-            "align {user}'s ranges to multiples of {IDS_PER_POD}"
+            "{}align {user}'s ranges to multiples of {IDS_PER_POD}",
+            fx.as_root
         ))
     }
 }
 
-fn ports(root: &Root) -> Check {
+fn ports(root: &Root, fx: &Fixes) -> Check {
     const NAME: &str = "ports";
     match read_number(&root.at("/proc/sys/net/ipv4/ip_unprivileged_port_start")) {
         Ok(n) if n <= 0 => check(
@@ -798,7 +911,7 @@ fn ports(root: &Root) -> Check {
             Status::Warn,
             format!("net.ipv4.ip_unprivileged_port_start = {n}: userns containers on the host network can bind ports >= {n} only"),
         )
-        .fix("sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (or lower, for the ports your pods need)"),
+        .fix(fx.admin("sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (or lower, for the ports your pods need)")),
         Err(e) => check(NAME, Status::Warn, format!("cannot read: {e}")),
     }
 }
@@ -877,7 +990,7 @@ fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) ->
     ))
 }
 
-fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Check {
+fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
     let named = args.containerd_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
@@ -888,21 +1001,20 @@ fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Chec
     if !named && !installed(root, "containerd") {
         return check("containerd", Status::Skip, "containerd is not installed");
     }
-    let c = containerd_handlers(root, args);
+    let c = containerd_handlers(root, args, fx);
     unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
 }
 
-fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
+fn containerd_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "containerd";
     let config = args
         .containerd_config
         .clone()
         .unwrap_or_else(|| root.at(daemons::CONTAINERD_CONFIG));
-    let flag = match &args.containerd_config {
-        Some(c) => format!(" --config {}", c.display()),
-        None => String::new(),
-    };
-    let fix = &format!("userns-hostnet install containerd{flag}, then restart containerd");
+    let flag = &fx.containerd_flag;
+    let fix = &fx.admin(format!(
+        "userns-hostnet install containerd{flag}, then restart containerd"
+    ));
     if !config.is_file() {
         return check(
             NAME,
@@ -913,7 +1025,8 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
             ),
         )
         .fix(format!(
-            "containerd config default > {}; {fix}",
+            "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
+            fx.as_root,
             args.containerd_config
                 .as_deref()
                 .unwrap_or(Path::new(daemons::CONTAINERD_CONFIG))
@@ -922,7 +1035,10 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
     }
     let doc = match toml::read(&config) {
         Ok(d) => d,
-        Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
+        Err(e) => {
+            return check(NAME, Status::Fail, e.to_string())
+                .fix(format!("{}correct the file", fx.as_root))
+        }
     };
     if let Some(plugin) = daemons::containerd_cri_disabled(&doc) {
         return check(
@@ -953,7 +1069,7 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
             .into_iter()
             .find(|c| c.plugin == cri)
         {
-            return clobbered(&c, binary, &config);
+            return clobbered(&c, binary, &config, fx);
         }
     }
     let mut handlers = Vec::new();
@@ -967,11 +1083,24 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
         }
         handlers.extend(daemons::containerd_handlers(doc, file, version));
     }
-    registered(NAME, handlers, root, fix)
+    registered(
+        NAME,
+        handlers,
+        root,
+        fix,
+        &reinstall("containerd", flag, fx),
+    )
+}
+
+/// Uninstall and install again a handler, with the same daemon config.
+fn reinstall(daemon: &str, flag: &str, fx: &Fixes) -> String {
+    fx.admin(format!(
+        "userns-hostnet uninstall {daemon}{flag} && userns-hostnet install {daemon}{flag}"
+    ))
 }
 
 /// An import that throws away CRI settings of the files before it.
-fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) -> Check {
+fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path, fx: &Fixes) -> Check {
     const SHOWN: usize = 6;
     let which = match binary {
         Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
@@ -991,13 +1120,20 @@ fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) ->
         ),
     )
     .fix(format!(
-        "carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
+        "{2}carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
         c.import.display(),
-        config.display()
+        config.display(),
+        fx.as_root
     ))
 }
 
-fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str) -> Check {
+fn registered(
+    name: &'static str,
+    handlers: Vec<Handler>,
+    root: &Root,
+    fix: &str,
+    reinstall: &str,
+) -> Check {
     if handlers.is_empty() {
         return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
     }
@@ -1011,7 +1147,10 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
             Status::Fail,
             format!("handler {} runs {}, which does not exist", h.name, h.binary),
         )
-        .fix(format!("install the wrapper at {}", h.binary));
+        .fix(format!(
+            "install the wrapper at {}; or register the installed one: {reinstall}",
+            h.binary
+        ));
     }
     let no_runtime = handlers.iter().find_map(|h| {
         let real = handler_runtime(h, root)?;
@@ -1027,7 +1166,9 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
                 real.display()
             ),
         )
-        .fix("install that runtime, or uninstall the handler and install it again");
+        .fix(format!(
+            "install that runtime, or register the handler again: {reinstall}"
+        ));
     }
     check(
         name,
@@ -1036,7 +1177,7 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
     )
 }
 
-fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Check {
+fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
     let named = args.crio_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Crio, uses, "crio"))
@@ -1047,11 +1188,11 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>) -> Check {
     if !named && !installed(root, "crio") {
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
-    let c = crio_handlers(root, args);
+    let c = crio_handlers(root, args, fx);
     unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
 }
 
-fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
+fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "crio";
     let conf = args
         .crio_config
@@ -1061,17 +1202,20 @@ fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
     for file in daemons::crio_files(&conf) {
         match toml::read(&file) {
             Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
-            Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
+            Err(e) => {
+                return check(NAME, Status::Fail, e.to_string())
+                    .fix(format!("{}correct the file", fx.as_root))
+            }
         }
     }
-    let flag = match &args.crio_config {
-        Some(c) => format!(" --config {}", c.display()),
-        None => String::new(),
-    };
+    let flag = &fx.crio_flag;
     registered(
         NAME,
         handlers,
         root,
-        &format!("userns-hostnet install crio{flag}, then restart crio"),
+        &fx.admin(format!(
+            "userns-hostnet install crio{flag}, then restart crio"
+        )),
+        &reinstall("crio", flag, fx),
     )
 }
