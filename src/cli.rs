@@ -48,6 +48,47 @@ pub enum Command {
         after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
+    /// Show, check or edit the wrapper's config file.
+    #[command(
+        subcommand,
+        after_help = "The file is /etc/userns-hostnet/config.toml or $USERNS_HOSTNET_CONFIG, read as the wrapper reads it: only when root alone can change it, and refused whole for one unknown setting or value."
+    )]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration, and where each value comes from (the file, an environment variable, the default).
+    #[command(
+        after_help = "Exit status: 0 on success, 2 when the file cannot be read, is not trusted, or is invalid."
+    )]
+    Show {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the configuration file the package ships, every setting at its default.
+    Default,
+    /// Validate a config file as the wrapper would read it.
+    #[command(
+        after_help = "Exit status: 0 when valid, 1 when the wrapper would refuse it (one line names the setting and why), 2 when it cannot be read."
+    )]
+    Check {
+        /// The file to check.
+        file: PathBuf,
+    },
+    /// Change one setting, keeping the file's comments and order.
+    #[command(
+        after_help = "The value is TOML; a bare word is a string (log.level=debug). The result is validated as the wrapper validates it before the file is replaced, atomically. Exit status: 0 on success, 1 when the result would be invalid (nothing is written), 2 on an error."
+    )]
+    Set {
+        /// SETTING=VALUE, e.g. sysfs.fallback=ro or runtime=["crun"].
+        #[arg(value_name = "KEY=VALUE")]
+        assignment: String,
+        /// The file to edit (default: the one the wrapper reads).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -137,6 +137,16 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("Undo it:", "userns-hostnet uninstall containerd"),
             ],
         ),
+        s if s == "config" || s.starts_with("config-") => (
+            &[CONFIG],
+            &[ENV_CONFIG, ENV_RUNTIME],
+            "0 on success, 1 when a file is invalid or not trusted (check; set writes nothing then), 2 on an error.",
+            &[
+                ("Every setting, and where its value comes from:", "userns-hostnet config show"),
+                ("Validate an edited copy before putting it in place:", "userns-hostnet config check /tmp/config.toml"),
+                ("Accept a /sys whose submounts stay writable, keeping the file's comments:", "userns-hostnet config set sysfs.fallback=ro"),
+            ],
+        ),
         _ => (
             &[
                 CONFIG,

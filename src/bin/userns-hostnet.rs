@@ -14,6 +14,7 @@ fn main() {
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
+        Command::Config(c) => admin::configcmd::run(c).map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),
