@@ -110,6 +110,8 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("/run/containerd/containerd.sock, /run/crio/crio.sock", "Whether the daemon runs: without its socket a missing handler is a warning."),
                 ("/etc/subuid, /etc/subgid, /etc/passwd", "The kubelet's ID ranges; it reads them only when a kubelet user exists and getsubids is installed."),
                 ("/proc/sys/user/max_user_namespaces, /proc/sys/net/ipv4/ip_unprivileged_port_start", "Kernel settings checked."),
+                ("/proc/PID/cmdline, /var/lib/kubelet/kubeadm-flags.env, /etc/default/kubelet, /etc/sysconfig/kubelet", "The kubelet's --container-runtime-endpoint: which daemon it uses, so the other is skipped."),
+                ("/var/lib/kubelet/config.yaml", "The kubelet's containerRuntimeEndpoint and its UserNamespacesSupport and UserNamespacesHostNetworkSupport gates (a running kubelet's --config names another)."),
             ],
             &[ENV_CONFIG, ENV_RUNTIME, ("PATH", "Where the runtimes, containerd, crio and getsubids are looked for.")],
             "0 when no check fails (warnings allowed), 1 otherwise, 2 on an error.",
