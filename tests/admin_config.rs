@@ -157,6 +157,12 @@ fn set_edits_one_setting_and_keeps_the_rest() {
         &std::fs::read_to_string(&file).unwrap()[SHIPPED.len()..],
         "\n[log]\nlevel = \"warn\"\n"
     );
+    // As doctor's fixes write it.
+    let out = config(&["set", "sysfs.fallback=ro", "--file", f], None, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .ends_with("\n[sysfs]\nfallback = \"ro\"\n"));
     let check = config(&["check", f], None, None);
     assert_eq!(check.status.code(), Some(0));
     // No leftover temporary or backup file.

@@ -836,7 +836,10 @@ fn fix_lines_carry_the_flags_given() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status(&v, "log"), "fail", "{v:#}");
     assert!(
-        fix(&v, "log").ends_with(&format!("set log.file in {}", elsewhere.display())),
+        fix(&v, "log").ends_with(&format!(
+            "userns-hostnet config set log.file=/path/to/userns-hostnet.log --file {}",
+            elsewhere.display()
+        )),
         "{v:#}"
     );
 }

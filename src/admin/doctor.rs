@@ -175,9 +175,16 @@ impl Fixes {
         format!("{}{}", self.as_root, command.as_ref())
     }
 
-    /// A setting to change in the config file.
-    fn setting(&self, setting: &str) -> String {
-        format!("{}set {setting} in {}", self.as_root, self.config.display())
+    /// The command that changes a setting in the config file the wrapper
+    /// reads (named, unless it is the default: sudo drops the
+    /// environment that named it).
+    fn setting(&self, assignment: &str) -> String {
+        let file = if self.config == Path::new(config::DEFAULT_PATH) {
+            String::new()
+        } else {
+            format!(" --file {}", self.config.display())
+        };
+        format!("userns-hostnet config set {assignment}{file}")
     }
 }
 
@@ -469,7 +476,7 @@ fn kernel_mount_setattr(fx: &Fixes) -> Check {
     } else {
         check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(format!(
             "run Linux >= 5.12; or, to accept a /sys whose submounts stay writable, {}",
-            fx.setting("sysfs.fallback = \"ro\"")
+            fx.admin(fx.setting("sysfs.fallback=ro"))
         ))
     }
 }
@@ -559,7 +566,7 @@ fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
                 check(NAME, Status::Fail, format!("{shown}: cannot write: {e}")).fix(format!(
                     "{}make it writable by root, or {}",
                     fx.as_root,
-                    fx.setting("log.file")
+                    fx.setting("log.file=/path/to/userns-hostnet.log")
                 ))
             }
         };
@@ -584,7 +591,7 @@ fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
         .fix(format!(
             "{}create the directory, or {}",
             fx.as_root,
-            fx.setting("log.file")
+            fx.setting("log.file=/path/to/userns-hostnet.log")
         )),
     }
 }
@@ -621,7 +628,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec
                 None => format!(
                     "{}install runc (>= 1.1) or crun (>= 1.4), or name it: {}",
                     fx.as_root,
-                    fx.setting("runtime = \"/path/to/runtime\"")
+                    fx.setting("runtime=/path/to/runtime")
                 ),
             };
             return vec![check("runtime", Status::Fail, msg).fix(fix)];
@@ -649,7 +656,7 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec
             Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
             Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(format!(
                 "upgrade to runc >= 1.1 or crun >= 1.4; or, to accept a weaker /sys, {}",
-                fx.setting("sysfs.fallback = \"ro\"")
+                fx.admin(fx.setting("sysfs.fallback=ro"))
             )),
         },
     );
