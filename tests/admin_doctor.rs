@@ -149,6 +149,12 @@ fn a_ready_root_passes_every_check() {
         // e2e_doctor checks it against the real binaries.
         // No kubelet in this root: every installed daemon is checked.
         let skipped = ["crio", "matrix.containerd", "kubelet"];
+        // Not root: the fake root's config file is this user's, which a
+        // wrapper running as root would refuse.
+        if c["name"] == "config" && !as_root().is_empty() {
+            assert_eq!(c["status"], "warn", "{c}");
+            continue;
+        }
         let want = if skipped.iter().any(|n| c["name"] == *n) {
             "skip"
         } else {
@@ -866,9 +872,12 @@ fn fix_lines_as_another_user() {
         .args(["--runtime", runtime, "--containerd-config", containerd])
         .env_remove("USERNS_HOSTNET_CONFIG")
         .env_remove("USERNS_HOSTNET_RUNTIME");
-    // Root runs it as nobody; anyone else is not root already.
+    // Root runs it as nobody, whose config file it makes; anyone else is
+    // not root already, and owns the file.
     if nix::unistd::geteuid().is_root() {
         cmd.uid(65534).gid(65534);
+        let file = r.path("etc/userns-hostnet/config.toml");
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
     }
     let out = cmd.output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout)
@@ -886,5 +895,19 @@ fn fix_lines_as_another_user() {
     assert_eq!(
         fix(&v, "log"),
         format!("run it as root: sudo userns-hostnet doctor --runtime {runtime} --containerd-config {containerd}")
+    );
+    // Its own config file: trusted by its own wrapper, not by root's.
+    let file = r.path("etc/userns-hostnet/config.toml");
+    let file = file.display();
+    assert_eq!(status(&v, "config"), "warn", "{v:#}");
+    assert!(
+        message(&v, "config").contains(
+            "one running as root (containerd, CRI-O) refuses every container: owned by uid"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "config"),
+        format!("as root: chown root:root {file}; chmod go-w {file}")
     );
 }

@@ -512,11 +512,47 @@ fn config_path(root: &Root) -> PathBuf {
     }
 }
 
+/// The config file's trust as the wrapper running as root judges it: the
+/// file, then each directory of its path as named.
+fn trusted_by_root(path: &Path) -> Result<(), config::Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(path) {
+        config::check_file(m.uid(), m.mode(), 0)?;
+    }
+    let mut dirs: Vec<&Path> = path.ancestors().skip(1).collect();
+    dirs.reverse();
+    for dir in dirs.into_iter().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(m) = std::fs::metadata(dir) {
+            config::check_dir(dir, m.uid(), m.mode(), 0)?;
+        }
+    }
+    Ok(())
+}
+
 fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
     const NAME: &str = "config";
     let path = config_path(root);
     match config::load_from(&path) {
         Ok(c) => {
+            // Not root: the file was judged as this user's wrapper (rootless
+            // podman) judges it; containerd's and CRI-O's run as root.
+            if let (Some(p), false) = (&c.source, fx.as_root.is_empty()) {
+                if let Err(reason) = trusted_by_root(p) {
+                    return (
+                        check(
+                            NAME,
+                            Status::Warn,
+                            format!(
+                                "{}: parses, and a wrapper running as uid {} (rootless podman) trusts it, but one running as root (containerd, CRI-O) refuses every container: {reason}",
+                                p.display(),
+                                nix::unistd::geteuid()
+                            ),
+                        )
+                        .fix(fx.admin(reason.fix(p))),
+                        Some(c),
+                    );
+                }
+            }
             let msg = match &c.source {
                 Some(p) => format!("{} parses", p.display()),
                 None => format!("{}: no file, the defaults apply", path.display()),
