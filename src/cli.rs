@@ -56,6 +56,12 @@ pub enum Command {
     /// Print the shell completion script the package installs, for installs without the package.
     #[command(after_help = "Exit status: 0, 2 on an error.")]
     Completion(CompletionArgs),
+    /// Show, check or edit the wrapper's config file.
+    #[command(
+        subcommand,
+        after_help = "The file is /etc/userns-hostnet/config.toml or $USERNS_HOSTNET_CONFIG, read as the wrapper reads it: only when root alone can change it, and refused whole for one unknown setting or value."
+    )]
+    Config(ConfigCommand),
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +83,41 @@ pub struct VersionArgs {
     /// One JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration, and where each value comes from (the file, an environment variable, the default).
+    #[command(
+        after_help = "Exit status: 0 on success, 2 when the file cannot be read, is not trusted, or is invalid."
+    )]
+    Show {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the configuration file the package ships, every setting at its default.
+    Default,
+    /// Validate a config file as the wrapper would read it.
+    #[command(
+        after_help = "Exit status: 0 when valid, 1 when the wrapper would refuse it (one line names the setting and why), 2 when it cannot be read."
+    )]
+    Check {
+        /// The file to check.
+        file: PathBuf,
+    },
+    /// Change one setting, keeping the file's comments and order.
+    #[command(
+        after_help = "The value is TOML; a bare word is a string (log.level=debug). The result is validated as the wrapper validates it before the file is replaced, atomically. Exit status: 0 on success, 1 when the result would be invalid (nothing is written), 2 on an error."
+    )]
+    Set {
+        /// SETTING=VALUE, e.g. sysfs.fallback=ro or runtime=["crun"].
+        #[arg(value_name = "KEY=VALUE")]
+        assignment: String,
+        /// The file to edit (default: the one the wrapper reads).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -103,6 +103,23 @@ impl Root {
     }
 }
 
+/// What doctor puts before a command that changes the host, when this
+/// test does not run as root.
+fn as_root() -> &'static str {
+    if nix::unistd::geteuid().is_root() {
+        ""
+    } else {
+        "as root: "
+    }
+}
+
+fn fix(v: &Value, name: &str) -> String {
+    find(v, name)["fix"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no fix for {name}: {v:#}"))
+        .to_owned()
+}
+
 fn find<'a>(v: &'a Value, name: &str) -> &'a Value {
     v["checks"]
         .as_array()
@@ -130,7 +147,14 @@ fn a_ready_root_passes_every_check() {
         // The version matrix asks the real containerd and runtime, which a
         // unit test never runs (the fake containerd answers nothing):
         // e2e_doctor checks it against the real binaries.
-        let skipped = ["crio", "matrix.containerd"];
+        // No kubelet in this root: every installed daemon is checked.
+        let skipped = ["crio", "matrix.containerd", "kubelet"];
+        // Not root: the fake root's config file is this user's, which a
+        // wrapper running as root would refuse.
+        if c["name"] == "config" && !as_root().is_empty() {
+            assert_eq!(c["status"], "warn", "{c}");
+            continue;
+        }
         let want = if skipped.iter().any(|n| c["name"] == *n) {
             "skip"
         } else {
@@ -259,7 +283,10 @@ fn subids_without_a_kubelet_user() {
         "{m}"
     );
     let fix = find(&v, "subids")["fix"].as_str().unwrap().to_owned();
-    assert!(fix.starts_with("useradd --system"), "{fix}");
+    assert!(
+        fix.starts_with(&format!("{}useradd --system", as_root())),
+        "{fix}"
+    );
     // No policy: the subuid line is ignored, a warning.
     r.write("etc/userns-hostnet/config.toml", "");
     let (_, v) = r.doctor();
@@ -322,7 +349,7 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
     let f = file.display();
     assert_eq!(
         find(&v, "config")["fix"],
-        format!("chown root:root {f}; chmod go-w {f}")
+        format!("{}chown root:root {f}; chmod go-w {f}", as_root())
     );
 }
 
@@ -469,7 +496,10 @@ fn daemons_in_use_and_named_configs() {
     );
     assert_eq!(
         find(&v, "containerd")["fix"].as_str().unwrap(),
-        format!("userns-hostnet install containerd --config {named}, then restart containerd")
+        format!(
+            "{}userns-hostnet install containerd --config {named}, then restart containerd",
+            as_root()
+        )
     );
 
     // Docker's containerd: no CRI, nothing to register.
@@ -589,4 +619,295 @@ fn an_import_that_replaces_the_cri_table_fails() {
     );
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
+}
+
+const KUBELET_CRIO: &str = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix:///var/run/crio/crio.sock\nfeatureGates:\n  UserNamespacesSupport: true\n  UserNamespacesHostNetworkSupport: true\n";
+
+/// The kubelet's endpoint decides which daemon is checked: flags over its
+/// config file, a running kubelet over the flag files.
+#[test]
+fn the_kubelet_chooses_the_daemon() {
+    let r = Root::ready();
+    // containerd has no handler: it would fail, were it the kubelet's.
+    r.write(
+        "etc/containerd/config.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
+    );
+    r.write("usr/bin/crio", "");
+    r.write("run/crio/crio.sock", "");
+    r.write(
+        "etc/crio/crio.conf.d/99-userns-hostnet.conf",
+        "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\n",
+    );
+    r.write("var/lib/kubelet/config.yaml", KUBELET_CRIO);
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(status(&v, "kubelet"), "ok");
+    assert!(
+        message(&v, "kubelet").contains(
+            "uses CRI-O (unix:///var/run/crio/crio.sock, from containerRuntimeEndpoint in"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "containerd"), "skip");
+    assert_eq!(message(&v, "containerd"), "the kubelet uses CRI-O");
+    assert_eq!(status(&v, "crio"), "ok");
+    // No version matrix for a containerd the kubelet does not use.
+    assert!(
+        !v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "matrix.containerd"),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "kubelet.gates"), "ok");
+    assert!(message(&v, "kubelet.gates")
+        .ends_with("UserNamespacesSupport on, UserNamespacesHostNetworkSupport on"));
+
+    // A named containerd config is checked all the same.
+    let named = r.path("etc/containerd/config.toml");
+    let runtime = r.path("runtime");
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        runtime.to_str().unwrap(),
+        "--containerd-config",
+        named.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (code, status(&v, "containerd")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+
+    // kubeadm's flag wins over the config file.
+    r.write(
+        "var/lib/kubelet/kubeadm-flags.env",
+        "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1, "{v:#}");
+    assert!(message(&v, "kubelet").contains("uses containerd (unix:///run/containerd/containerd.sock, from --container-runtime-endpoint in /var/lib/kubelet/kubeadm-flags.env)"), "{v:#}");
+    assert_eq!(status(&v, "containerd"), "fail");
+    assert_eq!(message(&v, "crio"), "the kubelet uses containerd");
+
+    // A running kubelet's command line wins over the files, and its
+    // --config is the config read.
+    r.write("proc/4242/comm", "kubelet\n");
+    r.write(
+        "proc/4242/cmdline",
+        "/usr/bin/kubelet\0--config\0/etc/kubernetes/kubelet.yaml\0",
+    );
+    r.write(
+        "etc/kubernetes/kubelet.yaml",
+        "kind: KubeletConfiguration\ncontainerRuntimeEndpoint: \"unix:///var/run/crio/crio.sock\"\nfeatureGates: {UserNamespacesSupport: false}\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        message(&v, "kubelet").contains("kubelet (running) uses CRI-O"),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "kubelet").contains("/etc/kubernetes/kubelet.yaml"),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "kubelet.gates"), "warn");
+    assert!(
+        message(&v, "kubelet.gates")
+            .contains("UserNamespacesSupport off, UserNamespacesHostNetworkSupport not set"),
+        "{v:#}"
+    );
+    let fix = find(&v, "kubelet.gates")["fix"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        fix.starts_with("set UserNamespacesSupport to true under featureGates in ")
+            && fix.contains("etc/kubernetes/kubelet.yaml"),
+        "{fix}"
+    );
+    r.write(
+        "proc/4242/cmdline",
+        "/usr/bin/kubelet\0--config=/etc/kubernetes/kubelet.yaml\0--container-runtime-endpoint\0unix:///run/cri-dockerd.sock\0",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(status(&v, "kubelet"), "warn", "{v:#}");
+    assert!(
+        message(&v, "kubelet")
+            .contains("the running kubelet's --container-runtime-endpoint (PID 4242)"),
+        "{v:#}"
+    );
+    assert_eq!(
+        message(&v, "containerd"),
+        "the kubelet uses another runtime"
+    );
+    assert_eq!(code, 0);
+}
+
+/// A kubelet config with no endpoint: the kubelet's default, containerd.
+#[test]
+fn a_kubelet_config_without_an_endpoint_means_containerd() {
+    let r = Root::ready();
+    r.write("usr/bin/crio", "");
+    r.write(
+        "var/lib/kubelet/config.yaml",
+        "kind: KubeletConfiguration\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert!(
+        message(&v, "kubelet").contains(
+            "uses containerd (unix:///run/containerd/containerd.sock, from the kubelet's default"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "crio"), "skip");
+    assert!(
+        message(&v, "kubelet.gates").contains("UserNamespacesSupport not set"),
+        "{v:#}"
+    );
+}
+
+/// Every fix names the daemon config doctor was given, the config file it
+/// read, and the runtime it was asked about.
+#[test]
+fn fix_lines_carry_the_flags_given() {
+    let r = Root::ready();
+    let runtime = r.path("runtime");
+    let runtime = runtime.to_str().unwrap();
+    // Both daemons in use, neither with a handler, both configs named.
+    r.write("usr/bin/crio", "");
+    r.write("run/crio/crio.sock", "");
+    r.write("srv/crio/crio.conf", "[crio.runtime]\n");
+    r.write("srv/containerd.toml", "version = 2\n");
+    let (crio, containerd) = (r.path("srv/crio/crio.conf"), r.path("srv/containerd.toml"));
+    let (crio, containerd) = (crio.to_str().unwrap(), containerd.to_str().unwrap());
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        runtime,
+        "--containerd-config",
+        containerd,
+        "--crio-config",
+        crio,
+    ]);
+    assert_eq!(code, 1, "{v:#}");
+    let p = as_root();
+    assert_eq!(
+        fix(&v, "containerd"),
+        format!(
+            "{p}userns-hostnet install containerd --config {containerd}, then restart containerd"
+        )
+    );
+    assert_eq!(
+        fix(&v, "crio"),
+        format!("{p}userns-hostnet install crio --config {crio}, then restart crio")
+    );
+    // A handler whose wrapper is gone: reinstall with the same config.
+    r.write(
+        "srv/containerd.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet.options]\nBinaryName = \"/opt/gone/userns-hostnet-runtime\"\n",
+    );
+    let (_, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", containerd]);
+    assert!(
+        fix(&v, "containerd").ends_with(&format!(
+            "{p}userns-hostnet uninstall containerd --config {containerd} && userns-hostnet install containerd --config {containerd}"
+        )),
+        "{v:#}"
+    );
+
+    // --runtime names a runtime that is not there: the fix is about that
+    // flag, not about the config file.
+    let (code, v) = r.doctor_with(&["--runtime", "/no/such/runc"]);
+    assert_eq!(code, 1);
+    let f = fix(&v, "runtime");
+    assert!(
+        f.starts_with("install /no/such/runc, or give --runtime the path"),
+        "{f}"
+    );
+
+    // A setting to change names the file the wrapper reads.
+    let elsewhere = r.path("srv/userns-hostnet.toml");
+    r.write(
+        "srv/userns-hostnet.toml",
+        "[log]\nfile = \"/no/such/dir/x.log\"\n",
+    );
+    let out = Command::new(TOOL)
+        .args(["doctor", "--json", "--root-dir"])
+        .arg(r.dir.path())
+        .args(["--runtime", runtime])
+        .env("USERNS_HOSTNET_CONFIG", &elsewhere)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status(&v, "log"), "fail", "{v:#}");
+    assert!(
+        fix(&v, "log").ends_with(&format!(
+            "userns-hostnet config set log.file=/path/to/userns-hostnet.log --file {}",
+            elsewhere.display()
+        )),
+        "{v:#}"
+    );
+}
+
+/// Run by another user than root, every command that changes the host
+/// says "as root", and what only root can check is a warning whose fix
+/// is this same doctor command, flags included, run as root.
+#[test]
+fn fix_lines_as_another_user() {
+    use std::os::unix::process::CommandExt;
+    let r = Root::ready();
+    std::fs::set_permissions(r.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The log directory only root can write to.
+    std::fs::set_permissions(r.path("var/log"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    r.write("proc/sys/net/ipv4/ip_unprivileged_port_start", "2000\n");
+    r.write("etc/containerd/config.toml", "version = 2\n");
+    let runtime = r.path("runtime");
+    let runtime = runtime.to_str().unwrap();
+    let containerd = r.path("etc/containerd/config.toml");
+    let containerd = containerd.to_str().unwrap();
+    let mut cmd = Command::new(TOOL);
+    cmd.args(["doctor", "--json", "--root-dir"])
+        .arg(r.dir.path())
+        .args(["--runtime", runtime, "--containerd-config", containerd])
+        .env_remove("USERNS_HOSTNET_CONFIG")
+        .env_remove("USERNS_HOSTNET_RUNTIME");
+    // Root runs it as nobody, whose config file it makes; anyone else is
+    // not root already, and owns the file.
+    if nix::unistd::geteuid().is_root() {
+        cmd.uid(65534).gid(65534);
+        let file = r.path("etc/userns-hostnet/config.toml");
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+    }
+    let out = cmd.output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(fix(&v, "ports").starts_with("as root: sysctl -w"), "{v:#}");
+    assert_eq!(
+        fix(&v, "containerd"),
+        format!("as root: userns-hostnet install containerd --config {containerd}, then restart containerd")
+    );
+    assert_eq!(status(&v, "log"), "warn", "{v:#}");
+    assert!(
+        message(&v, "log").contains("the wrapper runs as root, and doctor runs as uid"),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "log"),
+        format!("run it as root: sudo userns-hostnet doctor --runtime {runtime} --containerd-config {containerd}")
+    );
+    // Its own config file: trusted by its own wrapper, not by root's.
+    let file = r.path("etc/userns-hostnet/config.toml");
+    let file = file.display();
+    assert_eq!(status(&v, "config"), "warn", "{v:#}");
+    assert!(
+        message(&v, "config").contains(
+            "one running as root (containerd, CRI-O) refuses every container: owned by uid"
+        ),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "config"),
+        format!("as root: chown root:root {file}; chmod go-w {file}")
+    );
 }

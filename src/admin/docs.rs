@@ -134,6 +134,8 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("/run/containerd/containerd.sock, /run/crio/crio.sock", "Whether the daemon runs: without its socket a missing handler is a warning."),
                 ("/etc/subuid, /etc/subgid, /etc/passwd", "The kubelet's ID ranges; it reads them only when a kubelet user exists and getsubids is installed."),
                 ("/proc/sys/user/max_user_namespaces, /proc/sys/net/ipv4/ip_unprivileged_port_start", "Kernel settings checked."),
+                ("/proc/PID/cmdline, /var/lib/kubelet/kubeadm-flags.env, /etc/default/kubelet, /etc/sysconfig/kubelet", "The kubelet's --container-runtime-endpoint: which daemon it uses, so the other is skipped."),
+                ("/var/lib/kubelet/config.yaml", "The kubelet's containerRuntimeEndpoint and its UserNamespacesSupport and UserNamespacesHostNetworkSupport gates (a running kubelet's --config names another)."),
             ],
             &[ENV_CONFIG, ENV_RUNTIME, ("PATH", "Where the runtimes, containerd, crio and getsubids are looked for.")],
             "0 when no check fails (warnings allowed), 1 otherwise, 2 on an error.",
@@ -182,6 +184,16 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("bash, for this shell:", "source <(userns-hostnet completion bash)"),
                 ("zsh, installed for every user:", "userns-hostnet completion zsh > /usr/local/share/zsh/site-functions/_userns-hostnet"),
                 ("fish:", "userns-hostnet completion fish > ~/.config/fish/completions/userns-hostnet.fish"),
+            ],
+        ),
+        s if s == "config" || s.starts_with("config-") => (
+            &[CONFIG],
+            &[ENV_CONFIG, ENV_RUNTIME],
+            "0 on success, 1 when a file is invalid or not trusted (check; set writes nothing then), 2 on an error.",
+            &[
+                ("Every setting, and where its value comes from:", "userns-hostnet config show"),
+                ("Validate an edited copy before putting it in place:", "userns-hostnet config check /tmp/config.toml"),
+                ("Accept a /sys whose submounts stay writable, keeping the file's comments:", "userns-hostnet config set sysfs.fallback=ro"),
             ],
         ),
         _ => (

@@ -4,6 +4,7 @@
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
 use super::daemons::{self, Handler};
+use super::matrix;
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
@@ -128,29 +129,287 @@ impl Root {
     }
 }
 
+/// What every fix line must carry to be right for this run: commands
+/// that change the host are marked for root when doctor runs as another
+/// user, a setting names the config file actually read, and a command
+/// naming a daemon's config gets the same `--config` doctor was given.
+struct Fixes {
+    /// "as root: " when doctor does not run as root, else "".
+    as_root: &'static str,
+    /// The config file the wrapper reads.
+    config: PathBuf,
+    /// ` --config F` for install containerd / install crio, when named.
+    containerd_flag: String,
+    crio_flag: String,
+    /// This doctor command line, to run it again as root.
+    rerun: String,
+}
+
+impl Fixes {
+    fn new(args: &DoctorArgs, root: &Root) -> Fixes {
+        let flag = |name: &str, v: Option<&Path>| {
+            v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
+        };
+        Fixes {
+            as_root: if nix::unistd::geteuid().is_root() {
+                ""
+            } else {
+                "as root: "
+            },
+            config: config_path(root),
+            containerd_flag: flag("config", args.containerd_config.as_deref()),
+            crio_flag: flag("config", args.crio_config.as_deref()),
+            rerun: format!(
+                "userns-hostnet doctor{}{}{}",
+                args.runtime
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(" --runtime {r}")),
+                flag("containerd-config", args.containerd_config.as_deref()),
+                flag("crio-config", args.crio_config.as_deref()),
+            ),
+        }
+    }
+
+    /// A command that changes the host.
+    fn admin(&self, command: impl AsRef<str>) -> String {
+        format!("{}{}", self.as_root, command.as_ref())
+    }
+
+    /// The command that changes a setting in the config file the wrapper
+    /// reads (named, unless it is the default: sudo drops the
+    /// environment that named it).
+    fn setting(&self, assignment: &str) -> String {
+        let file = if self.config == Path::new(config::DEFAULT_PATH) {
+            String::new()
+        } else {
+            format!(" --file {}", self.config.display())
+        };
+        format!("userns-hostnet config set {assignment}{file}")
+    }
+}
+
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let root = Root(args.root_dir.clone());
-    let mut out = vec![kernel_mount_setattr(), user_namespaces(&root)];
-    let (config_check, config) = config_file(&root);
-    out.extend(runtime_checks(args, config.as_ref()));
+    let fx = Fixes::new(args, &root);
+    let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
+    let (config_check, config) = config_file(&root, &fx);
+    out.extend(runtime_checks(args, config.as_ref(), &fx));
     out.push(cgroup(&root));
-    out.push(subids(&root, config.as_ref()));
-    out.push(ports(&root));
+    out.push(subids(&root, config.as_ref(), &fx));
+    out.push(ports(&root, &fx));
     out.push(config_check);
     if let Some(cfg) = &config {
-        out.push(log_file(&root, cfg));
+        out.push(log_file(&root, cfg, &fx));
     }
-    out.push(containerd(&root, args));
-    out.push(crio(&root, args));
-    out.extend(matrix_checks(&root, args, config.as_ref()));
+    let kubelet = kubelet(&root);
+    out.push(kubelet_check(&kubelet));
+    if let Some(gates) = kubelet_gates(&kubelet, &fx) {
+        out.push(gates);
+    }
+    let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
+    out.push(containerd(&root, args, uses, &fx));
+    out.push(crio(&root, args, uses, &fx));
+    if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
+        out.extend(matrix_checks(&root, args, config.as_ref(), &kubelet));
+    }
     out
+}
+
+/// Where the kubelet's flags may be kept, besides a running kubelet's
+/// command line: kubeadm's, then the distributions' environment files.
+const KUBELET_FLAG_FILES: [&str; 3] = [
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/etc/default/kubelet",
+    "/etc/sysconfig/kubelet",
+];
+const ENDPOINT_FLAG: &str = "container-runtime-endpoint";
+/// The kubelet's containerRuntimeEndpoint when neither its config nor a
+/// flag sets one (Kubernetes >= 1.27).
+const KUBELET_DEFAULT_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
+
+/// The CRI endpoint the kubelet is given, and where that was found.
+struct Endpoint {
+    value: String,
+    cri: matrix::Cri,
+    from: String,
+}
+
+/// What doctor found of the kubelet on this node.
+struct Kubelet {
+    /// The running kubelet's command line (NUL-separated) and its PID.
+    running: Option<(u32, String)>,
+    config_path: PathBuf,
+    /// Its config file's text, or why it cannot be read.
+    config: Result<String, String>,
+    endpoint: Option<Endpoint>,
+}
+
+/// A running kubelet: the first /proc/PID whose comm is `kubelet`.
+fn running_kubelet(root: &Root) -> Option<(u32, String)> {
+    let proc = root.at("/proc");
+    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter().find_map(|pid| {
+        let dir = proc.join(pid.to_string());
+        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+        (comm.trim() == "kubelet")
+            .then(|| std::fs::read(dir.join("cmdline")).ok())
+            .flatten()
+            .map(|c| (pid, String::from_utf8_lossy(&c).into_owned()))
+    })
+}
+
+/// The kubelet's CRI endpoint: a running kubelet's flag, else a flag in
+/// its flag files, else its config file's `containerRuntimeEndpoint`
+/// (flags win over the config file, as in the kubelet), else the
+/// kubelet's default when there is a kubelet at all.
+fn kubelet(root: &Root) -> Kubelet {
+    let running = running_kubelet(root);
+    let config_path = running
+        .as_ref()
+        .and_then(|(_, cmd)| matrix::flag_value(cmd, "config"))
+        .map_or_else(|| root.at(matrix::KUBELET_CONFIG), |c| root.at(c));
+    let config = std::fs::read_to_string(&config_path)
+        .map_err(|e| format!("{}: {e}", config_path.display()));
+    let make = |value: String, from: String| Endpoint {
+        cri: matrix::Cri::of_endpoint(&value),
+        value,
+        from,
+    };
+    let from_flags = match &running {
+        Some((pid, cmd)) => matrix::flag_value(cmd, ENDPOINT_FLAG).map(|v| {
+            make(
+                v,
+                format!("the running kubelet's --{ENDPOINT_FLAG} (PID {pid})"),
+            )
+        }),
+        None => KUBELET_FLAG_FILES.iter().find_map(|f| {
+            let text = std::fs::read_to_string(root.at(f)).ok()?;
+            matrix::flag_value(&text, ENDPOINT_FLAG)
+                .map(|v| make(v, format!("--{ENDPOINT_FLAG} in {f}")))
+        }),
+    };
+    let endpoint = from_flags.or_else(|| {
+        let text = config.as_ref().ok()?;
+        Some(match matrix::config_endpoint(text) {
+            Some(v) => make(
+                v,
+                format!("containerRuntimeEndpoint in {}", config_path.display()),
+            ),
+            None => make(
+                KUBELET_DEFAULT_ENDPOINT.to_owned(),
+                format!(
+                    "the kubelet's default: {} sets no containerRuntimeEndpoint",
+                    config_path.display()
+                ),
+            ),
+        })
+    });
+    let endpoint = endpoint.or_else(|| {
+        running.as_ref().map(|(pid, _)| {
+            make(
+                KUBELET_DEFAULT_ENDPOINT.to_owned(),
+                format!("the kubelet's default: the running kubelet (PID {pid}) names no endpoint and no readable config"),
+            )
+        })
+    });
+    Kubelet {
+        running,
+        config_path,
+        config,
+        endpoint,
+    }
+}
+
+fn kubelet_check(k: &Kubelet) -> Check {
+    const NAME: &str = "kubelet";
+    match &k.endpoint {
+        None => check(
+            NAME,
+            Status::Skip,
+            format!(
+                "no kubelet found (none running, no {}, no --{ENDPOINT_FLAG} in {}): every installed daemon is checked",
+                k.config_path.display(),
+                KUBELET_FLAG_FILES.join(", ")
+            ),
+        ),
+        Some(e) if e.cri == matrix::Cri::Other => check(
+            NAME,
+            Status::Warn,
+            format!(
+                "the kubelet uses {} ({}), neither containerd nor CRI-O: no handler that install registers serves its pods",
+                e.value, e.from
+            ),
+        )
+        .fix("register the wrapper as that runtime's handler by hand, or point the kubelet at containerd or CRI-O"),
+        Some(e) => check(
+            NAME,
+            Status::Ok,
+            format!(
+                "the kubelet{} uses {} ({}, from {})",
+                if k.running.is_some() { " (running)" } else { "" },
+                e.cri.name(),
+                e.value,
+                e.from
+            ),
+        ),
+    }
+}
+
+/// The kubelet's user-namespace feature gates, when its config is readable.
+fn kubelet_gates(k: &Kubelet, fx: &Fixes) -> Option<Check> {
+    use matrix::Gate;
+    const NAME: &str = "kubelet.gates";
+    let text = k.config.as_ref().ok()?;
+    let gates = matrix::parse_kubelet_gates(text);
+    let said = |name: &str, g: &Gate| match g {
+        Gate::Set(true) => format!("{name} on"),
+        Gate::Set(false) => format!("{name} off"),
+        Gate::Unset | Gate::Unreadable(_) => format!("{name} not set (the release's default)"),
+    };
+    let msg = format!(
+        "{}: {}, {}",
+        k.config_path.display(),
+        said(matrix::USERNS_GATE, &gates.user_namespaces),
+        said(matrix::KUBELET_GATE, &gates.host_network)
+    );
+    let off: Vec<&str> = [
+        (matrix::USERNS_GATE, &gates.user_namespaces),
+        (matrix::KUBELET_GATE, &gates.host_network),
+    ]
+    .iter()
+    .filter(|(_, g)| **g == Gate::Set(false))
+    .map(|(n, _)| *n)
+    .collect();
+    Some(if off.is_empty() {
+        check(NAME, Status::Ok, msg)
+    } else {
+        check(
+            NAME,
+            Status::Warn,
+            format!("{msg}: the kubelet refuses pods with hostUsers: false{}", if off == [matrix::KUBELET_GATE] { " and hostNetwork: true" } else { "" }),
+        )
+        .fix(format!(
+            "{}set {} to true under featureGates in {} (and on the API server), then restart the kubelet",
+            fx.as_root,
+            off.join(" and "),
+            k.config_path.display()
+        ))
+    })
 }
 
 /// The version matrix (`admin/matrix.rs`), when containerd is installed:
 /// its version, the real runtime's `features`, the kubelet's gate.
-fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
-    use super::matrix;
+fn matrix_checks(
+    root: &Root,
+    args: &DoctorArgs,
+    config: Option<&Config>,
+    kubelet: &Kubelet,
+) -> Vec<Check> {
     let containerd = if root.fake() {
         Some(root.at("/usr/bin/containerd")).filter(|p| p.is_file())
     } else {
@@ -178,15 +437,14 @@ fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec
             version.lines().next().unwrap_or("").trim()
         )
     });
-    let kubelet = root.at(matrix::KUBELET_CONFIG);
     let facts = matrix::Facts {
         containerd: answer(&containerd, "--version")
             .and_then(|v| matrix::parse_containerd_version(&v)),
         runtime: shown,
         features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
-        gate: match std::fs::read_to_string(&kubelet) {
-            Ok(text) => matrix::parse_kubelet_gate(&text),
-            Err(e) => matrix::Gate::Unreadable(format!("{}: {e}", kubelet.display())),
+        gate: match &kubelet.config {
+            Ok(text) => matrix::parse_kubelet_gate(text),
+            Err(e) => matrix::Gate::Unreadable(e.clone()),
         },
     };
     matrix::findings(&facts)
@@ -208,7 +466,7 @@ fn matrix_checks(root: &Root, args: &DoctorArgs, config: Option<&Config>) -> Vec
         .collect()
 }
 
-fn kernel_mount_setattr() -> Check {
+fn kernel_mount_setattr(fx: &Fixes) -> Check {
     if probe::kernel_supports_mount_setattr() {
         check(
             "kernel.mount_setattr",
@@ -216,9 +474,10 @@ fn kernel_mount_setattr() -> Check {
             "mount_setattr(2) is available: /sys can be made read-only recursively (rro)",
         )
     } else {
-        check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(
-            "run Linux >= 5.12; or set sysfs.fallback = \"ro\" in the config file to accept a /sys whose submounts stay writable",
-        )
+        check("kernel.mount_setattr", Status::Fail, probe::KERNEL_REASON).fix(format!(
+            "run Linux >= 5.12; or, to accept a /sys whose submounts stay writable, {}",
+            fx.admin(fx.setting("sysfs.fallback=ro"))
+        ))
     }
 }
 
@@ -229,7 +488,7 @@ fn read_number(path: &Path) -> Result<i64, String> {
         .map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
 }
 
-fn user_namespaces(root: &Root) -> Check {
+fn user_namespaces(root: &Root, fx: &Fixes) -> Check {
     const NAME: &str = "kernel.user_namespaces";
     match read_number(&root.at("/proc/sys/user/max_user_namespaces")) {
         Ok(n) if n > 0 => check(NAME, Status::Ok, format!("user.max_user_namespaces = {n}")),
@@ -238,20 +497,62 @@ fn user_namespaces(root: &Root) -> Check {
             Status::Fail,
             format!("user.max_user_namespaces = {n}: no user namespace can be created"),
         )
-        .fix("sysctl -w user.max_user_namespaces=63000 (and set it in /etc/sysctl.d/)"),
+        .fix(fx.admin("sysctl -w user.max_user_namespaces=63000 (and set it in /etc/sysctl.d/)")),
         Err(e) => check(NAME, Status::Fail, format!("cannot read: {e}"))
             .fix("a kernel built with CONFIG_USER_NS"),
     }
 }
 
-fn config_file(root: &Root) -> (Check, Option<Config>) {
-    const NAME: &str = "config";
-    let path = match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
+/// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
+/// default path (under the fake root).
+fn config_path(root: &Root) -> PathBuf {
+    match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
         Some(p) => PathBuf::from(p),
         None => root.at(config::DEFAULT_PATH),
-    };
+    }
+}
+
+/// The config file's trust as the wrapper running as root judges it: the
+/// file, then each directory of its path as named.
+fn trusted_by_root(path: &Path) -> Result<(), config::Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(path) {
+        config::check_file(m.uid(), m.mode(), 0)?;
+    }
+    let mut dirs: Vec<&Path> = path.ancestors().skip(1).collect();
+    dirs.reverse();
+    for dir in dirs.into_iter().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(m) = std::fs::metadata(dir) {
+            config::check_dir(dir, m.uid(), m.mode(), 0)?;
+        }
+    }
+    Ok(())
+}
+
+fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
+    const NAME: &str = "config";
+    let path = config_path(root);
     match config::load_from(&path) {
         Ok(c) => {
+            // Not root: the file was judged as this user's wrapper (rootless
+            // podman) judges it; containerd's and CRI-O's run as root.
+            if let (Some(p), false) = (&c.source, fx.as_root.is_empty()) {
+                if let Err(reason) = trusted_by_root(p) {
+                    return (
+                        check(
+                            NAME,
+                            Status::Warn,
+                            format!(
+                                "{}: parses, and a wrapper running as uid {} (rootless podman) trusts it, but one running as root (containerd, CRI-O) refuses every container: {reason}",
+                                p.display(),
+                                nix::unistd::geteuid()
+                            ),
+                        )
+                        .fix(fx.admin(reason.fix(p))),
+                        Some(c),
+                    );
+                }
+            }
             let msg = match &c.source {
                 Some(p) => format!("{} parses", p.display()),
                 None => format!("{}: no file, the defaults apply", path.display()),
@@ -269,27 +570,41 @@ fn config_file(root: &Root) -> (Check, Option<Config>) {
                     path.display()
                 ),
             )
-            .fix(reason.fix(&path)),
+            .fix(fx.admin(reason.fix(&path))),
             None,
         ),
         Err(e) => (
-            check(NAME, Status::Fail, e.to_string()).fix(
-                "correct the setting named above; the wrapper refuses every container until the file parses (packaging/config.toml documents every setting)",
-            ),
+            check(NAME, Status::Fail, e.to_string()).fix(format!(
+                "{}correct the setting named above in {}; the wrapper refuses every container until the file parses (`userns-hostnet config default` documents every setting)",
+                fx.as_root,
+                path.display()
+            )),
             None,
         ),
     }
 }
 
-fn log_file(root: &Root, config: &Config) -> Check {
+fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
     const NAME: &str = "log";
     let path = root.at(&config.log.file);
     let shown = path.display();
     if path.exists() {
         return match std::fs::OpenOptions::new().append(true).open(&path) {
             Ok(_) => check(NAME, Status::Ok, format!("{shown} is writable")),
-            Err(e) => check(NAME, Status::Fail, format!("{shown}: cannot write: {e}"))
-                .fix("make it writable by root, or set log.file in the config file"),
+            // The wrapper writes it as root: another user's doctor
+            // cannot tell.
+            Err(e)
+                if !fx.as_root.is_empty() && e.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                not_as_root(NAME, format!("{shown}: cannot write: {e}"), fx)
+            }
+            Err(e) => {
+                check(NAME, Status::Fail, format!("{shown}: cannot write: {e}")).fix(format!(
+                    "{}make it writable by root, or {}",
+                    fx.as_root,
+                    fx.setting("log.file=/path/to/userns-hostnet.log")
+                ))
+            }
         };
     }
     let dir = path.parent().unwrap_or(Path::new("/"));
@@ -299,16 +614,39 @@ fn log_file(root: &Root, config: &Config) -> Check {
             Status::Ok,
             format!("{shown} will be created on the first container start"),
         ),
+        Err(e) if !fx.as_root.is_empty() && e == nix::errno::Errno::EACCES => not_as_root(
+            NAME,
+            format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
+            fx,
+        ),
         Err(e) => check(
             NAME,
             Status::Fail,
             format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
         )
-        .fix("create the directory, or set log.file in the config file"),
+        .fix(format!(
+            "{}create the directory, or {}",
+            fx.as_root,
+            fx.setting("log.file=/path/to/userns-hostnet.log")
+        )),
     }
 }
 
-fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
+/// What only root can check, checked by another user: a warning, and the
+/// same doctor command to run as root.
+fn not_as_root(name: &'static str, message: String, fx: &Fixes) -> Check {
+    check(
+        name,
+        Status::Warn,
+        format!(
+            "{message}: the wrapper runs as root, and doctor runs as uid {}",
+            nix::unistd::geteuid()
+        ),
+    )
+    .fix(format!("run it as root: sudo {}", fx.rerun))
+}
+
+fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec<Check> {
     let defaults = Config::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
@@ -319,9 +657,17 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
                 Some(r) => format!("--runtime {r}: not found or not executable"),
                 None => e.to_string(),
             };
-            return vec![check("runtime", Status::Fail, msg).fix(
-                "install runc (>= 1.1) or crun (>= 1.4), or name it with `runtime` in the config file",
-            )];
+            let fix = match &args.runtime {
+                Some(r) => format!(
+                    "install {r}, or give --runtime the path of an executable runtime; without --runtime, doctor checks the one the wrapper chooses"
+                ),
+                None => format!(
+                    "{}install runc (>= 1.1) or crun (>= 1.4), or name it: {}",
+                    fx.as_root,
+                    fx.setting("runtime=/path/to/runtime")
+                ),
+            };
+            return vec![check("runtime", Status::Fail, msg).fix(fix)];
         }
     };
     let shown = runtime.display().to_string();
@@ -341,12 +687,15 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>) -> Vec<Check> {
         }
     };
     let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
-    out.push(match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
-        Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
-        Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(
-            "upgrade to runc >= 1.1 or crun >= 1.4; or set sysfs.fallback = \"ro\" to accept a weaker /sys",
-        ),
-    });
+    out.push(
+        match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
+            Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
+            Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(format!(
+                "upgrade to runc >= 1.1 or crun >= 1.4; or, to accept a weaker /sys, {}",
+                fx.admin(fx.setting("sysfs.fallback=ro"))
+            )),
+        },
+    );
     out.push(features(&runtime));
     out
 }
@@ -473,7 +822,7 @@ fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
     }
 }
 
-fn subids(root: &Root, config: Option<&Config>) -> Check {
+fn subids(root: &Root, config: Option<&Config>, fx: &Fixes) -> Check {
     const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
         AllowedRanges::SubidUser(u) => Some(u.clone()),
@@ -489,7 +838,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
         u64::from(u32::MAX)
     );
     let make_reader = format!(
-        "useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet"
+        "{}useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet",
+        fx.as_root
     );
     if user == KUBELET_USER {
         if let Err(missing) = kubelet_reads_subids(root) {
@@ -500,7 +850,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                     Status::Fail,
                     format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
                 )
-                .fix(format!("{make_reader}; or drop allowed_ranges from the config file")),
+                .fix(format!("{make_reader}; or drop allowed_ranges from {}", fx.config.display())),
                 (None, true) => check(
                     NAME,
                     Status::Warn,
@@ -524,7 +874,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
             )
             .fix(format!(
-                "add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})"
+                "{}add {user}:<start>:<count> to /etc/subuid and /etc/subgid (a multiple of {IDS_PER_POD} per pod, e.g. {example})",
+                fx.as_root
             ))
         }
         Err(e) => {
@@ -534,7 +885,8 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
                 format!("{e}: a `{KUBELET_USER}` user and getsubids exist, so the kubelet asks getsubids for its range and cannot give pods a user namespace without one"),
             )
             .fix(format!(
-                "add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet"
+                "{}add the same line, e.g. {example}, to /etc/subuid and /etc/subgid, then restart the kubelet",
+                fx.as_root
             ))
         }
     };
@@ -544,7 +896,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             Status::Fail,
             format!("{user}'s ranges in /etc/subuid and /etc/subgid are not one and the same range in both, which the kubelet needs: it refuses them"),
         )
-        .fix(format!("give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}"));
+        .fix(format!("{}give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}", fx.as_root));
     }
     let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
@@ -559,7 +911,7 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             Status::Fail,
             format!("{user}: the ranges in /etc/subuid and /etc/subgid hold fewer than {IDS_PER_POD} IDs: not one pod fits"),
         )
-        .fix(format!("give {user} at least {IDS_PER_POD} IDs per pod"));
+        .fix(format!("{}give {user} at least {IDS_PER_POD} IDs per pod", fx.as_root));
     }
     let msg = format!(
         "{user}: {} uids, {} gids: room for {pods} pod{} at {IDS_PER_POD} IDs each",
@@ -578,12 +930,13 @@ fn subids(root: &Root, config: Option<&Config>) -> Check {
             ),
         )
         .fix(format!(
-            "align {user}'s ranges to multiples of {IDS_PER_POD}"
+            "{}align {user}'s ranges to multiples of {IDS_PER_POD}",
+            fx.as_root
         ))
     }
 }
 
-fn ports(root: &Root) -> Check {
+fn ports(root: &Root, fx: &Fixes) -> Check {
     const NAME: &str = "ports";
     match read_number(&root.at("/proc/sys/net/ipv4/ip_unprivileged_port_start")) {
         Ok(n) if n <= 0 => check(
@@ -601,7 +954,7 @@ fn ports(root: &Root) -> Check {
             Status::Warn,
             format!("net.ipv4.ip_unprivileged_port_start = {n}: userns containers on the host network can bind ports >= {n} only"),
         )
-        .fix("sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (or lower, for the ports your pods need)"),
+        .fix(fx.admin("sysctl -w net.ipv4.ip_unprivileged_port_start=1024 (or lower, for the ports your pods need)")),
         Err(e) => check(NAME, Status::Warn, format!("cannot read: {e}")),
     }
 }
@@ -669,26 +1022,42 @@ fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str
 const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
 const CRIO_SOCKET: &str = "/run/crio/crio.sock";
 
-fn containerd(root: &Root, args: &DoctorArgs) -> Check {
+/// The daemon the kubelet does not use is skipped, unless its config was
+/// named.
+fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) -> Option<Check> {
+    let other = uses.filter(|u| *u != daemon)?;
+    Some(check(
+        name,
+        Status::Skip,
+        format!("the kubelet uses {}", other.name()),
+    ))
+}
+
+fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
     let named = args.containerd_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
+        .flatten()
+    {
+        return skip;
+    }
     if !named && !installed(root, "containerd") {
         return check("containerd", Status::Skip, "containerd is not installed");
     }
-    let c = containerd_handlers(root, args);
+    let c = containerd_handlers(root, args, fx);
     unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
 }
 
-fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
+fn containerd_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "containerd";
     let config = args
         .containerd_config
         .clone()
         .unwrap_or_else(|| root.at(daemons::CONTAINERD_CONFIG));
-    let flag = match &args.containerd_config {
-        Some(c) => format!(" --config {}", c.display()),
-        None => String::new(),
-    };
-    let fix = &format!("userns-hostnet install containerd{flag}, then restart containerd");
+    let flag = &fx.containerd_flag;
+    let fix = &fx.admin(format!(
+        "userns-hostnet install containerd{flag}, then restart containerd"
+    ));
     if !config.is_file() {
         return check(
             NAME,
@@ -699,7 +1068,8 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
             ),
         )
         .fix(format!(
-            "containerd config default > {}; {fix}",
+            "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
+            fx.as_root,
             args.containerd_config
                 .as_deref()
                 .unwrap_or(Path::new(daemons::CONTAINERD_CONFIG))
@@ -708,7 +1078,10 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
     }
     let doc = match toml::read(&config) {
         Ok(d) => d,
-        Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
+        Err(e) => {
+            return check(NAME, Status::Fail, e.to_string())
+                .fix(format!("{}correct the file", fx.as_root))
+        }
     };
     if let Some(plugin) = daemons::containerd_cri_disabled(&doc) {
         return check(
@@ -739,7 +1112,7 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
             .into_iter()
             .find(|c| c.plugin == cri)
         {
-            return clobbered(&c, binary, &config);
+            return clobbered(&c, binary, &config, fx);
         }
     }
     let mut handlers = Vec::new();
@@ -753,11 +1126,24 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs) -> Check {
         }
         handlers.extend(daemons::containerd_handlers(doc, file, version));
     }
-    registered(NAME, handlers, root, fix)
+    registered(
+        NAME,
+        handlers,
+        root,
+        fix,
+        &reinstall("containerd", flag, fx),
+    )
+}
+
+/// Uninstall and install again a handler, with the same daemon config.
+fn reinstall(daemon: &str, flag: &str, fx: &Fixes) -> String {
+    fx.admin(format!(
+        "userns-hostnet uninstall {daemon}{flag} && userns-hostnet install {daemon}{flag}"
+    ))
 }
 
 /// An import that throws away CRI settings of the files before it.
-fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) -> Check {
+fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path, fx: &Fixes) -> Check {
     const SHOWN: usize = 6;
     let which = match binary {
         Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
@@ -777,13 +1163,20 @@ fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path) ->
         ),
     )
     .fix(format!(
-        "carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
+        "{2}carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
         c.import.display(),
-        config.display()
+        config.display(),
+        fx.as_root
     ))
 }
 
-fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str) -> Check {
+fn registered(
+    name: &'static str,
+    handlers: Vec<Handler>,
+    root: &Root,
+    fix: &str,
+    reinstall: &str,
+) -> Check {
     if handlers.is_empty() {
         return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
     }
@@ -797,7 +1190,10 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
             Status::Fail,
             format!("handler {} runs {}, which does not exist", h.name, h.binary),
         )
-        .fix(format!("install the wrapper at {}", h.binary));
+        .fix(format!(
+            "install the wrapper at {}; or register the installed one: {reinstall}",
+            h.binary
+        ));
     }
     let no_runtime = handlers.iter().find_map(|h| {
         let real = handler_runtime(h, root)?;
@@ -813,7 +1209,9 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
                 real.display()
             ),
         )
-        .fix("install that runtime, or uninstall the handler and install it again");
+        .fix(format!(
+            "install that runtime, or register the handler again: {reinstall}"
+        ));
     }
     check(
         name,
@@ -822,16 +1220,22 @@ fn registered(name: &'static str, handlers: Vec<Handler>, root: &Root, fix: &str
     )
 }
 
-fn crio(root: &Root, args: &DoctorArgs) -> Check {
+fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
     let named = args.crio_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Crio, uses, "crio"))
+        .flatten()
+    {
+        return skip;
+    }
     if !named && !installed(root, "crio") {
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
-    let c = crio_handlers(root, args);
+    let c = crio_handlers(root, args, fx);
     unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
 }
 
-fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
+fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "crio";
     let conf = args
         .crio_config
@@ -841,17 +1245,20 @@ fn crio_handlers(root: &Root, args: &DoctorArgs) -> Check {
     for file in daemons::crio_files(&conf) {
         match toml::read(&file) {
             Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
-            Err(e) => return check(NAME, Status::Fail, e.to_string()).fix("correct the file"),
+            Err(e) => {
+                return check(NAME, Status::Fail, e.to_string())
+                    .fix(format!("{}correct the file", fx.as_root))
+            }
         }
     }
-    let flag = match &args.crio_config {
-        Some(c) => format!(" --config {}", c.display()),
-        None => String::new(),
-    };
+    let flag = &fx.crio_flag;
     registered(
         NAME,
         handlers,
         root,
-        &format!("userns-hostnet install crio{flag}, then restart crio"),
+        &fx.admin(format!(
+            "userns-hostnet install crio{flag}, then restart crio"
+        )),
+        &reinstall("crio", flag, fx),
     )
 }

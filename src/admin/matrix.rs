@@ -113,11 +113,34 @@ pub fn parse_features(stdout: Option<&str>) -> RuntimeFeatures {
     }
 }
 
-/// The gate in a KubeletConfiguration (YAML): `featureGates:` at the top
+/// [`KUBELET_GATE`] in a KubeletConfiguration.
+pub fn parse_kubelet_gate(yaml: &str) -> Gate {
+    parse_gate(yaml, KUBELET_GATE)
+}
+
+/// The kubelet's gate for user namespaces at all (`hostUsers: false`).
+pub const USERNS_GATE: &str = "UserNamespacesSupport";
+
+/// The kubelet's two user-namespace gates, as its config file sets them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gates {
+    pub user_namespaces: Gate,
+    pub host_network: Gate,
+}
+
+/// [`USERNS_GATE`] and [`KUBELET_GATE`] in a KubeletConfiguration.
+pub fn parse_kubelet_gates(yaml: &str) -> Gates {
+    Gates {
+        user_namespaces: parse_gate(yaml, USERNS_GATE),
+        host_network: parse_gate(yaml, KUBELET_GATE),
+    }
+}
+
+/// A gate in a KubeletConfiguration (YAML): `featureGates:` at the top
 /// level, as a block (`  Name: true`) or a flow mapping (`{Name: true}`).
 /// A value other than true or false reads as unset, which the finding
 /// says.
-pub fn parse_kubelet_gate(yaml: &str) -> Gate {
+pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
     let value = |v: &str| {
         let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
         match v {
@@ -136,7 +159,7 @@ pub fn parse_kubelet_gate(yaml: &str) -> Gate {
             let flow = flow.trim_end_matches('}');
             for pair in flow.split(',') {
                 if let Some((k, v)) = pair.split_once(':') {
-                    if k.trim().trim_matches('"') == KUBELET_GATE {
+                    if k.trim().trim_matches('"') == gate {
                         return value(v).map_or(Gate::Unset, Gate::Set);
                     }
                 }
@@ -151,7 +174,7 @@ pub fn parse_kubelet_gate(yaml: &str) -> Gate {
                 break;
             }
             if let Some((k, v)) = entry.split_once(':') {
-                if k.trim().trim_matches('"') == KUBELET_GATE {
+                if k.trim().trim_matches('"') == gate {
                     let v = v.split('#').next().unwrap_or("");
                     return value(v).map_or(Gate::Unset, Gate::Set);
                 }
@@ -160,6 +183,72 @@ pub fn parse_kubelet_gate(yaml: &str) -> Gate {
         return Gate::Unset;
     }
     Gate::Unset
+}
+
+/// The container runtime (CRI) a kubelet talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cri {
+    Containerd,
+    Crio,
+    /// An endpoint that names neither (cri-dockerd, a custom socket).
+    Other,
+}
+
+impl Cri {
+    /// Which daemon serves an endpoint, by its socket's name:
+    /// `unix:///run/containerd/containerd.sock`, `/var/run/crio/crio.sock`.
+    pub fn of_endpoint(endpoint: &str) -> Cri {
+        let file = endpoint.rsplit('/').next().unwrap_or(endpoint);
+        if file.starts_with("containerd") || endpoint.contains("/containerd/") {
+            Cri::Containerd
+        } else if file.starts_with("crio") || endpoint.contains("/crio/") {
+            Cri::Crio
+        } else {
+            Cri::Other
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cri::Containerd => "containerd",
+            Cri::Crio => "CRI-O",
+            Cri::Other => "another runtime",
+        }
+    }
+}
+
+/// `containerRuntimeEndpoint:` at the top level of a KubeletConfiguration.
+pub fn config_endpoint(yaml: &str) -> Option<String> {
+    yaml.lines().find_map(|line| {
+        let rest = line.strip_prefix("containerRuntimeEndpoint:")?;
+        let v = rest.split(" #").next().unwrap_or("").trim();
+        let v = v.trim_matches(|c| c == '"' || c == '\'');
+        (!v.is_empty()).then(|| v.to_owned())
+    })
+}
+
+/// A kubelet flag's value in a command line (`--flag=V` or `--flag V`),
+/// whether its words are split by NULs (/proc/PID/cmdline), blanks or
+/// quotes (kubeadm-flags.env, /etc/default/kubelet); the last one wins,
+/// as it does for the kubelet.
+pub fn flag_value(text: &str, flag: &str) -> Option<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| c == '\0' || c.is_whitespace() || c == '"' || c == '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut found = None;
+    for (i, w) in words.iter().enumerate() {
+        let Some(rest) = w.strip_prefix("--").and_then(|r| r.strip_prefix(flag)) else {
+            continue;
+        };
+        if let Some(v) = rest.strip_prefix('=') {
+            found = Some(v.to_owned());
+        } else if rest.is_empty() {
+            found = words.get(i + 1).map(|v| (*v).to_owned());
+        }
+    }
+    found
 }
 
 fn shown((major, minor, patch): Version) -> String {
@@ -406,6 +495,73 @@ mod tests {
     fn no_containerd_no_matrix() {
         let f = findings(&facts(None, BOTH, Gate::Unset));
         assert_eq!(levels(&f), [("matrix.containerd", Level::Skip)]);
+    }
+
+    #[test]
+    fn both_gates() {
+        let yaml = "featureGates:\n  UserNamespacesSupport: false\n  UserNamespacesHostNetworkSupport: true\n";
+        assert_eq!(
+            parse_kubelet_gates(yaml),
+            Gates {
+                user_namespaces: Gate::Set(false),
+                host_network: Gate::Set(true)
+            }
+        );
+        let flow = "featureGates: {UserNamespacesSupport: true}\n";
+        assert_eq!(
+            parse_kubelet_gates(flow),
+            Gates {
+                user_namespaces: Gate::Set(true),
+                host_network: Gate::Unset
+            }
+        );
+    }
+
+    #[test]
+    fn endpoints_and_flags() {
+        assert_eq!(
+            config_endpoint("kind: KubeletConfiguration\ncontainerRuntimeEndpoint: \"unix:///var/run/crio/crio.sock\" # CRI-O\n"),
+            Some("unix:///var/run/crio/crio.sock".to_owned())
+        );
+        assert_eq!(config_endpoint("kind: KubeletConfiguration\n"), None);
+        assert_eq!(config_endpoint("  containerRuntimeEndpoint: x\n"), None);
+        let env = "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n";
+        assert_eq!(
+            flag_value(env, "container-runtime-endpoint"),
+            Some("unix:///run/containerd/containerd.sock".to_owned())
+        );
+        let cmdline = "/usr/bin/kubelet\0--config\0/etc/k/config.yaml\0--container-runtime-endpoint\0/run/crio/crio.sock\0";
+        assert_eq!(
+            flag_value(cmdline, "container-runtime-endpoint").as_deref(),
+            Some("/run/crio/crio.sock")
+        );
+        assert_eq!(
+            flag_value(cmdline, "config").as_deref(),
+            Some("/etc/k/config.yaml")
+        );
+        // A longer flag with the same start is another flag.
+        assert_eq!(flag_value("--config-dir=/x", "config"), None);
+        assert_eq!(
+            flag_value(
+                "--container-runtime-endpoint=a --container-runtime-endpoint=b",
+                "container-runtime-endpoint"
+            )
+            .as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            Cri::of_endpoint("unix:///run/containerd/containerd.sock"),
+            Cri::Containerd
+        );
+        assert_eq!(
+            Cri::of_endpoint("/var/run/k3s/containerd/containerd.sock"),
+            Cri::Containerd
+        );
+        assert_eq!(
+            Cri::of_endpoint("unix:///var/run/crio/crio.sock"),
+            Cri::Crio
+        );
+        assert_eq!(Cri::of_endpoint("unix:///run/cri-dockerd.sock"), Cri::Other);
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn main() {
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
         Command::Version(a) => admin::version::run(a).map_err(Into::into),
         Command::Completion(a) => admin::docs::run_completion(a).map_err(Into::into),
+        Command::Config(c) => admin::configcmd::run(c).map_err(Into::into),
     };
     match result {
         Ok(code) => std::process::exit(code),
