@@ -142,11 +142,28 @@ pub enum Daemon {
     Crio,
 }
 
+/// What `install` registers with: a CRI daemon, or podman.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    Containerd,
+    Crio,
+    Podman,
+}
+
+impl From<Daemon> for Engine {
+    fn from(d: Daemon) -> Engine {
+        match d {
+            Daemon::Containerd => Engine::Containerd,
+            Daemon::Crio => Engine::Crio,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Which daemon's configuration to edit.
+    /// Which daemon's configuration to edit (podman: containers.conf).
     #[arg(value_enum)]
-    pub daemon: Daemon,
+    pub daemon: Engine,
     /// The runtime handler's name.
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,
@@ -177,6 +194,23 @@ pub struct InstallArgs {
     /// Where a handler's links to the wrapper and to its real runtime go (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub handlers_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub more: InstallMore,
+}
+
+/// The install options `deploy` leaves at their defaults.
+#[derive(Debug, Default, Args)]
+pub struct InstallMore {
+    /// crio, podman: the createRuntime hook definition instead of a runtime
+    /// handler, written as userns-hostnet.json into the daemon's hooks
+    /// directory (its `hooks_dir`, else /etc/containers/oci/hooks.d);
+    /// uninstall removes that file while unchanged.
+    #[arg(long)]
+    pub hook: bool,
+    /// With --hook: the hooks directory to write to, instead of the one the
+    /// daemon's config names.
+    #[arg(long, value_name = "DIR", requires = "hook")]
+    pub hooks_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

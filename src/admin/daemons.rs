@@ -309,6 +309,58 @@ pub fn crio_files(crio_conf: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// podman's system-wide containers.conf, which `install podman` edits.
+pub const PODMAN_CONFIG: &str = "/etc/containers/containers.conf";
+/// Where CRI-O and podman look for hook definitions when their config
+/// names no `hooks_dir`.
+pub const DEFAULT_HOOKS_DIRS: [&str; 2] = [
+    "/usr/share/containers/oci/hooks.d",
+    "/etc/containers/oci/hooks.d",
+];
+
+/// A `hooks_dir` list, as CRI-O and podman write it.
+fn string_list(item: &Item) -> Option<Vec<String>> {
+    Some(
+        item.as_array()?
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// CRI-O's `[crio.runtime] hooks_dir` as it reads its files (crio.conf,
+/// then the drop-ins in name order, the last setting winning); `None` when
+/// none sets it.
+pub fn crio_hooks_dirs(
+    crio_conf: &Path,
+) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
+    let mut dirs = None;
+    for file in crio_files(crio_conf) {
+        let doc = crate::sys::toml::read(&file)?;
+        if let Some(list) =
+            dig(doc.as_item(), &["crio", "runtime", "hooks_dir"]).and_then(string_list)
+        {
+            dirs = Some(list);
+        }
+    }
+    Ok(dirs)
+}
+
+/// podman's `[engine] hooks_dir` in one containers.conf document.
+pub fn podman_hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
+    dig(doc.as_item(), &["engine", "hooks_dir"]).and_then(string_list)
+}
+
+/// The directory of a hooks_dir list that install writes to: the first
+/// under /etc (the administrator's, which masks a same-named file under
+/// /usr/share), else the first.
+pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
+    dirs.iter()
+        .find(|d| d.starts_with("/etc/"))
+        .or_else(|| dirs.first())
+        .map(PathBuf::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@
 
 use super::daemons::{self, dig};
 use super::files;
-use crate::cli::{Daemon, InstallArgs};
+use crate::cli::{Engine, InstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::toml;
 use std::path::{Path, PathBuf};
@@ -100,22 +100,34 @@ fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
 
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
-    let notes = validate(args)?;
-    let mut plan = match args.daemon {
-        Daemon::Containerd => plan_containerd(args, true)?,
-        Daemon::Crio => plan_crio(args, true)?,
+    let notes = if args.more.hook {
+        Vec::new()
+    } else {
+        validate(args)?
     };
+    let mut plan = plan(args, true)?;
     plan.notes.splice(0..0, notes);
     apply(args, &plan, true)
 }
 
 /// `uninstall`: the exit status.
 pub fn run_uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
-    let plan = match args.daemon {
-        Daemon::Containerd => plan_containerd(args, false)?,
-        Daemon::Crio => plan_crio(args, false)?,
-    };
+    let plan = plan(args, false)?;
     apply(args, &plan, false)
+}
+
+fn plan(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    match (args.daemon, args.more.hook) {
+        (Engine::Containerd, true) => anyhow::bail!(
+            "--hook: containerd reads no hooks directory; register the runtime handler instead (install containerd, without --hook)"
+        ),
+        (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
+        (Engine::Containerd, false) => plan_containerd(args, install),
+        (Engine::Crio, false) => plan_crio(args, install),
+        (Engine::Podman, false) => anyhow::bail!(
+            "install podman registers the hook only for now: add --hook"
+        ),
+    }
 }
 
 /// Standard output, where a closed pipe is not an error worth a panic.
@@ -131,10 +143,20 @@ const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 /// The start of the comment line above a handler table install wrote.
 const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
 
-fn daemon_name(d: Daemon) -> &'static str {
+fn daemon_name(d: Engine) -> &'static str {
     match d {
-        Daemon::Containerd => "containerd",
-        Daemon::Crio => "crio",
+        Engine::Containerd => "containerd",
+        Engine::Crio => "crio",
+        Engine::Podman => "podman",
+    }
+}
+
+/// What install registers, in the lines it prints.
+fn subject(args: &InstallArgs) -> String {
+    if args.more.hook {
+        "the createRuntime hook".to_owned()
+    } else {
+        format!("runtime handler {}", args.handler)
     }
 }
 
@@ -151,8 +173,8 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
     if changed.is_empty() && plan.links.is_empty() {
         if !plan.left {
             say(&format!(
-                "nothing to change: runtime handler {} is already {done} for {daemon}\n",
-                args.handler
+                "nothing to change: {} is already {done} for {daemon}\n",
+                subject(args)
             ));
         }
         notes();
@@ -208,8 +230,17 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
     }
     notes();
     if !changed.is_empty() {
-        say(&format!("runtime handler {} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
-            args.handler));
+        if args.more.hook {
+            say(&format!(
+                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed\n",
+                subject(args)
+            ));
+        } else {
+            say(&format!(
+                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
+                subject(args)
+            ));
+        }
     }
     Ok(status)
 }
@@ -1086,6 +1117,179 @@ fn crio_handler(binary: &str) -> Table {
     h
 }
 
+/// The createRuntime hook definition the package ships inert.
+const SHIPPED_HOOK: &str = include_str!("../../hooks.d/userns-hostnet.json");
+/// The name install gives it in a hooks directory: the name the package
+/// ships, so that a definition under /etc masks one under /usr/share
+/// instead of running the hook twice.
+pub const HOOK_FILE: &str = "userns-hostnet.json";
+/// The start of the `comment` member of a hook definition install wrote
+/// (JSON has no comments; CRI-O and podman ignore unknown members).
+const HOOK_MARK: &str = "Added by `userns-hostnet install` (fingerprint ";
+
+/// A JSON value with every object's members in name order, so that a
+/// fingerprint does not depend on their layout.
+fn sorted_json(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .filter_map(|k| Some((k.clone(), sorted_json(m.get(k)?))))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(sorted_json).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The fingerprint of a hook definition, its `comment` aside.
+fn hook_fingerprint(def: &serde_json::Value) -> u64 {
+    let mut def = def.clone();
+    if let Some(m) = def.as_object_mut() {
+        m.remove("comment");
+    }
+    fnv1a(sorted_json(&def).to_string().as_bytes())
+}
+
+/// The shipped definition, run by `tool`, with the install marker.
+fn hook_definition(tool: &str, daemon: &str) -> anyhow::Result<String> {
+    let mut def: serde_json::Value = serde_json::from_str(SHIPPED_HOOK)?;
+    if let Some(hook) = def.get_mut("hook").and_then(|h| h.as_object_mut()) {
+        hook.insert("path".into(), serde_json::Value::from(tool));
+    }
+    let fp = hook_fingerprint(&def);
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "comment".into(),
+        serde_json::Value::from(format!(
+            "{HOOK_MARK}{fp:016x}): `userns-hostnet uninstall {daemon} --hook` removes this file while unchanged"
+        )),
+    );
+    if let Some(m) = def.as_object() {
+        out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out))? + "\n")
+}
+
+/// Who a hook definition file belongs to.
+fn hook_owner(text: &str) -> Owner {
+    let Ok(def) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Owner::Operator;
+    };
+    let Some(fp) = def
+        .get("comment")
+        .and_then(|c| c.as_str())
+        .and_then(|c| c.strip_prefix(HOOK_MARK))
+        .and_then(|rest| rest.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+    else {
+        return Owner::Operator;
+    };
+    if fp == hook_fingerprint(&def) {
+        Owner::Install
+    } else {
+        Owner::Changed
+    }
+}
+
+/// The hooks directory `--hook` writes to, and why that one.
+fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
+    if let Some(d) = &args.more.hooks_dir {
+        return Ok((d.clone(), "--hooks-dir".into()));
+    }
+    let (dirs, from) = match args.daemon {
+        Engine::Crio => {
+            let conf = args
+                .config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(daemons::CRIO_CONFIG));
+            (
+                daemons::crio_hooks_dirs(&conf)?,
+                format!("hooks_dir of {} and its crio.conf.d", conf.display()),
+            )
+        }
+        _ => {
+            let conf = args
+                .config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+            let dirs = match toml::read_optional(&conf)? {
+                Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
+                None => None,
+            };
+            (dirs, format!("hooks_dir of {}", conf.display()))
+        }
+    };
+    let (dirs, from) = match dirs {
+        Some(d) => (d, from),
+        None => (
+            daemons::DEFAULT_HOOKS_DIRS.map(str::to_owned).to_vec(),
+            format!("the default, as {from} is not set"),
+        ),
+    };
+    let dir = daemons::hooks_dir_to_write(&dirs).ok_or_else(|| {
+        anyhow::anyhow!("{from} is an empty list: name a directory with --hooks-dir")
+    })?;
+    if !dir.is_absolute() {
+        anyhow::bail!("{from} names {}, not an absolute path", dir.display());
+    }
+    Ok((dir, from))
+}
+
+/// `--hook`: the hook definition file in the daemon's hooks directory.
+fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    let (dir, from) = hooks_dir(args)?;
+    let path = dir.join(HOOK_FILE);
+    let old = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let mut plan = Plan::default();
+    plan.notes
+        .push(format!("hooks directory: {} ({from})", dir.display()));
+    let owner = old.as_deref().map(hook_owner);
+    let new = match (install, owner) {
+        (_, Some(Owner::Changed)) => {
+            plan.notes.push(format!(
+                "left {}: changed since install (its marker's fingerprint no longer matches); remove it by hand if it should go",
+                path.display()
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) => {
+            plan.notes.push(format!(
+                "left {}: not written by install (no install marker in its comment member); remove it by hand if it should go",
+                path.display()
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (true, _) => {
+            let tool = std::env::current_exe()
+                .map_err(|e| anyhow::anyhow!("cannot tell this program's path: {e}"))?;
+            let tool = tool
+                .to_str()
+                .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", tool.display()))?;
+            Some(hook_definition(tool, daemon_name(args.daemon))?)
+        }
+        (false, _) => None,
+    };
+    plan.files.push(FileChange {
+        path,
+        old,
+        new,
+        backup: false,
+    });
+    Ok(plan)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1147,6 +1351,24 @@ mod tests {
             .parse()
             .unwrap();
         assert!(!holds_nothing(&doc));
+    }
+
+    #[test]
+    fn the_hook_marker_is_checked() {
+        let def = hook_definition("/usr/bin/userns-hostnet", "crio").unwrap();
+        assert_eq!(hook_owner(&def), Owner::Install, "{def}");
+        let v: serde_json::Value = serde_json::from_str(&def).unwrap();
+        assert_eq!(v["hook"]["path"], "/usr/bin/userns-hostnet");
+        assert_eq!(v["stages"][0], "createRuntime");
+        // Layout does not count, values do.
+        let compact = serde_json::to_string(&v).unwrap();
+        assert_eq!(hook_owner(&compact), Owner::Install);
+        assert_eq!(
+            hook_owner(&def.replace("\"timeout\": 10", "\"timeout\": 30")),
+            Owner::Changed
+        );
+        assert_eq!(hook_owner(SHIPPED_HOOK), Owner::Operator);
+        assert_eq!(hook_owner("not json"), Owner::Operator);
     }
 
     #[test]
