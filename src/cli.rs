@@ -30,7 +30,7 @@ pub enum Command {
     /// Check whether this host is ready.
     #[command(after_help = "Exit status: 0 when no check fails (warnings allowed), 1 otherwise.")]
     Doctor(DoctorArgs),
-    /// Register the wrapper as a runtime handler of containerd or CRI-O.
+    /// Register the wrapper as a runtime handler of containerd or CRI-O, or a podman runtime.
     #[command(
         after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error."
     )]
@@ -168,7 +168,8 @@ pub struct InstallArgs {
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,
     /// The daemon's configuration file (default /etc/containerd/config.toml,
-    /// /etc/crio/crio.conf; CRI-O's drop-in goes to crio.conf.d/ next to it).
+    /// /etc/crio/crio.conf, /etc/containers/containers.conf; CRI-O's drop-in
+    /// goes to crio.conf.d/ next to it).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// containerd: the handler goes into conf.d/99-userns-hostnet.toml,

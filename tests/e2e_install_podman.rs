@@ -1,6 +1,8 @@
 //! `install crio --hook`, `install podman --hook`: the createRuntime hook
 //! definition written into the hooks directory each one reads (checked on
-//! temp dirs), and run by the real podman 4.3 from there.
+//! temp dirs), and run by the real podman 4.3 from there; `install podman`:
+//! the `[engine.runtimes]` entry of containers.conf that `podman --runtime
+//! NAME` finds.
 
 mod common;
 
@@ -261,4 +263,169 @@ fn installed_hook_runs_under_podman() {
     assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
     let after = podman_probe(&rootfs, &hooks, "podman + runc, hook uninstalled");
     assert!(!writable_under_sys(&after).is_empty(), "{}", after.table());
+}
+
+/// A containers.conf an operator wrote: comments, order and other runtimes
+/// must survive install and come back byte for byte on uninstall.
+const CONTAINERS_CONF: &str = r#"# Node-wide podman settings.
+[containers]
+log_size_max = 1048576   # 1 MiB
+
+[engine]
+# crun first on this node
+runtime = "crun"
+
+[engine.runtimes]
+crun = [
+  "/usr/bin/crun",
+  "/usr/local/bin/crun",
+]
+
+[network]
+network_backend = "netavark"
+"#;
+
+/// `install podman`: the `[engine.runtimes]` entry is added next to the
+/// operator's, a second install changes nothing, uninstall puts the file
+/// back byte for byte; on a node without the file, uninstall leaves none.
+#[test]
+fn podman_runtimes_entry_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("containers.conf");
+    std::fs::write(&conf, CONTAINERS_CONF).unwrap();
+    let w = common::WRAPPER;
+    let out = ok(&[
+        "install",
+        "podman",
+        "--config",
+        s(&conf),
+        "--wrapper",
+        w,
+        "--dry-run",
+    ]);
+    assert!(
+        out.contains(&format!("+userns-hostnet = [\"{w}\"]")),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+
+    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert!(out.contains("podman --runtime userns-hostnet"), "{out}");
+    let written = std::fs::read_to_string(&conf).unwrap();
+    assert!(
+        written.starts_with("# Node-wide podman settings.\n"),
+        "{written}"
+    );
+    assert!(written.contains("# crun first on this node\n"), "{written}");
+    let v: toml::Value = toml::from_str(&written).unwrap();
+    assert_eq!(
+        v["engine"]["runtimes"]["userns-hostnet"],
+        toml::Value::Array(vec![toml::Value::String(w.into())])
+    );
+    assert_eq!(v["engine"]["runtimes"]["crun"].as_array().unwrap().len(), 2);
+    assert_eq!(v["engine"]["runtime"].as_str(), Some("crun"));
+    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+
+    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+
+    // An entry of that name that is not install's stays.
+    let own = CONTAINERS_CONF.replace(
+        "[network]",
+        &format!("userns-hostnet = [\"{w}\"]\n\n[network]"),
+    );
+    std::fs::write(&conf, &own).unwrap();
+    let out = tool(&["uninstall", "podman", "--config", s(&conf)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("not added by install"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), own);
+    let other = CONTAINERS_CONF.replace(
+        "[network]",
+        "userns-hostnet = [\"/usr/bin/crun\"]\n\n[network]",
+    );
+    std::fs::write(&conf, &other).unwrap();
+    let out = tool(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+
+    let fresh = dir.path().join("new/containers.conf");
+    ok(&["install", "podman", "--config", s(&fresh), "--wrapper", w]);
+    assert!(fresh.exists());
+    ok(&["uninstall", "podman", "--config", s(&fresh)]);
+    assert!(!fresh.exists());
+}
+
+/// The entry install wrote is what podman's runtime lookup by name finds:
+/// `podman --runtime userns-hostnet` runs the userns + host-network
+/// container through the wrapper, which converts it.
+#[test]
+fn podman_runs_the_installed_runtime_by_name() {
+    common::podman::require_podman();
+    common::podman::remove_dead_containers(NAME_PREFIX);
+    let tmp = common::podman::writable_rootfs(NAME_PREFIX);
+    let conf = tmp.path().join("containers.conf");
+    std::fs::write(&conf, CONTAINERS_CONF).unwrap();
+    ok(&[
+        "install",
+        "podman",
+        "--config",
+        s(&conf),
+        "--wrapper",
+        common::WRAPPER,
+    ]);
+
+    let name = Name::new();
+    let out = common::run_capture(
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &conf)
+            .args([
+                "--runtime",
+                "userns-hostnet",
+                "run",
+                "--rm",
+                "--name",
+                &name.0,
+            ])
+            .args(["--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
+            .arg("--rootfs")
+            .arg(tmp.path().join("rootfs"))
+            .args(common::probe_args()),
+    );
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("podman --runtime userns-hostnet (installed)", &probe);
+    common::assert_converted_view(&probe, false);
+    assert!(
+        !common::has_cap_bit(probe.cap_bnd(), 10),
+        "CAP_NET_BIND_SERVICE kept: the container did not run through the wrapper"
+    );
+
+    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    let out = common::run_capture(
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &conf)
+            .args([
+                "--runtime",
+                "userns-hostnet",
+                "run",
+                "--rm",
+                "--network",
+                "host",
+            ])
+            .arg("--rootfs")
+            .arg(tmp.path().join("rootfs"))
+            .arg("true"),
+    );
+    assert!(
+        !out.success(),
+        "the runtime should be gone:\n{}",
+        out.describe()
+    );
 }

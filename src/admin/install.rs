@@ -124,9 +124,7 @@ fn plan(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
         (Engine::Containerd, false) => plan_containerd(args, install),
         (Engine::Crio, false) => plan_crio(args, install),
-        (Engine::Podman, false) => anyhow::bail!(
-            "install podman registers the hook only for now: add --hook"
-        ),
+        (Engine::Podman, false) => plan_podman(args, install),
     }
 }
 
@@ -155,6 +153,8 @@ fn daemon_name(d: Engine) -> &'static str {
 fn subject(args: &InstallArgs) -> String {
     if args.more.hook {
         "the createRuntime hook".to_owned()
+    } else if args.daemon == Engine::Podman {
+        format!("podman runtime {}", args.handler)
     } else {
         format!("runtime handler {}", args.handler)
     }
@@ -234,6 +234,16 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
             say(&format!(
                 "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed\n",
                 subject(args)
+            ));
+        } else if args.daemon == Engine::Podman {
+            say(&format!(
+                "{} {done}; podman reads containers.conf at every command: no restart needed{}\n",
+                subject(args),
+                if install {
+                    format!("; run containers with podman --runtime {}", args.handler)
+                } else {
+                    String::new()
+                }
             ));
         } else {
             say(&format!(
@@ -1115,6 +1125,138 @@ fn crio_handler(binary: &str) -> Table {
     h.insert("runtime_type", value("oci"));
     h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
     h
+}
+
+const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
+
+/// Who the `runtimes` entry `name` of a containers.conf table belongs to:
+/// install's marker is the comment line above its key.
+fn podman_owner(runtimes: &Table, name: &str) -> Option<Owner> {
+    let (key, item) = runtimes.get_key_value(name)?;
+    let prefix = key
+        .leaf_decor()
+        .prefix()
+        .and_then(|p| p.as_str())
+        .unwrap_or("");
+    let Some(fp) = prefix
+        .find(HANDLER_MARK)
+        .map(|at| &prefix[at + HANDLER_MARK.len()..])
+        .and_then(|rest| rest.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+    else {
+        return Some(Owner::Operator);
+    };
+    Some(if fp == fingerprint(item) {
+        Owner::Install
+    } else {
+        Owner::Changed
+    })
+}
+
+/// Does this `runtimes` entry (a list of paths podman tries in order) run
+/// the wrapper?
+fn podman_runs_wrapper(item: &Item) -> bool {
+    item.as_array()
+        .and_then(|a| a.iter().next())
+        .and_then(|v| v.as_str())
+        .is_some_and(daemons::is_wrapper)
+}
+
+/// `install podman`: an `[engine.runtimes]` entry in containers.conf, so
+/// that `podman --runtime NAME` runs the wrapper. uninstall removes the
+/// entry with its marker line, leaving the file byte for byte as it was
+/// (and no file where there was none).
+pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+    let old = toml::read_optional(&config)?;
+    let mut doc = match &old {
+        Some(text) => toml::parse(&config, text)?,
+        None => DocumentMut::new(),
+    };
+    let name = args.handler.as_str();
+    let mut plan = Plan::default();
+    let owner = dig(doc.as_item(), PODMAN_RUNTIMES)
+        .and_then(Item::as_table)
+        .and_then(|t| podman_owner(t, name));
+    let runs_wrapper =
+        dig(doc.as_item(), &["engine", "runtimes", name]).is_some_and(podman_runs_wrapper);
+    let shown = config.display();
+    let new = match (install, owner) {
+        (true, None) => {
+            let mut list = Array::new();
+            list.push(wrapper_str(args)?);
+            let item = Item::Value(Value::Array(list));
+            let fp = fingerprint(&item);
+            let runtimes = table_at(doc.as_table_mut(), PODMAN_RUNTIMES)?;
+            runtimes.insert(name, item);
+            if let Some(mut key) = runtimes.key_mut(name) {
+                key.leaf_decor_mut().set_prefix(format!(
+                    "{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall podman` removes it while unchanged\n"
+                ));
+            }
+            plan.notes.push(format!(
+                "real runtime of podman runtime {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
+                runtime::RUNTIME_ENV
+            ));
+            Some(doc.to_string())
+        }
+        (false, None) => old.clone(),
+        (_, Some(Owner::Install)) if install => old.clone(),
+        (_, Some(Owner::Install)) => {
+            // Tables left empty print no header, as before install made
+            // them (an empty `[engine.runtimes]` written by hand goes too).
+            for depth in (1..=PODMAN_RUNTIMES.len()).rev() {
+                if let Some(t) = dig_table_mut(&mut doc, &PODMAN_RUNTIMES[..depth]) {
+                    if depth == PODMAN_RUNTIMES.len() {
+                        t.remove(name);
+                    }
+                    if t.is_empty() {
+                        t.set_implicit(true);
+                    }
+                }
+            }
+            let text = doc.to_string();
+            if old.is_some() && text.trim().is_empty() && holds_nothing(&doc) {
+                None
+            } else {
+                Some(text)
+            }
+        }
+        (_, Some(Owner::Changed)) => {
+            plan.notes.push(format!(
+                "left podman runtime {name} in {shown}: changed since install (its install marker's fingerprint no longer matches){}",
+                if install { "" } else { "; remove it by hand if it should go" }
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) if runs_wrapper => {
+            plan.notes.push(format!(
+                "left podman runtime {name} in {shown}: it runs the wrapper but was not added by install (no install marker){}",
+                if install { "" } else { "; remove it by hand if it should go" }
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) => anyhow::bail!(
+            "{shown}: podman runtime {name} already exists and does not run the wrapper; leaving it alone (choose another --handler)"
+        ),
+    };
+    plan.files.push(FileChange {
+        path: config,
+        old,
+        new,
+        backup: true,
+    });
+    Ok(plan)
+}
+
+fn dig_table_mut<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Option<&'a mut Table> {
+    path.iter()
+        .try_fold(doc.as_table_mut(), |t, key| t.get_mut(key)?.as_table_mut())
 }
 
 /// The createRuntime hook definition the package ships inert.
