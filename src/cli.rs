@@ -212,6 +212,11 @@ pub struct InstallMore {
     /// daemon's config names.
     #[arg(long, value_name = "DIR", requires = "hook")]
     pub hooks_dir: Option<PathBuf>,
+    /// containerd, crio: make the handler the default runtime
+    /// (`default_runtime_name`; CRI-O: `default_runtime` in the drop-in),
+    /// noting what it was so that uninstall puts it back.
+    #[arg(long, conflicts_with = "hook")]
+    pub set_as_default: bool,
 }
 
 #[derive(Debug, Subcommand)]

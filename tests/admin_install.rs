@@ -1093,3 +1093,83 @@ fn crio_keeps_the_runtime_path_and_the_operators_handler() {
     assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), left);
     assert_eq!(backups(&dir.path().join("crio.conf.d")), 0);
 }
+
+/// `--set-as-default`: containerd's default_runtime_name names the handler
+/// (as the real containerd reads it), with an inline comment of the
+/// operator's; uninstall puts the old value and comment back byte for
+/// byte. Unset before, it is unset again.
+#[test]
+fn set_as_default_is_put_back_by_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    let original = COMMENTED.replace(
+        "default_runtime_name = \"runc\"",
+        "default_runtime_name = \"runc\"  # what most pods use",
+    );
+    std::fs::write(&cfg, &original).unwrap();
+    let w = "/opt/bin/userns-hostnet-runtime";
+    let args = ["--config", s(&cfg), "--handler", "uhn", "--wrapper", w];
+    let install = |more: &[&str]| {
+        let mut a = vec!["install", "containerd"];
+        a.extend(args);
+        a.extend(more);
+        ok(&a)
+    };
+    install(&["--set-as-default"]);
+    let d = dump(&cfg);
+    assert_eq!(
+        d["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"].as_str(),
+        Some("uhn")
+    );
+    // The new handler still copied runc's settings.
+    assert_eq!(
+        v2_handler(&d, "uhn").unwrap()["options"]["SystemdCgroup"].as_bool(),
+        Some(true)
+    );
+    let out = install(&["--set-as-default"]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), original);
+
+    let unset = COMMENTED.replace("      default_runtime_name = \"runc\"\n", "");
+    std::fs::write(&cfg, &unset).unwrap();
+    install(&["--set-as-default"]);
+    assert_eq!(
+        dump(&cfg)["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"]
+            .as_str(),
+        Some("uhn")
+    );
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), unset);
+
+    // CRI-O: default_runtime in the drop-in, which goes whole on uninstall.
+    let conf = dir.path().join("crio.conf");
+    std::fs::write(&conf, "[crio.runtime]\ndefault_runtime = \"crun\"\n").unwrap();
+    let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
+    ok(&["install", "crio", "--config", s(&conf), "--set-as-default"]);
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    assert_eq!(
+        doc["crio"]["runtime"]["default_runtime"].as_str(),
+        Some("userns-hostnet")
+    );
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(!drop_in.exists());
+    assert_eq!(
+        std::fs::read_to_string(&conf).unwrap(),
+        "[crio.runtime]\ndefault_runtime = \"crun\"\n"
+    );
+}

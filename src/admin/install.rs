@@ -124,6 +124,10 @@ fn plan(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
         (Engine::Containerd, false) => plan_containerd(args, install),
         (Engine::Crio, false) => plan_crio(args, install),
+        (Engine::Podman, false) if args.more.set_as_default => anyhow::bail!(
+            "--set-as-default: for podman, set `runtime = \"{}\"` under [engine] in containers.conf by hand",
+            args.handler
+        ),
         (Engine::Podman, false) => plan_podman(args, install),
     }
 }
@@ -708,11 +712,20 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     if args.drop_in && install && version == 2 {
         refuse_1x_drop_in(args, &config)?;
     }
+    let cri = &runtimes[..runtimes.len() - 1];
     if args.drop_in {
         let main = doc.clone();
         let make = |plan: &mut Plan| new_handler(&main, plan);
         let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
         plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
+        plan_default(
+            args,
+            install,
+            &config,
+            cri,
+            "default_runtime_name",
+            &mut plan,
+        )?;
         return Ok(plan);
     }
     let mut path = runtimes.to_vec();
@@ -752,11 +765,19 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         clobbered_handler(args, &config, new_doc, &mut plan);
     }
     plan.files.push(FileChange {
-        path: config,
+        path: config.clone(),
         old: Some(text),
         new: Some(new),
         backup: true,
     });
+    plan_default(
+        args,
+        install,
+        &config,
+        cri,
+        "default_runtime_name",
+        &mut plan,
+    )?;
     Ok(plan)
 }
 
@@ -1092,16 +1113,39 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         Ok(marked(crio_handler(&bin)))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+    // The default runtime install set goes before the handler, so that a
+    // drop-in left with nothing else in it is removed.
+    let before = match &old {
+        Some(text) if !install => Some(restore_default(
+            &path,
+            text,
+            CRIO_RUNTIME,
+            "default_runtime",
+            &args.handler,
+            &mut plan,
+        )?),
+        other => other.clone(),
+    };
     let new = plan_drop_in(
         args,
         &path,
-        old.as_deref(),
+        before.as_deref(),
         crio_fresh(),
         CRIO_RUNTIMES,
         CRIO_BINARY,
         make,
         &mut plan,
     )?;
+    let new = match new {
+        Some(text) if install && args.more.set_as_default => Some(set_default(
+            &path,
+            &text,
+            CRIO_RUNTIME,
+            "default_runtime",
+            &args.handler,
+        )?),
+        other => other,
+    };
     plan.files.push(FileChange {
         path,
         old,
@@ -1110,6 +1154,8 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
     });
     Ok(plan)
 }
+
+const CRIO_RUNTIME: &[&str] = &["crio", "runtime"];
 
 fn crio_fresh() -> DocumentMut {
     let mut d = DocumentMut::new();
@@ -1125,6 +1171,146 @@ fn crio_handler(binary: &str) -> Table {
     h.insert("runtime_type", value("oci"));
     h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
     h
+}
+
+/// The comment after a default runtime install set: what was there, to
+/// put back on uninstall (the value's own text and comment, or UNSET).
+const DEFAULT_MARK: &str =
+    " # set by `userns-hostnet install --set-as-default`; uninstall puts back: ";
+const UNSET: &str = "(unset)";
+
+/// `--set-as-default`: `key` in `table` names handler `name`, with what it
+/// was kept in the marker comment.
+fn set_default(
+    path: &Path,
+    text: &str,
+    table: &[&str],
+    key: &str,
+    name: &str,
+) -> anyhow::Result<String> {
+    let mut doc = toml::parse(path, text)?;
+    let t = table_at(doc.as_table_mut(), table)?;
+    let (was, prefix) = match t.get(key) {
+        Some(Item::Value(v)) if v.as_str() == Some(name) => return Ok(text.to_owned()),
+        Some(Item::Value(v)) => {
+            let suffix = v
+                .decor()
+                .suffix()
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_owned();
+            let mut bare = v.clone();
+            bare.decor_mut().set_prefix("");
+            bare.decor_mut().set_suffix("");
+            let prefix = v
+                .decor()
+                .prefix()
+                .and_then(|s| s.as_str())
+                .unwrap_or(" ")
+                .to_owned();
+            (format!("{bare}{suffix}"), prefix)
+        }
+        Some(_) => anyhow::bail!("{}: {key} is not a value", path.display()),
+        None => (UNSET.to_owned(), " ".to_owned()),
+    };
+    let mut v = Value::from(name);
+    v.decor_mut().set_prefix(prefix);
+    v.decor_mut().set_suffix(format!("{DEFAULT_MARK}{was}"));
+    match t.get_mut(key) {
+        Some(item) => *item = Item::Value(v),
+        None => {
+            t.insert(key, Item::Value(v));
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// uninstall: put back the default runtime install set, when `key` still
+/// names handler `name` with install's marker; a note when it names it
+/// without one.
+fn restore_default(
+    path: &Path,
+    text: &str,
+    table: &[&str],
+    key: &str,
+    name: &str,
+    plan: &mut Plan,
+) -> anyhow::Result<String> {
+    let mut doc = toml::parse(path, text)?;
+    let Some(t) = dig_table_mut(&mut doc, table) else {
+        return Ok(text.to_owned());
+    };
+    let Some(v) = t.get(key).and_then(Item::as_value) else {
+        return Ok(text.to_owned());
+    };
+    if v.as_str() != Some(name) {
+        return Ok(text.to_owned());
+    }
+    let suffix = v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("");
+    let Some(was) = suffix.strip_prefix(DEFAULT_MARK).map(str::to_owned) else {
+        plan.notes.push(format!(
+            "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
+            path.display()
+        ));
+        return Ok(text.to_owned());
+    };
+    let prefix = v
+        .decor()
+        .prefix()
+        .and_then(|s| s.as_str())
+        .unwrap_or(" ")
+        .to_owned();
+    if was == UNSET {
+        t.remove(key);
+    } else {
+        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {key}: cannot read what install replaced ({was}): {e}",
+                path.display()
+            )
+        })?;
+        let old = parsed
+            .get("x")
+            .and_then(Item::as_value)
+            .cloned()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: {key}: cannot read what install replaced",
+                    path.display()
+                )
+            })?;
+        if let Some(item) = t.get_mut(key) {
+            *item = Item::Value(old);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Apply `--set-as-default` (install) or put the old default back
+/// (uninstall) in the new text of `file` in the plan.
+fn plan_default(
+    args: &InstallArgs,
+    install: bool,
+    file: &Path,
+    table: &[&str],
+    key: &str,
+    plan: &mut Plan,
+) -> anyhow::Result<()> {
+    let Some(i) = plan.files.iter().position(|c| c.path == file) else {
+        return Ok(());
+    };
+    let Some(text) = plan.files[i].new.clone() else {
+        return Ok(());
+    };
+    let new = if install && args.more.set_as_default {
+        set_default(file, &text, table, key, &args.handler)?
+    } else if install {
+        text
+    } else {
+        restore_default(file, &text, table, key, &args.handler, plan)?
+    };
+    plan.files[i].new = Some(new);
+    Ok(())
 }
 
 const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
