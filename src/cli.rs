@@ -32,12 +32,12 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Register the wrapper as a runtime handler of containerd or CRI-O, or a podman runtime.
     #[command(
-        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error."
+        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error; with --check, 0 when everything is in place and 1 when install would change something."
     )]
     Install(InstallArgs),
     /// Remove a runtime handler registered by `install`, and only what install added.
     #[command(
-        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error."
+        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error; with --check, 1 when uninstall would change something, else 0."
     )]
     Uninstall(InstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
@@ -217,6 +217,15 @@ pub struct InstallMore {
     /// noting what it was so that uninstall puts it back.
     #[arg(long, conflicts_with = "hook")]
     pub set_as_default: bool,
+    /// One JSON document instead of text: each file and link with what
+    /// was done to it (or, with --dry-run or --check, would be), the notes,
+    /// and the restart needed.
+    #[arg(long)]
+    pub json: bool,
+    /// Write nothing; exit 1 when the command would change something, 0
+    /// when everything is already in place (for automation).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
 }
 
 #[derive(Debug, Subcommand)]

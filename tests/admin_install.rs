@@ -1173,3 +1173,86 @@ fn set_as_default_is_put_back_by_uninstall() {
         "[crio.runtime]\ndefault_runtime = \"crun\"\n"
     );
 }
+
+fn json_of(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = tool(args);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not one JSON document ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+/// `--check` exits 1 while install (or uninstall) would change something
+/// and writes nothing; `--json` says file by file what was done.
+#[test]
+fn check_and_json_for_automation() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let c = s(&cfg);
+    let w = "/opt/bin/userns-hostnet-runtime";
+    let base = ["--config", c, "--handler", "uhn", "--wrapper", w];
+    let with = |cmd: &str, more: &[&str]| -> Vec<String> {
+        let mut a = vec![cmd.to_owned(), "containerd".to_owned()];
+        a.extend(base.iter().map(|x| x.to_string()));
+        a.extend(more.iter().map(|x| x.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        code(&refs)
+    };
+
+    let (status, out) = run(with("install", &["--check"]));
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.contains(&format!("would modify {c}")), "{out}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    assert!(!dir.path().join("handlers").exists());
+
+    let a = with("install", &["--dry-run", "--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["written"], false, "{doc:#}");
+    assert_eq!(doc["changed"], true, "{doc:#}");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+
+    let a = with("install", &["--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["written"], true, "{doc:#}");
+    assert_eq!(doc["files"][0]["path"], c, "{doc:#}");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert_eq!(doc["links"].as_array().unwrap().len(), 2, "{doc:#}");
+    assert_eq!(doc["restart"], "systemctl restart containerd", "{doc:#}");
+    assert!(v2_handler(&dump(&cfg), "uhn").is_some());
+
+    let (status, out) = run(with("install", &["--check"]));
+    assert_eq!(status, Some(0), "{out}");
+    assert!(out.contains("in place"), "{out}");
+
+    let installed = std::fs::read_to_string(&cfg).unwrap();
+    let (status, out) = run(with("uninstall", &["--check"]));
+    assert_eq!(status, Some(1), "{out}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), installed);
+    let a = with("uninstall", &["--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["command"], "uninstall");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert!(doc["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["action"] == "remove"));
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    let (status, out) = run(with("uninstall", &["--check"]));
+    assert_eq!(status, Some(0), "{out}");
+}

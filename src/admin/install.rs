@@ -164,84 +164,200 @@ fn subject(args: &InstallArgs) -> String {
     }
 }
 
+/// What install or uninstall tells: lines of text as it goes, or with
+/// `--json` one document at the end.
+struct Report {
+    json: bool,
+    files: Vec<serde_json::Value>,
+    links: Vec<serde_json::Value>,
+}
+
+impl Report {
+    fn line(&self, text: &str) {
+        if !self.json {
+            say(&format!("{text}\n"));
+        }
+    }
+}
+
+fn link_json(l: &LinkChange) -> serde_json::Value {
+    match l {
+        LinkChange::Create { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "create"})
+        }
+        LinkChange::Remove { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "remove"})
+        }
+    }
+}
+
+fn file_action(c: &FileChange) -> &'static str {
+    match (&c.old, &c.new) {
+        (None, None) => "absent",
+        (None, Some(_)) => "create",
+        (Some(_), None) => "remove",
+        (Some(o), Some(n)) if o == n => "unchanged",
+        _ => "modify",
+    }
+}
+
 fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> {
     let daemon = daemon_name(args.daemon);
     let done = if install { "installed" } else { "removed" };
-    let status = i32::from(plan.left);
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
-    let notes = || {
+    let would_change = !changed.is_empty() || !plan.links.is_empty();
+    let mut report = Report {
+        json: args.more.json,
+        files: Vec::new(),
+        links: Vec::new(),
+    };
+    let restart = if !changed.is_empty() && !args.more.hook && args.daemon != Engine::Podman {
+        Some(format!("systemctl restart {daemon}"))
+    } else {
+        None
+    };
+    let status = if args.more.check {
+        i32::from(would_change)
+    } else {
+        i32::from(plan.left)
+    };
+    let finish = |report: &Report, written: bool| {
+        if !report.json {
+            return;
+        }
+        let files: Vec<serde_json::Value> = if written {
+            report.files.clone()
+        } else {
+            plan.files
+                .iter()
+                .map(|c| serde_json::json!({"path": c.path, "action": file_action(c)}))
+                .collect()
+        };
+        let links: Vec<serde_json::Value> = if written {
+            report.links.clone()
+        } else {
+            plan.links.iter().map(link_json).collect()
+        };
+        let doc = serde_json::json!({
+            "command": if install { "install" } else { "uninstall" },
+            "daemon": daemon,
+            "subject": subject(args),
+            "written": written,
+            "changed": would_change,
+            "files": files,
+            "links": links,
+            "notes": plan.notes,
+            "left": plan.left,
+            "restart": if written { restart.clone() } else { None },
+        });
+        say(&format!("{doc:#}\n"));
+    };
+    let notes = |report: &Report| {
         for n in &plan.notes {
-            say(&format!("{n}\n"));
+            report.line(n);
         }
     };
-    if changed.is_empty() && plan.links.is_empty() {
-        if !plan.left {
-            say(&format!(
-                "nothing to change: {} is already {done} for {daemon}\n",
+    if args.more.check {
+        for c in &changed {
+            report.line(&format!("would {} {}", file_action(c), c.path.display()));
+        }
+        for l in &plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
+                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
+            });
+        }
+        if !would_change {
+            report.line(&format!(
+                "in place: {} is {done} for {daemon}",
                 subject(args)
             ));
         }
-        notes();
+        finish(&report, false);
+        return Ok(status);
+    }
+    if !would_change {
+        if !plan.left {
+            report.line(&format!(
+                "nothing to change: {} is already {done} for {daemon}",
+                subject(args)
+            ));
+        }
+        notes(&report);
+        finish(&report, false);
         return Ok(status);
     }
     if args.dry_run {
         for c in &changed {
-            say(&files::unified_diff(
-                &c.path,
-                c.old.as_deref(),
-                c.new.as_deref(),
-            ));
+            if !report.json {
+                say(&files::unified_diff(
+                    &c.path,
+                    c.old.as_deref(),
+                    c.new.as_deref(),
+                ));
+            }
         }
         for l in &plan.links {
-            say(&match l {
+            report.line(&match l {
                 LinkChange::Create { path, target } => {
-                    format!("+link {} -> {}\n", path.display(), target.display())
+                    format!("+link {} -> {}", path.display(), target.display())
                 }
                 LinkChange::Remove { path, target } => {
-                    format!("-link {} -> {}\n", path.display(), target.display())
+                    format!("-link {} -> {}", path.display(), target.display())
                 }
             });
         }
-        notes();
-        say("(dry run: nothing written)\n");
+        notes(&report);
+        report.line("(dry run: nothing written)");
+        finish(&report, false);
         return Ok(status);
     }
     // The links exist before a config names them, and go after none does.
     if install {
-        apply_links(&plan.links)?;
+        apply_links(&plan.links, &mut report)?;
     }
     for c in &changed {
         match (&c.old, &c.new) {
             (_, None) => {
                 std::fs::remove_file(&c.path)
                     .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", c.path.display()))?;
-                say(&format!("removed {}\n", c.path.display()));
+                report.line(&format!("removed {}", c.path.display()));
+                report
+                    .files
+                    .push(serde_json::json!({"path": c.path, "action": "remove"}));
             }
             (old, Some(new)) => {
+                let mut backup = None;
                 if old.is_some() && c.backup {
                     let b = files::backup(&c.path)
                         .map_err(|e| anyhow::anyhow!("cannot back up {}: {e}", c.path.display()))?;
-                    say(&format!("backup {}\n", b.display()));
+                    report.line(&format!("backup {}", b.display()));
+                    backup = Some(b);
                 }
                 files::write_atomic(&c.path, new.as_bytes())
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", c.path.display()))?;
-                say(&format!("wrote {}\n", c.path.display()));
+                report.line(&format!("wrote {}", c.path.display()));
+                report.files.push(serde_json::json!({
+                    "path": c.path,
+                    "action": file_action(c),
+                    "backup": backup,
+                }));
             }
         }
     }
     if !install {
-        apply_links(&plan.links)?;
+        apply_links(&plan.links, &mut report)?;
     }
-    notes();
+    notes(&report);
     if !changed.is_empty() {
         if args.more.hook {
-            say(&format!(
-                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed\n",
+            report.line(&format!(
+                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
                 subject(args)
             ));
         } else if args.daemon == Engine::Podman {
-            say(&format!(
-                "{} {done}; podman reads containers.conf at every command: no restart needed{}\n",
+            report.line(&format!(
+                "{} {done}; podman reads containers.conf at every command: no restart needed{}",
                 subject(args),
                 if install {
                     format!("; run containers with podman --runtime {}", args.handler)
@@ -250,16 +366,17 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
                 }
             ));
         } else {
-            say(&format!(
-                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
+            report.line(&format!(
+                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
                 subject(args)
             ));
         }
     }
+    finish(&report, true);
     Ok(status)
 }
 
-fn apply_links(links: &[LinkChange]) -> anyhow::Result<()> {
+fn apply_links(links: &[LinkChange], report: &mut Report) -> anyhow::Result<()> {
     for l in links {
         match l {
             LinkChange::Create { path, target } => {
@@ -269,15 +386,19 @@ fn apply_links(links: &[LinkChange]) -> anyhow::Result<()> {
                 }
                 std::os::unix::fs::symlink(target, path)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-                say(&format!(
-                    "linked {} -> {}\n",
+                report.line(&format!(
+                    "linked {} -> {}",
                     path.display(),
                     target.display()
                 ));
+                report.links.push(link_json(l));
             }
             LinkChange::Remove { path, .. } => {
                 match std::fs::remove_file(path) {
-                    Ok(()) => say(&format!("removed {}\n", path.display())),
+                    Ok(()) => {
+                        report.line(&format!("removed {}", path.display()));
+                        report.links.push(link_json(l));
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => anyhow::bail!("cannot remove {}: {e}", path.display()),
                 }
