@@ -226,6 +226,11 @@ pub struct InstallMore {
     /// when everything is already in place (for automation).
     #[arg(long, conflicts_with = "dry_run")]
     pub check: bool,
+    /// Copy the main config file to FILE.bak-YYYYmmddHHMMSS before changing
+    /// it (uninstall puts install's change back by itself, so none is kept
+    /// unless asked for).
+    #[arg(long)]
+    pub backup: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -166,8 +166,12 @@ fn default_containerd_config_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = default_config(dir.path());
     let original = std::fs::read(&cfg).unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    let out = ok(&["install", "containerd", "--config", s(&cfg), "--backup"]);
     assert!(out.contains("restart containerd"), "{out}");
+    assert!(
+        out.contains(&format!("backup {}.bak-", cfg.display())),
+        "{out}"
+    );
     let d = dump(&cfg);
     let h = v2_handler(&d, "userns-hostnet").expect("containerd lists the handler");
     assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
@@ -484,7 +488,10 @@ fn crio_drop_in() {
         "uhn",
     ]);
     assert!(!drop_in.exists());
+    // install made crio.conf.d: uninstall removed it, empty.
+    assert!(!drop_in.parent().unwrap().exists());
     // Someone else's file of that name is left alone.
+    std::fs::create_dir(drop_in.parent().unwrap()).unwrap();
     std::fs::write(&drop_in, "[crio.runtime]\n").unwrap();
     let out = tool(&["install", "crio", "--config", s(&conf)]);
     assert_eq!(out.status.code(), Some(2));
@@ -1255,4 +1262,41 @@ fn check_and_json_for_automation() {
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     let (status, out) = run(with("uninstall", &["--check"]));
     assert_eq!(status, Some(0), "{out}");
+}
+
+/// A write keeps no backup unless asked; uninstall removes the drop-in
+/// directory install made once it is empty, and keeps one the operator
+/// made or put a file in.
+#[test]
+fn no_backup_unless_asked_and_made_directories_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    assert!(!out.contains("backup"), "{out}");
+    assert_eq!(backups(dir.path()), 0);
+    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    assert_eq!(backups(dir.path()), 0);
+
+    let conf = dir.path().join("crio.conf");
+    let conf_d = dir.path().join("crio.conf.d");
+    ok(&["install", "crio", "--config", s(&conf)]);
+    let out = ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(
+        out.contains(&format!("removed {}\n", conf_d.display())),
+        "{out}"
+    );
+    assert!(!conf_d.exists());
+
+    // Made by install, then given another file: kept.
+    ok(&["install", "crio", "--config", s(&conf)]);
+    std::fs::write(conf_d.join("10-other.conf"), "[crio.runtime]\n").unwrap();
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(conf_d.join("10-other.conf").exists());
+    std::fs::remove_file(conf_d.join("10-other.conf")).unwrap();
+
+    // The operator's own (empty) directory: kept.
+    ok(&["install", "crio", "--config", s(&conf)]);
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(conf_d.is_dir());
 }

@@ -318,17 +318,27 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
     }
     for c in &changed {
         match (&c.old, &c.new) {
-            (_, None) => {
+            (old, None) => {
                 std::fs::remove_file(&c.path)
                     .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", c.path.display()))?;
                 report.line(&format!("removed {}", c.path.display()));
                 report
                     .files
                     .push(serde_json::json!({"path": c.path, "action": "remove"}));
+                let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
+                if let Some(dir) = c.path.parent().filter(|_| made_dir) {
+                    // Only when empty: a file put there since stays.
+                    if std::fs::remove_dir(dir).is_ok() {
+                        report.line(&format!("removed {}", dir.display()));
+                        report
+                            .files
+                            .push(serde_json::json!({"path": dir, "action": "remove"}));
+                    }
+                }
             }
             (old, Some(new)) => {
                 let mut backup = None;
-                if old.is_some() && c.backup {
+                if old.is_some() && c.backup && args.more.backup {
                     let b = files::backup(&c.path)
                         .map_err(|e| anyhow::anyhow!("cannot back up {}: {e}", c.path.display()))?;
                     report.line(&format!("backup {}", b.display()));
@@ -1086,9 +1096,10 @@ fn plan_containerd_drop_in(
     };
     let version = daemons::containerd_version(&doc);
     let mut fresh = DocumentMut::new();
-    fresh.decor_mut().set_prefix(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n",
-    );
+    fresh.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
+        made_dir_line(&drop_in)
+    ));
     fresh.insert("version", value(version));
     // A drop-in without `version` is read as the main config's.
     let drop_in_runtimes: Vec<&str> = match &old_drop_in {
@@ -1251,7 +1262,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         args,
         &path,
         before.as_deref(),
-        crio_fresh(),
+        crio_fresh(&path),
         CRIO_RUNTIMES,
         CRIO_BINARY,
         make,
@@ -1278,12 +1289,25 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
 
 const CRIO_RUNTIME: &[&str] = &["crio", "runtime"];
 
-fn crio_fresh() -> DocumentMut {
+fn crio_fresh(path: &Path) -> DocumentMut {
     let mut d = DocumentMut::new();
-    d.decor_mut().set_prefix(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n",
-    );
+    d.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n{}",
+        made_dir_line(path)
+    ));
     d
+}
+
+/// Says, in a new drop-in, that install makes its directory, so that
+/// uninstall removes the directory again once empty (and leaves one the
+/// operator made).
+const MADE_DIR_MARK: &str = "# install made this directory; uninstall removes it when empty.";
+
+fn made_dir_line(drop_in: &Path) -> String {
+    match drop_in.parent() {
+        Some(dir) if !dir.exists() => format!("{MADE_DIR_MARK}\n"),
+        _ => String::new(),
+    }
 }
 
 fn crio_handler(binary: &str) -> Table {
