@@ -1300,3 +1300,54 @@ fn no_backup_unless_asked_and_made_directories_go() {
     ok(&["uninstall", "crio", "--config", s(&conf)]);
     assert!(conf_d.is_dir());
 }
+
+/// k3s and RKE2 write containerd's config.toml anew at every start:
+/// install there is refused with the template to edit instead, and works
+/// on that template started as a copy; a Go template is named as such.
+#[test]
+fn k3s_and_rke2_point_to_their_template() {
+    let dir = tempfile::tempdir().unwrap();
+    for (distro, version3) in [("k3s", false), ("rke2", false), ("k3s", true)] {
+        let etc = dir
+            .path()
+            .join(format!("var/lib/rancher/{distro}/agent/etc/containerd"));
+        std::fs::create_dir_all(&etc).unwrap();
+        let cfg = etc.join("config.toml");
+        std::fs::write(&cfg, if version3 { VERSION3 } else { COMMENTED }).unwrap();
+        let (status, out) = code(&["install", "containerd", "--config", s(&cfg)]);
+        assert_eq!(status, Some(2), "{out}");
+        let template = etc.join(if version3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        assert!(
+            out.contains(&format!("{distro} writes this file anew"))
+                && out.contains(&format!("cp {} {}", cfg.display(), template.display())),
+            "{out}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&cfg).unwrap(),
+            if version3 { VERSION3 } else { COMMENTED }
+        );
+        std::fs::copy(&cfg, &template).unwrap();
+        ok(&["install", "containerd", "--config", s(&template)]);
+        ok(&["uninstall", "containerd", "--config", s(&template)]);
+        std::fs::remove_file(&template).unwrap();
+    }
+    let etc = dir.path().join("var/lib/rancher/k3s/agent/etc/containerd");
+    let template = etc.join("config.toml.tmpl");
+    std::fs::write(
+        &template,
+        "{{ template \"base\" . }}\n\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.other]\n",
+    )
+    .unwrap();
+    let (status, out) = code(&["install", "containerd", "--config", s(&template)]);
+    assert_eq!(status, Some(2), "{out}");
+    assert!(out.contains("a Go template"), "{out}");
+    // Elsewhere, a file named config.toml is edited as usual.
+    let plain = dir.path().join("etc/containerd/config.toml");
+    std::fs::create_dir_all(plain.parent().unwrap()).unwrap();
+    std::fs::write(&plain, COMMENTED).unwrap();
+    ok(&["install", "containerd", "--config", s(&plain)]);
+}

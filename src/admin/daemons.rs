@@ -309,6 +309,27 @@ pub fn crio_files(crio_conf: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// k3s or RKE2, when `config` is in the directory where either generates
+/// containerd's config (`/var/lib/rancher/k3s/agent/etc/containerd/`, the
+/// same under `rke2`; any data dir whose last parts match).
+pub fn rancher_distro(config: &Path) -> Option<&'static str> {
+    let dir = config.parent()?;
+    let parts: Vec<&str> = dir.iter().filter_map(|c| c.to_str()).collect();
+    match parts.as_slice() {
+        [.., "agent", "etc", "containerd"] => {
+            let text = dir.to_string_lossy();
+            if text.contains("/rancher/rke2/") || text.contains("/rke2/agent/") {
+                Some("rke2")
+            } else if text.contains("/rancher/k3s/") || text.contains("/k3s/agent/") {
+                Some("k3s")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 /// podman's system-wide containers.conf, which `install podman` edits.
 pub const PODMAN_CONFIG: &str = "/etc/containers/containers.conf";
 /// Where CRI-O and podman look for hook definitions when their config

@@ -794,8 +794,36 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
             config.display()
         );
     };
-    let mut doc = toml::parse(&config, &text)?;
+    let mut doc = match toml::parse(&config, &text) {
+        Ok(d) => d,
+        Err(e) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+            anyhow::bail!(
+                "{e}\n{}: a Go template, which install cannot edit: add the handler table to it by hand (`userns-hostnet install containerd --config COPY --dry-run` on a copy of the generated config.toml shows the table)",
+                config.display()
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
     let version = daemons::containerd_version(&doc);
+    if let Some(distro) = daemons::rancher_distro(&config)
+        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
+    {
+        let template = config.with_file_name(if version >= 3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        anyhow::bail!(
+            "{0}: {distro} writes this file anew at every start, so an edit here would be lost: register the handler in its template {1} instead, which {distro} uses in place of the generated file; to start the template as a copy of this file: cp {0} {1} && userns-hostnet install containerd --config {1}; then {2}",
+            config.display(),
+            template.display(),
+            if distro == "k3s" {
+                "systemctl restart k3s (k3s-agent on an agent)"
+            } else {
+                "systemctl restart rke2-server (rke2-agent on an agent)"
+            }
+        );
+    }
     let cri_off = daemons::containerd_cri_disabled(&doc);
     if version < 2 && cri_off.is_some() {
         anyhow::bail!(
