@@ -204,7 +204,8 @@ pub struct InstallArgs {
 pub struct InstallMore {
     /// crio, podman: the createRuntime hook definition instead of a runtime
     /// handler, written as userns-hostnet.json into the daemon's hooks
-    /// directory (its `hooks_dir`, else /etc/containers/oci/hooks.d);
+    /// directory (its `hooks_dir`, else CRI-O's default
+    /// /usr/share/containers/oci/hooks.d, podman's /etc/containers/oci/hooks.d);
     /// uninstall removes that file while unchanged.
     #[arg(long)]
     pub hook: bool,

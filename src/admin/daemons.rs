@@ -332,9 +332,13 @@ pub fn rancher_distro(config: &Path) -> Option<&'static str> {
 
 /// podman's system-wide containers.conf, which `install podman` edits.
 pub const PODMAN_CONFIG: &str = "/etc/containers/containers.conf";
-/// Where CRI-O and podman look for hook definitions when their config
-/// names no `hooks_dir`.
-pub const DEFAULT_HOOKS_DIRS: [&str; 2] = [
+/// Where CRI-O looks for hook definitions when its config names no
+/// `hooks_dir` (`crio config` prints it; /etc/containers/oci/hooks.d is
+/// not among them).
+pub const CRIO_DEFAULT_HOOKS_DIRS: [&str; 1] = ["/usr/share/containers/oci/hooks.d"];
+/// Where podman looks for hook definitions when containers.conf names no
+/// `hooks_dir`.
+pub const PODMAN_DEFAULT_HOOKS_DIRS: [&str; 2] = [
     "/usr/share/containers/oci/hooks.d",
     "/etc/containers/oci/hooks.d",
 ];

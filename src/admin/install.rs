@@ -1703,7 +1703,7 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
     if let Some(d) = &args.more.hooks_dir {
         return Ok((d.clone(), "--hooks-dir".into()));
     }
-    let (dirs, from) = match args.daemon {
+    let (dirs, from, defaults) = match args.daemon {
         Engine::Crio => {
             let conf = args
                 .config
@@ -1712,6 +1712,7 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
             (
                 daemons::crio_hooks_dirs(&conf)?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
+                &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
             )
         }
         _ => {
@@ -1723,13 +1724,17 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
                 Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
                 None => None,
             };
-            (dirs, format!("hooks_dir of {}", conf.display()))
+            (
+                dirs,
+                format!("hooks_dir of {}", conf.display()),
+                &daemons::PODMAN_DEFAULT_HOOKS_DIRS[..],
+            )
         }
     };
     let (dirs, from) = match dirs {
         Some(d) => (d, from),
         None => (
-            daemons::DEFAULT_HOOKS_DIRS.map(str::to_owned).to_vec(),
+            defaults.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             format!("the default, as {from} is not set"),
         ),
     };
