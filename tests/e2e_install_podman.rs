@@ -1,6 +1,7 @@
 //! `install crio --hook`, `install podman --hook`: the createRuntime hook
 //! definition written into the hooks directory each one reads (checked on
-//! temp dirs), and run by the real podman 4.3 from there; `install podman`:
+//! temp dirs, and against the real CRI-O 1.36's `crio config`), and run by
+//! the real podman 4.3 from there; `install podman`:
 //! the `[engine.runtimes]` entry of containers.conf that `podman --runtime
 //! NAME` finds.
 
@@ -428,4 +429,83 @@ fn podman_runs_the_installed_runtime_by_name() {
         "the runtime should be gone:\n{}",
         out.describe()
     );
+}
+
+/// The real CRI-O 1.36 (`crio config`, which prints the configuration it
+/// would run with) reads the hooks_dir install chose from the same files:
+/// crio.conf overridden by its crio.conf.d drop-ins, and, with neither
+/// setting it, only /usr/share/containers/oci/hooks.d.
+#[test]
+fn crio_reads_the_hooks_dir_install_writes_to() {
+    let crio = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cri-o/crio");
+    assert!(
+        crio.is_file(),
+        "{} missing: run scripts/cri-tools.sh",
+        crio.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("crio.conf");
+    let conf_d = dir.path().join("crio.conf.d");
+    std::fs::create_dir(&conf_d).unwrap();
+    let crio_dirs = || -> Vec<String> {
+        let out = Command::new(&crio)
+            .arg("--config")
+            .arg(&conf)
+            .arg("--config-dir")
+            .arg(&conf_d)
+            .arg("config")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "crio config: {}", text(&out));
+        let printed = String::from_utf8_lossy(&out.stdout);
+        // It prints a value left at its default commented out, and a value
+        // set uncommented: the hooks_dir block, either way.
+        let block: Vec<&str> = printed
+            .lines()
+            .map(|l| l.trim_start_matches('#').trim())
+            .skip_while(|l| !l.starts_with("hooks_dir = ["))
+            .collect();
+        let end = block
+            .iter()
+            .position(|l| *l == "]")
+            .unwrap_or_else(|| panic!("no hooks_dir in crio config:\n{printed}"));
+        let doc: toml::Value = toml::from_str(&block[..=end].join("\n")).unwrap();
+        doc["hooks_dir"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let chosen = || -> String {
+        let out = ok(&[
+            "install",
+            "crio",
+            "--hook",
+            "--config",
+            s(&conf),
+            "--dry-run",
+        ]);
+        out.lines()
+            .find_map(|l| l.strip_prefix("+++ "))
+            .and_then(|p| p.strip_suffix("/userns-hostnet.json"))
+            .unwrap_or_else(|| panic!("no target in {out}"))
+            .to_owned()
+    };
+
+    std::fs::write(&conf, "[crio]\n").unwrap();
+    assert_eq!(crio_dirs(), vec!["/usr/share/containers/oci/hooks.d"]);
+    assert_eq!(chosen(), "/usr/share/containers/oci/hooks.d");
+
+    std::fs::write(&conf, "[crio.runtime]\nhooks_dir = [\"/srv/hooks-a\"]\n").unwrap();
+    std::fs::write(
+        conf_d.join("10-hooks.conf"),
+        "[crio.runtime]\nhooks_dir = [\"/srv/hooks-b\", \"/etc/uhn-test-hooks\"]\n",
+    )
+    .unwrap();
+    let dirs = crio_dirs();
+    assert_eq!(dirs, vec!["/srv/hooks-b", "/etc/uhn-test-hooks"]);
+    let chosen = chosen();
+    assert!(dirs.contains(&chosen), "{chosen} is not among {dirs:?}");
+    assert_eq!(chosen, "/etc/uhn-test-hooks");
 }
