@@ -30,14 +30,14 @@ pub enum Command {
     /// Check whether this host is ready.
     #[command(after_help = "Exit status: 0 when no check fails (warnings allowed), 1 otherwise.")]
     Doctor(DoctorArgs),
-    /// Register the wrapper as a runtime handler of containerd or CRI-O.
+    /// Register the wrapper as a runtime handler of containerd or CRI-O, or a podman runtime.
     #[command(
-        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error."
+        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error; with --check, 0 when everything is in place and 1 when install would change something."
     )]
     Install(InstallArgs),
     /// Remove a runtime handler registered by `install`, and only what install added.
     #[command(
-        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error."
+        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error; with --check, 1 when uninstall would change something, else 0."
     )]
     Uninstall(InstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
@@ -222,16 +222,34 @@ pub enum Daemon {
     Crio,
 }
 
+/// What `install` registers with: a CRI daemon, or podman.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    Containerd,
+    Crio,
+    Podman,
+}
+
+impl From<Daemon> for Engine {
+    fn from(d: Daemon) -> Engine {
+        match d {
+            Daemon::Containerd => Engine::Containerd,
+            Daemon::Crio => Engine::Crio,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Which daemon's configuration to edit.
+    /// Which daemon's configuration to edit (podman: containers.conf).
     #[arg(value_enum)]
-    pub daemon: Daemon,
+    pub daemon: Engine,
     /// The runtime handler's name.
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,
     /// The daemon's configuration file (default /etc/containerd/config.toml,
-    /// /etc/crio/crio.conf; CRI-O's drop-in goes to crio.conf.d/ next to it).
+    /// /etc/crio/crio.conf, /etc/containers/containers.conf; CRI-O's drop-in
+    /// goes to crio.conf.d/ next to it).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// containerd: the handler goes into conf.d/99-userns-hostnet.toml,
@@ -257,6 +275,43 @@ pub struct InstallArgs {
     /// Where a handler's links to the wrapper and to its real runtime go (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub handlers_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub more: InstallMore,
+}
+
+/// The install options `deploy` leaves at their defaults.
+#[derive(Debug, Default, Args)]
+pub struct InstallMore {
+    /// crio, podman: the createRuntime hook definition instead of a runtime
+    /// handler, written as userns-hostnet.json into the daemon's hooks
+    /// directory (its `hooks_dir`, else CRI-O's default
+    /// /usr/share/containers/oci/hooks.d, podman's /etc/containers/oci/hooks.d);
+    /// uninstall removes that file while unchanged.
+    #[arg(long)]
+    pub hook: bool,
+    /// With --hook: the hooks directory to write to, instead of the one the
+    /// daemon's config names.
+    #[arg(long, value_name = "DIR", requires = "hook")]
+    pub hooks_dir: Option<PathBuf>,
+    /// containerd, crio: make the handler the default runtime
+    /// (`default_runtime_name`; CRI-O: `default_runtime` in the drop-in),
+    /// noting what it was so that uninstall puts it back.
+    #[arg(long, conflicts_with = "hook")]
+    pub set_as_default: bool,
+    /// One JSON document instead of text: each file and link with what
+    /// was done to it (or, with --dry-run or --check, would be), the notes,
+    /// and the restart needed.
+    #[arg(long)]
+    pub json: bool,
+    /// Write nothing; exit 1 when the command would change something, 0
+    /// when everything is already in place (for automation).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// Copy the main config file to FILE.bak-YYYYmmddHHMMSS before changing
+    /// it (uninstall puts install's change back by itself, so none is kept
+    /// unless asked for).
+    #[arg(long)]
+    pub backup: bool,
 }
 
 #[derive(Debug, Subcommand)]

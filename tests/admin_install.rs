@@ -166,8 +166,12 @@ fn default_containerd_config_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = default_config(dir.path());
     let original = std::fs::read(&cfg).unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    let out = ok(&["install", "containerd", "--config", s(&cfg), "--backup"]);
     assert!(out.contains("restart containerd"), "{out}");
+    assert!(
+        out.contains(&format!("backup {}.bak-", cfg.display())),
+        "{out}"
+    );
     let d = dump(&cfg);
     let h = v2_handler(&d, "userns-hostnet").expect("containerd lists the handler");
     assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
@@ -484,7 +488,10 @@ fn crio_drop_in() {
         "uhn",
     ]);
     assert!(!drop_in.exists());
+    // install made crio.conf.d: uninstall removed it, empty.
+    assert!(!drop_in.parent().unwrap().exists());
     // Someone else's file of that name is left alone.
+    std::fs::create_dir(drop_in.parent().unwrap()).unwrap();
     std::fs::write(&drop_in, "[crio.runtime]\n").unwrap();
     let out = tool(&["install", "crio", "--config", s(&conf)]);
     assert_eq!(out.status.code(), Some(2));
@@ -1092,4 +1099,255 @@ fn crio_keeps_the_runtime_path_and_the_operators_handler() {
     assert!(out.contains("not added by install"), "{out}");
     assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), left);
     assert_eq!(backups(&dir.path().join("crio.conf.d")), 0);
+}
+
+/// `--set-as-default`: containerd's default_runtime_name names the handler
+/// (as the real containerd reads it), with an inline comment of the
+/// operator's; uninstall puts the old value and comment back byte for
+/// byte. Unset before, it is unset again.
+#[test]
+fn set_as_default_is_put_back_by_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    let original = COMMENTED.replace(
+        "default_runtime_name = \"runc\"",
+        "default_runtime_name = \"runc\"  # what most pods use",
+    );
+    std::fs::write(&cfg, &original).unwrap();
+    let w = "/opt/bin/userns-hostnet-runtime";
+    let args = ["--config", s(&cfg), "--handler", "uhn", "--wrapper", w];
+    let install = |more: &[&str]| {
+        let mut a = vec!["install", "containerd"];
+        a.extend(args);
+        a.extend(more);
+        ok(&a)
+    };
+    install(&["--set-as-default"]);
+    let d = dump(&cfg);
+    assert_eq!(
+        d["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"].as_str(),
+        Some("uhn")
+    );
+    // The new handler still copied runc's settings.
+    assert_eq!(
+        v2_handler(&d, "uhn").unwrap()["options"]["SystemdCgroup"].as_bool(),
+        Some(true)
+    );
+    let out = install(&["--set-as-default"]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), original);
+
+    let unset = COMMENTED.replace("      default_runtime_name = \"runc\"\n", "");
+    std::fs::write(&cfg, &unset).unwrap();
+    install(&["--set-as-default"]);
+    assert_eq!(
+        dump(&cfg)["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"]
+            .as_str(),
+        Some("uhn")
+    );
+    ok(&[
+        "uninstall",
+        "containerd",
+        "--config",
+        s(&cfg),
+        "--handler",
+        "uhn",
+    ]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), unset);
+
+    // CRI-O: default_runtime in the drop-in, which goes whole on uninstall.
+    let conf = dir.path().join("crio.conf");
+    std::fs::write(&conf, "[crio.runtime]\ndefault_runtime = \"crun\"\n").unwrap();
+    let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
+    ok(&["install", "crio", "--config", s(&conf), "--set-as-default"]);
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    assert_eq!(
+        doc["crio"]["runtime"]["default_runtime"].as_str(),
+        Some("userns-hostnet")
+    );
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(!drop_in.exists());
+    assert_eq!(
+        std::fs::read_to_string(&conf).unwrap(),
+        "[crio.runtime]\ndefault_runtime = \"crun\"\n"
+    );
+}
+
+fn json_of(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = tool(args);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not one JSON document ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+/// `--check` exits 1 while install (or uninstall) would change something
+/// and writes nothing; `--json` says file by file what was done.
+#[test]
+fn check_and_json_for_automation() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let c = s(&cfg);
+    let w = "/opt/bin/userns-hostnet-runtime";
+    let base = ["--config", c, "--handler", "uhn", "--wrapper", w];
+    let with = |cmd: &str, more: &[&str]| -> Vec<String> {
+        let mut a = vec![cmd.to_owned(), "containerd".to_owned()];
+        a.extend(base.iter().map(|x| x.to_string()));
+        a.extend(more.iter().map(|x| x.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        code(&refs)
+    };
+
+    let (status, out) = run(with("install", &["--check"]));
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.contains(&format!("would modify {c}")), "{out}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    assert!(!dir.path().join("handlers").exists());
+
+    let a = with("install", &["--dry-run", "--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["written"], false, "{doc:#}");
+    assert_eq!(doc["changed"], true, "{doc:#}");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+
+    let a = with("install", &["--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["written"], true, "{doc:#}");
+    assert_eq!(doc["files"][0]["path"], c, "{doc:#}");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert_eq!(doc["links"].as_array().unwrap().len(), 2, "{doc:#}");
+    assert_eq!(doc["restart"], "systemctl restart containerd", "{doc:#}");
+    assert!(v2_handler(&dump(&cfg), "uhn").is_some());
+
+    let (status, out) = run(with("install", &["--check"]));
+    assert_eq!(status, Some(0), "{out}");
+    assert!(out.contains("in place"), "{out}");
+
+    let installed = std::fs::read_to_string(&cfg).unwrap();
+    let (status, out) = run(with("uninstall", &["--check"]));
+    assert_eq!(status, Some(1), "{out}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), installed);
+    let a = with("uninstall", &["--json"]);
+    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (status, doc) = json_of(&refs);
+    assert_eq!(status, Some(0));
+    assert_eq!(doc["command"], "uninstall");
+    assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
+    assert!(doc["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["action"] == "remove"));
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    let (status, out) = run(with("uninstall", &["--check"]));
+    assert_eq!(status, Some(0), "{out}");
+}
+
+/// A write keeps no backup unless asked; uninstall removes the drop-in
+/// directory install made once it is empty, and keeps one the operator
+/// made or put a file in.
+#[test]
+fn no_backup_unless_asked_and_made_directories_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    assert!(!out.contains("backup"), "{out}");
+    assert_eq!(backups(dir.path()), 0);
+    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    assert_eq!(backups(dir.path()), 0);
+
+    let conf = dir.path().join("crio.conf");
+    let conf_d = dir.path().join("crio.conf.d");
+    ok(&["install", "crio", "--config", s(&conf)]);
+    let out = ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(
+        out.contains(&format!("removed {}\n", conf_d.display())),
+        "{out}"
+    );
+    assert!(!conf_d.exists());
+
+    // Made by install, then given another file: kept.
+    ok(&["install", "crio", "--config", s(&conf)]);
+    std::fs::write(conf_d.join("10-other.conf"), "[crio.runtime]\n").unwrap();
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(conf_d.join("10-other.conf").exists());
+    std::fs::remove_file(conf_d.join("10-other.conf")).unwrap();
+
+    // The operator's own (empty) directory: kept.
+    ok(&["install", "crio", "--config", s(&conf)]);
+    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    assert!(conf_d.is_dir());
+}
+
+/// k3s and RKE2 write containerd's config.toml anew at every start:
+/// install there is refused with the template to edit instead, and works
+/// on that template started as a copy; a Go template is named as such.
+#[test]
+fn k3s_and_rke2_point_to_their_template() {
+    let dir = tempfile::tempdir().unwrap();
+    for (distro, version3) in [("k3s", false), ("rke2", false), ("k3s", true)] {
+        let etc = dir
+            .path()
+            .join(format!("var/lib/rancher/{distro}/agent/etc/containerd"));
+        std::fs::create_dir_all(&etc).unwrap();
+        let cfg = etc.join("config.toml");
+        std::fs::write(&cfg, if version3 { VERSION3 } else { COMMENTED }).unwrap();
+        let (status, out) = code(&["install", "containerd", "--config", s(&cfg)]);
+        assert_eq!(status, Some(2), "{out}");
+        let template = etc.join(if version3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        assert!(
+            out.contains(&format!("{distro} writes this file anew"))
+                && out.contains(&format!("cp {} {}", cfg.display(), template.display())),
+            "{out}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&cfg).unwrap(),
+            if version3 { VERSION3 } else { COMMENTED }
+        );
+        std::fs::copy(&cfg, &template).unwrap();
+        ok(&["install", "containerd", "--config", s(&template)]);
+        ok(&["uninstall", "containerd", "--config", s(&template)]);
+        std::fs::remove_file(&template).unwrap();
+    }
+    let etc = dir.path().join("var/lib/rancher/k3s/agent/etc/containerd");
+    let template = etc.join("config.toml.tmpl");
+    std::fs::write(
+        &template,
+        "{{ template \"base\" . }}\n\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.other]\n",
+    )
+    .unwrap();
+    let (status, out) = code(&["install", "containerd", "--config", s(&template)]);
+    assert_eq!(status, Some(2), "{out}");
+    assert!(out.contains("a Go template"), "{out}");
+    // Elsewhere, a file named config.toml is edited as usual.
+    let plain = dir.path().join("etc/containerd/config.toml");
+    std::fs::create_dir_all(plain.parent().unwrap()).unwrap();
+    std::fs::write(&plain, COMMENTED).unwrap();
+    ok(&["install", "containerd", "--config", s(&plain)]);
 }

@@ -309,6 +309,83 @@ pub fn crio_files(crio_conf: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// k3s or RKE2, when `config` is in the directory where either generates
+/// containerd's config (`/var/lib/rancher/k3s/agent/etc/containerd/`, the
+/// same under `rke2`; any data dir whose last parts match).
+pub fn rancher_distro(config: &Path) -> Option<&'static str> {
+    let dir = config.parent()?;
+    let parts: Vec<&str> = dir.iter().filter_map(|c| c.to_str()).collect();
+    match parts.as_slice() {
+        [.., "agent", "etc", "containerd"] => {
+            let text = dir.to_string_lossy();
+            if text.contains("/rancher/rke2/") || text.contains("/rke2/agent/") {
+                Some("rke2")
+            } else if text.contains("/rancher/k3s/") || text.contains("/k3s/agent/") {
+                Some("k3s")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// podman's system-wide containers.conf, which `install podman` edits.
+pub const PODMAN_CONFIG: &str = "/etc/containers/containers.conf";
+/// Where CRI-O looks for hook definitions when its config names no
+/// `hooks_dir` (`crio config` prints it; /etc/containers/oci/hooks.d is
+/// not among them).
+pub const CRIO_DEFAULT_HOOKS_DIRS: [&str; 1] = ["/usr/share/containers/oci/hooks.d"];
+/// Where podman looks for hook definitions when containers.conf names no
+/// `hooks_dir`.
+pub const PODMAN_DEFAULT_HOOKS_DIRS: [&str; 2] = [
+    "/usr/share/containers/oci/hooks.d",
+    "/etc/containers/oci/hooks.d",
+];
+
+/// A `hooks_dir` list, as CRI-O and podman write it.
+fn string_list(item: &Item) -> Option<Vec<String>> {
+    Some(
+        item.as_array()?
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// CRI-O's `[crio.runtime] hooks_dir` as it reads its files (crio.conf,
+/// then the drop-ins in name order, the last setting winning); `None` when
+/// none sets it.
+pub fn crio_hooks_dirs(
+    crio_conf: &Path,
+) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
+    let mut dirs = None;
+    for file in crio_files(crio_conf) {
+        let doc = crate::sys::toml::read(&file)?;
+        if let Some(list) =
+            dig(doc.as_item(), &["crio", "runtime", "hooks_dir"]).and_then(string_list)
+        {
+            dirs = Some(list);
+        }
+    }
+    Ok(dirs)
+}
+
+/// podman's `[engine] hooks_dir` in one containers.conf document.
+pub fn podman_hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
+    dig(doc.as_item(), &["engine", "hooks_dir"]).and_then(string_list)
+}
+
+/// The directory of a hooks_dir list that install writes to: the first
+/// under /etc (the administrator's, which masks a same-named file under
+/// /usr/share), else the first.
+pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
+    dirs.iter()
+        .find(|d| d.starts_with("/etc/"))
+        .or_else(|| dirs.first())
+        .map(PathBuf::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,7 +288,7 @@ fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, St
 
 fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
     InstallArgs {
-        daemon,
+        daemon: daemon.into(),
         handler: args.handler.clone(),
         config: Some(config.to_owned()),
         drop_in: false,
@@ -297,6 +297,7 @@ fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs
         dry_run: false,
         wrapper: args.bin_dir.join(crate::WRAPPER_NAME),
         handlers_dir: None,
+        more: Default::default(),
     }
 }
 

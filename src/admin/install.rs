@@ -20,7 +20,7 @@
 
 use super::daemons::{self, dig};
 use super::files;
-use crate::cli::{Daemon, InstallArgs};
+use crate::cli::{Engine, InstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::toml;
 use std::path::{Path, PathBuf};
@@ -100,22 +100,36 @@ fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
 
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
-    let notes = validate(args)?;
-    let mut plan = match args.daemon {
-        Daemon::Containerd => plan_containerd(args, true)?,
-        Daemon::Crio => plan_crio(args, true)?,
+    let notes = if args.more.hook {
+        Vec::new()
+    } else {
+        validate(args)?
     };
+    let mut plan = plan(args, true)?;
     plan.notes.splice(0..0, notes);
     apply(args, &plan, true)
 }
 
 /// `uninstall`: the exit status.
 pub fn run_uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
-    let plan = match args.daemon {
-        Daemon::Containerd => plan_containerd(args, false)?,
-        Daemon::Crio => plan_crio(args, false)?,
-    };
+    let plan = plan(args, false)?;
     apply(args, &plan, false)
+}
+
+fn plan(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    match (args.daemon, args.more.hook) {
+        (Engine::Containerd, true) => anyhow::bail!(
+            "--hook: containerd reads no hooks directory; register the runtime handler instead (install containerd, without --hook)"
+        ),
+        (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
+        (Engine::Containerd, false) => plan_containerd(args, install),
+        (Engine::Crio, false) => plan_crio(args, install),
+        (Engine::Podman, false) if args.more.set_as_default => anyhow::bail!(
+            "--set-as-default: for podman, set `runtime = \"{}\"` under [engine] in containers.conf by hand",
+            args.handler
+        ),
+        (Engine::Podman, false) => plan_podman(args, install),
+    }
 }
 
 /// Standard output, where a closed pipe is not an error worth a panic.
@@ -131,90 +145,248 @@ const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 /// The start of the comment line above a handler table install wrote.
 const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
 
-fn daemon_name(d: Daemon) -> &'static str {
+fn daemon_name(d: Engine) -> &'static str {
     match d {
-        Daemon::Containerd => "containerd",
-        Daemon::Crio => "crio",
+        Engine::Containerd => "containerd",
+        Engine::Crio => "crio",
+        Engine::Podman => "podman",
+    }
+}
+
+/// What install registers, in the lines it prints.
+fn subject(args: &InstallArgs) -> String {
+    if args.more.hook {
+        "the createRuntime hook".to_owned()
+    } else if args.daemon == Engine::Podman {
+        format!("podman runtime {}", args.handler)
+    } else {
+        format!("runtime handler {}", args.handler)
+    }
+}
+
+/// What install or uninstall tells: lines of text as it goes, or with
+/// `--json` one document at the end.
+struct Report {
+    json: bool,
+    files: Vec<serde_json::Value>,
+    links: Vec<serde_json::Value>,
+}
+
+impl Report {
+    fn line(&self, text: &str) {
+        if !self.json {
+            say(&format!("{text}\n"));
+        }
+    }
+}
+
+fn link_json(l: &LinkChange) -> serde_json::Value {
+    match l {
+        LinkChange::Create { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "create"})
+        }
+        LinkChange::Remove { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "remove"})
+        }
+    }
+}
+
+fn file_action(c: &FileChange) -> &'static str {
+    match (&c.old, &c.new) {
+        (None, None) => "absent",
+        (None, Some(_)) => "create",
+        (Some(_), None) => "remove",
+        (Some(o), Some(n)) if o == n => "unchanged",
+        _ => "modify",
     }
 }
 
 fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> {
     let daemon = daemon_name(args.daemon);
     let done = if install { "installed" } else { "removed" };
-    let status = i32::from(plan.left);
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
-    let notes = || {
+    let would_change = !changed.is_empty() || !plan.links.is_empty();
+    let mut report = Report {
+        json: args.more.json,
+        files: Vec::new(),
+        links: Vec::new(),
+    };
+    let restart = if !changed.is_empty() && !args.more.hook && args.daemon != Engine::Podman {
+        Some(format!("systemctl restart {daemon}"))
+    } else {
+        None
+    };
+    let status = if args.more.check {
+        i32::from(would_change)
+    } else {
+        i32::from(plan.left)
+    };
+    let finish = |report: &Report, written: bool| {
+        if !report.json {
+            return;
+        }
+        let files: Vec<serde_json::Value> = if written {
+            report.files.clone()
+        } else {
+            plan.files
+                .iter()
+                .map(|c| serde_json::json!({"path": c.path, "action": file_action(c)}))
+                .collect()
+        };
+        let links: Vec<serde_json::Value> = if written {
+            report.links.clone()
+        } else {
+            plan.links.iter().map(link_json).collect()
+        };
+        let doc = serde_json::json!({
+            "command": if install { "install" } else { "uninstall" },
+            "daemon": daemon,
+            "subject": subject(args),
+            "written": written,
+            "changed": would_change,
+            "files": files,
+            "links": links,
+            "notes": plan.notes,
+            "left": plan.left,
+            "restart": if written { restart.clone() } else { None },
+        });
+        say(&format!("{doc:#}\n"));
+    };
+    let notes = |report: &Report| {
         for n in &plan.notes {
-            say(&format!("{n}\n"));
+            report.line(n);
         }
     };
-    if changed.is_empty() && plan.links.is_empty() {
-        if !plan.left {
-            say(&format!(
-                "nothing to change: runtime handler {} is already {done} for {daemon}\n",
-                args.handler
+    if args.more.check {
+        for c in &changed {
+            report.line(&format!("would {} {}", file_action(c), c.path.display()));
+        }
+        for l in &plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
+                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
+            });
+        }
+        if !would_change {
+            report.line(&format!(
+                "in place: {} is {done} for {daemon}",
+                subject(args)
             ));
         }
-        notes();
+        finish(&report, false);
+        return Ok(status);
+    }
+    if !would_change {
+        if !plan.left {
+            report.line(&format!(
+                "nothing to change: {} is already {done} for {daemon}",
+                subject(args)
+            ));
+        }
+        notes(&report);
+        finish(&report, false);
         return Ok(status);
     }
     if args.dry_run {
         for c in &changed {
-            say(&files::unified_diff(
-                &c.path,
-                c.old.as_deref(),
-                c.new.as_deref(),
-            ));
+            if !report.json {
+                say(&files::unified_diff(
+                    &c.path,
+                    c.old.as_deref(),
+                    c.new.as_deref(),
+                ));
+            }
         }
         for l in &plan.links {
-            say(&match l {
+            report.line(&match l {
                 LinkChange::Create { path, target } => {
-                    format!("+link {} -> {}\n", path.display(), target.display())
+                    format!("+link {} -> {}", path.display(), target.display())
                 }
                 LinkChange::Remove { path, target } => {
-                    format!("-link {} -> {}\n", path.display(), target.display())
+                    format!("-link {} -> {}", path.display(), target.display())
                 }
             });
         }
-        notes();
-        say("(dry run: nothing written)\n");
+        notes(&report);
+        report.line("(dry run: nothing written)");
+        finish(&report, false);
         return Ok(status);
     }
     // The links exist before a config names them, and go after none does.
     if install {
-        apply_links(&plan.links)?;
+        apply_links(&plan.links, &mut report)?;
     }
     for c in &changed {
         match (&c.old, &c.new) {
-            (_, None) => {
+            (old, None) => {
                 std::fs::remove_file(&c.path)
                     .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", c.path.display()))?;
-                say(&format!("removed {}\n", c.path.display()));
+                report.line(&format!("removed {}", c.path.display()));
+                report
+                    .files
+                    .push(serde_json::json!({"path": c.path, "action": "remove"}));
+                let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
+                if let Some(dir) = c.path.parent().filter(|_| made_dir) {
+                    // Only when empty: a file put there since stays.
+                    if std::fs::remove_dir(dir).is_ok() {
+                        report.line(&format!("removed {}", dir.display()));
+                        report
+                            .files
+                            .push(serde_json::json!({"path": dir, "action": "remove"}));
+                    }
+                }
             }
             (old, Some(new)) => {
-                if old.is_some() && c.backup {
+                let mut backup = None;
+                if old.is_some() && c.backup && args.more.backup {
                     let b = files::backup(&c.path)
                         .map_err(|e| anyhow::anyhow!("cannot back up {}: {e}", c.path.display()))?;
-                    say(&format!("backup {}\n", b.display()));
+                    report.line(&format!("backup {}", b.display()));
+                    backup = Some(b);
                 }
                 files::write_atomic(&c.path, new.as_bytes())
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", c.path.display()))?;
-                say(&format!("wrote {}\n", c.path.display()));
+                report.line(&format!("wrote {}", c.path.display()));
+                report.files.push(serde_json::json!({
+                    "path": c.path,
+                    "action": file_action(c),
+                    "backup": backup,
+                }));
             }
         }
     }
     if !install {
-        apply_links(&plan.links)?;
+        apply_links(&plan.links, &mut report)?;
     }
-    notes();
+    notes(&report);
     if !changed.is_empty() {
-        say(&format!("runtime handler {} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}\n",
-            args.handler));
+        if args.more.hook {
+            report.line(&format!(
+                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
+                subject(args)
+            ));
+        } else if args.daemon == Engine::Podman {
+            report.line(&format!(
+                "{} {done}; podman reads containers.conf at every command: no restart needed{}",
+                subject(args),
+                if install {
+                    format!("; run containers with podman --runtime {}", args.handler)
+                } else {
+                    String::new()
+                }
+            ));
+        } else {
+            report.line(&format!(
+                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
+                subject(args)
+            ));
+        }
     }
+    finish(&report, true);
     Ok(status)
 }
 
-fn apply_links(links: &[LinkChange]) -> anyhow::Result<()> {
+fn apply_links(links: &[LinkChange], report: &mut Report) -> anyhow::Result<()> {
     for l in links {
         match l {
             LinkChange::Create { path, target } => {
@@ -224,15 +396,19 @@ fn apply_links(links: &[LinkChange]) -> anyhow::Result<()> {
                 }
                 std::os::unix::fs::symlink(target, path)
                     .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-                say(&format!(
-                    "linked {} -> {}\n",
+                report.line(&format!(
+                    "linked {} -> {}",
                     path.display(),
                     target.display()
                 ));
+                report.links.push(link_json(l));
             }
             LinkChange::Remove { path, .. } => {
                 match std::fs::remove_file(path) {
-                    Ok(()) => say(&format!("removed {}\n", path.display())),
+                    Ok(()) => {
+                        report.line(&format!("removed {}", path.display()));
+                        report.links.push(link_json(l));
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => anyhow::bail!("cannot remove {}: {e}", path.display()),
                 }
@@ -618,8 +794,36 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
             config.display()
         );
     };
-    let mut doc = toml::parse(&config, &text)?;
+    let mut doc = match toml::parse(&config, &text) {
+        Ok(d) => d,
+        Err(e) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+            anyhow::bail!(
+                "{e}\n{}: a Go template, which install cannot edit: add the handler table to it by hand (`userns-hostnet install containerd --config COPY --dry-run` on a copy of the generated config.toml shows the table)",
+                config.display()
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
     let version = daemons::containerd_version(&doc);
+    if let Some(distro) = daemons::rancher_distro(&config)
+        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
+    {
+        let template = config.with_file_name(if version >= 3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        anyhow::bail!(
+            "{0}: {distro} writes this file anew at every start, so an edit here would be lost: register the handler in its template {1} instead, which {distro} uses in place of the generated file; to start the template as a copy of this file: cp {0} {1} && userns-hostnet install containerd --config {1}; then {2}",
+            config.display(),
+            template.display(),
+            if distro == "k3s" {
+                "systemctl restart k3s (k3s-agent on an agent)"
+            } else {
+                "systemctl restart rke2-server (rke2-agent on an agent)"
+            }
+        );
+    }
     let cri_off = daemons::containerd_cri_disabled(&doc);
     if version < 2 && cri_off.is_some() {
         anyhow::bail!(
@@ -667,11 +871,20 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     if args.drop_in && install && version == 2 {
         refuse_1x_drop_in(args, &config)?;
     }
+    let cri = &runtimes[..runtimes.len() - 1];
     if args.drop_in {
         let main = doc.clone();
         let make = |plan: &mut Plan| new_handler(&main, plan);
         let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
         plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
+        plan_default(
+            args,
+            install,
+            &config,
+            cri,
+            "default_runtime_name",
+            &mut plan,
+        )?;
         return Ok(plan);
     }
     let mut path = runtimes.to_vec();
@@ -711,11 +924,19 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         clobbered_handler(args, &config, new_doc, &mut plan);
     }
     plan.files.push(FileChange {
-        path: config,
+        path: config.clone(),
         old: Some(text),
         new: Some(new),
         backup: true,
     });
+    plan_default(
+        args,
+        install,
+        &config,
+        cri,
+        "default_runtime_name",
+        &mut plan,
+    )?;
     Ok(plan)
 }
 
@@ -903,9 +1124,10 @@ fn plan_containerd_drop_in(
     };
     let version = daemons::containerd_version(&doc);
     let mut fresh = DocumentMut::new();
-    fresh.decor_mut().set_prefix(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n",
-    );
+    fresh.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
+        made_dir_line(&drop_in)
+    ));
     fresh.insert("version", value(version));
     // A drop-in without `version` is read as the main config's.
     let drop_in_runtimes: Vec<&str> = match &old_drop_in {
@@ -1051,16 +1273,39 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         Ok(marked(crio_handler(&bin)))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+    // The default runtime install set goes before the handler, so that a
+    // drop-in left with nothing else in it is removed.
+    let before = match &old {
+        Some(text) if !install => Some(restore_default(
+            &path,
+            text,
+            CRIO_RUNTIME,
+            "default_runtime",
+            &args.handler,
+            &mut plan,
+        )?),
+        other => other.clone(),
+    };
     let new = plan_drop_in(
         args,
         &path,
-        old.as_deref(),
-        crio_fresh(),
+        before.as_deref(),
+        crio_fresh(&path),
         CRIO_RUNTIMES,
         CRIO_BINARY,
         make,
         &mut plan,
     )?;
+    let new = match new {
+        Some(text) if install && args.more.set_as_default => Some(set_default(
+            &path,
+            &text,
+            CRIO_RUNTIME,
+            "default_runtime",
+            &args.handler,
+        )?),
+        other => other,
+    };
     plan.files.push(FileChange {
         path,
         old,
@@ -1070,12 +1315,27 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
     Ok(plan)
 }
 
-fn crio_fresh() -> DocumentMut {
+const CRIO_RUNTIME: &[&str] = &["crio", "runtime"];
+
+fn crio_fresh(path: &Path) -> DocumentMut {
     let mut d = DocumentMut::new();
-    d.decor_mut().set_prefix(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n",
-    );
+    d.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n{}",
+        made_dir_line(path)
+    ));
     d
+}
+
+/// Says, in a new drop-in, that install makes its directory, so that
+/// uninstall removes the directory again once empty (and leaves one the
+/// operator made).
+const MADE_DIR_MARK: &str = "# install made this directory; uninstall removes it when empty.";
+
+fn made_dir_line(drop_in: &Path) -> String {
+    match drop_in.parent() {
+        Some(dir) if !dir.exists() => format!("{MADE_DIR_MARK}\n"),
+        _ => String::new(),
+    }
 }
 
 fn crio_handler(binary: &str) -> Table {
@@ -1084,6 +1344,456 @@ fn crio_handler(binary: &str) -> Table {
     h.insert("runtime_type", value("oci"));
     h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
     h
+}
+
+/// The comment after a default runtime install set: what was there, to
+/// put back on uninstall (the value's own text and comment, or UNSET).
+const DEFAULT_MARK: &str =
+    " # set by `userns-hostnet install --set-as-default`; uninstall puts back: ";
+const UNSET: &str = "(unset)";
+
+/// `--set-as-default`: `key` in `table` names handler `name`, with what it
+/// was kept in the marker comment.
+fn set_default(
+    path: &Path,
+    text: &str,
+    table: &[&str],
+    key: &str,
+    name: &str,
+) -> anyhow::Result<String> {
+    let mut doc = toml::parse(path, text)?;
+    let t = table_at(doc.as_table_mut(), table)?;
+    let (was, prefix) = match t.get(key) {
+        Some(Item::Value(v)) if v.as_str() == Some(name) => return Ok(text.to_owned()),
+        Some(Item::Value(v)) => {
+            let suffix = v
+                .decor()
+                .suffix()
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_owned();
+            let mut bare = v.clone();
+            bare.decor_mut().set_prefix("");
+            bare.decor_mut().set_suffix("");
+            let prefix = v
+                .decor()
+                .prefix()
+                .and_then(|s| s.as_str())
+                .unwrap_or(" ")
+                .to_owned();
+            (format!("{bare}{suffix}"), prefix)
+        }
+        Some(_) => anyhow::bail!("{}: {key} is not a value", path.display()),
+        None => (UNSET.to_owned(), " ".to_owned()),
+    };
+    let mut v = Value::from(name);
+    v.decor_mut().set_prefix(prefix);
+    v.decor_mut().set_suffix(format!("{DEFAULT_MARK}{was}"));
+    match t.get_mut(key) {
+        Some(item) => *item = Item::Value(v),
+        None => {
+            t.insert(key, Item::Value(v));
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// uninstall: put back the default runtime install set, when `key` still
+/// names handler `name` with install's marker; a note when it names it
+/// without one.
+fn restore_default(
+    path: &Path,
+    text: &str,
+    table: &[&str],
+    key: &str,
+    name: &str,
+    plan: &mut Plan,
+) -> anyhow::Result<String> {
+    let mut doc = toml::parse(path, text)?;
+    let Some(t) = dig_table_mut(&mut doc, table) else {
+        return Ok(text.to_owned());
+    };
+    let Some(v) = t.get(key).and_then(Item::as_value) else {
+        return Ok(text.to_owned());
+    };
+    if v.as_str() != Some(name) {
+        return Ok(text.to_owned());
+    }
+    let suffix = v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("");
+    let Some(was) = suffix.strip_prefix(DEFAULT_MARK).map(str::to_owned) else {
+        plan.notes.push(format!(
+            "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
+            path.display()
+        ));
+        return Ok(text.to_owned());
+    };
+    let prefix = v
+        .decor()
+        .prefix()
+        .and_then(|s| s.as_str())
+        .unwrap_or(" ")
+        .to_owned();
+    if was == UNSET {
+        t.remove(key);
+    } else {
+        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {key}: cannot read what install replaced ({was}): {e}",
+                path.display()
+            )
+        })?;
+        let old = parsed
+            .get("x")
+            .and_then(Item::as_value)
+            .cloned()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: {key}: cannot read what install replaced",
+                    path.display()
+                )
+            })?;
+        if let Some(item) = t.get_mut(key) {
+            *item = Item::Value(old);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Apply `--set-as-default` (install) or put the old default back
+/// (uninstall) in the new text of `file` in the plan.
+fn plan_default(
+    args: &InstallArgs,
+    install: bool,
+    file: &Path,
+    table: &[&str],
+    key: &str,
+    plan: &mut Plan,
+) -> anyhow::Result<()> {
+    let Some(i) = plan.files.iter().position(|c| c.path == file) else {
+        return Ok(());
+    };
+    let Some(text) = plan.files[i].new.clone() else {
+        return Ok(());
+    };
+    let new = if install && args.more.set_as_default {
+        set_default(file, &text, table, key, &args.handler)?
+    } else if install {
+        text
+    } else {
+        restore_default(file, &text, table, key, &args.handler, plan)?
+    };
+    plan.files[i].new = Some(new);
+    Ok(())
+}
+
+const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
+
+/// Who the `runtimes` entry `name` of a containers.conf table belongs to:
+/// install's marker is the comment line above its key.
+fn podman_owner(runtimes: &Table, name: &str) -> Option<Owner> {
+    let (key, item) = runtimes.get_key_value(name)?;
+    let prefix = key
+        .leaf_decor()
+        .prefix()
+        .and_then(|p| p.as_str())
+        .unwrap_or("");
+    let Some(fp) = prefix
+        .find(HANDLER_MARK)
+        .map(|at| &prefix[at + HANDLER_MARK.len()..])
+        .and_then(|rest| rest.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+    else {
+        return Some(Owner::Operator);
+    };
+    Some(if fp == fingerprint(item) {
+        Owner::Install
+    } else {
+        Owner::Changed
+    })
+}
+
+/// Does this `runtimes` entry (a list of paths podman tries in order) run
+/// the wrapper?
+fn podman_runs_wrapper(item: &Item) -> bool {
+    item.as_array()
+        .and_then(|a| a.iter().next())
+        .and_then(|v| v.as_str())
+        .is_some_and(daemons::is_wrapper)
+}
+
+/// `install podman`: an `[engine.runtimes]` entry in containers.conf, so
+/// that `podman --runtime NAME` runs the wrapper. uninstall removes the
+/// entry with its marker line, leaving the file byte for byte as it was
+/// (and no file where there was none).
+pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    let config = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+    let old = toml::read_optional(&config)?;
+    let mut doc = match &old {
+        Some(text) => toml::parse(&config, text)?,
+        None => DocumentMut::new(),
+    };
+    let name = args.handler.as_str();
+    let mut plan = Plan::default();
+    let owner = dig(doc.as_item(), PODMAN_RUNTIMES)
+        .and_then(Item::as_table)
+        .and_then(|t| podman_owner(t, name));
+    let runs_wrapper =
+        dig(doc.as_item(), &["engine", "runtimes", name]).is_some_and(podman_runs_wrapper);
+    let shown = config.display();
+    let new = match (install, owner) {
+        (true, None) => {
+            let mut list = Array::new();
+            list.push(wrapper_str(args)?);
+            let item = Item::Value(Value::Array(list));
+            let fp = fingerprint(&item);
+            let runtimes = table_at(doc.as_table_mut(), PODMAN_RUNTIMES)?;
+            runtimes.insert(name, item);
+            if let Some(mut key) = runtimes.key_mut(name) {
+                key.leaf_decor_mut().set_prefix(format!(
+                    "{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall podman` removes it while unchanged\n"
+                ));
+            }
+            plan.notes.push(format!(
+                "real runtime of podman runtime {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
+                runtime::RUNTIME_ENV
+            ));
+            Some(doc.to_string())
+        }
+        (false, None) => old.clone(),
+        (_, Some(Owner::Install)) if install => old.clone(),
+        (_, Some(Owner::Install)) => {
+            // Tables left empty print no header, as before install made
+            // them (an empty `[engine.runtimes]` written by hand goes too).
+            for depth in (1..=PODMAN_RUNTIMES.len()).rev() {
+                if let Some(t) = dig_table_mut(&mut doc, &PODMAN_RUNTIMES[..depth]) {
+                    if depth == PODMAN_RUNTIMES.len() {
+                        t.remove(name);
+                    }
+                    if t.is_empty() {
+                        t.set_implicit(true);
+                    }
+                }
+            }
+            let text = doc.to_string();
+            if old.is_some() && text.trim().is_empty() && holds_nothing(&doc) {
+                None
+            } else {
+                Some(text)
+            }
+        }
+        (_, Some(Owner::Changed)) => {
+            plan.notes.push(format!(
+                "left podman runtime {name} in {shown}: changed since install (its install marker's fingerprint no longer matches){}",
+                if install { "" } else { "; remove it by hand if it should go" }
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) if runs_wrapper => {
+            plan.notes.push(format!(
+                "left podman runtime {name} in {shown}: it runs the wrapper but was not added by install (no install marker){}",
+                if install { "" } else { "; remove it by hand if it should go" }
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) => anyhow::bail!(
+            "{shown}: podman runtime {name} already exists and does not run the wrapper; leaving it alone (choose another --handler)"
+        ),
+    };
+    plan.files.push(FileChange {
+        path: config,
+        old,
+        new,
+        backup: true,
+    });
+    Ok(plan)
+}
+
+fn dig_table_mut<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Option<&'a mut Table> {
+    path.iter()
+        .try_fold(doc.as_table_mut(), |t, key| t.get_mut(key)?.as_table_mut())
+}
+
+/// The createRuntime hook definition the package ships inert.
+const SHIPPED_HOOK: &str = include_str!("../../hooks.d/userns-hostnet.json");
+/// The name install gives it in a hooks directory: the name the package
+/// ships, so that a definition under /etc masks one under /usr/share
+/// instead of running the hook twice.
+pub const HOOK_FILE: &str = "userns-hostnet.json";
+/// The start of the `comment` member of a hook definition install wrote
+/// (JSON has no comments; CRI-O and podman ignore unknown members).
+const HOOK_MARK: &str = "Added by `userns-hostnet install` (fingerprint ";
+
+/// A JSON value with every object's members in name order, so that a
+/// fingerprint does not depend on their layout.
+fn sorted_json(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .filter_map(|k| Some((k.clone(), sorted_json(m.get(k)?))))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(sorted_json).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The fingerprint of a hook definition, its `comment` aside.
+fn hook_fingerprint(def: &serde_json::Value) -> u64 {
+    let mut def = def.clone();
+    if let Some(m) = def.as_object_mut() {
+        m.remove("comment");
+    }
+    fnv1a(sorted_json(&def).to_string().as_bytes())
+}
+
+/// The shipped definition, run by `tool`, with the install marker.
+fn hook_definition(tool: &str, daemon: &str) -> anyhow::Result<String> {
+    let mut def: serde_json::Value = serde_json::from_str(SHIPPED_HOOK)?;
+    if let Some(hook) = def.get_mut("hook").and_then(|h| h.as_object_mut()) {
+        hook.insert("path".into(), serde_json::Value::from(tool));
+    }
+    let fp = hook_fingerprint(&def);
+    let mut out = serde_json::Map::new();
+    out.insert(
+        "comment".into(),
+        serde_json::Value::from(format!(
+            "{HOOK_MARK}{fp:016x}): `userns-hostnet uninstall {daemon} --hook` removes this file while unchanged"
+        )),
+    );
+    if let Some(m) = def.as_object() {
+        out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out))? + "\n")
+}
+
+/// Who a hook definition file belongs to.
+fn hook_owner(text: &str) -> Owner {
+    let Ok(def) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Owner::Operator;
+    };
+    let Some(fp) = def
+        .get("comment")
+        .and_then(|c| c.as_str())
+        .and_then(|c| c.strip_prefix(HOOK_MARK))
+        .and_then(|rest| rest.get(..16))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+    else {
+        return Owner::Operator;
+    };
+    if fp == hook_fingerprint(&def) {
+        Owner::Install
+    } else {
+        Owner::Changed
+    }
+}
+
+/// The hooks directory `--hook` writes to, and why that one.
+fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
+    if let Some(d) = &args.more.hooks_dir {
+        return Ok((d.clone(), "--hooks-dir".into()));
+    }
+    let (dirs, from, defaults) = match args.daemon {
+        Engine::Crio => {
+            let conf = args
+                .config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(daemons::CRIO_CONFIG));
+            (
+                daemons::crio_hooks_dirs(&conf)?,
+                format!("hooks_dir of {} and its crio.conf.d", conf.display()),
+                &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
+            )
+        }
+        _ => {
+            let conf = args
+                .config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+            let dirs = match toml::read_optional(&conf)? {
+                Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
+                None => None,
+            };
+            (
+                dirs,
+                format!("hooks_dir of {}", conf.display()),
+                &daemons::PODMAN_DEFAULT_HOOKS_DIRS[..],
+            )
+        }
+    };
+    let (dirs, from) = match dirs {
+        Some(d) => (d, from),
+        None => (
+            defaults.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            format!("the default, as {from} is not set"),
+        ),
+    };
+    let dir = daemons::hooks_dir_to_write(&dirs).ok_or_else(|| {
+        anyhow::anyhow!("{from} is an empty list: name a directory with --hooks-dir")
+    })?;
+    if !dir.is_absolute() {
+        anyhow::bail!("{from} names {}, not an absolute path", dir.display());
+    }
+    Ok((dir, from))
+}
+
+/// `--hook`: the hook definition file in the daemon's hooks directory.
+fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+    let (dir, from) = hooks_dir(args)?;
+    let path = dir.join(HOOK_FILE);
+    let old = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let mut plan = Plan::default();
+    plan.notes
+        .push(format!("hooks directory: {} ({from})", dir.display()));
+    let owner = old.as_deref().map(hook_owner);
+    let new = match (install, owner) {
+        (_, Some(Owner::Changed)) => {
+            plan.notes.push(format!(
+                "left {}: changed since install (its marker's fingerprint no longer matches); remove it by hand if it should go",
+                path.display()
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (_, Some(Owner::Operator)) => {
+            plan.notes.push(format!(
+                "left {}: not written by install (no install marker in its comment member); remove it by hand if it should go",
+                path.display()
+            ));
+            plan.left = !install;
+            old.clone()
+        }
+        (true, _) => {
+            let tool = std::env::current_exe()
+                .map_err(|e| anyhow::anyhow!("cannot tell this program's path: {e}"))?;
+            let tool = tool
+                .to_str()
+                .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", tool.display()))?;
+            Some(hook_definition(tool, daemon_name(args.daemon))?)
+        }
+        (false, _) => None,
+    };
+    plan.files.push(FileChange {
+        path,
+        old,
+        new,
+        backup: false,
+    });
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -1147,6 +1857,24 @@ mod tests {
             .parse()
             .unwrap();
         assert!(!holds_nothing(&doc));
+    }
+
+    #[test]
+    fn the_hook_marker_is_checked() {
+        let def = hook_definition("/usr/bin/userns-hostnet", "crio").unwrap();
+        assert_eq!(hook_owner(&def), Owner::Install, "{def}");
+        let v: serde_json::Value = serde_json::from_str(&def).unwrap();
+        assert_eq!(v["hook"]["path"], "/usr/bin/userns-hostnet");
+        assert_eq!(v["stages"][0], "createRuntime");
+        // Layout does not count, values do.
+        let compact = serde_json::to_string(&v).unwrap();
+        assert_eq!(hook_owner(&compact), Owner::Install);
+        assert_eq!(
+            hook_owner(&def.replace("\"timeout\": 10", "\"timeout\": 30")),
+            Owner::Changed
+        );
+        assert_eq!(hook_owner(SHIPPED_HOOK), Owner::Operator);
+        assert_eq!(hook_owner("not json"), Owner::Operator);
     }
 
     #[test]

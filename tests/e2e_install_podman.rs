@@ -1,0 +1,511 @@
+//! `install crio --hook`, `install podman --hook`: the createRuntime hook
+//! definition written into the hooks directory each one reads (checked on
+//! temp dirs, and against the real CRI-O 1.36's `crio config`), and run by
+//! the real podman 4.3 from there; `install podman`:
+//! the `[engine.runtimes]` entry of containers.conf that `podman --runtime
+//! NAME` finds.
+
+mod common;
+
+use common::podman::{GIDMAP, UIDMAP, ULIMITS};
+use common::{show, writable_under_sys, Probe};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const NAME_PREFIX: &str = "uhn-instpod-";
+
+fn tool(args: &[&str]) -> Output {
+    Command::new(TOOL).args(args).output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = tool(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out));
+    text(&out)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// CRI-O: the hooks_dir its config (a drop-in over crio.conf) names;
+/// --dry-run writes nothing; uninstall removes the
+/// file and only it.
+#[test]
+fn crio_hook_goes_where_crio_reads_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("crio.conf");
+    let hooks = dir.path().join("hooks.d");
+    std::fs::write(
+        &conf,
+        "[crio.runtime]\nhooks_dir = [\"/nowhere/crio/hooks.d\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("crio.conf.d")).unwrap();
+    std::fs::write(
+        dir.path().join("crio.conf.d/10-hooks.conf"),
+        format!("[crio.runtime]\nhooks_dir = [{:?}]\n", s(&hooks)),
+    )
+    .unwrap();
+    let file = hooks.join("userns-hostnet.json");
+
+    let out = ok(&[
+        "install",
+        "crio",
+        "--hook",
+        "--config",
+        s(&conf),
+        "--dry-run",
+    ]);
+    assert!(out.contains(&format!("+++ {}", file.display())), "{out}");
+    assert!(out.contains("\"createRuntime\""), "{out}");
+    assert!(!hooks.exists(), "dry run wrote {}", hooks.display());
+
+    let out = ok(&["install", "crio", "--hook", "--config", s(&conf)]);
+    assert!(out.contains("no restart needed"), "{out}");
+    let def = read_json(&file);
+    assert_eq!(def["hook"]["path"], TOOL);
+    assert_eq!(def["stages"], serde_json::json!(["createRuntime"]));
+    assert!(
+        def["comment"]
+            .as_str()
+            .unwrap()
+            .starts_with("Added by `userns-hostnet install`"),
+        "{def}"
+    );
+    let out = ok(&["install", "crio", "--hook", "--config", s(&conf)]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+
+    std::fs::write(hooks.join("other.json"), "{}").unwrap();
+    ok(&["uninstall", "crio", "--hook", "--config", s(&conf)]);
+    assert!(!file.exists());
+    assert!(hooks.join("other.json").exists());
+    let out = ok(&["uninstall", "crio", "--hook", "--config", s(&conf)]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+}
+
+/// podman: the default under /etc (shown by a dry run only: the test
+/// writes nothing there), else containers.conf's hooks_dir; --hooks-dir
+/// overrides both. A changed or foreign file is left, and uninstall says so.
+#[test]
+fn podman_hook_dirs_and_what_is_not_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("containers.conf");
+    let out = ok(&[
+        "install",
+        "podman",
+        "--hook",
+        "--config",
+        s(&conf),
+        "--dry-run",
+    ]);
+    assert!(
+        out.contains("+++ /etc/containers/oci/hooks.d/userns-hostnet.json"),
+        "{out}"
+    );
+    assert!(out.contains("the default"), "{out}");
+
+    let hooks = dir.path().join("podman-hooks");
+    std::fs::write(
+        &conf,
+        format!(
+            "[engine]\n# where our hooks live\nhooks_dir = [{:?}, \"/usr/share/containers/oci/hooks.d\"]\n",
+            s(&hooks)
+        ),
+    )
+    .unwrap();
+    let out = ok(&[
+        "install",
+        "podman",
+        "--hook",
+        "--config",
+        s(&conf),
+        "--dry-run",
+    ]);
+    assert!(
+        out.contains(&format!("+++ {}/userns-hostnet.json", hooks.display())),
+        "{out}"
+    );
+
+    let other = dir.path().join("elsewhere");
+    ok(&[
+        "install",
+        "podman",
+        "--hook",
+        "--config",
+        s(&conf),
+        "--hooks-dir",
+        s(&other),
+    ]);
+    let file = other.join("userns-hostnet.json");
+    assert!(file.exists());
+    assert!(!hooks.exists());
+
+    // Changed since install: left, and uninstall exits 1 saying why.
+    let changed = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"timeout\": 10", "\"timeout\": 30");
+    std::fs::write(&file, &changed).unwrap();
+    let args = ["uninstall", "podman", "--hook", "--hooks-dir", s(&other)];
+    let out = tool(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("changed since install"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
+
+    // The package's own definition, linked by hand: not install's.
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks.d/userns-hostnet.json"),
+        &file,
+    )
+    .unwrap();
+    let out = ok(&["install", "podman", "--hook", "--hooks-dir", s(&other)]);
+    assert!(out.contains("not written by install"), "{out}");
+    let out = tool(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
+
+    let out = tool(&["install", "containerd", "--hook"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+/// A container name; dropping it removes what a failed test left.
+struct Name(String);
+
+impl Name {
+    fn new() -> Name {
+        Name(format!("{NAME_PREFIX}{}", common::unique_id("c")))
+    }
+}
+
+impl Drop for Name {
+    fn drop(&mut self) {
+        let _ = Command::new("podman")
+            .args(["rm", "--force", "--ignore", "--time", "0", &self.0])
+            .output();
+    }
+}
+
+/// `podman --runtime runc [--hooks-dir DIR] run` a probe on the host
+/// network with a user namespace.
+fn podman_probe(rootfs: &Path, hooks_dir: &Path, what: &str) -> Probe {
+    let name = Name::new();
+    let out = common::run_capture(
+        Command::new("podman")
+            .arg("--runtime")
+            .arg(common::Runtime::Runc.path())
+            .arg("--hooks-dir")
+            .arg(hooks_dir)
+            .args(["run", "--rm", "--name", &name.0, "--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
+            .arg("--rootfs")
+            .arg(rootfs)
+            .args(common::probe_args()),
+    );
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show(what, &probe);
+    probe
+}
+
+/// The hook `install podman --hook` wrote runs under the real podman: the
+/// host's submounts of /sys, writable with plain runc and an empty hooks
+/// directory, are read-only with it; after uninstall they are writable
+/// again.
+#[test]
+fn installed_hook_runs_under_podman() {
+    common::podman::require_podman();
+    common::podman::remove_dead_containers(NAME_PREFIX);
+    let tmp = common::podman::writable_rootfs(NAME_PREFIX);
+    let rootfs = tmp.path().join("rootfs");
+    let hooks: PathBuf = tmp.path().join("hooks.d");
+    std::fs::create_dir(&hooks).unwrap();
+
+    let plain = podman_probe(&rootfs, &hooks, "podman + runc, no hook");
+    assert!(
+        !writable_under_sys(&plain).is_empty(),
+        "plain runc under podman should leave the host's /sys submounts writable:\n{}",
+        plain.table()
+    );
+
+    ok(&["install", "podman", "--hook", "--hooks-dir", s(&hooks)]);
+    let hooked = podman_probe(&rootfs, &hooks, "podman + runc + installed hook");
+    assert!(
+        hooked.under_sys().len() > 2,
+        "the host's submounts of /sys should be there:\n{}",
+        hooked.table()
+    );
+    assert!(
+        writable_under_sys(&hooked).is_empty(),
+        "the installed hook should make every /sys mount read-only:\n{}",
+        hooked.table()
+    );
+
+    ok(&["uninstall", "podman", "--hook", "--hooks-dir", s(&hooks)]);
+    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
+    let after = podman_probe(&rootfs, &hooks, "podman + runc, hook uninstalled");
+    assert!(!writable_under_sys(&after).is_empty(), "{}", after.table());
+}
+
+/// A containers.conf an operator wrote: comments, order and other runtimes
+/// must survive install and come back byte for byte on uninstall.
+const CONTAINERS_CONF: &str = r#"# Node-wide podman settings.
+[containers]
+log_size_max = 1048576   # 1 MiB
+
+[engine]
+# crun first on this node
+runtime = "crun"
+
+[engine.runtimes]
+crun = [
+  "/usr/bin/crun",
+  "/usr/local/bin/crun",
+]
+
+[network]
+network_backend = "netavark"
+"#;
+
+/// `install podman`: the `[engine.runtimes]` entry is added next to the
+/// operator's, a second install changes nothing, uninstall puts the file
+/// back byte for byte; on a node without the file, uninstall leaves none.
+#[test]
+fn podman_runtimes_entry_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("containers.conf");
+    std::fs::write(&conf, CONTAINERS_CONF).unwrap();
+    let w = common::WRAPPER;
+    let out = ok(&[
+        "install",
+        "podman",
+        "--config",
+        s(&conf),
+        "--wrapper",
+        w,
+        "--dry-run",
+    ]);
+    assert!(
+        out.contains(&format!("+userns-hostnet = [\"{w}\"]")),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+
+    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert!(out.contains("podman --runtime userns-hostnet"), "{out}");
+    let written = std::fs::read_to_string(&conf).unwrap();
+    assert!(
+        written.starts_with("# Node-wide podman settings.\n"),
+        "{written}"
+    );
+    assert!(written.contains("# crun first on this node\n"), "{written}");
+    let v: toml::Value = toml::from_str(&written).unwrap();
+    assert_eq!(
+        v["engine"]["runtimes"]["userns-hostnet"],
+        toml::Value::Array(vec![toml::Value::String(w.into())])
+    );
+    assert_eq!(v["engine"]["runtimes"]["crun"].as_array().unwrap().len(), 2);
+    assert_eq!(v["engine"]["runtime"].as_str(), Some("crun"));
+    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+
+    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+
+    // An entry of that name that is not install's stays.
+    let own = CONTAINERS_CONF.replace(
+        "[network]",
+        &format!("userns-hostnet = [\"{w}\"]\n\n[network]"),
+    );
+    std::fs::write(&conf, &own).unwrap();
+    let out = tool(&["uninstall", "podman", "--config", s(&conf)]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("not added by install"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), own);
+    let other = CONTAINERS_CONF.replace(
+        "[network]",
+        "userns-hostnet = [\"/usr/bin/crun\"]\n\n[network]",
+    );
+    std::fs::write(&conf, &other).unwrap();
+    let out = tool(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+
+    let fresh = dir.path().join("new/containers.conf");
+    ok(&["install", "podman", "--config", s(&fresh), "--wrapper", w]);
+    assert!(fresh.exists());
+    ok(&["uninstall", "podman", "--config", s(&fresh)]);
+    assert!(!fresh.exists());
+}
+
+/// The entry install wrote is what podman's runtime lookup by name finds:
+/// `podman --runtime userns-hostnet` runs the userns + host-network
+/// container through the wrapper, which converts it.
+#[test]
+fn podman_runs_the_installed_runtime_by_name() {
+    common::podman::require_podman();
+    common::podman::remove_dead_containers(NAME_PREFIX);
+    let tmp = common::podman::writable_rootfs(NAME_PREFIX);
+    let conf = tmp.path().join("containers.conf");
+    std::fs::write(&conf, CONTAINERS_CONF).unwrap();
+    ok(&[
+        "install",
+        "podman",
+        "--config",
+        s(&conf),
+        "--wrapper",
+        common::WRAPPER,
+    ]);
+
+    let name = Name::new();
+    let out = common::run_capture(
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &conf)
+            .args([
+                "--runtime",
+                "userns-hostnet",
+                "run",
+                "--rm",
+                "--name",
+                &name.0,
+            ])
+            .args(["--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
+            .arg("--rootfs")
+            .arg(tmp.path().join("rootfs"))
+            .args(common::probe_args()),
+    );
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    show("podman --runtime userns-hostnet (installed)", &probe);
+    common::assert_converted_view(&probe, false);
+    assert!(
+        !common::has_cap_bit(probe.cap_bnd(), 10),
+        "CAP_NET_BIND_SERVICE kept: the container did not run through the wrapper"
+    );
+
+    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    let out = common::run_capture(
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &conf)
+            .args([
+                "--runtime",
+                "userns-hostnet",
+                "run",
+                "--rm",
+                "--network",
+                "host",
+            ])
+            .arg("--rootfs")
+            .arg(tmp.path().join("rootfs"))
+            .arg("true"),
+    );
+    assert!(
+        !out.success(),
+        "the runtime should be gone:\n{}",
+        out.describe()
+    );
+}
+
+/// The real CRI-O 1.36 (`crio config`, which prints the configuration it
+/// would run with) reads the hooks_dir install chose from the same files:
+/// crio.conf overridden by its crio.conf.d drop-ins, and, with neither
+/// setting it, only /usr/share/containers/oci/hooks.d.
+#[test]
+fn crio_reads_the_hooks_dir_install_writes_to() {
+    let crio = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cri-o/crio");
+    assert!(
+        crio.is_file(),
+        "{} missing: run scripts/cri-tools.sh",
+        crio.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("crio.conf");
+    let conf_d = dir.path().join("crio.conf.d");
+    std::fs::create_dir(&conf_d).unwrap();
+    let crio_dirs = || -> Vec<String> {
+        let out = Command::new(&crio)
+            .arg("--config")
+            .arg(&conf)
+            .arg("--config-dir")
+            .arg(&conf_d)
+            .arg("config")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "crio config: {}", text(&out));
+        let printed = String::from_utf8_lossy(&out.stdout);
+        // It prints a value left at its default commented out, and a value
+        // set uncommented: the hooks_dir block, either way.
+        let block: Vec<&str> = printed
+            .lines()
+            .map(|l| l.trim_start_matches('#').trim())
+            .skip_while(|l| !l.starts_with("hooks_dir = ["))
+            .collect();
+        let end = block
+            .iter()
+            .position(|l| *l == "]")
+            .unwrap_or_else(|| panic!("no hooks_dir in crio config:\n{printed}"));
+        let doc: toml::Value = toml::from_str(&block[..=end].join("\n")).unwrap();
+        doc["hooks_dir"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let chosen = || -> String {
+        let out = ok(&[
+            "install",
+            "crio",
+            "--hook",
+            "--config",
+            s(&conf),
+            "--dry-run",
+        ]);
+        out.lines()
+            .find_map(|l| l.strip_prefix("+++ "))
+            .and_then(|p| p.strip_suffix("/userns-hostnet.json"))
+            .unwrap_or_else(|| panic!("no target in {out}"))
+            .to_owned()
+    };
+
+    std::fs::write(&conf, "[crio]\n").unwrap();
+    assert_eq!(crio_dirs(), vec!["/usr/share/containers/oci/hooks.d"]);
+    assert_eq!(chosen(), "/usr/share/containers/oci/hooks.d");
+
+    std::fs::write(&conf, "[crio.runtime]\nhooks_dir = [\"/srv/hooks-a\"]\n").unwrap();
+    std::fs::write(
+        conf_d.join("10-hooks.conf"),
+        "[crio.runtime]\nhooks_dir = [\"/srv/hooks-b\", \"/etc/uhn-test-hooks\"]\n",
+    )
+    .unwrap();
+    let dirs = crio_dirs();
+    assert_eq!(dirs, vec!["/srv/hooks-b", "/etc/uhn-test-hooks"]);
+    let chosen = chosen();
+    assert!(dirs.contains(&chosen), "{chosen} is not among {dirs:?}");
+    assert_eq!(chosen, "/etc/uhn-test-hooks");
+}
