@@ -5,15 +5,16 @@
 //! Every scenario runs twice, once per value of CRI-O's `drop_infra_ctr`,
 //! and asserts what the container saw, read through exec.
 //!
-//! Prerequisites (root, runc, jq, conmon, and crio, pinns, crictl and
-//! copyimg from `scripts/cri-tools.sh`) fail the tests when missing.
+//! Prerequisites (root, runc, crun, jq, conmon, and crio, pinns, crictl,
+//! copyimg and runc 1.4.3 from `scripts/cri-tools.sh`) fail the tests when
+//! missing.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::cri::{self, Pod, Seen, Userns};
-use common::crio::{handler, Crio, Hooks, Mode};
+use common::crio::{handler, matrix_handler, Crio, Hooks, Mode};
 use serde_json::{json, Value};
 
 /// Two tests per scenario: `drop_infra` (CRI-O's default) and
@@ -37,6 +38,7 @@ both_modes!(
     mapping_of_host_root_is_refused,
     ten_pods_at_once,
     create_runtime_hook_with_plain_runc,
+    version_matrix,
 );
 
 /// A userns pod with its own host ID range, and its config.
@@ -92,11 +94,14 @@ fn assert_converted_inside(seen: &Seen, host_id: u64) {
 /// the visible /sys, the one nothing else is stacked on. (A mount listed
 /// before the /sys bind lies under it, hidden.)
 fn visible_cgroup_mount(seen: &Seen) -> &common::MountEntry {
+    visible_cgroup_mount_if_any(seen)
+        .unwrap_or_else(|| panic!("nothing visible at /sys/fs/cgroup:\n{}", seen.exec.table()))
+}
+
+/// [`visible_cgroup_mount`], or None when /sys or a cgroup on it is missing.
+fn visible_cgroup_mount_if_any(seen: &Seen) -> Option<&common::MountEntry> {
     let probe = &seen.exec;
-    let table = probe.table();
-    let sys = probe
-        .topmost("/sys")
-        .unwrap_or_else(|| panic!("no /sys:\n{table}"));
+    let sys = probe.topmost("/sys")?;
     let on_sys = |m: &common::MountEntry| {
         let mut parent = probe.by_id(m.parent);
         while let Some(p) = parent {
@@ -115,7 +120,6 @@ fn visible_cgroup_mount(seen: &Seen) -> &common::MountEntry {
     here.iter()
         .find(|m| !here.iter().any(|o| o.parent == m.id))
         .copied()
-        .unwrap_or_else(|| panic!("nothing visible at /sys/fs/cgroup:\n{table}"))
 }
 
 /// The container's own cgroup (the root of its cgroup namespace), read-only,
@@ -673,6 +677,277 @@ fn create_runtime_hook_with_plain_runc(mode: Mode) {
         out.describe()
     );
     crio.stop_and_remove_pod(&pod);
+    assert_no_leftovers(&mut crio);
+}
+
+/// One cell of the version matrix, one way: what the pod's app container
+/// saw, or why the pod did not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ran {
+    Yes {
+        /// /sys and every mount under it read-only.
+        sys_read_only: bool,
+        /// What the topmost mount at /sys/fs/cgroup is.
+        cgroup: CgroupView,
+        /// No network capability in pid 1's bounding set.
+        pid1_net_caps_dropped: bool,
+        /// Nor in that of a process ExecSync started.
+        exec_net_caps_dropped: bool,
+    },
+    No(&'static str),
+}
+
+impl Ran {
+    /// What the wrapper's conversion gives, on every runtime here.
+    const CONVERTED: Ran = Ran::Yes {
+        sys_read_only: true,
+        cgroup: CgroupView::Own,
+        pid1_net_caps_dropped: true,
+        exec_net_caps_dropped: true,
+    };
+
+    fn text(&self) -> String {
+        match self {
+            Ran::Yes {
+                sys_read_only,
+                cgroup,
+                pid1_net_caps_dropped,
+                exec_net_caps_dropped,
+            } => {
+                let yes = |b: &bool| if *b { "yes" } else { "no" };
+                format!(
+                    "runs (/sys ro all the way: {}, at /sys/fs/cgroup: {cgroup:?}, \
+                     net caps dropped: pid 1 {}, exec {})",
+                    yes(sys_read_only),
+                    yes(pid1_net_caps_dropped),
+                    yes(exec_net_caps_dropped)
+                )
+            }
+            Ran::No(why) => format!("fails: {why}"),
+        }
+    }
+}
+
+/// What a container sees at /sys/fs/cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CgroupView {
+    /// Its own cgroup (the root of its cgroup namespace).
+    Own,
+    /// The host's tree, seen from its cgroup namespace (root `/..`).
+    HostTree,
+    /// No cgroup mount on the visible /sys: an empty directory of sysfs.
+    Nothing,
+}
+
+fn cgroup_view(seen: &Seen) -> CgroupView {
+    match visible_cgroup_mount_if_any(seen) {
+        Some(top) if top.fstype.starts_with("cgroup") && top.root == "/" => CgroupView::Own,
+        Some(_) => CgroupView::HostTree,
+        None => CgroupView::Nothing,
+    }
+}
+
+/// The failures the matrix meets, by what CRI-O passed back.
+fn why_not(out: &common::Outcome) -> &'static str {
+    let err = cri_error(out);
+    [
+        ("unknown version specified", "crun refuses the ociVersion"),
+        ("failed to setns", "setns EPERM"),
+        ("error mounting \"sysfs\"", "sysfs mount EPERM"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| err.contains(needle))
+    .map_or("another error (see the test output)", |(_, why)| why)
+}
+
+fn net_caps_dropped(bnd: u64) -> bool {
+    common::NET_CAP_BITS
+        .iter()
+        .all(|b| !common::has_cap_bit(bnd, *b))
+}
+
+/// One measured cell, one way: what ran, the bounding sets for the report,
+/// and the real runtime the wrapper logged for the app container's create.
+#[derive(Clone)]
+struct Cell {
+    ran: Ran,
+    caps: String,
+    runtime: Option<String>,
+}
+
+impl Cell {
+    fn failed(why: &'static str) -> Cell {
+        Cell {
+            ran: Ran::No(why),
+            caps: String::new(),
+            runtime: None,
+        }
+    }
+}
+
+/// A userns host-network pod with one app container on `handler`: what
+/// the container saw, then everything removed.
+fn run_cell(crio: &Crio, handler: &str, name: &str) -> Cell {
+    let (userns, config) = userns_pod(crio, name);
+    let pod = match crio.run_pod(handler, &config) {
+        Ok(pod) => pod,
+        Err(out) => {
+            eprintln!("{handler}: RunPodSandbox failed\n{}", out.describe());
+            return Cell::failed(why_not(&out));
+        }
+    };
+    let app = match crio.create(&pod, &app_config(userns)) {
+        Ok(id) => id,
+        Err(out) => {
+            eprintln!("{handler}: CreateContainer failed\n{}", out.describe());
+            crio.stop_and_remove_pod(&pod);
+            return Cell::failed(why_not(&out));
+        }
+    };
+    let started = crio.crictl(&["start", &app]);
+    if !started.success() {
+        eprintln!("{handler}: StartContainer failed\n{}", started.describe());
+        crio.stop_and_remove(&app);
+        crio.stop_and_remove_pod(&pod);
+        return Cell::failed(why_not(&started));
+    }
+    let seen = crio.look_inside(&app);
+    show(&format!("{handler}, app container"), &seen);
+    let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+    let exec = seen.exec.cap_bnd();
+    let ran = Ran::Yes {
+        sys_read_only: seen.exec.under_sys().iter().all(|m| m.has("ro")),
+        cgroup: cgroup_view(&seen),
+        pid1_net_caps_dropped: net_caps_dropped(pid1),
+        exec_net_caps_dropped: net_caps_dropped(exec),
+    };
+    let runtime = crio
+        .decisions_for(&app)
+        .iter()
+        .find(|d| d["command"] == "create")
+        .and_then(|d| d["runtime"].as_str().map(str::to_string));
+    crio.stop_and_remove(&app);
+    crio.stop_and_remove_pod(&pod);
+    Cell {
+        ran,
+        caps: format!(" [CapBnd pid 1 {pid1:x}, exec {exec:x}]"),
+        runtime,
+    }
+}
+
+/// The columns of the matrix: the real runtime, its handler alone and
+/// behind the wrapper, and the real runtime (under the daemon's directory)
+/// the wrapper's handler must run.
+const MATRIX_COLUMNS: [(&str, &str, &str, &str); 4] = [
+    ("runc 1.1.5", handler::RUNC, handler::WRAPPER, "bin/runc"),
+    (
+        "runc 1.4.3",
+        matrix_handler::RUNC_14,
+        matrix_handler::WRAPPER_RUNC_14,
+        "bin/runc14/runc",
+    ),
+    (
+        "crun 1.8.1",
+        matrix_handler::CRUN,
+        matrix_handler::WRAPPER_CRUN,
+        "bin/crun-stepped/crun",
+    ),
+    (
+        "crun 1.8.1, spec version lowered",
+        matrix_handler::CRUN_STEPPED,
+        matrix_handler::WRAPPER_CRUN,
+        "bin/crun-stepped/crun",
+    ),
+];
+
+/// What each cell must be, as measured: without the wrapper, with it.
+fn matrix_expected(mode: Mode, column: &str) -> (Ran, Ran) {
+    // CRI-O 1.36 binds /sys `ro` (its top mount only) and lists the
+    // container's cgroup mount before it; runc of either version follows
+    // the spec, so the host's submounts stay writable and the host's tree
+    // covers the container's cgroup. CRI-O's default set keeps
+    // CAP_NET_BIND_SERVICE.
+    let runc_alone = Ran::Yes {
+        sys_read_only: false,
+        cgroup: CgroupView::HostTree,
+        pid1_net_caps_dropped: false,
+        exec_net_caps_dropped: false,
+    };
+    match (mode, column) {
+        // The pause container joins the pinned host network namespace
+        // from inside the new user namespace: runc 1.1.5 may not.
+        (Mode::InfraContainer, "runc 1.1.5") => (Ran::No("setns EPERM"), Ran::CONVERTED),
+        (_, "runc 1.1.5" | "runc 1.4.3") => (runc_alone, Ran::CONVERTED),
+        (_, "crun 1.8.1") => (Ran::No("crun refuses the ociVersion"), Ran::CONVERTED),
+        // crun binds /sys without the host's submounts, read-only, and
+        // mounts the cgroup first, under it: nothing at /sys/fs/cgroup.
+        _ => (
+            Ran::Yes {
+                sys_read_only: true,
+                cgroup: CgroupView::Nothing,
+                pid1_net_caps_dropped: false,
+                exec_net_caps_dropped: false,
+            },
+            Ran::CONVERTED,
+        ),
+    }
+}
+
+/// Scenario 8, the CRI-O row of docs/registering.md's version matrix: a
+/// userns host-network pod with one app container on each real runtime,
+/// without the wrapper and with it, and what its container saw. Printed
+/// (and kept in target/tmp/version-matrix-crio-*.txt) and asserted: the
+/// doc's cells come from here.
+fn version_matrix(mode: Mode) {
+    let mut crio = Crio::start_matrix(mode);
+    let mut report = format!("version matrix, CRI-O 1.36.3, {mode:?}:\n");
+    let mut wrong = Vec::new();
+    let mut with_wrapper: std::collections::BTreeMap<&str, Cell> =
+        std::collections::BTreeMap::new();
+    for (i, (column, plain, wrapped, real)) in MATRIX_COLUMNS.iter().enumerate() {
+        let without = run_cell(&crio, plain, &format!("mx{i}p"));
+        // The wrapper's handler runs the same real runtime for both crun
+        // columns: measured once.
+        let with = with_wrapper
+            .entry(wrapped)
+            .or_insert_with(|| run_cell(&crio, wrapped, &format!("mx{i}w")))
+            .clone();
+        report.push_str(&format!(
+            "  {column}: without the wrapper: {}{}; with it: {}{}\n",
+            without.ran.text(),
+            without.caps,
+            with.ran.text(),
+            with.caps
+        ));
+        if (without.ran.clone(), with.ran.clone()) != matrix_expected(mode, column) {
+            wrong.push(format!("{column}: {:?}", (&without.ran, &with.ran)));
+        }
+        let real = crio.dir().join(real).display().to_string();
+        if with.runtime.as_deref() != Some(real.as_str()) {
+            wrong.push(format!(
+                "{column}: the wrapper's handler {wrapped} ran {:?}, not {real}",
+                with.runtime
+            ));
+        }
+        if without.runtime.is_some() {
+            wrong.push(format!(
+                "{column}: the plain handler {plain} ran the wrapper"
+            ));
+        }
+    }
+    eprint!("{report}");
+    let _ = std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match mode {
+            Mode::DropInfra => "version-matrix-crio-drop-infra.txt",
+            Mode::InfraContainer => "version-matrix-crio-infra-container.txt",
+        }),
+        &report,
+    );
+    assert!(
+        wrong.is_empty(),
+        "cells differ from docs/registering.md:\n{}",
+        wrong.join("\n")
+    );
     assert_no_leftovers(&mut crio);
 }
 

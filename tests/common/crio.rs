@@ -13,6 +13,8 @@
 //! (below); and `userns-hostnet`, registered by running `userns-hostnet
 //! install crio` on this daemon's config, which copies `runc`'s
 //! `runtime_path` as the wrapper's real runtime through the handler's links.
+//! [`Crio::start_matrix`] adds the version matrix's: runc 1.4.3 and crun
+//! 1.8.1, each alone and behind the wrapper ([`matrix_handler`]).
 //!
 //! Images: the pause and app images of tests/common/cri.rs, put into CRI-O's
 //! storage by copyimg from the same docker-archive (no registry).
@@ -49,6 +51,24 @@ pub mod handler {
     pub const RUNC: &str = "runc";
     /// What `userns-hostnet install crio` registers.
     pub const WRAPPER: &str = "userns-hostnet";
+}
+
+/// The version matrix's handlers ([`Crio::start_matrix`]): each real
+/// runtime alone and behind the wrapper, which finds it through its
+/// handler's link as `install crio` lays them out. The runc 1.1.5 pair is
+/// [`handler::RUNC`] and [`handler::WRAPPER`].
+pub mod matrix_handler {
+    /// runc 1.4.3 (target/containerd-2.3/runc).
+    pub const RUNC_14: &str = "runc14";
+    /// The wrapper onto runc 1.4.3.
+    pub const WRAPPER_RUNC_14: &str = "userns-hostnet-runc14";
+    /// crun 1.8.1 with the spec as CRI-O wrote it.
+    pub const CRUN: &str = "crun";
+    /// crun 1.8.1 behind a test-only step that lowers the spec's
+    /// `ociVersion` to one crun 1.8.1 accepts.
+    pub const CRUN_STEPPED: &str = "crun-stepped";
+    /// The wrapper onto crun 1.8.1, with the same version step after it.
+    pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
 }
 
 /// CRI-O's `drop_infra_ctr`.
@@ -123,6 +143,17 @@ impl Crio {
     /// crio`, copies the images and starts CRI-O; Err(its log) when it
     /// exits or does not answer within 30 s.
     pub fn launch(mode: Mode, hooks: Hooks) -> Result<Crio, String> {
+        Crio::launch_with(mode, hooks, false)
+    }
+
+    /// Starts CRI-O in `mode` with the version matrix's handlers too
+    /// ([`matrix_handler`]).
+    pub fn start_matrix(mode: Mode) -> Crio {
+        Crio::launch_with(mode, Hooks::None, true)
+            .unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
+    }
+
+    fn launch_with(mode: Mode, hooks: Hooks, matrix: bool) -> Result<Crio, String> {
         super::require_prerequisites(Runtime::Runc);
         let crio = tool("crio");
         tool("pinns");
@@ -155,6 +186,9 @@ impl Crio {
         write_runc_step(&d);
         fs::write(d.join("crio.conf"), crio_config(&d, mode)).unwrap();
         register_wrapper(&d);
+        if matrix {
+            write_matrix_handlers(&d);
+        }
         write_hooks(&d, hooks);
         copy_images(&d);
         fs::write(
@@ -440,10 +474,19 @@ impl Crio {
     /// Runtime state directories of this daemon's ids.
     pub fn runtime_states(&self) -> Vec<PathBuf> {
         let ids = self.ids.lock().unwrap().clone();
-        let roots = [
-            self.path.join("runc-runc"),
-            PathBuf::from(WRAPPER_RUNTIME_ROOT),
-        ];
+        // Every handler's root here is `runc-NAME` (the matrix adds some).
+        let mut roots: Vec<PathBuf> = fs::read_dir(&self.path)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("runc-"))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        roots.push(self.path.join("runc-runc"));
+        roots.sort();
+        roots.dedup();
+        roots.push(PathBuf::from(WRAPPER_RUNTIME_ROOT));
         let mut found = Vec::new();
         for root in roots {
             for id in &ids {
@@ -609,25 +652,88 @@ fn crio_config(d: &Path, mode: Mode) -> String {
 /// its v1 hierarchies), so the CPU, memory and pids limits CRI-O sets could
 /// not be applied: only the device rules stay in `linux.resources`.
 fn write_runc_step(d: &Path) {
+    write_machine_step(&d.join("bin/runc"), &Runtime::Runc.path(), "", "");
+}
+
+/// A test-only step at `path` that runs `real` (with `args` first) after
+/// the machine's bundle edits of [`write_runc_step`] and the jq filter
+/// `more` (empty: none).
+fn write_machine_step(path: &Path, real: &Path, more: &str, args: &str) {
     let jq = system_tool("jq", "install the Debian package jq");
-    fs::create_dir_all(d.join("bin")).unwrap();
+    fs::create_dir_all(path.parent().expect("a step lies in a directory")).unwrap();
     write_script(
-        &d.join("bin/runc"),
+        path,
         &format!(
             "#!/bin/sh\n\
              bundle=; prev=\n\
              for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
              if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
              \x20 {jq} '(.process.oomScoreAdj |= (if . != null and . < 0 then 0 else . end))\n\
-             \x20   | (if .linux.resources then .linux.resources |= {{devices: .devices}} else . end)' \\\n\
+             \x20   | (if .linux.resources then .linux.resources |= {{devices: .devices}} else . end){more}' \\\n\
              \x20   \"$bundle/config.json\" >\"$bundle/config.json.step\" || exit 1\n\
              \x20 mv \"$bundle/config.json.step\" \"$bundle/config.json\"\n\
              fi\n\
-             exec {runc} \"$@\"\n",
+             exec {real} {args} \"$@\"\n",
             jq = jq.display(),
-            runc = Runtime::Runc.path().display(),
+            real = real.display(),
         ),
     );
+}
+
+/// The version matrix's handlers, in a drop-in of their own. Each real
+/// runtime keeps its file name (`runc`, `crun`) behind the machine's step,
+/// so that the wrapper reads its argv by that runtime's rules. crun 1.8.1
+/// runs with its cgroup manager disabled, as everywhere on these machines
+/// (`Runtime::global_args`), and accepts only an `ociVersion` containing
+/// "1.0" (`strstr (def->oci_version, "1.0")`, dropped in crun 1.15): the
+/// `crun` handler shows that; behind the wrapper and on `crun-stepped` a
+/// test-only step lowers the version after the wrapper is done and before
+/// crun reads it. The wrapper's handlers are laid out as `install crio`
+/// lays its own: `handlers/NAME/userns-hostnet-runtime`, a link to the
+/// wrapper, and `handlers/NAME/runtime`, a link to the real runtime.
+fn write_matrix_handlers(d: &Path) {
+    let bin = d.join("bin");
+    let crun = Runtime::Crun.path();
+    let crun_args = Runtime::Crun.global_args().join(" ");
+    let lower = " | (.ociVersion |= (if test(\"1\\\\.0\") then . else \"1.0.2-dev\" end))";
+    let runc14 = bin.join("runc14/runc");
+    let crun_as_is = bin.join("crun-as-is/crun");
+    let crun_stepped = bin.join("crun-stepped/crun");
+    write_machine_step(&runc14, &cri::runc_14_path(), "", "");
+    write_machine_step(&crun_as_is, &crun, "", &crun_args);
+    write_machine_step(&crun_stepped, &crun, lower, &crun_args);
+    let handlers = [
+        (matrix_handler::RUNC_14, &runc14, false),
+        (matrix_handler::WRAPPER_RUNC_14, &runc14, true),
+        (matrix_handler::CRUN, &crun_as_is, false),
+        (matrix_handler::CRUN_STEPPED, &crun_stepped, false),
+        (matrix_handler::WRAPPER_CRUN, &crun_stepped, true),
+    ];
+    let mut text = String::new();
+    for (name, real, wrapped) in handlers {
+        let runtime_path = if wrapped {
+            let dir = d.join("handlers").join(name);
+            fs::create_dir_all(&dir).unwrap();
+            let link = dir.join("userns-hostnet-runtime");
+            std::os::unix::fs::symlink(WRAPPER, &link).unwrap();
+            std::os::unix::fs::symlink(real, dir.join("runtime")).unwrap();
+            link
+        } else {
+            real.clone()
+        };
+        text.push_str(&format!(
+            "[crio.runtime.runtimes.{name}]\nruntime_path = \"{path}\"\nruntime_type = \"oci\"\n\
+             runtime_root = \"{root}\"\nmonitor_path = \"{conmon}\"\n\
+             monitor_env = [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", \
+             \"USERNS_HOSTNET_HANDLERS_DIR={handlers}\", \"USERNS_HOSTNET_CONFIG={config}\"]\n",
+            path = runtime_path.display(),
+            root = d.join(format!("runc-{name}")).display(),
+            conmon = system_tool("conmon", "install the Debian package conmon").display(),
+            handlers = d.join("handlers").display(),
+            config = d.join("wrapper.toml").display(),
+        ));
+    }
+    fs::write(d.join("crio.conf.d/50-version-matrix.conf"), text).unwrap();
 }
 
 /// Registers the wrapper the way an operator does: `userns-hostnet install
