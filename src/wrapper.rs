@@ -367,7 +367,7 @@ pub fn prepare_spec(
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        file.replace(&view::write(&file.bytes, &plan.spec))?;
+        file.replace(&view::write_checked(&file.bytes, &plan.spec)?)?;
     }
     Ok(Some(plan))
 }

@@ -13,6 +13,7 @@
 //! order, unknown fields), only what differs is written anew, in the
 //! layout the document around it uses.
 
+use super::Refusal;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -87,6 +88,29 @@ pub fn write(original: &[u8], view: &Value) -> Vec<u8> {
     }
     w.out.extend_from_slice(&original[w.copied..]);
     w.out
+}
+
+/// [`write`], then the result read back as the runtime will read it and
+/// compared with `view`: the wrapper writes a converted spec only when the
+/// bytes say exactly what the rules decided. A difference (a writer bug)
+/// refuses the container rather than start it on other bytes.
+pub fn write_checked(original: &[u8], view: &Value) -> Result<Vec<u8>, Refusal> {
+    let out = write(original, view);
+    let reread = super::strict::read_spec_view(&out).map_err(|r| {
+        Refusal::new(
+            "write",
+            r.field,
+            format!("the converted spec does not read back: {}", r.message),
+        )
+    })?;
+    if &reread != view {
+        return Err(Refusal::new(
+            "write",
+            "(document)",
+            "the converted spec reads back other than the rules decided; refusing rather than start the container on other bytes",
+        ));
+    }
+    Ok(out)
 }
 
 /// The indentation of one level: that of the first indented line, or

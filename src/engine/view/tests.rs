@@ -207,3 +207,18 @@ fn members_and_elements_added_and_removed() {
         }
     }
 }
+
+#[test]
+fn checked_write_reads_back_as_decided_or_refuses() {
+    let src = br#"{"ociVersion": "1.0.2", "hostname": "a", "linux": {"sysctl": {"a": "1"}}}"#;
+    let mut view = read_spec_view(src).unwrap();
+    view["linux"]["sysctl"] = json!({});
+    let out = write_checked(src, &view).unwrap();
+    assert_eq!(out, write(src, &view));
+    assert_eq!(read_spec_view(&out).unwrap(), view);
+    // A member the reader never builds cannot read back as decided: a
+    // write the check cannot confirm is refused, never written.
+    view["hostname"] = json!("b");
+    let r = write_checked(src, &view).unwrap_err();
+    assert_eq!(r.rule, "write", "{r}");
+}
