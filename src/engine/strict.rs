@@ -30,6 +30,8 @@
 //! gives (key order kept, numbers exact).
 
 mod fields;
+pub mod scan;
+pub mod spans;
 
 use super::view::{self, Build};
 use super::Refusal;

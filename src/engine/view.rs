@@ -138,11 +138,11 @@ struct Writer<'a> {
 
 /// An object member in the original: where its key starts, the key, and
 /// where its value starts and ends.
-struct Member<'a> {
-    start: usize,
-    key: Cow<'a, str>,
-    value: usize,
-    end: usize,
+pub(crate) struct Member<'a> {
+    pub start: usize,
+    pub key: Cow<'a, str>,
+    pub value: usize,
+    pub end: usize,
 }
 
 impl Writer<'_> {
@@ -429,7 +429,7 @@ fn line_indent(src: &[u8], at: usize) -> Vec<u8> {
 // The scanner below reads only documents the strict reader accepted:
 // valid JSON, so it need not check anything.
 
-fn skip_ws(src: &[u8], mut at: usize) -> usize {
+pub(crate) fn skip_ws(src: &[u8], mut at: usize) -> usize {
     while at < src.len() && matches!(src[at], b' ' | b'\t' | b'\n' | b'\r') {
         at += 1;
     }
@@ -458,7 +458,7 @@ fn string_is(src: &[u8], start: usize, end: usize, s: &str) -> bool {
 }
 
 /// The end of the value that starts at `at`.
-fn skip_value(src: &[u8], at: usize) -> usize {
+pub(crate) fn skip_value(src: &[u8], at: usize) -> usize {
     match src[at] {
         b'"' => skip_string(src, at),
         open @ (b'{' | b'[') => {
@@ -510,7 +510,7 @@ fn string_at(src: &[u8], start: usize, end: usize) -> Cow<'_, str> {
 }
 
 /// The members of the object at `at`, in order.
-struct Members<'a> {
+pub(crate) struct Members<'a> {
     src: &'a [u8],
     /// Where the next member's key starts, or the closing brace.
     at: usize,
@@ -518,7 +518,7 @@ struct Members<'a> {
     end: Option<usize>,
 }
 
-fn members(src: &[u8], at: usize) -> Members<'_> {
+pub(crate) fn members(src: &[u8], at: usize) -> Members<'_> {
     Members {
         src,
         at: skip_ws(src, at + 1),
@@ -559,13 +559,13 @@ impl<'a> Iterator for Members<'a> {
 }
 
 /// The elements of the array at `at` as spans, in order.
-struct Elements<'a> {
+pub(crate) struct Elements<'a> {
     src: &'a [u8],
     at: usize,
     end: Option<usize>,
 }
 
-fn elements(src: &[u8], at: usize) -> Elements<'_> {
+pub(crate) fn elements(src: &[u8], at: usize) -> Elements<'_> {
     Elements {
         src,
         at: skip_ws(src, at + 1),

@@ -1,0 +1,164 @@
+//! Where the members the rules read are in the bytes of a spec: spans,
+//! not values. A mount list of a large spec is most of its bytes, and
+//! building every mount as a `Value` costs more than reading it; the rules
+//! read a mount's few members straight from the bytes instead.
+//!
+//! [`locate`] finds the spans in a document the strict reader accepted; the
+//! single-pass scanner ([`super::scan`]) must record exactly the same.
+
+use super::super::view;
+
+/// A value's bytes in the document: its first byte to just past its last.
+/// Offsets fit in 32 bits: the reader refuses documents over 64 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn bytes(self, src: &[u8]) -> &[u8] {
+        &src[self.range()]
+    }
+}
+
+/// What to record of a value.
+#[derive(Debug, Clone, Copy)]
+pub enum Record {
+    /// Its span.
+    Whole,
+    /// Of an object, the span of each member named here (each recorded as
+    /// said), in document order; a value that is not an object: its span.
+    Members(&'static [(&'static str, Record)]),
+    /// Of an array, each element's [`MountSpans`]; a value that is not an
+    /// array: its span.
+    Mounts,
+}
+
+/// What was recorded of a value, as its [`Record`] said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rec {
+    Value(Span),
+    Object {
+        span: Span,
+        members: Vec<(&'static str, Rec)>,
+    },
+    Mounts {
+        span: Span,
+        elements: Vec<MountSpans>,
+    },
+}
+
+impl Rec {
+    pub fn span(&self) -> Span {
+        match self {
+            Rec::Value(s) | Rec::Object { span: s, .. } | Rec::Mounts { span: s, .. } => *s,
+        }
+    }
+
+    /// The recorded member `key` of an object.
+    pub fn member(&self, key: &str) -> Option<&Rec> {
+        match self {
+            Rec::Object { members, .. } => members.iter().find(|(k, _)| *k == key).map(|(_, r)| r),
+            _ => None,
+        }
+    }
+}
+
+/// One element of the mount list: its span and those of the members the
+/// rules read. Members of an element that is not an object are all `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MountSpans {
+    pub element: Span,
+    pub destination: Option<Span>,
+    pub kind: Option<Span>,
+    pub source: Option<Span>,
+    pub options: Option<Span>,
+    pub uid_mappings: Option<Span>,
+    pub gid_mappings: Option<Span>,
+}
+
+impl MountSpans {
+    /// The slot of the member `key`, if the rules read it.
+    pub fn slot(&mut self, key: &str) -> Option<&mut Option<Span>> {
+        Some(match key {
+            "destination" => &mut self.destination,
+            "type" => &mut self.kind,
+            "source" => &mut self.source,
+            "options" => &mut self.options,
+            "uidMappings" => &mut self.uid_mappings,
+            "gidMappings" => &mut self.gid_mappings,
+            _ => return None,
+        })
+    }
+}
+
+/// What the rules read of a spec: `decide` and `own_ns` the namespaces,
+/// `idmap` the mappings, the process's user and every mount's mappings,
+/// `sysctl` the sysctls, the mount rules the mounts, `caps` the
+/// capabilities, the hook the root path. A rule that reads another member
+/// must add it here (and to [`view::VIEW`], which the writer follows).
+pub const SPEC: Record = Record::Members(&[
+    ("linux", Record::Members(LINUX)),
+    ("mounts", Record::Mounts),
+    ("process", Record::Members(PROCESS)),
+    ("root", Record::Whole),
+]);
+
+const LINUX: &[(&str, Record)] = &[
+    ("namespaces", Record::Whole),
+    ("uidMappings", Record::Whole),
+    ("gidMappings", Record::Whole),
+    ("sysctl", Record::Whole),
+];
+
+const PROCESS: &[(&str, Record)] = &[("user", Record::Whole), ("capabilities", Record::Whole)];
+
+/// The spans `record` names in the value at `at` of `src`, a document the
+/// strict reader accepted (so nothing here is checked again).
+pub fn locate(src: &[u8], at: usize, record: Record) -> Rec {
+    let end = view::skip_value(src, at);
+    let span = Span::new(at, end);
+    match (record, src[at]) {
+        (Record::Members(names), b'{') => Rec::Object {
+            span,
+            members: view::members(src, at)
+                .filter_map(|m| {
+                    let (name, r) = names.iter().find(|(n, _)| *n == m.key)?;
+                    Some((*name, locate(src, m.value, *r)))
+                })
+                .collect(),
+        },
+        (Record::Mounts, b'[') => Rec::Mounts {
+            span,
+            elements: view::elements(src, at)
+                .map(|(s, e)| {
+                    let mut spans = MountSpans {
+                        element: Span::new(s, e),
+                        ..MountSpans::default()
+                    };
+                    if src[s] == b'{' {
+                        for m in view::members(src, s) {
+                            if let Some(slot) = spans.slot(&m.key) {
+                                *slot = Some(Span::new(m.value, m.end));
+                            }
+                        }
+                    }
+                    spans
+                })
+                .collect(),
+        },
+        _ => Rec::Value(span),
+    }
+}
