@@ -4,14 +4,14 @@
 //!     /usr/bin/time -f %M target/release/examples/engine-rss convert FILE
 //!
 //! `gen` writes the benchmark's config of about SIZE bytes; `convert` reads
-//! FILE and converts it as the wrapper does (strict reader building the
-//! view, rules, edits written into the bytes read), the result going to
+//! FILE and converts it as the wrapper does (strict reader recording
+//! spans, rules, edits written into the bytes read and read back), the result going to
 //! /dev/null, so the peak is the file, its converted copy and the engine.
 
 use std::io::Write;
 use userns_hostnet::bundle::serialize_like;
-use userns_hostnet::engine::strict::{read_spec, read_spec_view};
-use userns_hostnet::engine::{evaluate, view, HostFacts, Policy};
+use userns_hostnet::engine::strict::read_spec;
+use userns_hostnet::engine::{evaluate, evaluate_value, view, HostFacts, Policy, Spec};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -30,22 +30,26 @@ fn main() {
         }
         ["convert", file] => {
             let bytes = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
-            let spec = read_spec_view(&bytes).unwrap_or_else(|r| fail(&r.to_string()));
+            let spec = Spec::read(bytes).unwrap_or_else(|r| fail(&r.to_string()));
             let plan = evaluate(spec, &HostFacts::default(), &Policy::default())
                 .unwrap_or_else(|r| fail(&r.to_string()));
             if !plan.changed() {
                 fail("nothing to convert");
             }
-            let out = view::write(&bytes, &plan.spec);
+            let out = view::write_checked(&plan.spec).unwrap_or_else(|r| fail(&r.to_string()));
             std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
         }
         // The whole-document path (`explain`'s), for comparison.
         ["convert-whole", file] => {
             let bytes = std::fs::read(file).unwrap_or_else(|e| fail(&format!("{file}: {e}")));
             let spec = read_spec(&bytes).unwrap_or_else(|r| fail(&r.to_string()));
-            let plan = evaluate(spec, &HostFacts::default(), &Policy::default())
+            let plan = evaluate_value(&spec, &HostFacts::default(), &Policy::default())
                 .unwrap_or_else(|r| fail(&r.to_string()));
-            let out = serialize_like(&plan.spec, &bytes);
+            let doc = plan
+                .spec
+                .to_value()
+                .unwrap_or_else(|r| fail(&r.to_string()));
+            let out = serialize_like(&doc, &bytes);
             std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
         }
         _ => fail("usage: engine-rss gen SIZE | engine-rss convert[-whole] FILE"),

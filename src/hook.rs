@@ -19,7 +19,7 @@ pub mod mountinfo;
 use crate::bundle;
 use crate::config;
 use crate::decisionlog::{Ending, Entry};
-use crate::engine::{self, spec, strict, view, Plan, Refusal};
+use crate::engine::{self, spec, strict, view, Plan, Refusal, Spec};
 use crate::host;
 use crate::plan::{self, Rro};
 use crate::runtime;
@@ -85,7 +85,7 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
         bundle::read(&state.bundle)?.ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
     // The runtime read this spec already, but maybe not as the engine
     // would: a spec that two readers could read differently fails here too.
-    let doc = strict::read_spec_view(&file.bytes).map_err(|r| {
+    let doc = Spec::read(file.bytes).map_err(|r| {
         refused_unread(CREATE_RUNTIME, &r, Some(&state));
         HookError::Refused(r)
     })?;
@@ -165,8 +165,9 @@ fn unapplied_changes(plan: &Plan) -> Vec<String> {
 
 /// The rootfs as the runtime mounted it: `root.path`, relative to the
 /// bundle, with links resolved.
-pub fn rootfs_of(doc: &Value, bundle_dir: &Path) -> Result<PathBuf, HookError> {
+pub fn rootfs_of(doc: &Spec, bundle_dir: &Path) -> Result<PathBuf, HookError> {
     let root = doc
+        .view()
         .get("root")
         .and_then(|r| r.get("path"))
         .and_then(Value::as_str)
@@ -206,13 +207,11 @@ fn refuse_own_mount_namespace(pid: i32) -> Result<(), String> {
     Ok(())
 }
 
-fn mounts_at_sys(doc: &Value) -> bool {
-    spec::mounts(doc).is_ok_and(|list| {
-        list.iter().any(|m| {
-            m.get("destination")
-                .and_then(Value::as_str)
-                .is_some_and(|d| spec::clean_path(d) == "/sys")
-        })
+fn mounts_at_sys(doc: &Spec) -> bool {
+    doc.mounts().is_ok_and(|list| {
+        list.iter()
+            .enumerate()
+            .any(|(i, m)| m.destination(i).is_ok_and(|d| d == "/sys"))
     })
 }
 
@@ -276,7 +275,7 @@ pub fn precreate() -> Result<i32, StageError> {
 /// The converted spec for a proposed one: the input itself, byte for byte,
 /// when nothing changes.
 pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
-    let doc = strict::read_spec_view(input).map_err(|r| {
+    let doc = Spec::read(input.to_vec()).map_err(|r| {
         refused_unread(PRECREATE, &r, None);
         HookError::Refused(r)
     })?;
@@ -300,7 +299,7 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     entry.record(&config.log);
     let plan = planned?;
     Ok(if plan.changed() {
-        view::write(input, &plan.spec)
+        view::write(&plan.spec)
     } else {
         input.to_vec()
     })
@@ -393,6 +392,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn doc_of(v: &Value) -> Spec {
+        Spec::from_value(v).unwrap()
+    }
+
     #[test]
     fn state_needs_a_pid() {
         let s = State::parse(br#"{"ociVersion":"1.0.2","id":"c","status":"creating","pid":42,"bundle":"/b","annotations":{"a":"b"}}"#).unwrap();
@@ -413,14 +416,18 @@ mod tests {
         let real = std::fs::canonicalize(dir.path().join("rootfs")).unwrap();
         for root in ["rootfs", "link", "./rootfs/"] {
             let doc = json!({"root": {"path": root}});
-            assert_eq!(rootfs_of(&doc, dir.path()).unwrap(), real, "{root}");
+            assert_eq!(
+                rootfs_of(&doc_of(&doc), dir.path()).unwrap(),
+                real,
+                "{root}"
+            );
         }
         let doc = json!({"root": {"path": "/nonexistent/x/../y"}});
         assert_eq!(
-            rootfs_of(&doc, dir.path()).unwrap(),
+            rootfs_of(&doc_of(&doc), dir.path()).unwrap(),
             Path::new("/nonexistent/y")
         );
-        assert!(rootfs_of(&json!({}), dir.path()).is_err());
+        assert!(rootfs_of(&doc_of(&json!({})), dir.path()).is_err());
     }
 
     #[test]
@@ -465,12 +472,12 @@ mod tests {
 
     #[test]
     fn sys_in_spec() {
-        assert!(mounts_at_sys(
+        assert!(mounts_at_sys(&doc_of(
             &json!({"mounts": [{"destination": "/sys/"}]})
-        ));
-        assert!(!mounts_at_sys(
+        )));
+        assert!(!mounts_at_sys(&doc_of(
             &json!({"mounts": [{"destination": "/sys/fs/cgroup"}]})
-        ));
-        assert!(!mounts_at_sys(&json!({})));
+        )));
+        assert!(!mounts_at_sys(&doc_of(&json!({}))));
     }
 }

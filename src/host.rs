@@ -119,19 +119,20 @@ pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
 /// by file system: a path on a file system mounted at or under /sys (an
 /// alias of /sys bound elsewhere on the host) counts too. A source that
 /// does not resolve is left out: the engine then judges its cleaned path.
-pub fn host_sys_sources(spec_doc: &serde_json::Value) -> BTreeMap<String, bool> {
+pub fn host_sys_sources(spec_doc: &crate::engine::Spec) -> BTreeMap<String, bool> {
     let mut out = BTreeMap::new();
-    let Ok(mounts) = crate::engine::spec::mounts(spec_doc) else {
+    let Ok(mounts) = spec_doc.mounts() else {
         return out;
     };
     let mut sys_devices: Option<Vec<u64>> = None;
     for (i, m) in mounts.iter().enumerate() {
-        if !crate::engine::spec::is_bind(i, m).unwrap_or(false) {
+        if !m.is_bind(i).unwrap_or(false) {
             continue;
         }
-        let Some(source) = m.get("source").and_then(serde_json::Value::as_str) else {
+        let Ok(Some(source)) = m.str_member(i, "source") else {
             continue;
         };
+        let source: &str = &source;
         if out.contains_key(source) {
             continue;
         }
@@ -318,7 +319,7 @@ mod tests {
             {"destination": "/d", "type": "bind", "source": "/nonexistent/x", "options": ["rbind"]},
             {"destination": "/e", "type": "tmpfs", "source": "/sys"}
         ]});
-        let got = host_sys_sources(&spec);
+        let got = host_sys_sources(&crate::engine::document::doc(spec));
         assert_eq!(got.get("/proc/self/root/sys"), Some(&true));
         assert_eq!(got.get("/sys/kernel"), Some(&true));
         assert_eq!(got.get("/etc"), Some(&false));

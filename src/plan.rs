@@ -4,9 +4,8 @@
 //! costs more (the runtime's `rro` support, the policy's subordinate
 //! ranges) before the rules run.
 
-use crate::engine::{self, Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport};
+use crate::engine::{self, Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport, Spec};
 use crate::host;
-use serde_json::Value;
 use std::path::Path;
 
 /// How the `rro` support the /sys rule needs is known.
@@ -29,18 +28,15 @@ pub struct Prepared {
 
 /// Read and decide. A spec whose namespaces cannot be read is refused here,
 /// naming the field.
-pub fn prepare(spec: Value) -> Result<Prepared, Refusal> {
-    let namespaces = match spec.is_object() {
-        true => engine::spec::namespaces(&spec)?,
-        false => Vec::new(),
-    };
+pub fn prepare(spec: Spec) -> Result<Prepared, Refusal> {
+    let namespaces = engine::spec::namespaces(spec.view())?;
     let facts = host::namespace_facts_of(&namespaces);
     let decided = engine::decide_spec(spec, &facts)?;
     Ok(Prepared { decided, facts })
 }
 
 impl Prepared {
-    pub fn spec(&self) -> &Value {
+    pub fn spec(&self) -> &Spec {
         &self.decided.spec
     }
 
@@ -75,18 +71,19 @@ impl Prepared {
 }
 
 /// [`prepare`] then [`Prepared::evaluate`].
-pub fn plan(spec: Value, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
+pub fn plan(spec: Spec, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
     prepare(spec)?.evaluate(policy, rro)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::document::doc;
     use serde_json::json;
 
     #[test]
     fn a_spec_without_user_namespace_is_decided_without_facts() {
-        let p = prepare(json!({"linux": {"namespaces": [{"type": "mount"}]}})).unwrap();
+        let p = prepare(doc(json!({"linux": {"namespaces": [{"type": "mount"}]}}))).unwrap();
         assert!(!p.needs_conversion());
         assert_eq!(p.decision(), &Decision::NoUserNamespace);
         let plan = p.evaluate(&Policy::default(), Rro::Assume).unwrap();
@@ -95,9 +92,9 @@ mod tests {
 
     #[test]
     fn malformed_namespaces_and_non_objects_are_refused_by_name() {
-        let r = prepare(json!({"linux": {"namespaces": {"type": "user"}}})).unwrap_err();
+        let r = prepare(doc(json!({"linux": {"namespaces": {"type": "user"}}}))).unwrap_err();
         assert_eq!(r.field, "linux.namespaces");
-        let r = prepare(json!([1])).unwrap_err();
+        let r = Spec::from_value(&json!([1])).unwrap_err();
         assert_eq!(r.field, "(top level)");
     }
 
@@ -111,8 +108,8 @@ mod tests {
             },
             "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
         });
-        let plan = plan(spec, &Policy::default(), Rro::Assume).unwrap();
+        let plan = plan(doc(spec), &Policy::default(), Rro::Assume).unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
-        assert_eq!(plan.spec["mounts"][0]["type"], "bind");
+        assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }
 }

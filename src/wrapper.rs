@@ -12,7 +12,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
 use crate::decisionlog::{Ending, Entry};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, strict, view, Plan, Refusal};
+use crate::engine::{self, strict, view, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
@@ -351,13 +351,13 @@ pub fn prepare_spec(
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let Some(file) = read_spec_file(spec)? else {
+    let Some(mut file) = read_spec_file(spec)? else {
         debug!(spec = %spec.display(), "no spec file: passing through");
         before_write(None)?;
         return Ok(None);
     };
-    let view = strict::read_spec_view(&file.bytes)?;
-    let plan = plan::plan(view, &config.policy, Rro::Probe(runtime))?;
+    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
+    let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
@@ -367,7 +367,7 @@ pub fn prepare_spec(
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        file.replace(&view::write_checked(&file.bytes, &plan.spec)?)?;
+        file.replace(&view::write_checked(&plan.spec)?)?;
     }
     Ok(Some(plan))
 }
@@ -375,14 +375,12 @@ pub fn prepare_spec(
 /// The spec file as create reads it: never through a symlink, never a
 /// FIFO or other odd file, at most [`strict::MAX_BYTES`], read strictly.
 /// `Ok(None)` when it does not exist. `explain` reads its input with this
-/// too, so it refuses exactly what create refuses: create reads the same
-/// file with [`read_spec_file`] and the view reader, which refuses what the
-/// whole-document reader refuses, in the same words (tests/prop_strict.rs).
-pub fn read_spec(spec: &Path) -> Result<Option<(bundle::Config, serde_json::Value)>, Failure> {
-    let Some(file) = read_spec_file(spec)? else {
+/// too, so it refuses exactly what create refuses, in the same words.
+pub fn read_spec(spec: &Path) -> Result<Option<(bundle::Config, Spec)>, Failure> {
+    let Some(mut file) = read_spec_file(spec)? else {
         return Ok(None);
     };
-    let doc = strict::read_spec(&file.bytes)?;
+    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
     Ok(Some((file, doc)))
 }
 

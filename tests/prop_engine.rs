@@ -19,8 +19,40 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
 use userns_hostnet::engine::spec::clean_path;
-use userns_hostnet::engine::strict::{read_spec, read_spec_view};
-use userns_hostnet::engine::{evaluate, view, HostFacts, NsFacts, NsId, Plan, Policy, RroSupport};
+use userns_hostnet::engine::strict::read_spec;
+use userns_hostnet::engine::{
+    view, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
+};
+
+/// A plan with its spec as the whole document it writes.
+#[derive(Debug)]
+struct Plan {
+    decision: Decision,
+    findings: Findings,
+    spec: Value,
+}
+
+impl Plan {
+    fn changed(&self) -> bool {
+        !self.findings.changes.is_empty()
+    }
+
+    fn of(plan: userns_hostnet::engine::Plan) -> Plan {
+        Plan {
+            spec: plan
+                .spec
+                .to_value()
+                .expect("the plan's spec writes and reads back"),
+            decision: plan.decision,
+            findings: plan.findings,
+        }
+    }
+}
+
+/// The engine on a document held as a value.
+fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+    userns_hostnet::engine::evaluate_value(&spec, facts, policy).map(Plan::of)
+}
 
 // ---------------------------------------------------------------- generators
 
@@ -705,10 +737,10 @@ fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan,
 
 /// What the wrapper's path writes: the view read, edits into the bytes.
 fn view_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
-    let spec = read_spec_view(bytes).map_err(|r| r.to_string())?;
-    let plan = evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
-    let out = view::write(bytes, &plan.spec);
-    Ok((plan, out))
+    let spec = Spec::read(bytes.to_vec()).map_err(|r| r.to_string())?;
+    let plan = userns_hostnet::engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
+    let out = view::write_checked(&plan.spec).map_err(|r| r.to_string())?;
+    Ok((Plan::of(plan), out))
 }
 
 fn reread(bytes: &[u8]) -> Result<String, TestCaseError> {
@@ -732,8 +764,8 @@ proptest! {
         spec in spec(), facts in facts(), policy in policy(), how in 0u8..3,
     ) {
         let bytes = layout(&spec, how);
-        if let Ok(view) = read_spec_view(&bytes) {
-            let back = view::write(&bytes, &view);
+        if let Ok(spec) = Spec::read(bytes.clone()) {
+            let back = view::write(&spec);
             prop_assert_eq!(String::from_utf8_lossy(&back), String::from_utf8_lossy(&bytes));
         }
         match (whole_path(&bytes, &facts, &policy), view_path(&bytes, &facts, &policy)) {

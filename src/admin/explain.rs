@@ -9,7 +9,7 @@ use super::AdminError;
 use crate::bundle;
 use crate::cli::ExplainArgs;
 use crate::config::{self, Config};
-use crate::engine::{self, Change, Plan, Refusal};
+use crate::engine::{self, Change, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
 use crate::runtime;
 use crate::wrapper;
@@ -224,7 +224,7 @@ pub fn container_bundle(id: &str, root: Option<&Path>) -> Result<PathBuf, Stop> 
 
 /// Read `input` as the wrapper's create would, load the config, explain.
 fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Explanation, Stop> {
-    let (shown, bytes, doc) = read_input(input, shown)?;
+    let (shown, doc) = read_input(input, shown)?;
     let config = config::load().map_err(|e| {
         Stop::unreadable(
             &shown,
@@ -232,7 +232,7 @@ fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Exp
             format!("{e} (the wrapper would refuse every container)"),
         )
     })?;
-    explain(shown.clone(), doc, &config, output, &bytes).map_err(|e| {
+    explain(shown.clone(), doc, &config, output).map_err(|e| {
         let field = output.map_or_else(|| shown.clone(), |p| p.display().to_string());
         Stop::unreadable(&shown, field, e)
     })
@@ -242,10 +242,9 @@ fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Exp
 /// converted spec to `output` if asked (and the container would start).
 pub fn explain(
     input: String,
-    doc: Value,
+    doc: Spec,
     config: &Config,
     output: Option<&Path>,
-    original: &[u8],
 ) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);
     let mut warnings = Vec::new();
@@ -286,9 +285,9 @@ pub fn explain(
             fill_from_plan(&mut ex, &plan);
             if let Some(path) = output {
                 let bytes = if plan.changed() {
-                    bundle::serialize_like(&plan.spec, original)
+                    engine::view::write(&plan.spec)
                 } else {
-                    original.to_vec()
+                    plan.spec.source().to_vec()
                 };
                 std::fs::write(path, &bytes).map_err(|source| AdminError::Write {
                     path: path.to_owned(),
@@ -327,15 +326,23 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
 /// input, read and parsed as the wrapper's create reads config.json
 /// ([`wrapper::read_spec`]: no symlink, no FIFO, the size cap, the strict
 /// reading); the name to show, the bytes and the document.
-fn read_input(input: &Path, shown: &str) -> Result<(String, Vec<u8>, Value), Stop> {
+fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     if input.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| Stop::unreadable(shown, "standard input", e))?;
-        let doc = engine::strict::read_spec(&bytes)
+        if bytes.len() as u64 > engine::strict::MAX_BYTES {
+            let r = engine::strict::too_large(bytes.len() as u64);
+            return Err(Stop::by_wrapper(
+                shown,
+                input,
+                &wrapper::Failure::Refused(r),
+            ));
+        }
+        let doc = Spec::read(bytes)
             .map_err(|r| Stop::by_wrapper(shown, input, &wrapper::Failure::Refused(r)))?;
-        return Ok((shown.to_owned(), bytes, doc));
+        return Ok((shown.to_owned(), doc));
     }
     // A directory is a bundle; the bundle directory itself may be reached
     // through a link, as the runtime reaches it, but not its config.json.
@@ -346,7 +353,7 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Vec<u8>, Value), Sto
         input.to_owned()
     };
     match wrapper::read_spec(&path) {
-        Ok(Some((file, doc))) => Ok((path.display().to_string(), file.bytes, doc)),
+        Ok(Some((_, doc))) => Ok((path.display().to_string(), doc)),
         Ok(None) if meta.is_dir() => Err(Stop::unreadable(
             shown,
             shown,

@@ -3,13 +3,15 @@
 //! fixtures and generated input, and the wrapper, the hook and `explain`
 //! share one engine and one explanation.
 //!
-//! The spec is edited as a `serde_json::Value` with its key order kept:
-//! typed structs would drop unknown fields and reject unknown capability
-//! names, and everything not deliberately changed must come out equal.
-//! The wrapper and the hooks build only the members the rules read
-//! ([`view`]) and write the result as edits of the bytes they read.
+//! The spec is a [`Spec`]: the bytes read, the members the rules read as
+//! `serde_json::Value`s with their key order kept (typed structs would
+//! drop unknown fields and reject unknown capability names), and the
+//! mounts as spans of the bytes. The result is written as edits of those
+//! bytes ([`view::write`]): everything not deliberately changed comes out
+//! byte for byte.
 
 pub mod decide;
+pub mod document;
 pub mod exec;
 pub mod facts;
 pub mod policy;
@@ -20,6 +22,7 @@ pub mod strict;
 pub mod view;
 
 pub use decide::Decision;
+pub use document::{Mount, MountList, MountRef, Spec};
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
 pub use policy::Policy;
 pub use report::{Change, Refusal};
@@ -61,7 +64,7 @@ pub trait Rule: Sync {
     fn scope(&self) -> Scope {
         Scope::Converted
     }
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal>;
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal>;
 }
 
 /// The rules, in the order they run (after [`rules::own_ns`], which may
@@ -89,10 +92,9 @@ pub struct Plan {
     pub decision: Decision,
     /// No change means the spec is untouched and must not be written.
     pub findings: Findings,
-    /// The spec after the edits (the input itself when nothing changed):
-    /// the whole document, or the view of it the reader built
-    /// ([`strict::read_spec_view`], written back with [`view::write`]).
-    pub spec: Value,
+    /// The spec after the edits (the input itself when nothing changed),
+    /// written with [`view::write`].
+    pub spec: Spec,
 }
 
 impl Plan {
@@ -107,17 +109,14 @@ impl Plan {
 /// for a spec that needs them, without reading or deciding twice.
 #[derive(Debug)]
 pub struct Decided {
-    pub spec: Value,
+    pub spec: Spec,
     pub namespaces: Vec<Namespace>,
     pub decision: Decision,
 }
 
 /// Read the namespaces and decide. `facts` needs only the namespace facts.
-pub fn decide_spec(spec: Value, facts: &HostFacts) -> Result<Decided, Refusal> {
-    if !spec.is_object() {
-        return Err(Refusal::malformed("(top level)", "an object", &spec));
-    }
-    let namespaces = spec::namespaces(&spec)?;
+pub fn decide_spec(spec: Spec, facts: &HostFacts) -> Result<Decided, Refusal> {
+    let namespaces = spec::namespaces(spec.view())?;
     let decision = decide::decide(&namespaces, facts)?;
     Ok(Decided {
         spec,
@@ -128,8 +127,13 @@ pub fn decide_spec(spec: Value, facts: &HostFacts) -> Result<Decided, Refusal> {
 
 /// Decide and convert. Takes the spec by value so that a spec needing
 /// nothing costs no copy.
-pub fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+pub fn evaluate(spec: Spec, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
     convert(decide_spec(spec, facts)?, facts, policy)
+}
+
+/// [`evaluate`] on a document held as a value ([`Spec::from_value`]).
+pub fn evaluate_value(spec: &Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
+    evaluate(Spec::from_value(spec)?, facts, policy)
 }
 
 /// The second half of [`evaluate`]: run the rules on a decided spec.
@@ -144,33 +148,33 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
     // them the decision may read differently (host network).
     if decision.converts() {
         let own = rules::own_ns::joined_own(&namespaces, facts);
-        if !own.is_empty() && rules::own_ns::remove(&mut spec, &namespaces, &own, &mut findings) {
-            namespaces = spec::namespaces(&spec)?;
+        if !own.is_empty()
+            && rules::own_ns::remove(spec.view_mut(), &namespaces, &own, &mut findings)
+        {
+            namespaces = spec::namespaces(spec.view())?;
             decision = decide::decide(&namespaces, facts)?;
         }
     }
     findings.warnings.extend(decision.warning());
-    let mut plan = Plan {
-        findings,
-        decision,
-        spec: Value::Null,
-    };
-    if plan.decision.has_user_namespace() {
+    if decision.has_user_namespace() {
         let cx = Context {
-            decision: &plan.decision,
+            decision: &decision,
             namespaces: &namespaces,
             facts,
             policy,
         };
         for rule in rules() {
-            if rule.scope() == Scope::Converted && !plan.decision.converts() {
+            if rule.scope() == Scope::Converted && !decision.converts() {
                 continue;
             }
-            rule.apply(&mut spec, &cx, &mut plan.findings)?;
+            rule.apply(&mut spec, &cx, &mut findings)?;
         }
     }
-    plan.spec = spec;
-    Ok(plan)
+    Ok(Plan {
+        decision,
+        findings,
+        spec,
+    })
 }
 
 #[cfg(test)]

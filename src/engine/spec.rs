@@ -141,15 +141,27 @@ pub fn object<'a>(field: &str, v: &'a Value) -> Result<&'a Map<String, Value>, R
 /// `clean_path`, without an allocation for the common, already clean path
 /// (runs once per mount per rule, so it matters for large specs).
 pub fn clean_dest(p: &str) -> Cow<'_, str> {
-    let clean = p.starts_with('/')
-        && (p.len() == 1 || !p.ends_with('/'))
-        && !p.contains("//")
-        && !p.split('/').any(|c| c == "." || c == "..");
-    if clean {
+    if is_clean(p.as_bytes()) {
         Cow::Borrowed(p)
     } else {
         Cow::Owned(clean_path(p))
     }
+}
+
+/// Is `p` absolute, with no empty, `.` or `..` component and no trailing
+/// slash (but the root)? One pass over the bytes.
+fn is_clean(p: &[u8]) -> bool {
+    if p.first() != Some(&b'/') {
+        return false;
+    }
+    if p.len() == 1 {
+        return true;
+    }
+    // Each component starts after a slash: it must not be empty, `.` or
+    // `..`.
+    p.split(|&b| b == b'/')
+        .skip(1)
+        .all(|c| !matches!(c, b"" | b"." | b".."))
 }
 
 /// Lexical path cleaning: repeated slashes, `.` and trailing slashes go,

@@ -75,11 +75,19 @@ pub fn read_process(bytes: &[u8]) -> Result<Value, Refusal> {
     read(bytes, Document::Process)
 }
 
-/// Read config.json, checked whole as [`read_spec`] does, but built only
-/// as far as [`view::VIEW`] says: the parts the rules read. What the rules
-/// make of it is written back with [`view::write`].
-pub fn read_spec_view(bytes: &[u8]) -> Result<Value, Refusal> {
-    read_built(bytes, Document::Spec, view::VIEW)
+/// Why [`scan::scan`] did not accept `bytes` as a `doc`: the whole-document
+/// reader's refusal, in its words. Should that reader accept them, the
+/// scan's stricter reading stands (it refuses a key serde_json treats as a
+/// number, `"$serde_json::private::Number"`): refused all the same.
+pub fn refusal_of(bytes: &[u8], doc: Document) -> Refusal {
+    match read_built(bytes, doc, Build::Nothing) {
+        Err(r) => r,
+        Ok(_) => Refusal::new(
+            RULE,
+            TOP,
+            "not read: valid JSON this reader does not read in one strict pass (a key \"$serde_json::private::Number\" is one such case); refused rather than guessed at",
+        ),
+    }
 }
 
 /// Read `bytes` as a `doc`, or say why the runtimes could read it otherwise.
@@ -107,12 +115,19 @@ fn read_built(bytes: &[u8], doc: Document, build: Build) -> Result<Value, Refusa
     let parsed = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match parsed {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(Refusal::new(
+        // Not built, a value still says what it was by its first byte.
+        Ok(_) => Err(Refusal::new(
             RULE,
             TOP,
             format!(
                 "not a runtime spec: the top level is {}, not an object",
-                super::report::kind_of(&other)
+                match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+                    Some(b'[') => "an array",
+                    Some(b'"') => "a string",
+                    Some(b't' | b'f') => "a boolean",
+                    Some(b'n') => "null",
+                    _ => "a number",
+                }
             ),
         )),
         Err(e) => Err(state
@@ -308,7 +323,7 @@ impl Node<'_, '_> {
     fn built(&self, v: impl FnOnce() -> Value) -> Value {
         match self.build {
             Build::Nothing => Value::Null,
-            Build::All | Build::Some(_) => v(),
+            Build::All | Build::Some(_) | Build::Mounts => v(),
         }
     }
 }
@@ -437,7 +452,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 let n = text.parse::<Number>().map_err(de::Error::custom)?;
                 return Ok(match build {
                     Build::Nothing => Value::Null,
-                    Build::All | Build::Some(_) => Value::Number(n),
+                    Build::All | Build::Some(_) | Build::Mounts => Value::Number(n),
                 });
             }
             first = false;
@@ -472,7 +487,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 Err(e) => return Err(state.seen_error(|| here.to_string(), e)),
             };
             let first_was_object = match build {
-                Build::All => match out.entry(key.to_string()) {
+                Build::All | Build::Mounts => match out.entry(key.to_string()) {
                     Entry::Vacant(v) => {
                         v.insert(value);
                         continue;
@@ -482,7 +497,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 Build::Nothing | Build::Some(_) => {
                     let owned = match member {
                         Build::Nothing => None,
-                        Build::All | Build::Some(_) => Some(key.to_string()),
+                        Build::All | Build::Some(_) | Build::Mounts => Some(key.to_string()),
                     };
                     match seen.insert(key.clone(), value.is_object()) {
                         None => {

@@ -9,19 +9,38 @@ fn fixture(name: &str) -> Value {
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 
-fn run(spec: Value) -> Plan {
-    evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap()
+/// A plan with its spec as the whole document it writes.
+#[derive(Debug)]
+struct Planned {
+    decision: Decision,
+    findings: Findings,
+    spec: Value,
+}
+
+impl Planned {
+    fn changed(&self) -> bool {
+        !self.findings.changes.is_empty()
+    }
+}
+
+fn run(spec: Value) -> Planned {
+    run_with(spec, &HostFacts::default(), &Policy::default()).unwrap()
 }
 
 /// The rootless fixture maps host 0 (it was generated as root).
-fn run_allowing_host_root(spec: Value) -> Plan {
+fn run_allowing_host_root(spec: Value) -> Planned {
     let mut policy = Policy::default();
     policy.idmap.allow_host_root = true;
-    evaluate(spec, &HostFacts::default(), &policy).unwrap()
+    run_with(spec, &HostFacts::default(), &policy).unwrap()
 }
 
-fn run_with(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    evaluate(spec, facts, policy)
+fn run_with(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Planned, Refusal> {
+    let plan = evaluate_value(&spec, facts, policy)?;
+    Ok(Planned {
+        spec: plan.spec.to_value().unwrap(),
+        decision: plan.decision,
+        findings: plan.findings,
+    })
 }
 
 fn sys_mounts(spec: &Value) -> Vec<Value> {
@@ -530,7 +549,7 @@ fn malformed_fields_are_refused_by_name() {
         assert_eq!(err.field, field, "{err}");
         assert!(!err.to_string().contains('\n'));
     }
-    assert!(evaluate(json!([1]), &HostFacts::default(), &Policy::default()).is_err());
+    assert!(evaluate_value(&json!([1]), &HostFacts::default(), &Policy::default()).is_err());
 }
 
 #[test]

@@ -13,6 +13,9 @@
 //! order, unknown fields), only what differs is written anew, in the
 //! layout the document around it uses.
 
+use super::document::{Mount, Mounts, Spec};
+use super::strict::spans::{self, Rec, Span};
+use super::strict::{self, scan, Document};
 use super::Refusal;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -27,13 +30,16 @@ pub enum Build {
     /// Of an object, the members named here (each built as said) and
     /// nothing of the others; a value that is not an object is built whole.
     Some(&'static [(&'static str, Build)]),
+    /// The mount list, which a [`Spec`] holds as spans
+    /// ([`Spec::mounts`]); built whole by the whole-document reader.
+    Mounts,
 }
 
 impl Build {
     /// How the member `key` of an object read as `self` is built.
     pub(crate) fn member(self, key: &str) -> Build {
         match self {
-            Build::All => Build::All,
+            Build::All | Build::Mounts => Build::All,
             Build::Nothing => Build::Nothing,
             Build::Some(members) => members
                 .iter()
@@ -46,19 +52,17 @@ impl Build {
     pub(crate) fn element(self) -> Build {
         match self {
             Build::Nothing => Build::Nothing,
-            Build::All | Build::Some(_) => Build::All,
+            Build::All | Build::Some(_) | Build::Mounts => Build::All,
         }
     }
 }
 
-/// What the rules, the decision and the shell around them read of a spec:
-/// `decide` and `own_ns` the namespaces, `idmap` the mappings, the
-/// process's user and every mount's mappings, `sysctl` the sysctls, the
-/// mount rules the mounts, `caps` the capabilities, the hook the root path.
-/// A rule that reads another member must add it here.
+/// What a [`Spec`] holds of a document, for the writer: the members
+/// [`spans::SPEC`](super::strict::spans::SPEC) names (a rule that reads
+/// another member must add it to both).
 pub const VIEW: Build = Build::Some(&[
     ("linux", Build::Some(LINUX)),
-    ("mounts", Build::All),
+    ("mounts", Build::Mounts),
     ("process", Build::Some(PROCESS)),
     ("root", Build::All),
 ]);
@@ -72,38 +76,42 @@ const LINUX: &[(&str, Build)] = &[
 
 const PROCESS: &[(&str, Build)] = &[("user", Build::All), ("capabilities", Build::All)];
 
-/// The bytes of a document read with [`VIEW`] (`original`, checked by the
-/// strict reader) after its view was edited into `view`: the original
-/// with only what differs written anew.
-pub fn write(original: &[u8], view: &Value) -> Vec<u8> {
+/// The bytes of `spec` after the rules' edits: the bytes it was read
+/// from with only what differs written anew.
+pub fn write(spec: &Spec) -> Vec<u8> {
+    let original = spec.source();
     let mut w = Writer {
         src: original,
         out: Vec::with_capacity(original.len() + 1024),
         copied: 0,
         unit: indent_unit(original),
+        mounts: spec.mount_member(),
     };
     let start = skip_ws(original, 0);
-    if start < original.len() {
-        w.value(start, view, VIEW);
+    if start < original.len() && !w.placed(spec) {
+        w.value(start, spec.view(), VIEW);
     }
     w.out.extend_from_slice(&original[w.copied..]);
     w.out
 }
 
 /// [`write`], then the result read back as the runtime will read it and
-/// compared with `view`: the wrapper writes a converted spec only when the
+/// compared with `spec`: the wrapper writes a converted spec only when the
 /// bytes say exactly what the rules decided. A difference (a writer bug)
-/// refuses the container rather than start it on other bytes.
-pub fn write_checked(original: &[u8], view: &Value) -> Result<Vec<u8>, Refusal> {
-    let out = write(original, view);
-    let reread = super::strict::read_spec_view(&out).map_err(|r| {
-        Refusal::new(
+/// refuses the container rather than start it on other bytes. The bytes
+/// written are read strictly, whole, and each member the rules read is
+/// compared with the plan where it lies, with nothing built.
+pub fn write_checked(spec: &Spec) -> Result<Vec<u8>, Refusal> {
+    let out = write(spec);
+    let Some(rec) = scan::scan(&out, Document::Spec, spans::CHECK) else {
+        let r = strict::refusal_of(&out, Document::Spec);
+        return Err(Refusal::new(
             "write",
             r.field,
             format!("the converted spec does not read back: {}", r.message),
-        )
-    })?;
-    if &reread != view {
+        ));
+    };
+    if !reads_as(&out, &rec, spec) {
         return Err(Refusal::new(
             "write",
             "(document)",
@@ -111,6 +119,58 @@ pub fn write_checked(original: &[u8], view: &Value) -> Result<Vec<u8>, Refusal> 
         ));
     }
     Ok(out)
+}
+
+/// Does `out`, recorded as `rec` ([`spans::CHECK`]), hold exactly what
+/// `spec` holds: the same members the rules read, each equal?
+fn reads_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
+    let (Rec::Object { members, .. }, Some(view)) = (rec, spec.view().as_object()) else {
+        return false;
+    };
+    let at = |r: &Rec, v: &Value| {
+        let span = r.span();
+        equal(out, span.start as usize, v) == Some(span.end as usize)
+    };
+    members.len() == view.len()
+        && members.iter().zip(view).all(|((name, r), (key, v))| {
+            *name == key
+                && match (*name, r, v) {
+                    ("mounts", r, _) => mounts_read_as(out, r.span(), spec),
+                    (_, Rec::Object { members, .. }, Value::Object(map)) => {
+                        members.len() == map.len()
+                            && members
+                                .iter()
+                                .zip(map)
+                                .all(|((n, r), (k, v))| *n == k && at(r, v))
+                    }
+                    (_, r, v) => at(r, v),
+                }
+        })
+}
+
+/// Is the mount list at `span` of `out` the list of `spec`, element for
+/// element (those as read byte for byte)?
+fn mounts_read_as(out: &[u8], span: Span, spec: &Spec) -> bool {
+    let at = span.start as usize;
+    match spec.mount_member() {
+        Mounts::List { read, list, .. } => {
+            let src = spec.source();
+            let mut elements = elements(out, at);
+            out[at] == b'['
+                && list.iter().all(|m| {
+                    let Some((s, e)) = elements.next() else {
+                        return false;
+                    };
+                    match m {
+                        Mount::Read(j) => read[*j as usize].element.bytes(src) == &out[s..e],
+                        Mount::Edited { value, .. } => equal(out, s, value) == Some(e),
+                    }
+                })
+                && elements.next().is_none()
+        }
+        Mounts::Other(v) => equal(out, at, v) == Some(span.end as usize),
+        Mounts::Absent => false,
+    }
 }
 
 /// The indentation of one level: that of the first indented line, or
@@ -134,6 +194,7 @@ struct Writer<'a> {
     /// `src[..copied]` is accounted for in `out`.
     copied: usize,
     unit: Option<Vec<u8>>,
+    mounts: &'a Mounts,
 }
 
 /// An object member in the original: where its key starts, the key, and
@@ -146,6 +207,37 @@ pub(crate) struct Member<'a> {
 }
 
 impl Writer<'_> {
+    /// Each member of the view written where it was read, when the view
+    /// has the members read, in their order (rules edit values, they do
+    /// not add or remove these members): no other byte of the document is
+    /// walked. `false` when it does not, and nothing was written.
+    fn placed(&mut self, spec: &Spec) -> bool {
+        let Some(view) = spec.view().as_object() else {
+            return false;
+        };
+        let layout = spec.layout();
+        if view.len() != layout.len() || !view.keys().zip(layout).all(|(k, p)| k == p.name) {
+            return false;
+        }
+        for (p, v) in layout.iter().zip(view.values()) {
+            let build = VIEW.member(p.name);
+            match (&p.members, v) {
+                (Some(members), Value::Object(map))
+                    if map.len() == members.len()
+                        && map.keys().zip(members).all(|(k, (n, _))| k == n) =>
+                {
+                    for ((name, span), v) in members.iter().zip(map.values()) {
+                        self.value(span.start as usize, v, build.member(name));
+                    }
+                }
+                _ => {
+                    self.value(p.span.start as usize, v, build);
+                }
+            }
+        }
+        true
+    }
+
     /// Copy the original up to `pos`.
     fn flush_to(&mut self, pos: usize) {
         self.out.extend_from_slice(&self.src[self.copied..pos]);
@@ -163,6 +255,9 @@ impl Writer<'_> {
     /// Returns where the original value ends.
     fn value(&mut self, at: usize, new: &Value, build: Build) -> usize {
         let src = self.src;
+        if let Build::Mounts = build {
+            return self.mounts(at);
+        }
         if let Some(end) = equal(src, at, new) {
             return end;
         }
@@ -271,6 +366,64 @@ impl Writer<'_> {
             );
         });
         end
+    }
+
+    /// The mount list at `at`: as read where it is, each element copied
+    /// or edited; laid out again when mounts were added or removed.
+    fn mounts(&mut self, at: usize) -> usize {
+        let src = self.src;
+        let (span, read, list) = match self.mounts {
+            Mounts::List { span, read, list } if span.start as usize == at => (*span, read, list),
+            // Never edited: as read.
+            _ => return skip_value(src, at),
+        };
+        let end = span.end as usize;
+        let from = |j: &u32| read[*j as usize].element;
+        if list.len() == read.len() {
+            for (i, m) in list.iter().enumerate() {
+                let here = read[i].element;
+                match m {
+                    Mount::Read(j) if *j as usize == i => {}
+                    Mount::Read(j) => {
+                        self.replace(here.start as usize, here.end as usize, |w| {
+                            w.out.extend_from_slice(from(j).bytes(src))
+                        });
+                    }
+                    Mount::Edited { from: f, value } => {
+                        let indent = line_indent(src, here.start as usize);
+                        self.flush_to(here.start as usize);
+                        self.element(f.as_ref().map(from), value, &indent);
+                        self.copied = here.end as usize;
+                    }
+                }
+            }
+            return end;
+        }
+        let indent = line_indent(src, at);
+        self.replace(at, end, |w| {
+            w.layout(b'[', b']', &indent, list.len(), |w, i, inner| {
+                match &list[i] {
+                    Mount::Read(j) => w.out.extend_from_slice(from(j).bytes(src)),
+                    Mount::Edited { from: f, value } => {
+                        w.element(f.as_ref().map(from), value, inner)
+                    }
+                }
+            })
+        });
+        end
+    }
+
+    /// `value` written as edits of the element read at `from`, or anew at
+    /// `indent`. Leaves `copied` to the caller.
+    fn element(&mut self, from: Option<Span>, value: &Value, indent: &[u8]) {
+        match from {
+            Some(s) => {
+                self.copied = s.start as usize;
+                let e = self.value(s.start as usize, value, Build::All);
+                self.flush_to(e);
+            }
+            None => self.fresh(value, indent),
+        }
     }
 
     fn array(&mut self, at: usize, new: &[Value]) -> usize {

@@ -7,7 +7,7 @@
 
 use crate::engine::policy::NetCapabilities as Policy;
 use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "capabilities";
@@ -135,8 +135,8 @@ impl Rule for NetCapabilities {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        match spec.get_mut("process") {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        match spec.view_mut().get_mut("process") {
             Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
             None => Ok(()),
         }

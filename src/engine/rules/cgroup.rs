@@ -5,7 +5,7 @@
 
 use super::destinations;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Findings, Mount, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::{json, Value};
 
@@ -19,7 +19,7 @@ impl Rule for OwnCgroupView {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
         if !cx.policy.own_cgroup_view
             || !cx
                 .namespaces
@@ -28,14 +28,14 @@ impl Rule for OwnCgroupView {
         {
             return Ok(());
         }
-        let dests = destinations(spec::mounts(spec)?)?;
+        let dests = destinations(&spec.mounts()?)?;
         let Some(last_sys) = dests.iter().rposition(|d| d == "/sys") else {
             return Ok(());
         };
         if dests[last_sys + 1..].iter().any(|d| d == CGROUP_DIR) {
             return Ok(());
         }
-        let Some(mounts) = spec::mounts_mut(spec) else {
+        let Some(mounts) = spec.mounts_mut() else {
             return Ok(());
         };
         let mount = json!({
@@ -44,7 +44,7 @@ impl Rule for OwnCgroupView {
             "source": "cgroup",
             "options": ["nosuid", "noexec", "nodev", "relatime", "ro"],
         });
-        mounts.insert(last_sys + 1, mount.clone());
+        mounts.insert(last_sys + 1, Mount::new(mount.clone()));
         out.changes.push(Change {
             rule: NAME,
             field: format!("mounts[{}]", last_sys + 1),
@@ -70,14 +70,14 @@ impl Rule for RuntimeCgroupV1 {
         V1_NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
         let Some(why) = &cx.facts.runtime_cgroup_v1_writable else {
             return Ok(());
         };
-        let mounts = spec::mounts(spec)?;
-        let dests = destinations(mounts)?;
+        let mounts = spec.mounts()?;
+        let dests = destinations(&mounts)?;
         let cgroup = mounts.iter().zip(&dests).position(|(m, d)| {
-            m.get("type").and_then(Value::as_str) == Some("cgroup")
+            m.get("type").as_deref().and_then(Value::as_str) == Some("cgroup")
                 && (d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
         });
         if let Some(i) = cgroup {

@@ -7,7 +7,7 @@
 use crate::engine::facts::{Extent, IdMaps};
 use crate::engine::policy::{AllowedRanges, IdRange};
 use crate::engine::report::{Names, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Findings, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
 
@@ -60,13 +60,13 @@ impl Rule for IdMappings {
         crate::engine::Scope::UserNamespace
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, _: &mut Findings) -> Result<(), Refusal> {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, _: &mut Findings) -> Result<(), Refusal> {
         let joined = cx
             .namespaces
             .iter()
             .find(|n| n.kind == LinuxNamespaceType::User)
             .and_then(|n| n.path.as_deref());
-        let linux = spec.get("linux");
+        let linux = spec.view().get("linux");
         let mut effective = IdMaps::default();
         let mut known = true;
         for kind in [Kind::Uid, Kind::Gid] {
@@ -97,19 +97,19 @@ impl Rule for IdMappings {
             }
         }
         if known && cx.policy.idmap.require_process_user_mapped {
-            check_process_user(spec, &effective)?;
+            check_process_user(spec.view(), &effective)?;
         }
         // An idmapped mount maps file owners as its own mappings say: the
         // kubelet and containerd give it the container's, and anything else
         // must pass the same policy (host root, allowed ranges) on its own.
-        for (i, m) in spec::mounts(spec)?.iter().enumerate() {
+        for (i, m) in spec.mounts()?.iter().enumerate() {
             for kind in [Kind::Uid, Kind::Gid] {
                 // Most mounts have no mappings: name the field only for those that do.
                 let Some(list) = m.get(kind.key()).filter(|v| !v.is_null()) else {
                     continue;
                 };
                 let field = format!("mounts[{i}].{}", kind.key());
-                let list = extents(&field, Some(list))?;
+                let list = extents(&field, Some(&list))?;
                 check_structure(&field, &list)?;
                 let own = match kind {
                     Kind::Uid => &effective.uid,
@@ -438,7 +438,7 @@ fn check_process_user(spec: &Value, maps: &IdMaps) -> Result<(), Refusal> {
 mod tests {
     use crate::engine::facts::{Extent, HostFacts, IdMaps, SubIds};
     use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-    use crate::engine::{evaluate, Refusal};
+    use crate::engine::{evaluate_value, Refusal};
     use serde_json::{json, Value};
 
     fn spec(uid: Value, gid: Value) -> Value {
@@ -462,7 +462,7 @@ mod tests {
     }
 
     fn check_with(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<(), Refusal> {
-        evaluate(spec, facts, policy).map(|_| ())
+        evaluate_value(&spec, facts, policy).map(|_| ())
     }
 
     fn refusal(spec: Value) -> String {
@@ -472,9 +472,9 @@ mod tests {
     #[test]
     fn a_sound_pod_mapping_passes_and_changes_nothing() {
         let s = spec(pod(), pod());
-        let plan = evaluate(s.clone(), &HostFacts::default(), &Policy::default()).unwrap();
+        let plan = evaluate_value(&s, &HostFacts::default(), &Policy::default()).unwrap();
         assert!(!plan.changed());
-        assert_eq!(plan.spec, s);
+        assert_eq!(plan.spec.to_value().unwrap(), s);
     }
 
     #[test]

@@ -9,16 +9,15 @@ pub mod sys_binds;
 pub mod sysctl;
 pub mod sysfs;
 
+use super::document::MountList;
 use super::report::Refusal;
-use super::spec;
-use serde_json::Value;
 use std::borrow::Cow;
 
 /// The cleaned destination of every mount, in order.
-fn destinations(mounts: &[Value]) -> Result<Vec<Cow<'_, str>>, Refusal> {
+fn destinations<'a>(mounts: &MountList<'a>) -> Result<Vec<Cow<'a, str>>, Refusal> {
     mounts
         .iter()
         .enumerate()
-        .map(|(i, m)| spec::destination(i, m))
+        .map(|(i, m)| m.destination(i))
         .collect()
 }

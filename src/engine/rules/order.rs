@@ -5,8 +5,8 @@
 
 use super::destinations;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
-use serde_json::{json, Value};
+use crate::engine::{spec, Context, Findings, Mount, Rule, Spec};
+use serde_json::json;
 
 pub const NAME: &str = "mount-order";
 
@@ -17,8 +17,8 @@ impl Rule for SysBeforeSubmounts {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, _: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        let dests = destinations(spec::mounts(spec)?)?;
+    fn apply(&self, spec: &mut Spec, _: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let dests = destinations(&spec.mounts()?)?;
         let Some(first_under) = dests.iter().position(|d| spec::is_below(d, "/sys")) else {
             return Ok(());
         };
@@ -30,13 +30,13 @@ impl Rule for SysBeforeSubmounts {
         }
         // A move is rare: only then keep the destinations past the edit.
         let dests: Vec<String> = dests.into_iter().map(|d| d.into_owned()).collect();
-        let Some(mounts) = spec::mounts_mut(spec) else {
+        let Some(mounts) = spec.mounts_mut() else {
             return Ok(());
         };
         // Move every late /sys mount, keeping their relative order, to just
         // before the first mount under /sys; everything else keeps its order.
         let before: Vec<&String> = dests.iter().collect();
-        let moved: Vec<Value> = late.iter().rev().map(|&i| mounts.remove(i)).collect();
+        let moved: Vec<Mount> = late.iter().rev().map(|&i| mounts.remove(i)).collect();
         for m in moved {
             mounts.insert(first_under, m);
         }

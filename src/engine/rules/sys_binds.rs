@@ -11,8 +11,9 @@
 
 use super::sysfs;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Findings, Rule, Spec};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 pub const NAME: &str = "sys-binds";
 
@@ -23,7 +24,7 @@ fn is_host_sys(source: &str, cx: &Context<'_>) -> bool {
     match cx.facts.host_sys_sources.get(source) {
         Some(known) => *known,
         None => {
-            let clean = spec::clean_path(source);
+            let clean = spec::clean_dest(source);
             clean == "/sys" || spec::is_below(&clean, "/sys")
         }
     }
@@ -31,11 +32,11 @@ fn is_host_sys(source: &str, cx: &Context<'_>) -> bool {
 
 /// runc and crun apply options in order: the last of `ro` and `rw` wins,
 /// and a bind is writable unless asked otherwise. `rro` is read-only too.
-fn read_only(options: &[&str]) -> bool {
+fn read_only(options: &[Cow<'_, str>]) -> bool {
     options
         .iter()
         .rev()
-        .find_map(|o| match *o {
+        .find_map(|o| match o.as_ref() {
             "ro" | "rro" => Some(true),
             "rw" => Some(false),
             _ => None,
@@ -48,20 +49,20 @@ impl Rule for HostSysBinds {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
         let mut edits = Vec::new();
-        for (i, m) in spec::mounts(spec)?.iter().enumerate() {
-            let dest = spec::destination(i, m)?;
-            if dest == "/sys" || !spec::is_bind(i, m)? {
+        for (i, m) in spec.mounts()?.iter().enumerate() {
+            let dest = m.destination(i)?;
+            if dest == "/sys" || !m.is_bind(i)? {
                 continue;
             }
-            let Some(source) = spec::mount_str(i, m, "source")? else {
+            let Some(source) = m.str_member(i, "source")? else {
                 continue;
             };
-            if !is_host_sys(source, cx) {
+            if !is_host_sys(&source, cx) {
                 continue;
             }
-            let options = spec::mount_options(i, m)?;
+            let options = m.options(i)?;
             if !read_only(&options) {
                 out.warnings.push(format!(
                     "mounts[{i}]: {dest} is a writable bind of the host's {source}: its submounts stay writable at the mount level, as asked"
@@ -69,16 +70,13 @@ impl Rule for HostSysBinds {
                 continue;
             }
             let want = sysfs::hardened_options(i, &options, cx)?;
-            let done = m.get("type").and_then(Value::as_str) == Some("bind") && options == want;
+            let done = m.str_member(i, "type")?.as_deref() == Some("bind") && options == want;
             if !done {
                 edits.push((i, dest.into_owned(), json!(want)));
             }
         }
-        let Some(mounts) = spec::mounts_mut(spec) else {
-            return Ok(());
-        };
         for (i, dest, options) in edits {
-            let Some(mount) = mounts[i].as_object_mut() else {
+            let Some(mount) = spec.mount_mut(i) else {
                 continue;
             };
             let before = Value::Object(mount.clone());
@@ -101,7 +99,7 @@ impl Rule for HostSysBinds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{evaluate, HostFacts, Policy};
+    use crate::engine::{evaluate, evaluate_value, HostFacts, Policy};
 
     fn converted(mounts: Value, facts: &HostFacts) -> crate::engine::Plan {
         let spec = json!({
@@ -112,7 +110,7 @@ mod tests {
             },
             "mounts": mounts
         });
-        evaluate(spec, facts, &Policy::default()).unwrap()
+        evaluate_value(&spec, facts, &Policy::default()).unwrap()
     }
 
     #[test]
@@ -125,7 +123,8 @@ mod tests {
             ]),
             &HostFacts::default(),
         );
-        let m = &plan.spec["mounts"];
+        let doc = plan.spec.to_value().unwrap();
+        let m = &doc["mounts"];
         assert_eq!(
             m[0],
             json!({"destination": "/host/sys", "type": "bind", "source": "/sys",
@@ -166,9 +165,15 @@ mod tests {
             ]),
             &facts,
         );
-        assert_eq!(plan.spec["mounts"][0]["type"], "bind");
-        assert_eq!(plan.spec["mounts"][0]["options"][1], "rro");
-        assert_eq!(plan.spec["mounts"][1]["options"], json!(["ro"]));
+        assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
+        assert_eq!(
+            plan.spec.to_value().unwrap()["mounts"][0]["options"][1],
+            "rro"
+        );
+        assert_eq!(
+            plan.spec.to_value().unwrap()["mounts"][1]["options"],
+            json!(["ro"])
+        );
     }
 
     #[test]
@@ -181,10 +186,13 @@ mod tests {
             &HostFacts::default(),
         );
         assert_eq!(
-            plan.spec["mounts"][0]["options"],
+            plan.spec.to_value().unwrap()["mounts"][0]["options"],
             json!(["rbind", "ro", "rw"])
         );
-        assert_eq!(plan.spec["mounts"][1]["options"], json!(["ro"]));
+        assert_eq!(
+            plan.spec.to_value().unwrap()["mounts"][1]["options"],
+            json!(["ro"])
+        );
         assert!(plan
             .findings
             .warnings

@@ -5,7 +5,7 @@
 
 use crate::engine::policy::NetSysctls as Policy;
 use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{spec, Context, Decision, Findings, Rule};
+use crate::engine::{spec, Context, Decision, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "sysctl";
@@ -21,8 +21,8 @@ impl Rule for NetSysctls {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        let Some(sysctl) = spec.get("linux").and_then(|l| l.get("sysctl")) else {
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let Some(sysctl) = spec.view().get("linux").and_then(|l| l.get("sysctl")) else {
             return Ok(());
         };
         if sysctl.is_null() {
@@ -54,6 +54,7 @@ impl Rule for NetSysctls {
             }
             Policy::Drop => {
                 let Some(map) = spec
+                    .view_mut()
                     .get_mut("linux")
                     .and_then(|l| l.get_mut("sysctl"))
                     .and_then(Value::as_object_mut)

@@ -9,8 +9,9 @@
 use crate::engine::facts::RroSupport;
 use crate::engine::policy::SysfsFallback;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Rule};
+use crate::engine::{spec, Context, Findings, MountRef, Rule, Spec};
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 pub const NAME: &str = "sysfs";
 
@@ -34,17 +35,17 @@ impl Rule for SysfsBind {
         NAME
     }
 
-    fn apply(&self, spec: &mut Value, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        let mounts = spec::mounts(spec)?;
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let mounts = spec.mounts()?;
         let mut targets = Vec::new();
         for (i, m) in mounts.iter().enumerate() {
-            if spec::destination(i, m)? != "/sys" || !mounts_sysfs(i, m)? {
+            if m.destination(i)? != "/sys" || !mounts_sysfs(i, &m)? {
                 continue;
             }
-            let options = spec::mount_options(i, m)?;
+            let options = m.options(i)?;
             let want = hardened_options(i, &options, cx)?;
-            let is_target = m.get("type").and_then(Value::as_str) == Some("bind")
-                && m.get("source").and_then(Value::as_str) == Some("/sys")
+            let is_target = m.str_member(i, "type")?.as_deref() == Some("bind")
+                && m.str_member(i, "source")?.as_deref() == Some("/sys")
                 && options == want;
             if !is_target {
                 let after = json!({"type": "bind", "source": "/sys", "options": want});
@@ -58,11 +59,8 @@ impl Rule for SysfsBind {
                 ));
             }
         }
-        let Some(mounts) = spec::mounts_mut(spec) else {
-            return Ok(());
-        };
         for (i, edit) in targets {
-            let Some(mount) = mounts[i].as_object_mut() else {
+            let Some(mount) = spec.mount_mut(i) else {
                 continue;
             };
             let before = Value::Object(mount.clone());
@@ -90,9 +88,9 @@ impl Rule for SysfsBind {
 /// `nosuid,nodev,noexec`, and the mount's own propagation options.
 pub(crate) fn hardened_options<'a>(
     i: usize,
-    options: &[&'a str],
+    options: &[Cow<'a, str>],
     cx: &Context<'_>,
-) -> Result<Vec<&'a str>, Refusal> {
+) -> Result<Vec<Cow<'a, str>>, Refusal> {
     let readonly = match &cx.facts.rro {
         RroSupport::Supported => "rro",
         RroSupport::Unsupported(why) => match cx.policy.sysfs_fallback {
@@ -108,8 +106,16 @@ pub(crate) fn hardened_options<'a>(
             SysfsFallback::Ro => "ro",
         },
     };
-    let mut want: Vec<&str> = vec!["rbind", readonly, "nosuid", "nodev", "noexec"];
-    want.extend(options.iter().filter(|o| PROPAGATION.contains(o)));
+    let mut want: Vec<Cow<'a, str>> = ["rbind", readonly, "nosuid", "nodev", "noexec"]
+        .into_iter()
+        .map(Cow::Borrowed)
+        .collect();
+    want.extend(
+        options
+            .iter()
+            .filter(|o| PROPAGATION.contains(&o.as_ref()))
+            .cloned(),
+    );
     Ok(want)
 }
 
@@ -119,16 +125,13 @@ fn readonly_fallback(cx: &Context<'_>) -> bool {
 
 /// Does this mount at /sys mount sysfs, or bind the host's /sys? A tmpfs or
 /// anything else a spec puts over /sys mounts fine and is left alone.
-fn mounts_sysfs(i: usize, m: &Value) -> Result<bool, Refusal> {
-    let kind = spec::mount_str(i, m, "type")?;
-    if kind == Some("sysfs") {
+fn mounts_sysfs(i: usize, m: &MountRef<'_>) -> Result<bool, Refusal> {
+    if m.str_member(i, "type")?.as_deref() == Some("sysfs") {
         return Ok(true);
     }
-    let source = spec::mount_str(i, m, "source")?.map(spec::clean_path);
+    let source = m.str_member(i, "source")?.map(|s| spec::clean_path(&s));
     if source.as_deref() != Some("/sys") {
         return Ok(false);
     }
-    let options = spec::mount_options(i, m)?;
-    Ok(matches!(kind, None | Some("" | "bind" | "rbind" | "none"))
-        || options.iter().any(|o| *o == "bind" || *o == "rbind"))
+    m.is_bind(i)
 }

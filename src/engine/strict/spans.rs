@@ -116,6 +116,16 @@ pub const SPEC: Record = Record::Members(&[
     ("root", Record::Whole),
 ]);
 
+/// What the check of a written spec records: as [`SPEC`], but the mount
+/// list only as a span (its elements are compared in place, with nothing
+/// recorded per mount).
+pub const CHECK: Record = Record::Members(&[
+    ("linux", Record::Members(LINUX)),
+    ("mounts", Record::Whole),
+    ("process", Record::Members(PROCESS)),
+    ("root", Record::Whole),
+]);
+
 const LINUX: &[(&str, Record)] = &[
     ("namespaces", Record::Whole),
     ("uidMappings", Record::Whole),

@@ -1,6 +1,7 @@
 use super::*;
-use crate::engine::strict::{read_spec, read_spec_view};
-use crate::engine::{evaluate, HostFacts, Policy};
+use crate::engine::document::Mount;
+use crate::engine::strict::read_spec;
+use crate::engine::{evaluate, evaluate_value, HostFacts, Policy};
 use serde_json::json;
 
 const FIXTURES: &[&str] = &[
@@ -19,21 +20,21 @@ const FIXTURES: &[&str] = &[
 /// What the whole-document path writes: every member read, the whole
 /// document serialized again.
 fn whole(bytes: &[u8]) -> Option<Vec<u8>> {
-    let plan = evaluate(
-        read_spec(bytes).ok()?,
+    let plan = evaluate_value(
+        &read_spec(bytes).ok()?,
         &HostFacts::default(),
         &Policy::default(),
     )
     .ok()?;
     plan.changed()
-        .then(|| crate::bundle::serialize_like(&plan.spec, bytes))
+        .then(|| crate::bundle::serialize_like(&plan.spec.to_value().unwrap(), bytes))
 }
 
 /// What the view path writes.
 fn edited(bytes: &[u8]) -> Option<Vec<u8>> {
-    let view = read_spec_view(bytes).unwrap();
-    let plan = evaluate(view, &HostFacts::default(), &Policy::default()).ok()?;
-    plan.changed().then(|| write(bytes, &plan.spec))
+    let spec = Spec::read(bytes.to_vec()).unwrap();
+    let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).ok()?;
+    plan.changed().then(|| write(&plan.spec))
 }
 
 fn parsed(bytes: &[u8]) -> String {
@@ -102,26 +103,34 @@ fn with_userns_hostnet(text: &str) -> String {
 #[test]
 fn an_unchanged_view_writes_the_input_back() {
     for text in FIXTURES {
-        let view = read_spec_view(text.as_bytes()).unwrap();
-        assert_eq!(write(text.as_bytes(), &view), text.as_bytes());
+        let spec = Spec::read(text.as_bytes().to_vec()).unwrap();
+        assert_eq!(write(&spec), text.as_bytes());
     }
     let odd = b" {\"b\" :1.0e2 , \"linux\":{\"x\":\"\\u003c\",\"sysctl\":{}} }\n\n";
-    let view = read_spec_view(odd).unwrap();
-    assert_eq!(write(odd, &view), odd);
+    let spec = Spec::read(odd.to_vec()).unwrap();
+    assert_eq!(write(&spec), odd);
 }
 
 #[test]
 fn the_view_holds_only_what_the_rules_read() {
     let text = serde_json::to_vec(&userns_spec()).unwrap();
-    let view = read_spec_view(&text).unwrap();
+    let spec = Spec::read(text).unwrap();
+    let view = spec.view();
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(&view), ["process", "root", "mounts", "linux"]);
+    assert_eq!(keys(view), ["process", "root", "mounts", "linux"]);
     assert_eq!(keys(&view["process"]), ["user", "capabilities"]);
     assert_eq!(
         keys(&view["linux"]),
         ["namespaces", "uidMappings", "gidMappings"]
     );
-    assert_eq!(view["mounts"], userns_spec()["mounts"]);
+    assert_eq!(view["mounts"], Value::Null, "the mounts are spans");
+    let mounts: Vec<Value> = spec
+        .mounts()
+        .unwrap()
+        .iter()
+        .map(|m| m.to_value())
+        .collect();
+    assert_eq!(json!(mounts), userns_spec()["mounts"]);
 }
 
 #[test]
@@ -176,25 +185,41 @@ fn edits_keep_the_layout_and_bytes_around_them() {
 #[test]
 fn members_and_elements_added_and_removed() {
     let text = b"{\"a\": 1, \"linux\": {\"sysctl\": {\"x\": \"1\", \"y\": \"2\"}, \"z\": [1 ,2]}, \"mounts\": [ {\"destination\":\"/a\"} , {\"destination\":\"/b\"} ]}";
+    let (a, b, c) = (Mount::Read(0), Mount::Read(1), || {
+        Mount::new(json!({"destination": "/c"}))
+    });
     let cases = [
-        json!({"linux": {"sysctl": {"y": "2"}}, "mounts": [{"destination": "/b"}]}),
-        json!({"linux": {}, "mounts": [{"destination": "/b"}, {"destination": "/a"}, {"destination": "/c"}]}),
-        json!({"linux": {"sysctl": {"x": "1", "y": "2"}, "namespaces": []}, "mounts": [], "root": {"path": "r"}}),
-        json!({"linux": 7, "mounts": null}),
+        (
+            json!({"linux": {"sysctl": {"y": "2"}}, "mounts": null}),
+            vec![b.clone()],
+            json!([{"destination": "/b"}]),
+        ),
+        (
+            json!({"linux": {}, "mounts": null}),
+            vec![b.clone(), a.clone(), c()],
+            json!([{"destination": "/b"}, {"destination": "/a"}, {"destination": "/c"}]),
+        ),
+        (
+            json!({"linux": {"sysctl": {"x": "1", "y": "2"}, "namespaces": []}, "mounts": null, "root": {"path": "r"}}),
+            vec![],
+            json!([]),
+        ),
+        (
+            json!({"linux": 7, "mounts": null}),
+            vec![a.clone(), b.clone()],
+            json!([{"destination": "/a"}, {"destination": "/b"}]),
+        ),
     ];
-    for view in cases {
-        let out = write(text, &view);
+    for (view, mounts, want) in cases {
+        let mut spec = Spec::read(text.to_vec()).unwrap();
+        *spec.view_mut() = view.clone();
+        *spec.mounts_mut().unwrap() = mounts;
+        let out = write(&spec);
         let back: Value = serde_json::from_slice(&out)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)));
         assert_eq!(back["a"], 1);
-        for k in ["mounts", "root"] {
-            assert_eq!(
-                back.get(k),
-                view.get(k),
-                "{}",
-                String::from_utf8_lossy(&out)
-            );
-        }
+        assert_eq!(back["mounts"], want, "{}", String::from_utf8_lossy(&out));
+        assert_eq!(back.get("root"), view.get("root"));
         match &view["linux"] {
             Value::Object(l) => {
                 assert_eq!(back["linux"]["z"], json!([1, 2]));
@@ -205,20 +230,21 @@ fn members_and_elements_added_and_removed() {
             }
             other => assert_eq!(&back["linux"], other),
         }
+        assert_eq!(write_checked(&spec).unwrap(), out);
     }
 }
 
 #[test]
 fn checked_write_reads_back_as_decided_or_refuses() {
     let src = br#"{"ociVersion": "1.0.2", "hostname": "a", "linux": {"sysctl": {"a": "1"}}}"#;
-    let mut view = read_spec_view(src).unwrap();
-    view["linux"]["sysctl"] = json!({});
-    let out = write_checked(src, &view).unwrap();
-    assert_eq!(out, write(src, &view));
-    assert_eq!(read_spec_view(&out).unwrap(), view);
+    let mut spec = Spec::read(src.to_vec()).unwrap();
+    spec.view_mut()["linux"]["sysctl"] = json!({});
+    let out = write_checked(&spec).unwrap();
+    assert_eq!(out, write(&spec));
+    assert_eq!(Spec::read(out).unwrap(), spec);
     // A member the reader never builds cannot read back as decided: a
     // write the check cannot confirm is refused, never written.
-    view["hostname"] = json!("b");
-    let r = write_checked(src, &view).unwrap_err();
+    spec.view_mut()["hostname"] = json!("b");
+    let r = write_checked(&spec).unwrap_err();
     assert_eq!(r.rule, "write", "{r}");
 }

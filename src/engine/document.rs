@@ -1,0 +1,465 @@
+//! The spec the engine decides on: the bytes it was read from, the members
+//! the rules read as values, and the mounts as spans of those bytes.
+//!
+//! A large spec is mostly mounts, and building each as a `Value` costs
+//! more than reading it (a kilobyte of heap for a 150-byte mount). So a
+//! mount stays a set of spans ([`MountSpans`]) and the rules read its few
+//! members from the bytes; only a mount a rule edits becomes a `Value`.
+//! [`view::write`] then writes the bytes read with only what the rules
+//! changed written anew.
+
+use super::report::Refusal;
+use super::spec as fields;
+use super::strict::spans::{self, MountSpans, Rec, Span};
+use super::strict::{self, Document};
+use super::view;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// A spec read strictly, as the rules see and edit it.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The bytes read.
+    src: Vec<u8>,
+    /// The top-level object with only the members [`spans::SPEC`] names,
+    /// in document order: `linux` and `process` with only their named
+    /// members, `root` whole, and `mounts` as `null` in its place (the
+    /// mounts are in [`Spec::mounts`]).
+    view: Value,
+    mounts: Mounts,
+    /// Where the view's members are in the bytes read, in order.
+    layout: Vec<Placed>,
+}
+
+/// A member of the view as read: its name, where its value is, and, for
+/// an object read by members, where those are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Placed {
+    pub name: &'static str,
+    pub span: Span,
+    pub members: Option<Vec<(&'static str, Span)>>,
+}
+
+/// The `mounts` member.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Mounts {
+    Absent,
+    /// `null`, or not an array (which the rules refuse).
+    Other(Value),
+    List {
+        /// The array in the bytes read.
+        span: Span,
+        /// Its elements as read.
+        read: Vec<MountSpans>,
+        /// The elements now: read ones by index into `read`, edited or
+        /// added ones as values.
+        list: Vec<Mount>,
+    },
+}
+
+/// One element of the mount list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mount {
+    /// As read: the index of its spans.
+    Read(u32),
+    /// Edited from the element read at `from`, or added (`from` is
+    /// `None`).
+    Edited {
+        from: Option<u32>,
+        value: Box<Value>,
+    },
+}
+
+impl Mount {
+    /// A mount a rule adds.
+    pub fn new(value: Value) -> Mount {
+        Mount::Edited {
+            from: None,
+            value: Box::new(value),
+        }
+    }
+}
+
+impl Spec {
+    /// Read config.json strictly (see [`strict`]): refused unless runc and
+    /// crun would read the bytes alike.
+    pub fn read(src: Vec<u8>) -> Result<Spec, Refusal> {
+        let Some(rec) = strict::scan::scan(&src, Document::Spec, spans::SPEC) else {
+            return Err(strict::refusal_of(&src, Document::Spec));
+        };
+        Spec::from_rec(src, rec)
+    }
+
+    /// A spec from a document held as a value (tests, and callers that
+    /// built one): its compact text, read as [`Spec::read`] reads bytes.
+    pub fn from_value(doc: &Value) -> Result<Spec, Refusal> {
+        let text = serde_json::to_vec(doc)
+            .map_err(|e| Refusal::new(strict::RULE, "(top level)", e.to_string()))?;
+        Spec::read(text)
+    }
+
+    fn from_rec(src: Vec<u8>, rec: Rec) -> Result<Spec, Refusal> {
+        let Rec::Object { members, .. } = rec else {
+            return Err(not_an_object());
+        };
+        let mut view = Map::new();
+        let mut mounts = Mounts::Absent;
+        let mut layout = Vec::with_capacity(members.len());
+        for (name, rec) in members {
+            layout.push(Placed {
+                name,
+                span: rec.span(),
+                members: match &rec {
+                    Rec::Object { members, .. } => {
+                        Some(members.iter().map(|(k, r)| (*k, r.span())).collect())
+                    }
+                    _ => None,
+                },
+            });
+            let value = match (name, rec) {
+                ("mounts", Rec::Mounts { span, elements }) => {
+                    let list = (0..elements.len() as u32).map(Mount::Read).collect();
+                    mounts = Mounts::List {
+                        span,
+                        read: elements,
+                        list,
+                    };
+                    Value::Null
+                }
+                ("mounts", other) => {
+                    mounts = Mounts::Other(parse(&src, other.span())?);
+                    Value::Null
+                }
+                (_, Rec::Object { members, .. }) => {
+                    let mut object = Map::new();
+                    for (key, rec) in members {
+                        object.insert(key.to_owned(), parse(&src, rec.span())?);
+                    }
+                    Value::Object(object)
+                }
+                (_, rec) => parse(&src, rec.span())?,
+            };
+            view.insert(name.to_owned(), value);
+        }
+        Ok(Spec {
+            src,
+            view: Value::Object(view),
+            mounts,
+            layout,
+        })
+    }
+
+    /// The bytes read.
+    pub fn source(&self) -> &[u8] {
+        &self.src
+    }
+
+    pub fn into_source(self) -> Vec<u8> {
+        self.src
+    }
+
+    /// The members the rules read, but the mounts (see [`Spec`]).
+    pub fn view(&self) -> &Value {
+        &self.view
+    }
+
+    pub fn view_mut(&mut self) -> &mut Value {
+        &mut self.view
+    }
+
+    pub(crate) fn mount_member(&self) -> &Mounts {
+        &self.mounts
+    }
+
+    pub(crate) fn layout(&self) -> &[Placed] {
+        &self.layout
+    }
+
+    /// The mount list; absent or `null` is empty.
+    pub fn mounts(&self) -> Result<MountList<'_>, Refusal> {
+        match &self.mounts {
+            Mounts::Absent | Mounts::Other(Value::Null) => Ok(MountList {
+                src: &self.src,
+                read: &[],
+                list: &[],
+            }),
+            Mounts::Other(other) => Err(Refusal::malformed("mounts", "an array", other)),
+            Mounts::List { read, list, .. } => Ok(MountList {
+                src: &self.src,
+                read,
+                list,
+            }),
+        }
+    }
+
+    /// The mount list, to move, add or remove mounts; `None` when the spec
+    /// has no list.
+    pub fn mounts_mut(&mut self) -> Option<&mut Vec<Mount>> {
+        match &mut self.mounts {
+            Mounts::List { list, .. } => Some(list),
+            _ => None,
+        }
+    }
+
+    /// Mount `i` as an object to edit (made a value if it was still as
+    /// read); `None` if there is no such mount or it is not an object.
+    pub fn mount_mut(&mut self, i: usize) -> Option<&mut Map<String, Value>> {
+        let Mounts::List { read, list, .. } = &mut self.mounts else {
+            return None;
+        };
+        let mount = list.get_mut(i)?;
+        if let Mount::Read(at) = *mount {
+            let element = read.get(at as usize)?.element;
+            let value = parse(&self.src, element).ok()?;
+            *mount = Mount::Edited {
+                from: Some(at),
+                value: Box::new(value),
+            };
+        }
+        match mount {
+            Mount::Edited { value, .. } => value.as_object_mut(),
+            Mount::Read(_) => None,
+        }
+    }
+
+    /// The whole document with the rules' edits, as a value: what the
+    /// bytes [`view::write`] writes read as. For tests and `explain`.
+    pub fn to_value(&self) -> Result<Value, Refusal> {
+        let bytes = view::write(self);
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Refusal::new("write", "(document)", e.to_string()))
+    }
+}
+
+/// Specs are equal when the rules see the same: the views, and each mount
+/// as a value.
+impl PartialEq for Spec {
+    fn eq(&self, other: &Spec) -> bool {
+        if self.view != other.view {
+            return false;
+        }
+        match (self.mounts(), other.mounts()) {
+            (Ok(a), Ok(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.same_as(&y).unwrap_or(false))
+            }
+            _ => self.mounts == other.mounts,
+        }
+    }
+}
+
+fn not_an_object() -> Refusal {
+    Refusal::new(
+        strict::RULE,
+        "(top level)",
+        "not a runtime spec: the top level is not an object",
+    )
+}
+
+/// The value at `span` of a document the strict reader accepted.
+fn parse(src: &[u8], span: Span) -> Result<Value, Refusal> {
+    serde_json::from_slice(span.bytes(src)).map_err(|e| {
+        Refusal::new(
+            strict::RULE,
+            "(document)",
+            format!("a member read as valid does not parse: {e}"),
+        )
+    })
+}
+
+/// The mount list as the rules read it.
+#[derive(Clone, Copy)]
+pub struct MountList<'a> {
+    src: &'a [u8],
+    read: &'a [MountSpans],
+    list: &'a [Mount],
+}
+
+impl<'a> MountList<'a> {
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<MountRef<'a>> {
+        Some(match self.list.get(i)? {
+            Mount::Read(at) => MountRef::Read(self.src, self.read.get(*at as usize)?),
+            Mount::Edited { value, .. } => MountRef::Value(value),
+        })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = MountRef<'a>> + 'a {
+        let me = *self;
+        (0..me.len()).filter_map(move |i| me.get(i))
+    }
+}
+
+/// One mount, as read (its members read from the bytes) or as a value.
+/// Each reader gives what the same reader of `spec` gives on the mount as
+/// a value, refusals included (a mount of an unexpected shape is made a
+/// value to say why).
+#[derive(Clone, Copy)]
+pub enum MountRef<'a> {
+    Read(&'a [u8], &'a MountSpans),
+    Value(&'a Value),
+}
+
+impl<'a> MountRef<'a> {
+    /// The mount as a value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            MountRef::Read(src, spans) => parse(src, spans.element).unwrap_or(Value::Null),
+            MountRef::Value(v) => (*v).clone(),
+        }
+    }
+
+    /// The member `key` as a value, if present.
+    pub fn get(&self, key: &str) -> Option<Cow<'a, Value>> {
+        match self {
+            MountRef::Read(src, spans) => {
+                let mut spans = **spans;
+                let span = (*spans.slot(key)?)?;
+                Some(Cow::Owned(parse(src, span).ok()?))
+            }
+            MountRef::Value(v) => v.get(key).map(Cow::Borrowed),
+        }
+    }
+
+    /// The destination, cleaned ([`fields::destination`]).
+    pub fn destination(&self, index: usize) -> Result<Cow<'a, str>, Refusal> {
+        if let MountRef::Read(src, spans) = self {
+            if let Some(d) = spans.destination.and_then(|s| string(src, s)) {
+                return Ok(match d {
+                    Cow::Borrowed(d) => fields::clean_dest(d),
+                    Cow::Owned(d) => Cow::Owned(fields::clean_dest(&d).into_owned()),
+                });
+            }
+        }
+        self.slow(|v| fields::destination(index, v).map(|d| Cow::Owned(d.into_owned())))
+    }
+
+    /// An optional string member (`type`, `source`) ([`fields::mount_str`]).
+    pub fn str_member(&self, index: usize, key: &str) -> Result<Option<Cow<'a, str>>, Refusal> {
+        if let MountRef::Read(src, spans) = self {
+            let mut spans = **spans;
+            match spans.slot(key).copied().flatten() {
+                None => {
+                    if src[spans.element.start as usize] == b'{' {
+                        return Ok(None);
+                    }
+                }
+                Some(s) if src[s.start as usize] == b'n' => return Ok(None),
+                Some(s) => {
+                    if let Some(text) = string(src, s) {
+                        return Ok(Some(text));
+                    }
+                }
+            }
+        }
+        self.slow(|v| Ok(fields::mount_str(index, v, key)?.map(|s| Cow::Owned(s.to_owned()))))
+    }
+
+    /// The options, all strings ([`fields::mount_options`]).
+    pub fn options(&self, index: usize) -> Result<Vec<Cow<'a, str>>, Refusal> {
+        if let MountRef::Read(src, spans) = self {
+            if let Some(list) = read_options(src, spans) {
+                return Ok(list);
+            }
+        }
+        self.slow(|v| {
+            Ok(fields::mount_options(index, v)?
+                .into_iter()
+                .map(|s| Cow::Owned(s.to_owned()))
+                .collect())
+        })
+    }
+
+    /// Does this mount bind a path ([`fields::is_bind`])?
+    pub fn is_bind(&self, index: usize) -> Result<bool, Refusal> {
+        let kind = self.str_member(index, "type")?;
+        if matches!(kind.as_deref(), None | Some("" | "bind" | "rbind" | "none")) {
+            return Ok(true);
+        }
+        let bind = |o: &str| o == "bind" || o == "rbind";
+        // Most mounts are checked here: their options are read in place.
+        if let MountRef::Read(src, spans) = self {
+            match spans.options.map(|s| (s, src[s.start as usize])) {
+                None if src[spans.element.start as usize] == b'{' => return Ok(false),
+                Some((_, b'n')) => return Ok(false),
+                Some((s, b'[')) => {
+                    let mut found = Some(false);
+                    for (a, b) in view::elements(src, s.start as usize) {
+                        match string(src, Span::new(a, b)) {
+                            Some(o) if bind(&o) => found = found.map(|_| true),
+                            Some(_) => {}
+                            None => found = None,
+                        }
+                    }
+                    if let Some(found) = found {
+                        return Ok(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(self.options(index)?.iter().any(|o| bind(o)))
+    }
+
+    /// Do the two mounts read as the same value?
+    fn same_as(&self, other: &MountRef<'_>) -> Option<bool> {
+        if let (MountRef::Read(a, x), MountRef::Read(b, y)) = (self, other) {
+            if x.element.bytes(a) == y.element.bytes(b) {
+                return Some(true);
+            }
+        }
+        Some(self.to_value() == other.to_value())
+    }
+
+    /// `f` on the mount as a value, its borrowed results made owned.
+    fn slow<T>(&self, f: impl FnOnce(&Value) -> Result<T, Refusal>) -> Result<T, Refusal> {
+        match self {
+            MountRef::Value(v) => f(v),
+            MountRef::Read(..) => f(&self.to_value()),
+        }
+    }
+}
+
+/// The text of the string at `span`, if it is a string: borrowed from the
+/// bytes unless it has escapes.
+fn string(src: &[u8], span: Span) -> Option<Cow<'_, str>> {
+    let token = span.bytes(src);
+    let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if !inner.contains(&b'\\') {
+        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+    }
+    serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
+}
+
+/// A mount's options when they are absent, `null`, or an array of strings;
+/// `None` for anything else (the slow reader says why).
+fn read_options<'a>(src: &'a [u8], spans: &MountSpans) -> Option<Vec<Cow<'a, str>>> {
+    if src[spans.element.start as usize] != b'{' {
+        return None;
+    }
+    let Some(span) = spans.options else {
+        return Some(Vec::new());
+    };
+    match src[span.start as usize] {
+        b'n' => Some(Vec::new()),
+        b'[' => view::elements(src, span.start as usize)
+            .map(|(s, e)| string(src, Span::new(s, e)))
+            .collect(),
+        _ => None,
+    }
+}
+
+/// `doc` read as a spec, for tests.
+#[cfg(test)]
+pub(crate) fn doc(doc: Value) -> Spec {
+    Spec::from_value(&doc).expect("a test spec reads")
+}
