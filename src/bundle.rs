@@ -117,13 +117,14 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     }
     // A file that says it is over the cap is refused unread; one that
     // grows meanwhile (or lies) is read to one byte over the cap at most.
-    // Nothing is allocated from the size it claims: a sparse file of 100 GB
-    // must be refused, not allocated.
+    // A sparse file of 100 GB is refused here, not allocated; one within
+    // the cap is read into room for its size (and the byte that tells it
+    // grew): one read, no copies as the buffer grows.
     let cap = crate::engine::strict::MAX_BYTES;
     if meta.len() > cap {
         return Err(BundleError::TooLarge { path, cap });
     }
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     (&mut file)
         .take(cap + 1)
         .read_to_end(&mut bytes)
