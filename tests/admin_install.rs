@@ -6,12 +6,11 @@
 mod common;
 
 use common::containerd::Containerd;
+use common::install::{args_for, code, install, left, ok, refused, s, text, tool, uninstall};
 use common::Bundle;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+use std::process::Command;
 
 const COMMENTED: &str = r#"# Node config, managed by hand.
 version = 2
@@ -49,65 +48,6 @@ const VERSION3: &str = r#"version = 3
           [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
             SystemdCgroup = true
 "#;
-
-/// The tool; install and uninstall keep a handler's links in `handlers/`
-/// next to the config file they edit, never under /etc.
-fn tool(args: &[&str]) -> Output {
-    let mut cmd = Command::new(TOOL);
-    cmd.args(args);
-    if matches!(args.first(), Some(&"install" | &"uninstall")) {
-        if let Some(at) = args.iter().position(|a| *a == "--config") {
-            let dir = Path::new(args[at + 1]).parent().unwrap();
-            cmd.arg("--handlers-dir").arg(dir.join("handlers"));
-        }
-    }
-    cmd.output().unwrap()
-}
-
-/// Standard output, then standard error.
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// The tool's standard output; it must succeed.
-fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(out.status.success(), "{args:?}: {}", text(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The tool's standard error; it must refuse (exit status 2).
-fn refused(args: &[&str]) -> String {
-    let out = tool(args);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `COMMAND DAEMON --config CONFIG MORE...`.
-fn args_for<'a>(
-    command: &'a str,
-    daemon: &'a str,
-    config: &'a Path,
-    more: &[&'a str],
-) -> Vec<&'a str> {
-    let mut args = vec![command, daemon, "--config", s(config)];
-    args.extend_from_slice(more);
-    args
-}
-
-/// `install DAEMON --config CONFIG MORE...`, which must succeed: its output.
-fn install(daemon: &str, config: &Path, more: &[&str]) -> String {
-    ok(&args_for("install", daemon, config, more))
-}
-
-/// `uninstall DAEMON --config CONFIG MORE...`, which must succeed: its output.
-fn uninstall(daemon: &str, config: &Path, more: &[&str]) -> String {
-    ok(&args_for("uninstall", daemon, config, more))
-}
 
 /// `config.toml` in `dir`, holding `text`.
 fn config_file(dir: &Path, text: &str) -> PathBuf {
@@ -202,10 +142,6 @@ fn backups(dir: &Path) -> usize {
 /// when the config in `dir` names a real runtime.
 fn handler_link(dir: &Path) -> PathBuf {
     dir.join("handlers/userns-hostnet/userns-hostnet-runtime")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]
@@ -382,8 +318,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
         assert!(out.starts_with("nothing to change"), "{out}");
         // Without --drop-in, uninstall does not say "already removed" of a
         // handler the drop-in still registers.
-        let (status, text) = code(&args_for("uninstall", "containerd", &cfg, &[]));
-        assert_eq!(status, Some(1), "{text}");
+        let text = left(&args_for("uninstall", "containerd", &cfg, &[]));
         assert!(
             text.contains(&format!(
                 "runtime handler userns-hostnet is registered by {}",
@@ -575,11 +510,6 @@ fn installed_crun_handler_runs_a_container() {
 
 const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
 
-fn code(args: &[&str]) -> (Option<i32>, String) {
-    let out = tool(args);
-    (out.status.code(), text(&out))
-}
-
 /// A containerd 1.x node's config: settings a CRI plugin table must keep.
 const NODE_1X: &str = r#"version = 2
 
@@ -750,13 +680,12 @@ fn an_operators_own_handler_survives_uninstall() {
         assert_eq!(status, Some(0), "{out}");
         assert!(out.starts_with("nothing to change"), "{out}");
         assert!(out.contains("not added by install"), "{out}");
-        let (status, out) = code(&args_for(
+        let out = left(&args_for(
             "uninstall",
             "containerd",
             &cfg,
             &["--handler", handler],
         ));
-        assert_eq!(status, Some(1), "{out}");
         assert!(
             out.contains(&format!(
                 "left runtime handler {handler} in {}: not added by install (no install marker)",
@@ -796,8 +725,7 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
         1,
     );
     std::fs::write(&cfg, &changed).unwrap();
-    let (status, out) = code(&args_for("uninstall", "containerd", &cfg, &[]));
-    assert_eq!(status, Some(1), "{out}");
+    let out = left(&args_for("uninstall", "containerd", &cfg, &[]));
     assert!(out.contains("changed since install"), "{out}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
     // A second install leaves the changed handler as it is.
@@ -936,10 +864,10 @@ fn drop_in_holds_several_handlers() {
     );
     std::fs::write(&drop_in, &text).unwrap();
     uninstall("containerd", &cfg, &["--drop-in", "--handler", "b"]);
-    let left = std::fs::read_to_string(&drop_in).unwrap();
+    let kept = std::fs::read_to_string(&drop_in).unwrap();
     assert!(
-        left.contains("mirror/pause") && !left.contains("runtimes.b"),
-        "{left}"
+        kept.contains("mirror/pause") && !kept.contains("runtimes.b"),
+        "{kept}"
     );
     assert_ne!(
         std::fs::read(&cfg).unwrap(),
@@ -987,21 +915,20 @@ fn crio_keeps_the_runtime_path_and_the_operators_handler() {
     );
     std::fs::write(&drop_in, &text).unwrap();
     uninstall("crio", &conf, &[]);
-    let left = std::fs::read_to_string(&drop_in).unwrap();
+    let kept = std::fs::read_to_string(&drop_in).unwrap();
     assert!(
-        left.contains("runtimes.mine") && !left.contains("runtimes.userns-hostnet]"),
-        "{left}"
+        kept.contains("runtimes.mine") && !kept.contains("runtimes.userns-hostnet]"),
+        "{kept}"
     );
     assert!(!dir.path().join("handlers").exists());
-    let (status, out) = code(&args_for(
+    let out = left(&args_for(
         "uninstall",
         "crio",
         &conf,
         &["--handler", "mine"],
     ));
-    assert_eq!(status, Some(1), "{out}");
     assert!(out.contains("not added by install"), "{out}");
-    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), left);
+    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), kept);
     assert_eq!(backups(&dir.path().join("crio.conf.d")), 0);
 }
 
@@ -1086,8 +1013,7 @@ fn check_and_json_for_automation() {
         args_for(command, "containerd", at, &[&base[..], more].concat())
     };
 
-    let (status, out) = code(&with("install", &["--check"]));
-    assert_eq!(status, Some(1), "{out}");
+    let out = left(&with("install", &["--check"]));
     assert!(out.contains(&format!("would modify {c}")), "{out}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     assert!(!dir.path().join("handlers").exists());
@@ -1113,8 +1039,7 @@ fn check_and_json_for_automation() {
     assert!(out.contains("in place"), "{out}");
 
     let installed = std::fs::read_to_string(&cfg).unwrap();
-    let (status, out) = code(&with("uninstall", &["--check"]));
-    assert_eq!(status, Some(1), "{out}");
+    left(&with("uninstall", &["--check"]));
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), installed);
     let (status, doc) = json_of(&with("uninstall", &["--json"]));
     assert_eq!(status, Some(0));
