@@ -64,6 +64,17 @@ pub struct Plan {
     pub left: bool,
 }
 
+impl Plan {
+    /// Something of that name stays as it is, for the reason `note` gives;
+    /// for uninstall, that means the handler stays registered.
+    fn leave(&mut self, install: bool, note: String) {
+        self.notes.push(note);
+        if !install {
+            self.left = true;
+        }
+    }
+}
+
 /// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
 pub fn is_dns_label(name: &str) -> bool {
     let b = name.as_bytes();
@@ -774,10 +785,7 @@ fn changes_handler(
             "{shown}: runtime handler {name} does not run the wrapper; leaving it alone"
         ),
     };
-    plan.notes.push(why_left);
-    if !install {
-        plan.left = true;
-    }
+    plan.leave(install, why_left);
     Ok(false)
 }
 
@@ -972,13 +980,15 @@ fn imported_handler(
         } else {
             "remove it there by hand if it should go".to_owned()
         };
-        plan.notes.push(format!(
-            "runtime handler {} is registered by {}, which {} imports: {how}",
-            args.handler,
-            import.display(),
-            config.display()
-        ));
-        plan.left = true;
+        plan.leave(
+            false,
+            format!(
+                "runtime handler {} is registered by {}, which {} imports: {how}",
+                args.handler,
+                import.display(),
+                config.display()
+            ),
+        );
     }
 }
 
@@ -1556,11 +1566,13 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
             } else {
                 "it runs the wrapper but was not added by install (no install marker)"
             };
-            plan.notes.push(format!(
-                "left podman runtime {name} in {shown}: {why}{}",
-                if install { "" } else { "; remove it by hand if it should go" }
-            ));
-            plan.left = !install;
+            plan.leave(
+                install,
+                format!(
+                    "left podman runtime {name} in {shown}: {why}{}",
+                    if install { "" } else { "; remove it by hand if it should go" }
+                ),
+            );
             old.clone()
         }
     };
@@ -1713,11 +1725,13 @@ fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
             } else {
                 "not written by install (no install marker in its comment member)"
             };
-            plan.notes.push(format!(
-                "left {}: {why}; remove it by hand if it should go",
-                path.display()
-            ));
-            plan.left = !install;
+            plan.leave(
+                install,
+                format!(
+                    "left {}: {why}; remove it by hand if it should go",
+                    path.display()
+                ),
+            );
             old.clone()
         }
         (true, _) => {
