@@ -6,12 +6,11 @@
 mod common;
 
 use common::containerd::Containerd;
+use common::install::{args_for, code, install, left, ok, refused, s, text, tool, uninstall};
 use common::Bundle;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+use std::process::Command;
 
 const COMMENTED: &str = r#"# Node config, managed by hand.
 version = 2
@@ -50,29 +49,11 @@ const VERSION3: &str = r#"version = 3
             SystemdCgroup = true
 "#;
 
-/// The tool; install and uninstall keep a handler's links in `handlers/`
-/// next to the config file they edit, never under /etc.
-fn tool(args: &[&str]) -> Output {
-    let mut cmd = Command::new(TOOL);
-    cmd.args(args);
-    if matches!(args.first(), Some(&"install" | &"uninstall")) {
-        if let Some(at) = args.iter().position(|a| *a == "--config") {
-            let dir = Path::new(args[at + 1]).parent().unwrap();
-            cmd.arg("--handlers-dir").arg(dir.join("handlers"));
-        }
-    }
-    cmd.output().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// `config.toml` in `dir`, holding `text`.
+fn config_file(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
 }
 
 fn default_config(dir: &Path) -> PathBuf {
@@ -157,8 +138,10 @@ fn backups(dir: &Path) -> usize {
         .count()
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+/// The link to the wrapper that install makes for handler userns-hostnet
+/// when the config in `dir` names a real runtime.
+fn handler_link(dir: &Path) -> PathBuf {
+    dir.join("handlers/userns-hostnet/userns-hostnet-runtime")
 }
 
 #[test]
@@ -166,7 +149,7 @@ fn default_containerd_config_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = default_config(dir.path());
     let original = std::fs::read(&cfg).unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg), "--backup"]);
+    let out = install("containerd", &cfg, &["--backup"]);
     assert!(out.contains("restart containerd"), "{out}");
     assert!(
         out.contains(&format!("backup {}.bak-", cfg.display())),
@@ -184,33 +167,32 @@ fn default_containerd_config_round_trip() {
     let installed = std::fs::read(&cfg).unwrap();
 
     // Idempotent: nothing written, no new backup.
-    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    let out = install("containerd", &cfg, &[]);
     assert!(out.starts_with("nothing to change"), "{out}");
     assert_eq!(std::fs::read(&cfg).unwrap(), installed);
     assert_eq!(backups(dir.path()), 1);
 
-    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    uninstall("containerd", &cfg, &[]);
     assert_eq!(std::fs::read(&cfg).unwrap(), original, "not byte-identical");
     assert!(v2_handler(&dump(&cfg), "userns-hostnet").is_none());
-    let out = ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    let out = uninstall("containerd", &cfg, &[]);
     assert!(out.starts_with("nothing to change"), "{out}");
 }
 
 #[test]
 fn comments_order_and_custom_handlers_survive() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, COMMENTED).unwrap();
-    ok(&[
-        "install",
+    let cfg = config_file(dir.path(), COMMENTED);
+    install(
         "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-        "--wrapper",
-        "/opt/bin/userns-hostnet-runtime",
-    ]);
+        &cfg,
+        &[
+            "--handler",
+            "uhn",
+            "--wrapper",
+            "/opt/bin/userns-hostnet-runtime",
+        ],
+    );
     let text = std::fs::read_to_string(&cfg).unwrap();
     // Every original line is still there, in order.
     let mut lines = text.lines();
@@ -240,14 +222,7 @@ fn comments_order_and_custom_handlers_survive() {
         v2_handler(&d, "runc").unwrap()["options"]["BinaryName"].as_str(),
         Some("/usr/sbin/runc")
     );
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-    ]);
+    uninstall("containerd", &cfg, &["--handler", "uhn"]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     assert!(!dir.path().join("handlers").exists());
 }
@@ -255,25 +230,23 @@ fn comments_order_and_custom_handlers_survive() {
 #[test]
 fn version_3_sample() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, VERSION3).unwrap();
-    ok(&["install", "containerd", "--config", s(&cfg)]);
+    let cfg = config_file(dir.path(), VERSION3);
+    install("containerd", &cfg, &[]);
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
     let h =
         &doc["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["userns-hostnet"];
     assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
     assert_eq!(h["options"]["SystemdCgroup"].as_bool(), Some(true));
     assert!(doc["plugins"].get("io.containerd.grpc.v1.cri").is_none());
-    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    uninstall("containerd", &cfg, &[]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), VERSION3);
 }
 
 #[test]
 fn dry_run_prints_the_diff_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, COMMENTED).unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    let cfg = config_file(dir.path(), COMMENTED);
+    let out = install("containerd", &cfg, &["--dry-run"]);
     assert!(
         out.contains(&format!(
             "--- {}\n+++ {}\n@@ ",
@@ -286,9 +259,7 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         out.contains("+[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
         "{out}"
     );
-    let link = dir
-        .path()
-        .join("handlers/userns-hostnet/userns-hostnet-runtime");
+    let link = handler_link(dir.path());
     assert!(
         out.contains(&format!("+BinaryName = \"{}\"", link.display())),
         "{out}"
@@ -327,11 +298,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
         let c2 = containerd_23();
         let before = dump_with(&c2, &cfg);
         let drop_in_args = ["--drop-in", "--containerd", s(&c2)];
-        ok(&[
-            &["install", "containerd", "--config", s(&cfg)],
-            &drop_in_args[..],
-        ]
-        .concat());
+        install("containerd", &cfg, &drop_in_args);
         let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
         assert!(drop_in.is_file());
         let after = dump_with(&c2, &cfg);
@@ -347,16 +314,11 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             without_handler(&before, "userns-hostnet"),
             "containerd 2.x merges the drop-in into the CRI table, which keeps everything else"
         );
-        let out = ok(&[
-            &["install", "containerd", "--config", s(&cfg)],
-            &drop_in_args[..],
-        ]
-        .concat());
+        let out = install("containerd", &cfg, &drop_in_args);
         assert!(out.starts_with("nothing to change"), "{out}");
         // Without --drop-in, uninstall does not say "already removed" of a
         // handler the drop-in still registers.
-        let (status, text) = code(&["uninstall", "containerd", "--config", s(&cfg)]);
-        assert_eq!(status, Some(1), "{text}");
+        let text = left(&args_for("uninstall", "containerd", &cfg, &[]));
         assert!(
             text.contains(&format!(
                 "runtime handler userns-hostnet is registered by {}",
@@ -365,7 +327,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
                 && !text.contains("nothing to change"),
             "{text}"
         );
-        ok(&["uninstall", "containerd", "--config", s(&cfg), "--drop-in"]);
+        uninstall("containerd", &cfg, &["--drop-in"]);
         assert!(!drop_in.exists());
         assert_eq!(
             std::fs::read(&cfg).unwrap(),
@@ -379,8 +341,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
 #[test]
 fn install_validates_its_input() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, NODE_1X).unwrap();
+    let cfg = config_file(dir.path(), NODE_1X);
     for (extra, needle) in [
         (&["--handler", "bad name!"][..], "not a DNS-1123 label"),
         (&["--handler", "Bad_Name"][..], "not a DNS-1123 label"),
@@ -390,23 +351,13 @@ fn install_validates_its_input() {
             "not an absolute path",
         ),
     ] {
-        let (status, text) =
-            code(&[&["install", "containerd", "--config", s(&cfg)], extra].concat());
-        assert_eq!(status, Some(2), "{extra:?}: {text}");
+        let text = refused(&args_for("install", "containerd", &cfg, extra));
         assert!(text.contains(needle), "{extra:?}: {text}");
     }
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
 
     let missing = dir.path().join("no-such-wrapper");
-    let out = ok(&[
-        "install",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--dry-run",
-        "--wrapper",
-        s(&missing),
-    ]);
+    let out = install("containerd", &cfg, &["--dry-run", "--wrapper", s(&missing)]);
     assert!(
         out.contains(&format!(
             "warning: --wrapper {} is not an executable file",
@@ -424,7 +375,7 @@ fn install_validates_its_input() {
         ),
     )
     .unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    let out = install("containerd", &cfg, &["--dry-run"]);
     assert!(
         out.contains("lists \"io.containerd.grpc.v1.cri\" in disabled_plugins")
             && out.contains("remove it from disabled_plugins"),
@@ -434,15 +385,13 @@ fn install_validates_its_input() {
     // Docker's containerd config, and a version 1 config: refused with
     // the way out.
     std::fs::write(&cfg, "disabled_plugins = [\"cri\"]\n").unwrap();
-    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
-    assert_eq!(status, Some(2), "{text}");
+    let text = refused(&args_for("install", "containerd", &cfg, &[]));
     assert!(
         text.contains("Docker's containerd config") && text.contains("containerd config default >"),
         "{text}"
     );
     std::fs::write(&cfg, "[plugins.cri]\nsandbox_image = \"p\"\n").unwrap();
-    let (status, text) = code(&["install", "containerd", "--config", s(&cfg)]);
-    assert_eq!(status, Some(2), "{text}");
+    let text = refused(&args_for("install", "containerd", &cfg, &[]));
     assert!(text.contains("add `version = 2`"), "{text}");
 }
 
@@ -461,10 +410,10 @@ fn crio_drop_in() {
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("crio.conf");
     let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
-    let out = ok(&["install", "crio", "--config", s(&conf), "--dry-run"]);
+    let out = install("crio", &conf, &["--dry-run"]);
     assert!(out.contains("+runtime_type = \"oci\""), "{out}");
     assert!(!drop_in.exists());
-    let out = ok(&["install", "crio", "--config", s(&conf), "--handler", "uhn"]);
+    let out = install("crio", &conf, &["--handler", "uhn"]);
     assert!(out.contains("restart crio"), "{out}");
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     let h = &doc["crio"]["runtime"]["runtimes"]["uhn"];
@@ -477,66 +426,49 @@ fn crio_drop_in() {
         h["runtime_root"].as_str(),
         Some("/run/userns-hostnet-runtime")
     );
-    let out = ok(&["install", "crio", "--config", s(&conf), "--handler", "uhn"]);
+    let out = install("crio", &conf, &["--handler", "uhn"]);
     assert!(out.starts_with("nothing to change"), "{out}");
-    ok(&[
-        "uninstall",
-        "crio",
-        "--config",
-        s(&conf),
-        "--handler",
-        "uhn",
-    ]);
+    uninstall("crio", &conf, &["--handler", "uhn"]);
     assert!(!drop_in.exists());
     // install made crio.conf.d: uninstall removed it, empty.
     assert!(!drop_in.parent().unwrap().exists());
     // Someone else's file of that name is left alone.
     std::fs::create_dir(drop_in.parent().unwrap()).unwrap();
     std::fs::write(&drop_in, "[crio.runtime]\n").unwrap();
-    let out = tool(&["install", "crio", "--config", s(&conf)]);
-    assert_eq!(out.status.code(), Some(2));
+    refused(&args_for("install", "crio", &conf, &[]));
 }
 
 #[test]
 fn refuses_what_is_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, COMMENTED).unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
     // A handler of that name that runs something else.
-    let out = tool(&[
+    let err = refused(&args_for(
         "install",
         "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "gvisor",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists and differs"));
-    let out = tool(&[
+        &cfg,
+        &["--handler", "gvisor"],
+    ));
+    assert!(err.contains("already exists and differs"));
+    let err = refused(&args_for(
         "uninstall",
         "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "runc",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not run the wrapper"));
+        &cfg,
+        &["--handler", "runc"],
+    ));
+    assert!(err.contains("does not run the wrapper"));
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     // Version 1 and a missing file.
     std::fs::write(&cfg, "[plugins.cri]\n").unwrap();
-    let out = tool(&["install", "containerd", "--config", s(&cfg)]);
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("config version 1 (no `version` line is version 1"));
-    let out = tool(&[
+    let err = refused(&args_for("install", "containerd", &cfg, &[]));
+    assert!(err.contains("config version 1 (no `version` line is version 1"));
+    let err = refused(&args_for(
         "install",
         "containerd",
-        "--config",
-        "/nonexistent/config.toml",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("containerd config default"));
+        Path::new("/nonexistent/config.toml"),
+        &[],
+    ));
+    assert!(err.contains("containerd config default"));
 }
 
 /// A handler installed for crun, through the wrapper's `-crun` name, runs a
@@ -549,16 +481,11 @@ fn installed_crun_handler_runs_a_container() {
     let cfg = ctd.dir().join("installed.toml");
     std::fs::copy(ctd.dir().join("config.toml"), &cfg).unwrap();
     let wrapper = ctd.wrapper_crun();
-    ok(&[
-        "install",
+    install(
         "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "userns-hostnet-crun",
-        "--wrapper",
-        s(&wrapper),
-    ]);
+        &cfg,
+        &["--handler", "userns-hostnet-crun", "--wrapper", s(&wrapper)],
+    );
     let d = dump(&cfg);
     let binary = v2_handler(&d, "userns-hostnet-crun").unwrap()["options"]["BinaryName"]
         .as_str()
@@ -582,16 +509,6 @@ fn installed_crun_handler_runs_a_container() {
 }
 
 const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
-
-fn code(args: &[&str]) -> (Option<i32>, String) {
-    let out = tool(args);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
-}
 
 /// A containerd 1.x node's config: settings a CRI plugin table must keep.
 const NODE_1X: &str = r#"version = 2
@@ -640,8 +557,7 @@ fn without_handler(doc: &toml::Value, name: &str) -> toml::Value {
 fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
     for bin in [PathBuf::from("/usr/bin/containerd"), containerd_17()] {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = dir.path().join("config.toml");
-        std::fs::write(&cfg, NODE_1X).unwrap();
+        let cfg = config_file(dir.path(), NODE_1X);
         let before = dump_with(&bin, &cfg);
         let cri = &before["plugins"]["io.containerd.grpc.v1.cri"];
         assert_eq!(
@@ -654,16 +570,12 @@ fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
             Some("crun")
         );
 
-        let (status, text) = code(&[
+        let text = refused(&args_for(
             "install",
             "containerd",
-            "--config",
-            s(&cfg),
-            "--drop-in",
-            "--containerd",
-            s(&bin),
-        ]);
-        assert_eq!(status, Some(2), "{bin:?}: {text}");
+            &cfg,
+            &["--drop-in", "--containerd", s(&bin)],
+        ));
         assert!(
             text.contains("--drop-in refused: containerd 1.")
                 && text.contains("install without --drop-in"),
@@ -672,7 +584,7 @@ fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
         assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
         assert!(!dir.path().join("conf.d").exists());
 
-        ok(&["install", "containerd", "--config", s(&cfg)]);
+        install("containerd", &cfg, &[]);
         let after = dump_with(&bin, &cfg);
         let h = v2_handler(&after, "userns-hostnet").expect("the handler is loaded");
         assert!(
@@ -686,24 +598,19 @@ fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
             without_handler(&before, "userns-hostnet"),
             "{bin:?}: a setting changed"
         );
-        ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+        uninstall("containerd", &cfg, &[]);
         assert_eq!(std::fs::read_to_string(&cfg).unwrap(), NODE_1X);
         assert_eq!(dump_with(&bin, &cfg), before);
     }
     // Without a containerd to ask, a version 2 config gets no drop-in.
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, NODE_1X).unwrap();
-    let (status, text) = code(&[
+    let cfg = config_file(dir.path(), NODE_1X);
+    let text = refused(&args_for(
         "install",
         "containerd",
-        "--config",
-        s(&cfg),
-        "--drop-in",
-        "--containerd",
-        "/nonexistent/containerd",
-    ]);
-    assert_eq!(status, Some(2), "{text}");
+        &cfg,
+        &["--drop-in", "--containerd", "/nonexistent/containerd"],
+    ));
     assert!(text.contains("cannot tell which containerd"), "{text}");
 }
 
@@ -736,14 +643,7 @@ fn a_clobbering_import_is_reported() {
         Some("/usr/lib/cni"),
         "containerd 1.7 replaces the CRI table with the import's"
     );
-    let out = ok(&[
-        "install",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--containerd",
-        s(&containerd_17()),
-    ]);
+    let out = install("containerd", &cfg, &["--containerd", s(&containerd_17())]);
     assert!(
         out.contains(&format!(
             "warning: {} replaces the whole CRI plugin table",
@@ -771,26 +671,21 @@ fn an_operators_own_handler_survives_uninstall() {
     );
     std::fs::write(&cfg, &own).unwrap();
     for handler in ["userns-hostnet", "userns-hostnet-crun"] {
-        let (status, out) = code(&[
+        let (status, out) = code(&args_for(
             "install",
             "containerd",
-            "--config",
-            s(&cfg),
-            "--handler",
-            handler,
-        ]);
+            &cfg,
+            &["--handler", handler],
+        ));
         assert_eq!(status, Some(0), "{out}");
         assert!(out.starts_with("nothing to change"), "{out}");
         assert!(out.contains("not added by install"), "{out}");
-        let (status, out) = code(&[
+        let out = left(&args_for(
             "uninstall",
             "containerd",
-            "--config",
-            s(&cfg),
-            "--handler",
-            handler,
-        ]);
-        assert_eq!(status, Some(1), "{out}");
+            &cfg,
+            &["--handler", handler],
+        ));
         assert!(
             out.contains(&format!(
                 "left runtime handler {handler} in {}: not added by install (no install marker)",
@@ -802,22 +697,8 @@ fn an_operators_own_handler_survives_uninstall() {
     }
     assert_eq!(backups(dir.path()), 0);
     // Another handler installed next to them goes, and only it.
-    ok(&[
-        "install",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-    ]);
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-    ]);
+    install("containerd", &cfg, &["--handler", "uhn"]);
+    uninstall("containerd", &cfg, &["--handler", "uhn"]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), own);
 }
 
@@ -828,7 +709,7 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = default_config(dir.path());
     let original = std::fs::read_to_string(&cfg).unwrap();
-    ok(&["install", "containerd", "--config", s(&cfg)]);
+    install("containerd", &cfg, &[]);
     let installed = std::fs::read_to_string(&cfg).unwrap();
     assert!(
         installed.contains("# Added by `userns-hostnet install` (fingerprint "),
@@ -844,12 +725,11 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
         1,
     );
     std::fs::write(&cfg, &changed).unwrap();
-    let (status, out) = code(&["uninstall", "containerd", "--config", s(&cfg)]);
-    assert_eq!(status, Some(1), "{out}");
+    let out = left(&args_for("uninstall", "containerd", &cfg, &[]));
     assert!(out.contains("changed since install"), "{out}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
     // A second install leaves the changed handler as it is.
-    let (status, out) = code(&["install", "containerd", "--config", s(&cfg)]);
+    let (status, out) = code(&args_for("install", "containerd", &cfg, &[]));
     assert_eq!(status, Some(0), "{out}");
     assert!(
         out.contains("changed since install: left as it is"),
@@ -870,7 +750,7 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
         );
     assert_ne!(reformatted, installed);
     std::fs::write(&cfg, &reformatted).unwrap();
-    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    uninstall("containerd", &cfg, &[]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), original);
 }
 
@@ -901,7 +781,7 @@ fn a_custom_binary_name_stays_the_real_runtime() {
     );
     std::fs::write(&cfg, &text).unwrap();
 
-    let out = ok(&["install", "containerd", "--config", s(&cfg), "--dry-run"]);
+    let out = install("containerd", &cfg, &["--dry-run"]);
     assert!(
         out.contains(&format!(
             "real runtime of handler userns-hostnet: {} (the BinaryName of handler runc in {})",
@@ -912,14 +792,7 @@ fn a_custom_binary_name_stays_the_real_runtime() {
     );
     assert!(!dir.path().join("handlers").exists());
 
-    ok(&[
-        "install",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--wrapper",
-        WRAPPER,
-    ]);
+    install("containerd", &cfg, &["--wrapper", WRAPPER]);
     let handlers = dir.path().join("handlers");
     let link = handlers.join("userns-hostnet/userns-hostnet-runtime");
     let d = dump(&cfg);
@@ -951,17 +824,10 @@ fn a_custom_binary_name_stays_the_real_runtime() {
 
     // A second install notices a lost link.
     std::fs::remove_file(handlers.join("userns-hostnet/runtime")).unwrap();
-    let out = ok(&[
-        "install",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--wrapper",
-        WRAPPER,
-    ]);
+    let out = install("containerd", &cfg, &["--wrapper", WRAPPER]);
     assert!(out.contains("whose links are not all there"), "{out}");
 
-    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    uninstall("containerd", &cfg, &[]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text);
     assert!(!handlers.exists());
 }
@@ -977,29 +843,15 @@ fn drop_in_holds_several_handlers() {
     let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
     let c2 = containerd_23();
     for h in ["a", "b"] {
-        ok(&[
-            "install",
+        install(
             "containerd",
-            "--config",
-            s(&cfg),
-            "--drop-in",
-            "--containerd",
-            s(&c2),
-            "--handler",
-            h,
-        ]);
+            &cfg,
+            &["--drop-in", "--containerd", s(&c2), "--handler", h],
+        );
     }
     let d = dump_with(&c2, &cfg);
     assert!(handler_in(&d, "a").is_some() && handler_in(&d, "b").is_some());
-    let out = ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--drop-in",
-        "--handler",
-        "a",
-    ]);
+    let out = uninstall("containerd", &cfg, &["--drop-in", "--handler", "a"]);
     assert!(out.contains("kept"), "{out}");
     let d = dump_with(&c2, &cfg);
     assert!(handler_in(&d, "a").is_none() && handler_in(&d, "b").is_some());
@@ -1011,19 +863,11 @@ fn drop_in_holds_several_handlers() {
         "\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"mirror/pause:3.9\"\n",
     );
     std::fs::write(&drop_in, &text).unwrap();
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--drop-in",
-        "--handler",
-        "b",
-    ]);
-    let left = std::fs::read_to_string(&drop_in).unwrap();
+    uninstall("containerd", &cfg, &["--drop-in", "--handler", "b"]);
+    let kept = std::fs::read_to_string(&drop_in).unwrap();
     assert!(
-        left.contains("mirror/pause") && !left.contains("runtimes.b"),
-        "{left}"
+        kept.contains("mirror/pause") && !kept.contains("runtimes.b"),
+        "{kept}"
     );
     assert_ne!(
         std::fs::read(&cfg).unwrap(),
@@ -1033,15 +877,7 @@ fn drop_in_holds_several_handlers() {
     std::fs::remove_file(&drop_in).unwrap();
     // With the drop-in gone, its import goes too: containerd refuses a
     // missing import.
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--drop-in",
-        "--handler",
-        "b",
-    ]);
+    uninstall("containerd", &cfg, &["--drop-in", "--handler", "b"]);
     assert_eq!(std::fs::read(&cfg).unwrap(), original);
 }
 
@@ -1057,14 +893,12 @@ fn crio_keeps_the_runtime_path_and_the_operators_handler() {
     )
     .unwrap();
     let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
-    let out = ok(&["install", "crio", "--config", s(&conf)]);
+    let out = install("crio", &conf, &[]);
     assert!(
         out.contains("real runtime of handler userns-hostnet: /usr/bin/crun (the runtime_path of handler crun in "),
         "{out}"
     );
-    let link = dir
-        .path()
-        .join("handlers/userns-hostnet/userns-hostnet-runtime");
+    let link = handler_link(dir.path());
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     assert_eq!(
         doc["crio"]["runtime"]["runtimes"]["userns-hostnet"]["runtime_path"].as_str(),
@@ -1080,24 +914,21 @@ fn crio_keeps_the_runtime_path_and_the_operators_handler() {
         "\n[crio.runtime.runtimes.mine]\nruntime_path = \"/usr/bin/userns-hostnet-runtime-crun\"\n",
     );
     std::fs::write(&drop_in, &text).unwrap();
-    ok(&["uninstall", "crio", "--config", s(&conf)]);
-    let left = std::fs::read_to_string(&drop_in).unwrap();
+    uninstall("crio", &conf, &[]);
+    let kept = std::fs::read_to_string(&drop_in).unwrap();
     assert!(
-        left.contains("runtimes.mine") && !left.contains("runtimes.userns-hostnet]"),
-        "{left}"
+        kept.contains("runtimes.mine") && !kept.contains("runtimes.userns-hostnet]"),
+        "{kept}"
     );
     assert!(!dir.path().join("handlers").exists());
-    let (status, out) = code(&[
+    let out = left(&args_for(
         "uninstall",
         "crio",
-        "--config",
-        s(&conf),
-        "--handler",
-        "mine",
-    ]);
-    assert_eq!(status, Some(1), "{out}");
+        &conf,
+        &["--handler", "mine"],
+    ));
     assert!(out.contains("not added by install"), "{out}");
-    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), left);
+    assert_eq!(std::fs::read_to_string(&drop_in).unwrap(), kept);
     assert_eq!(backups(&dir.path().join("crio.conf.d")), 0);
 }
 
@@ -1115,14 +946,8 @@ fn set_as_default_is_put_back_by_uninstall() {
     );
     std::fs::write(&cfg, &original).unwrap();
     let w = "/opt/bin/userns-hostnet-runtime";
-    let args = ["--config", s(&cfg), "--handler", "uhn", "--wrapper", w];
-    let install = |more: &[&str]| {
-        let mut a = vec!["install", "containerd"];
-        a.extend(args);
-        a.extend(more);
-        ok(&a)
-    };
-    install(&["--set-as-default"]);
+    let as_default = ["--handler", "uhn", "--wrapper", w, "--set-as-default"];
+    install("containerd", &cfg, &as_default);
     let d = dump(&cfg);
     assert_eq!(
         d["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"].as_str(),
@@ -1133,47 +958,33 @@ fn set_as_default_is_put_back_by_uninstall() {
         v2_handler(&d, "uhn").unwrap()["options"]["SystemdCgroup"].as_bool(),
         Some(true)
     );
-    let out = install(&["--set-as-default"]);
+    let out = install("containerd", &cfg, &as_default);
     assert!(out.starts_with("nothing to change"), "{out}");
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-    ]);
+    uninstall("containerd", &cfg, &["--handler", "uhn"]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), original);
 
     let unset = COMMENTED.replace("      default_runtime_name = \"runc\"\n", "");
     std::fs::write(&cfg, &unset).unwrap();
-    install(&["--set-as-default"]);
+    install("containerd", &cfg, &as_default);
     assert_eq!(
         dump(&cfg)["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"]
             .as_str(),
         Some("uhn")
     );
-    ok(&[
-        "uninstall",
-        "containerd",
-        "--config",
-        s(&cfg),
-        "--handler",
-        "uhn",
-    ]);
+    uninstall("containerd", &cfg, &["--handler", "uhn"]);
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), unset);
 
     // CRI-O: default_runtime in the drop-in, which goes whole on uninstall.
     let conf = dir.path().join("crio.conf");
     std::fs::write(&conf, "[crio.runtime]\ndefault_runtime = \"crun\"\n").unwrap();
     let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
-    ok(&["install", "crio", "--config", s(&conf), "--set-as-default"]);
+    install("crio", &conf, &["--set-as-default"]);
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     assert_eq!(
         doc["crio"]["runtime"]["default_runtime"].as_str(),
         Some("userns-hostnet")
     );
-    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    uninstall("crio", &conf, &[]);
     assert!(!drop_in.exists());
     assert_eq!(
         std::fs::read_to_string(&conf).unwrap(),
@@ -1183,13 +994,8 @@ fn set_as_default_is_put_back_by_uninstall() {
 
 fn json_of(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = tool(args);
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: not one JSON document ({e}): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not one JSON document ({e}): {}", text(&out)));
     (out.status.code(), doc)
 }
 
@@ -1198,40 +1004,28 @@ fn json_of(args: &[&str]) -> (Option<i32>, serde_json::Value) {
 #[test]
 fn check_and_json_for_automation() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, COMMENTED).unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
     let c = s(&cfg);
     let w = "/opt/bin/userns-hostnet-runtime";
-    let base = ["--config", c, "--handler", "uhn", "--wrapper", w];
-    let with = |cmd: &str, more: &[&str]| -> Vec<String> {
-        let mut a = vec![cmd.to_owned(), "containerd".to_owned()];
-        a.extend(base.iter().map(|x| x.to_string()));
-        a.extend(more.iter().map(|x| x.to_string()));
-        a
-    };
-    let run = |a: Vec<String>| {
-        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-        code(&refs)
+    let base = ["--handler", "uhn", "--wrapper", w];
+    let at: &Path = &cfg;
+    let with = |command: &'static str, more: &[&'static str]| {
+        args_for(command, "containerd", at, &[&base[..], more].concat())
     };
 
-    let (status, out) = run(with("install", &["--check"]));
-    assert_eq!(status, Some(1), "{out}");
+    let out = left(&with("install", &["--check"]));
     assert!(out.contains(&format!("would modify {c}")), "{out}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     assert!(!dir.path().join("handlers").exists());
 
-    let a = with("install", &["--dry-run", "--json"]);
-    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-    let (status, doc) = json_of(&refs);
+    let (status, doc) = json_of(&with("install", &["--dry-run", "--json"]));
     assert_eq!(status, Some(0));
     assert_eq!(doc["written"], false, "{doc:#}");
     assert_eq!(doc["changed"], true, "{doc:#}");
     assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
 
-    let a = with("install", &["--json"]);
-    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-    let (status, doc) = json_of(&refs);
+    let (status, doc) = json_of(&with("install", &["--json"]));
     assert_eq!(status, Some(0));
     assert_eq!(doc["written"], true, "{doc:#}");
     assert_eq!(doc["files"][0]["path"], c, "{doc:#}");
@@ -1240,17 +1034,14 @@ fn check_and_json_for_automation() {
     assert_eq!(doc["restart"], "systemctl restart containerd", "{doc:#}");
     assert!(v2_handler(&dump(&cfg), "uhn").is_some());
 
-    let (status, out) = run(with("install", &["--check"]));
+    let (status, out) = code(&with("install", &["--check"]));
     assert_eq!(status, Some(0), "{out}");
     assert!(out.contains("in place"), "{out}");
 
     let installed = std::fs::read_to_string(&cfg).unwrap();
-    let (status, out) = run(with("uninstall", &["--check"]));
-    assert_eq!(status, Some(1), "{out}");
+    left(&with("uninstall", &["--check"]));
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), installed);
-    let a = with("uninstall", &["--json"]);
-    let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-    let (status, doc) = json_of(&refs);
+    let (status, doc) = json_of(&with("uninstall", &["--json"]));
     assert_eq!(status, Some(0));
     assert_eq!(doc["command"], "uninstall");
     assert_eq!(doc["files"][0]["action"], "modify", "{doc:#}");
@@ -1260,7 +1051,7 @@ fn check_and_json_for_automation() {
         .iter()
         .all(|l| l["action"] == "remove"));
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
-    let (status, out) = run(with("uninstall", &["--check"]));
+    let (status, out) = code(&with("uninstall", &["--check"]));
     assert_eq!(status, Some(0), "{out}");
 }
 
@@ -1270,18 +1061,17 @@ fn check_and_json_for_automation() {
 #[test]
 fn no_backup_unless_asked_and_made_directories_go() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, COMMENTED).unwrap();
-    let out = ok(&["install", "containerd", "--config", s(&cfg)]);
+    let cfg = config_file(dir.path(), COMMENTED);
+    let out = install("containerd", &cfg, &[]);
     assert!(!out.contains("backup"), "{out}");
     assert_eq!(backups(dir.path()), 0);
-    ok(&["uninstall", "containerd", "--config", s(&cfg)]);
+    uninstall("containerd", &cfg, &[]);
     assert_eq!(backups(dir.path()), 0);
 
     let conf = dir.path().join("crio.conf");
     let conf_d = dir.path().join("crio.conf.d");
-    ok(&["install", "crio", "--config", s(&conf)]);
-    let out = ok(&["uninstall", "crio", "--config", s(&conf)]);
+    install("crio", &conf, &[]);
+    let out = uninstall("crio", &conf, &[]);
     assert!(
         out.contains(&format!("removed {}\n", conf_d.display())),
         "{out}"
@@ -1289,15 +1079,15 @@ fn no_backup_unless_asked_and_made_directories_go() {
     assert!(!conf_d.exists());
 
     // Made by install, then given another file: kept.
-    ok(&["install", "crio", "--config", s(&conf)]);
+    install("crio", &conf, &[]);
     std::fs::write(conf_d.join("10-other.conf"), "[crio.runtime]\n").unwrap();
-    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    uninstall("crio", &conf, &[]);
     assert!(conf_d.join("10-other.conf").exists());
     std::fs::remove_file(conf_d.join("10-other.conf")).unwrap();
 
     // The operator's own (empty) directory: kept.
-    ok(&["install", "crio", "--config", s(&conf)]);
-    ok(&["uninstall", "crio", "--config", s(&conf)]);
+    install("crio", &conf, &[]);
+    uninstall("crio", &conf, &[]);
     assert!(conf_d.is_dir());
 }
 
@@ -1314,8 +1104,7 @@ fn k3s_and_rke2_point_to_their_template() {
         std::fs::create_dir_all(&etc).unwrap();
         let cfg = etc.join("config.toml");
         std::fs::write(&cfg, if version3 { VERSION3 } else { COMMENTED }).unwrap();
-        let (status, out) = code(&["install", "containerd", "--config", s(&cfg)]);
-        assert_eq!(status, Some(2), "{out}");
+        let out = refused(&args_for("install", "containerd", &cfg, &[]));
         let template = etc.join(if version3 {
             "config-v3.toml.tmpl"
         } else {
@@ -1331,8 +1120,8 @@ fn k3s_and_rke2_point_to_their_template() {
             if version3 { VERSION3 } else { COMMENTED }
         );
         std::fs::copy(&cfg, &template).unwrap();
-        ok(&["install", "containerd", "--config", s(&template)]);
-        ok(&["uninstall", "containerd", "--config", s(&template)]);
+        install("containerd", &template, &[]);
+        uninstall("containerd", &template, &[]);
         std::fs::remove_file(&template).unwrap();
     }
     let etc = dir.path().join("var/lib/rancher/k3s/agent/etc/containerd");
@@ -1342,12 +1131,11 @@ fn k3s_and_rke2_point_to_their_template() {
         "{{ template \"base\" . }}\n\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.other]\n",
     )
     .unwrap();
-    let (status, out) = code(&["install", "containerd", "--config", s(&template)]);
-    assert_eq!(status, Some(2), "{out}");
+    let out = refused(&args_for("install", "containerd", &template, &[]));
     assert!(out.contains("a Go template"), "{out}");
     // Elsewhere, a file named config.toml is edited as usual.
     let plain = dir.path().join("etc/containerd/config.toml");
     std::fs::create_dir_all(plain.parent().unwrap()).unwrap();
     std::fs::write(&plain, COMMENTED).unwrap();
-    ok(&["install", "containerd", "--config", s(&plain)]);
+    install("containerd", &plain, &[]);
 }

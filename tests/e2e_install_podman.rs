@@ -7,35 +7,13 @@
 
 mod common;
 
+use common::install::{args_for, install, left, ok, refused, s, text, uninstall, TOOL};
 use common::podman::{GIDMAP, UIDMAP, ULIMITS};
 use common::{show, writable_under_sys, Probe};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
 const NAME_PREFIX: &str = "uhn-instpod-";
-
-fn tool(args: &[&str]) -> Output {
-    Command::new(TOOL).args(args).output().unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(out.status.success(), "{args:?}: {}", text(&out));
-    text(&out)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -62,19 +40,12 @@ fn crio_hook_goes_where_crio_reads_hooks() {
     .unwrap();
     let file = hooks.join("userns-hostnet.json");
 
-    let out = ok(&[
-        "install",
-        "crio",
-        "--hook",
-        "--config",
-        s(&conf),
-        "--dry-run",
-    ]);
+    let out = install("crio", &conf, &["--hook", "--dry-run"]);
     assert!(out.contains(&format!("+++ {}", file.display())), "{out}");
     assert!(out.contains("\"createRuntime\""), "{out}");
     assert!(!hooks.exists(), "dry run wrote {}", hooks.display());
 
-    let out = ok(&["install", "crio", "--hook", "--config", s(&conf)]);
+    let out = install("crio", &conf, &["--hook"]);
     assert!(out.contains("no restart needed"), "{out}");
     let def = read_json(&file);
     assert_eq!(def["hook"]["path"], TOOL);
@@ -86,14 +57,14 @@ fn crio_hook_goes_where_crio_reads_hooks() {
             .starts_with("Added by `userns-hostnet install`"),
         "{def}"
     );
-    let out = ok(&["install", "crio", "--hook", "--config", s(&conf)]);
+    let out = install("crio", &conf, &["--hook"]);
     assert!(out.starts_with("nothing to change"), "{out}");
 
     std::fs::write(hooks.join("other.json"), "{}").unwrap();
-    ok(&["uninstall", "crio", "--hook", "--config", s(&conf)]);
+    uninstall("crio", &conf, &["--hook"]);
     assert!(!file.exists());
     assert!(hooks.join("other.json").exists());
-    let out = ok(&["uninstall", "crio", "--hook", "--config", s(&conf)]);
+    let out = uninstall("crio", &conf, &["--hook"]);
     assert!(out.starts_with("nothing to change"), "{out}");
 }
 
@@ -104,14 +75,7 @@ fn crio_hook_goes_where_crio_reads_hooks() {
 fn podman_hook_dirs_and_what_is_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("containers.conf");
-    let out = ok(&[
-        "install",
-        "podman",
-        "--hook",
-        "--config",
-        s(&conf),
-        "--dry-run",
-    ]);
+    let out = install("podman", &conf, &["--hook", "--dry-run"]);
     assert!(
         out.contains("+++ /etc/containers/oci/hooks.d/userns-hostnet.json"),
         "{out}"
@@ -127,29 +91,14 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
         ),
     )
     .unwrap();
-    let out = ok(&[
-        "install",
-        "podman",
-        "--hook",
-        "--config",
-        s(&conf),
-        "--dry-run",
-    ]);
+    let out = install("podman", &conf, &["--hook", "--dry-run"]);
     assert!(
         out.contains(&format!("+++ {}/userns-hostnet.json", hooks.display())),
         "{out}"
     );
 
     let other = dir.path().join("elsewhere");
-    ok(&[
-        "install",
-        "podman",
-        "--hook",
-        "--config",
-        s(&conf),
-        "--hooks-dir",
-        s(&other),
-    ]);
+    install("podman", &conf, &["--hook", "--hooks-dir", s(&other)]);
     let file = other.join("userns-hostnet.json");
     assert!(file.exists());
     assert!(!hooks.exists());
@@ -160,13 +109,8 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
         .replace("\"timeout\": 10", "\"timeout\": 30");
     std::fs::write(&file, &changed).unwrap();
     let args = ["uninstall", "podman", "--hook", "--hooks-dir", s(&other)];
-    let out = tool(&args);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("changed since install"),
-        "{}",
-        text(&out)
-    );
+    let out = left(&args);
+    assert!(out.contains("changed since install"), "{out}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), changed);
 
     // The package's own definition, linked by hand: not install's.
@@ -178,12 +122,11 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
     .unwrap();
     let out = ok(&["install", "podman", "--hook", "--hooks-dir", s(&other)]);
     assert!(out.contains("not written by install"), "{out}");
-    let out = tool(&args);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    left(&args);
     assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
 
-    let out = tool(&["install", "containerd", "--hook"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = refused(&["install", "containerd", "--hook"]);
+    assert!(err.contains("containerd reads no hooks directory"), "{err}");
 }
 
 /// A container name; dropping it removes what a failed test left.
@@ -203,16 +146,20 @@ impl Drop for Name {
     }
 }
 
-/// `podman --runtime runc [--hooks-dir DIR] run` a probe on the host
-/// network with a user namespace.
-fn podman_probe(rootfs: &Path, hooks_dir: &Path, what: &str) -> Probe {
+/// A directory with a writable rootfs in `rootfs/`, once podman is there
+/// and the containers a failed run of these tests left are gone.
+fn podman_and_rootfs() -> tempfile::TempDir {
+    common::podman::require_podman();
+    common::podman::remove_dead_containers(NAME_PREFIX);
+    common::podman::writable_rootfs(NAME_PREFIX)
+}
+
+/// `podman GLOBAL-OPTIONS run` a probe on the host network with a user
+/// namespace: what it saw.
+fn podman_probe(podman: &mut Command, rootfs: &Path, what: &str) -> Probe {
     let name = Name::new();
     let out = common::run_capture(
-        Command::new("podman")
-            .arg("--runtime")
-            .arg(common::Runtime::Runc.path())
-            .arg("--hooks-dir")
-            .arg(hooks_dir)
+        podman
             .args(["run", "--rm", "--name", &name.0, "--network", "host"])
             .args(UIDMAP)
             .args(GIDMAP)
@@ -227,20 +174,39 @@ fn podman_probe(rootfs: &Path, hooks_dir: &Path, what: &str) -> Probe {
     probe
 }
 
+/// `podman --runtime runc --hooks-dir DIR run` a probe.
+fn runc_probe(rootfs: &Path, hooks_dir: &Path, what: &str) -> Probe {
+    let mut podman = Command::new("podman");
+    podman
+        .arg("--runtime")
+        .arg(common::Runtime::Runc.path())
+        .arg("--hooks-dir")
+        .arg(hooks_dir);
+    podman_probe(&mut podman, rootfs, what)
+}
+
+/// podman with `conf` as its containers.conf, running the runtime
+/// registered there as userns-hostnet.
+fn podman_by_name(conf: &Path) -> Command {
+    let mut podman = Command::new("podman");
+    podman
+        .env("CONTAINERS_CONF", conf)
+        .args(["--runtime", "userns-hostnet"]);
+    podman
+}
+
 /// The hook `install podman --hook` wrote runs under the real podman: the
 /// host's submounts of /sys, writable with plain runc and an empty hooks
 /// directory, are read-only with it; after uninstall they are writable
 /// again.
 #[test]
 fn installed_hook_runs_under_podman() {
-    common::podman::require_podman();
-    common::podman::remove_dead_containers(NAME_PREFIX);
-    let tmp = common::podman::writable_rootfs(NAME_PREFIX);
+    let tmp = podman_and_rootfs();
     let rootfs = tmp.path().join("rootfs");
     let hooks: PathBuf = tmp.path().join("hooks.d");
     std::fs::create_dir(&hooks).unwrap();
 
-    let plain = podman_probe(&rootfs, &hooks, "podman + runc, no hook");
+    let plain = runc_probe(&rootfs, &hooks, "podman + runc, no hook");
     assert!(
         !writable_under_sys(&plain).is_empty(),
         "plain runc under podman should leave the host's /sys submounts writable:\n{}",
@@ -248,7 +214,7 @@ fn installed_hook_runs_under_podman() {
     );
 
     ok(&["install", "podman", "--hook", "--hooks-dir", s(&hooks)]);
-    let hooked = podman_probe(&rootfs, &hooks, "podman + runc + installed hook");
+    let hooked = runc_probe(&rootfs, &hooks, "podman + runc + installed hook");
     assert!(
         hooked.under_sys().len() > 2,
         "the host's submounts of /sys should be there:\n{}",
@@ -262,7 +228,7 @@ fn installed_hook_runs_under_podman() {
 
     ok(&["uninstall", "podman", "--hook", "--hooks-dir", s(&hooks)]);
     assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
-    let after = podman_probe(&rootfs, &hooks, "podman + runc, hook uninstalled");
+    let after = runc_probe(&rootfs, &hooks, "podman + runc, hook uninstalled");
     assert!(!writable_under_sys(&after).is_empty(), "{}", after.table());
 }
 
@@ -295,22 +261,14 @@ fn podman_runtimes_entry_round_trip() {
     let conf = dir.path().join("containers.conf");
     std::fs::write(&conf, CONTAINERS_CONF).unwrap();
     let w = common::WRAPPER;
-    let out = ok(&[
-        "install",
-        "podman",
-        "--config",
-        s(&conf),
-        "--wrapper",
-        w,
-        "--dry-run",
-    ]);
+    let out = install("podman", &conf, &["--wrapper", w, "--dry-run"]);
     assert!(
         out.contains(&format!("+userns-hostnet = [\"{w}\"]")),
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
 
-    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    let out = install("podman", &conf, &["--wrapper", w]);
     assert!(out.contains("podman --runtime userns-hostnet"), "{out}");
     let written = std::fs::read_to_string(&conf).unwrap();
     assert!(
@@ -325,10 +283,10 @@ fn podman_runtimes_entry_round_trip() {
     );
     assert_eq!(v["engine"]["runtimes"]["crun"].as_array().unwrap().len(), 2);
     assert_eq!(v["engine"]["runtime"].as_str(), Some("crun"));
-    let out = ok(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
+    let out = install("podman", &conf, &["--wrapper", w]);
     assert!(out.starts_with("nothing to change"), "{out}");
 
-    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    uninstall("podman", &conf, &[]);
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
 
     // An entry of that name that is not install's stays.
@@ -337,26 +295,21 @@ fn podman_runtimes_entry_round_trip() {
         &format!("userns-hostnet = [\"{w}\"]\n\n[network]"),
     );
     std::fs::write(&conf, &own).unwrap();
-    let out = tool(&["uninstall", "podman", "--config", s(&conf)]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("not added by install"),
-        "{}",
-        text(&out)
-    );
+    let out = left(&args_for("uninstall", "podman", &conf, &[]));
+    assert!(out.contains("not added by install"), "{out}");
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), own);
     let other = CONTAINERS_CONF.replace(
         "[network]",
         "userns-hostnet = [\"/usr/bin/crun\"]\n\n[network]",
     );
     std::fs::write(&conf, &other).unwrap();
-    let out = tool(&["install", "podman", "--config", s(&conf), "--wrapper", w]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = refused(&args_for("install", "podman", &conf, &["--wrapper", w]));
+    assert!(err.contains("does not run the wrapper"), "{err}");
 
     let fresh = dir.path().join("new/containers.conf");
-    ok(&["install", "podman", "--config", s(&fresh), "--wrapper", w]);
+    install("podman", &fresh, &["--wrapper", w]);
     assert!(fresh.exists());
-    ok(&["uninstall", "podman", "--config", s(&fresh)]);
+    uninstall("podman", &fresh, &[]);
     assert!(!fresh.exists());
 }
 
@@ -365,62 +318,26 @@ fn podman_runtimes_entry_round_trip() {
 /// container through the wrapper, which converts it.
 #[test]
 fn podman_runs_the_installed_runtime_by_name() {
-    common::podman::require_podman();
-    common::podman::remove_dead_containers(NAME_PREFIX);
-    let tmp = common::podman::writable_rootfs(NAME_PREFIX);
+    let tmp = podman_and_rootfs();
     let conf = tmp.path().join("containers.conf");
     std::fs::write(&conf, CONTAINERS_CONF).unwrap();
-    ok(&[
-        "install",
-        "podman",
-        "--config",
-        s(&conf),
-        "--wrapper",
-        common::WRAPPER,
-    ]);
+    install("podman", &conf, &["--wrapper", common::WRAPPER]);
 
-    let name = Name::new();
-    let out = common::run_capture(
-        Command::new("podman")
-            .env("CONTAINERS_CONF", &conf)
-            .args([
-                "--runtime",
-                "userns-hostnet",
-                "run",
-                "--rm",
-                "--name",
-                &name.0,
-            ])
-            .args(["--network", "host"])
-            .args(UIDMAP)
-            .args(GIDMAP)
-            .args(ULIMITS)
-            .arg("--rootfs")
-            .arg(tmp.path().join("rootfs"))
-            .args(common::probe_args()),
+    let probe = podman_probe(
+        &mut podman_by_name(&conf),
+        &tmp.path().join("rootfs"),
+        "podman --runtime userns-hostnet (installed)",
     );
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
-    show("podman --runtime userns-hostnet (installed)", &probe);
     common::assert_converted_view(&probe, false);
     assert!(
         !common::has_cap_bit(probe.cap_bnd(), 10),
         "CAP_NET_BIND_SERVICE kept: the container did not run through the wrapper"
     );
 
-    ok(&["uninstall", "podman", "--config", s(&conf)]);
+    uninstall("podman", &conf, &[]);
     let out = common::run_capture(
-        Command::new("podman")
-            .env("CONTAINERS_CONF", &conf)
-            .args([
-                "--runtime",
-                "userns-hostnet",
-                "run",
-                "--rm",
-                "--network",
-                "host",
-            ])
-            .arg("--rootfs")
+        podman_by_name(&conf)
+            .args(["run", "--rm", "--network", "host", "--rootfs"])
             .arg(tmp.path().join("rootfs"))
             .arg("true"),
     );
@@ -478,14 +395,7 @@ fn crio_reads_the_hooks_dir_install_writes_to() {
             .collect()
     };
     let chosen = || -> String {
-        let out = ok(&[
-            "install",
-            "crio",
-            "--hook",
-            "--config",
-            s(&conf),
-            "--dry-run",
-        ]);
+        let out = install("crio", &conf, &["--hook", "--dry-run"]);
         out.lines()
             .find_map(|l| l.strip_prefix("+++ "))
             .and_then(|p| p.strip_suffix("/userns-hostnet.json"))

@@ -64,6 +64,17 @@ pub struct Plan {
     pub left: bool,
 }
 
+impl Plan {
+    /// Something of that name stays as it is, for the reason `note` gives;
+    /// for uninstall, that means the handler stays registered.
+    fn leave(&mut self, install: bool, note: String) {
+        self.notes.push(note);
+        if !install {
+            self.left = true;
+        }
+    }
+}
+
 /// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
 pub fn is_dns_label(name: &str) -> bool {
     let b = name.as_bytes();
@@ -486,25 +497,33 @@ enum Owner {
 }
 
 fn owner(handler: &Item) -> Owner {
-    let Some(prefix) = handler
+    let prefix = handler
         .as_table()
         .and_then(|t| t.decor().prefix())
-        .and_then(|p| p.as_str())
-    else {
-        return Owner::Operator;
-    };
-    let Some(fp) = prefix
+        .and_then(|p| p.as_str());
+    owner_by_marker(prefix.and_then(handler_marker), || fingerprint(handler))
+}
+
+/// The fingerprint in the install marker somewhere in `comment`.
+fn handler_marker(comment: &str) -> Option<u64> {
+    comment
         .find(HANDLER_MARK)
-        .map(|at| &prefix[at + HANDLER_MARK.len()..])
-        .and_then(|rest| rest.get(..16))
+        .and_then(|at| marker_hex(&comment[at + HANDLER_MARK.len()..]))
+}
+
+/// The 16 hex digits of a fingerprint at the start of `rest`.
+fn marker_hex(rest: &str) -> Option<u64> {
+    rest.get(..16)
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-    else {
-        return Owner::Operator;
-    };
-    if fp == fingerprint(handler) {
-        Owner::Install
-    } else {
-        Owner::Changed
+}
+
+/// Who wrote a thing marked with fingerprint `marked` (`None`: no marker)
+/// whose fingerprint is now `now`.
+fn owner_by_marker(marked: Option<u64>, now: impl FnOnce() -> u64) -> Owner {
+    match marked {
+        None => Owner::Operator,
+        Some(fp) if fp == now() => Owner::Install,
+        Some(_) => Owner::Changed,
     }
 }
 
@@ -513,6 +532,13 @@ fn runs_wrapper(handler: &Item, binary_key: &[&str]) -> bool {
     dig(handler, binary_key)
         .and_then(Item::as_str)
         .is_some_and(daemons::is_wrapper)
+}
+
+/// The daemon's config file: `--config`, else `default`.
+fn config_path(args: &InstallArgs, default: &str) -> PathBuf {
+    args.config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(default))
 }
 
 fn wrapper_str(args: &InstallArgs) -> anyhow::Result<String> {
@@ -591,15 +617,18 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// The binary a new handler names, and the links it needs: the wrapper
-/// itself, or with a carried runtime the handler's own link to it.
+/// itself, or with a runtime carried from `source` (the binary of the
+/// handler it copies, read where `what` says) the handler's own link to it.
 fn handler_binary(
     args: &InstallArgs,
     wrapper: &str,
-    carried: Option<&Path>,
+    source: Option<&str>,
+    what: &str,
     plan: &mut Plan,
 ) -> anyhow::Result<String> {
     let name = args.handler.as_str();
-    let Some(real) = carried else {
+    let carried = carried_runtime(source, wrapper, what, &mut plan.notes)?;
+    let Some(real) = carried.as_deref() else {
         plan.notes.push(format!(
             "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
             runtime::RUNTIME_ENV
@@ -636,9 +665,15 @@ fn handler_binary(
             ),
         }
     }
-    link.to_str()
+    let bin = link
+        .to_str()
         .map(str::to_owned)
-        .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", link.display()))
+        .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", link.display()))?;
+    plan.notes.push(format!(
+        "real runtime of handler {name}: {} (the {what})",
+        real.display()
+    ));
+    Ok(bin)
 }
 
 /// The handler's own directory of links, when `binary` is a handler's
@@ -699,80 +734,93 @@ fn containerd_handler(source: Option<&Item>, binary: &str) -> Table {
     h
 }
 
-/// Install into a config that may already hold a handler of that name;
-/// `Ok(true)` when the handler is to be added.
-fn install_over(
+/// Whether install adds the handler (`Ok(true)`: none of that name in
+/// `file`) or uninstall removes it (`Ok(true)`: install's and unchanged,
+/// its links with it), given the one already there (`existing`); when it
+/// stays, a note says why.
+fn changes_handler(
     args: &InstallArgs,
+    install: bool,
     existing: Option<&Item>,
     binary_key: &[&str],
     file: &Path,
     plan: &mut Plan,
 ) -> anyhow::Result<bool> {
     let name = args.handler.as_str();
+    let shown = file.display();
     let Some(e) = existing else {
-        return Ok(true);
+        return Ok(install);
     };
-    match owner(e) {
-        Owner::Install => {
-            let binary = dig(e, binary_key).and_then(Item::as_str);
+    let binary = dig(e, binary_key).and_then(Item::as_str);
+    let why_left = match (owner(e), install) {
+        (Owner::Install, true) => {
             if is_handler_link(args, binary) && handler_links(args, binary).len() < 2 {
                 plan.notes.push(format!(
-                    "warning: runtime handler {name} in {} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
-                    file.display(),
+                    "warning: runtime handler {name} in {shown} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
                     binary.unwrap_or_default()
                 ));
             }
+            return Ok(false);
         }
-        Owner::Changed => plan.notes.push(format!(
-            "runtime handler {name} in {} was changed since install: left as it is",
-            file.display()
-        )),
-        Owner::Operator if runs_wrapper(e, binary_key) => plan.notes.push(format!(
-            "runtime handler {name} in {} runs the wrapper but was not added by install (no install marker): left as it is, and uninstall will leave it too",
-            file.display()
-        )),
-        Owner::Operator => anyhow::bail!(
-            "{}: runtime handler {name} already exists and differs; uninstall it or choose another --handler",
-            file.display()
-        ),
-    }
-    Ok(false)
-}
-
-/// Uninstall from a config holding `existing` under the handler's name;
-/// `Ok(true)` when it is to be removed (with its links).
-fn uninstall_over(
-    args: &InstallArgs,
-    existing: Option<&Item>,
-    binary_key: &[&str],
-    file: &Path,
-    plan: &mut Plan,
-) -> anyhow::Result<bool> {
-    let name = args.handler.as_str();
-    let Some(e) = existing else {
-        return Ok(false);
-    };
-    match owner(e) {
-        Owner::Install => {
-            let binary = dig(e, binary_key).and_then(Item::as_str);
+        (Owner::Install, false) => {
             plan.links.extend(handler_links(args, binary));
             return Ok(true);
         }
-        Owner::Changed => plan.notes.push(format!(
-            "left runtime handler {name} in {}: changed since install (its install marker's fingerprint no longer matches); remove it by hand if it should go",
-            file.display()
-        )),
-        Owner::Operator if runs_wrapper(e, binary_key) => plan.notes.push(format!(
-            "left runtime handler {name} in {}: not added by install (no install marker); remove it by hand if it should go",
-            file.display()
-        )),
-        Owner::Operator => anyhow::bail!(
-            "{}: runtime handler {name} does not run the wrapper; leaving it alone",
-            file.display()
+        (Owner::Changed, true) => {
+            format!("runtime handler {name} in {shown} was changed since install: left as it is")
+        }
+        (Owner::Changed, false) => format!(
+            "left runtime handler {name} in {shown}: changed since install (its install marker's fingerprint no longer matches); remove it by hand if it should go"
         ),
-    }
-    plan.left = true;
+        (Owner::Operator, true) if runs_wrapper(e, binary_key) => format!(
+            "runtime handler {name} in {shown} runs the wrapper but was not added by install (no install marker): left as it is, and uninstall will leave it too"
+        ),
+        (Owner::Operator, false) if runs_wrapper(e, binary_key) => format!(
+            "left runtime handler {name} in {shown}: not added by install (no install marker); remove it by hand if it should go"
+        ),
+        (Owner::Operator, true) => anyhow::bail!(
+            "{shown}: runtime handler {name} already exists and differs; uninstall it or choose another --handler"
+        ),
+        (Owner::Operator, false) => anyhow::bail!(
+            "{shown}: runtime handler {name} does not run the wrapper; leaving it alone"
+        ),
+    };
+    plan.leave(install, why_left);
     Ok(false)
+}
+
+/// The handler `name` in `doc`'s table at `runtimes`.
+fn handler_in<'a>(doc: &'a DocumentMut, runtimes: &[&str], name: &str) -> Option<&'a Item> {
+    dig(doc.as_item(), runtimes).and_then(|all| dig(all, &[name]))
+}
+
+/// The handler in `doc`'s table at `runtimes`: install adds the one `make`
+/// makes, uninstall (`make` is `None`) removes it, when
+/// [`changes_handler`] says so; `Ok(true)` when `doc` changed.
+fn edit_handler(
+    args: &InstallArgs,
+    doc: &mut DocumentMut,
+    runtimes: &[&str],
+    binary_key: &[&str],
+    file: &Path,
+    make: Option<&MakeHandler>,
+    plan: &mut Plan,
+) -> anyhow::Result<bool> {
+    let name = args.handler.as_str();
+    let existing = handler_in(doc, runtimes, name);
+    if !changes_handler(args, make.is_some(), existing, binary_key, file, plan)? {
+        return Ok(false);
+    }
+    match make {
+        Some(make) => {
+            let h = make(plan)?;
+            table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+        }
+        None => {
+            table_at(doc.as_table_mut(), runtimes)?.remove(name);
+        }
+    }
+    Ok(true)
 }
 
 /// Makes the handler table install adds, noting the links it needs.
@@ -784,10 +832,7 @@ const CRIO_RUNTIMES: &[&str] = &["crio", "runtime", "runtimes"];
 
 /// What install (or uninstall) changes for containerd.
 pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(daemons::CONTAINERD_CONFIG));
+    let config = config_path(args, daemons::CONTAINERD_CONFIG);
     let Some(text) = toml::read_optional(&config)? else {
         anyhow::bail!(
             "{}: no such file; write containerd's defaults first (containerd config default > {0})",
@@ -847,9 +892,10 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         }
     }
     let wrapper = wrapper_str(args)?;
-    let name = args.handler.as_str();
-    let new_handler = |doc: &DocumentMut, plan: &mut Plan| -> anyhow::Result<Table> {
-        let source = containerd_source(doc, &runtimes);
+    // The handler install adds copies its settings from the main config's.
+    let main = doc.clone();
+    let make = |plan: &mut Plan| -> anyhow::Result<Table> {
+        let source = containerd_source(&main, &runtimes);
         let what = match &source {
             Some((s, _)) => format!("BinaryName of handler {s} in {}", config.display()),
             None => String::new(),
@@ -858,77 +904,46 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
             .as_ref()
             .and_then(|(_, h)| dig(h, CONTAINERD_BINARY))
             .and_then(Item::as_str);
-        let carried = carried_runtime(binary, &wrapper, &what, &mut plan.notes)?;
-        let bin = handler_binary(args, &wrapper, carried.as_deref(), plan)?;
-        if let Some(real) = &carried {
-            plan.notes.push(format!(
-                "real runtime of handler {name}: {} (the {what})",
-                real.display()
-            ));
-        }
+        let bin = handler_binary(args, &wrapper, binary, &what, plan)?;
         Ok(marked(containerd_handler(source.map(|(_, h)| h), &bin)))
     };
+    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
         refuse_1x_drop_in(args, &config)?;
     }
-    let cri = &runtimes[..runtimes.len() - 1];
     if args.drop_in {
-        let main = doc.clone();
-        let make = |plan: &mut Plan| new_handler(&main, plan);
-        let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
         plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
-        plan_default(
+    } else {
+        let absent = handler_in(&doc, &runtimes, &args.handler).is_none();
+        let edited = edit_handler(
             args,
-            install,
-            &config,
-            cri,
-            "default_runtime_name",
-            &mut plan,
-        )?;
-        return Ok(plan);
-    }
-    let mut path = runtimes.to_vec();
-    path.push(name);
-    let existing = dig(doc.as_item(), &path).cloned();
-    let new = if install {
-        if install_over(
-            args,
-            existing.as_ref(),
+            &mut doc,
+            &runtimes,
             CONTAINERD_BINARY,
             &config,
+            make,
             &mut plan,
-        )? {
-            let h = new_handler(&doc, &mut plan)?;
-            table_at(doc.as_table_mut(), &runtimes)?.insert(name, Item::Table(h));
+        )?;
+        let new = if edited {
             doc.to_string()
         } else {
+            if !install && absent {
+                imported_handler(args, &doc, &config, version, &mut plan);
+            }
             text.clone()
+        };
+        if install && version == 2 {
+            let new_doc = toml::parse(&config, &new)?;
+            clobbered_handler(args, &config, new_doc, &mut plan);
         }
-    } else if uninstall_over(
-        args,
-        existing.as_ref(),
-        CONTAINERD_BINARY,
-        &config,
-        &mut plan,
-    )? {
-        table_at(doc.as_table_mut(), &runtimes)?.remove(name);
-        doc.to_string()
-    } else {
-        if existing.is_none() {
-            imported_handler(args, &doc, &config, version, &mut plan);
-        }
-        text.clone()
-    };
-    if install && version == 2 {
-        let new_doc = toml::parse(&config, &new)?;
-        clobbered_handler(args, &config, new_doc, &mut plan);
+        plan.files.push(FileChange {
+            path: config.clone(),
+            old: Some(text),
+            new: Some(new),
+            backup: true,
+        });
     }
-    plan.files.push(FileChange {
-        path: config.clone(),
-        old: Some(text),
-        new: Some(new),
-        backup: true,
-    });
+    let cri = &runtimes[..runtimes.len() - 1];
     plan_default(
         args,
         install,
@@ -965,13 +980,15 @@ fn imported_handler(
         } else {
             "remove it there by hand if it should go".to_owned()
         };
-        plan.notes.push(format!(
-            "runtime handler {} is registered by {}, which {} imports: {how}",
-            args.handler,
-            import.display(),
-            config.display()
-        ));
-        plan.left = true;
+        plan.leave(
+            false,
+            format!(
+                "runtime handler {} is registered by {}, which {} imports: {how}",
+                args.handler,
+                import.display(),
+                config.display()
+            ),
+        );
     }
 }
 
@@ -1050,53 +1067,38 @@ fn plan_drop_in(
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> anyhow::Result<Option<String>> {
-    let name = args.handler.as_str();
+    let install = make.is_some();
     let Some(old) = old else {
-        let Some(make) = make else {
+        if !install {
             return Ok(None);
-        };
+        }
         let mut d = fresh;
-        let h = make(plan)?;
-        table_at(d.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+        edit_handler(args, &mut d, runtimes, binary_key, path, make, plan)?;
         return Ok(Some(d.to_string()));
     };
     let mut doc = toml::parse(path, old)?;
-    let mut at = runtimes.to_vec();
-    at.push(name);
-    let existing = dig(doc.as_item(), &at).cloned();
-    match make {
-        Some(make) => {
-            if existing.is_none() {
-                let wrapper_handlers = dig(doc.as_item(), runtimes)
-                    .and_then(Item::as_table_like)
-                    .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
-                if !wrapper_handlers {
-                    anyhow::bail!(
-                        "{}: exists and registers no wrapper handler; leaving it alone",
-                        path.display()
-                    );
-                }
-            }
-            if install_over(args, existing.as_ref(), binary_key, path, plan)? {
-                let h = make(plan)?;
-                table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
-                return Ok(Some(doc.to_string()));
-            }
-            Ok(Some(old.to_owned()))
-        }
-        None => {
-            if !uninstall_over(args, existing.as_ref(), binary_key, path, plan)? {
-                return Ok(Some(old.to_owned()));
-            }
-            table_at(doc.as_table_mut(), runtimes)?.remove(name);
-            if holds_nothing(&doc) {
-                return Ok(None);
-            }
-            plan.notes
-                .push(format!("kept {}: it holds other settings", path.display()));
-            Ok(Some(doc.to_string()))
+    if install && handler_in(&doc, runtimes, &args.handler).is_none() {
+        let wrapper_handlers = dig(doc.as_item(), runtimes)
+            .and_then(Item::as_table_like)
+            .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
+        if !wrapper_handlers {
+            anyhow::bail!(
+                "{}: exists and registers no wrapper handler; leaving it alone",
+                path.display()
+            );
         }
     }
+    if !edit_handler(args, &mut doc, runtimes, binary_key, path, make, plan)? {
+        return Ok(Some(old.to_owned()));
+    }
+    if !install {
+        if holds_nothing(&doc) {
+            return Ok(None);
+        }
+        plan.notes
+            .push(format!("kept {}: it holds other settings", path.display()));
+    }
+    Ok(Some(doc.to_string()))
 }
 
 /// `--drop-in`: the handler in `conf.d/99-userns-hostnet.toml` next to the
@@ -1244,10 +1246,7 @@ fn crio_source(conf: &Path, own: &Path) -> anyhow::Result<Option<(String, String
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
 pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
-    let conf = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(daemons::CRIO_CONFIG));
+    let conf = config_path(args, daemons::CRIO_CONFIG);
     let path = conf
         .parent()
         .unwrap_or(Path::new("/"))
@@ -1261,15 +1260,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
             Some((b, w)) => (Some(b.as_str()), w.as_str()),
             None => (None, ""),
         };
-        let carried = carried_runtime(binary, &wrapper, what, &mut plan.notes)?;
-        let bin = handler_binary(args, &wrapper, carried.as_deref(), plan)?;
-        if let Some(real) = &carried {
-            plan.notes.push(format!(
-                "real runtime of handler {}: {} (the {what})",
-                args.handler,
-                real.display()
-            ));
-        }
+        let bin = handler_binary(args, &wrapper, binary, what, plan)?;
         Ok(marked(crio_handler(&bin)))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
@@ -1352,6 +1343,16 @@ const DEFAULT_MARK: &str =
     " # set by `userns-hostnet install --set-as-default`; uninstall puts back: ";
 const UNSET: &str = "(unset)";
 
+/// The text between a value's `=` and the value itself.
+fn value_prefix(v: &Value) -> &str {
+    v.decor().prefix().and_then(|s| s.as_str()).unwrap_or(" ")
+}
+
+/// The text after a value on its line: spaces and a comment.
+fn value_suffix(v: &Value) -> &str {
+    v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("")
+}
+
 /// `--set-as-default`: `key` in `table` names handler `name`, with what it
 /// was kept in the marker comment.
 fn set_default(
@@ -1366,22 +1367,13 @@ fn set_default(
     let (was, prefix) = match t.get(key) {
         Some(Item::Value(v)) if v.as_str() == Some(name) => return Ok(text.to_owned()),
         Some(Item::Value(v)) => {
-            let suffix = v
-                .decor()
-                .suffix()
-                .and_then(|s| s.as_str())
-                .unwrap_or("")
-                .to_owned();
             let mut bare = v.clone();
             bare.decor_mut().set_prefix("");
             bare.decor_mut().set_suffix("");
-            let prefix = v
-                .decor()
-                .prefix()
-                .and_then(|s| s.as_str())
-                .unwrap_or(" ")
-                .to_owned();
-            (format!("{bare}{suffix}"), prefix)
+            (
+                format!("{bare}{}", value_suffix(v)),
+                value_prefix(v).to_owned(),
+            )
         }
         Some(_) => anyhow::bail!("{}: {key} is not a value", path.display()),
         None => (UNSET.to_owned(), " ".to_owned()),
@@ -1419,20 +1411,17 @@ fn restore_default(
     if v.as_str() != Some(name) {
         return Ok(text.to_owned());
     }
-    let suffix = v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("");
-    let Some(was) = suffix.strip_prefix(DEFAULT_MARK).map(str::to_owned) else {
+    let Some(was) = value_suffix(v)
+        .strip_prefix(DEFAULT_MARK)
+        .map(str::to_owned)
+    else {
         plan.notes.push(format!(
             "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
             path.display()
         ));
         return Ok(text.to_owned());
     };
-    let prefix = v
-        .decor()
-        .prefix()
-        .and_then(|s| s.as_str())
-        .unwrap_or(" ")
-        .to_owned();
+    let prefix = value_prefix(v).to_owned();
     if was == UNSET {
         t.remove(key);
     } else {
@@ -1492,24 +1481,10 @@ const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
 /// install's marker is the comment line above its key.
 fn podman_owner(runtimes: &Table, name: &str) -> Option<Owner> {
     let (key, item) = runtimes.get_key_value(name)?;
-    let prefix = key
-        .leaf_decor()
-        .prefix()
-        .and_then(|p| p.as_str())
-        .unwrap_or("");
-    let Some(fp) = prefix
-        .find(HANDLER_MARK)
-        .map(|at| &prefix[at + HANDLER_MARK.len()..])
-        .and_then(|rest| rest.get(..16))
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-    else {
-        return Some(Owner::Operator);
-    };
-    Some(if fp == fingerprint(item) {
-        Owner::Install
-    } else {
-        Owner::Changed
-    })
+    let prefix = key.leaf_decor().prefix().and_then(|p| p.as_str());
+    Some(owner_by_marker(prefix.and_then(handler_marker), || {
+        fingerprint(item)
+    }))
 }
 
 /// Does this `runtimes` entry (a list of paths podman tries in order) run
@@ -1526,10 +1501,7 @@ fn podman_runs_wrapper(item: &Item) -> bool {
 /// entry with its marker line, leaving the file byte for byte as it was
 /// (and no file where there was none).
 pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
-    let config = args
-        .config
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+    let config = config_path(args, daemons::PODMAN_CONFIG);
     let old = toml::read_optional(&config)?;
     let mut doc = match &old {
         Some(text) => toml::parse(&config, text)?,
@@ -1584,25 +1556,25 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
                 Some(text)
             }
         }
-        (_, Some(Owner::Changed)) => {
-            plan.notes.push(format!(
-                "left podman runtime {name} in {shown}: changed since install (its install marker's fingerprint no longer matches){}",
-                if install { "" } else { "; remove it by hand if it should go" }
-            ));
-            plan.left = !install;
-            old.clone()
-        }
-        (_, Some(Owner::Operator)) if runs_wrapper => {
-            plan.notes.push(format!(
-                "left podman runtime {name} in {shown}: it runs the wrapper but was not added by install (no install marker){}",
-                if install { "" } else { "; remove it by hand if it should go" }
-            ));
-            plan.left = !install;
-            old.clone()
-        }
-        (_, Some(Owner::Operator)) => anyhow::bail!(
+        (_, Some(Owner::Operator)) if !runs_wrapper => anyhow::bail!(
             "{shown}: podman runtime {name} already exists and does not run the wrapper; leaving it alone (choose another --handler)"
         ),
+        // Changed since install, or the operator's entry for the wrapper.
+        (_, Some(left)) => {
+            let why = if left == Owner::Changed {
+                "changed since install (its install marker's fingerprint no longer matches)"
+            } else {
+                "it runs the wrapper but was not added by install (no install marker)"
+            };
+            plan.leave(
+                install,
+                format!(
+                    "left podman runtime {name} in {shown}: {why}{}",
+                    if install { "" } else { "; remove it by hand if it should go" }
+                ),
+            );
+            old.clone()
+        }
     };
     plan.files.push(FileChange {
         path: config,
@@ -1682,20 +1654,12 @@ fn hook_owner(text: &str) -> Owner {
     let Ok(def) = serde_json::from_str::<serde_json::Value>(text) else {
         return Owner::Operator;
     };
-    let Some(fp) = def
+    let marked = def
         .get("comment")
         .and_then(|c| c.as_str())
         .and_then(|c| c.strip_prefix(HOOK_MARK))
-        .and_then(|rest| rest.get(..16))
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-    else {
-        return Owner::Operator;
-    };
-    if fp == hook_fingerprint(&def) {
-        Owner::Install
-    } else {
-        Owner::Changed
-    }
+        .and_then(marker_hex);
+    owner_by_marker(marked, || hook_fingerprint(&def))
 }
 
 /// The hooks directory `--hook` writes to, and why that one.
@@ -1705,10 +1669,7 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
     }
     let (dirs, from, defaults) = match args.daemon {
         Engine::Crio => {
-            let conf = args
-                .config
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(daemons::CRIO_CONFIG));
+            let conf = config_path(args, daemons::CRIO_CONFIG);
             (
                 daemons::crio_hooks_dirs(&conf)?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
@@ -1716,10 +1677,7 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
             )
         }
         _ => {
-            let conf = args
-                .config
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(daemons::PODMAN_CONFIG));
+            let conf = config_path(args, daemons::PODMAN_CONFIG);
             let dirs = match toml::read_optional(&conf)? {
                 Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
                 None => None,
@@ -1761,20 +1719,19 @@ fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         .push(format!("hooks directory: {} ({from})", dir.display()));
     let owner = old.as_deref().map(hook_owner);
     let new = match (install, owner) {
-        (_, Some(Owner::Changed)) => {
-            plan.notes.push(format!(
-                "left {}: changed since install (its marker's fingerprint no longer matches); remove it by hand if it should go",
-                path.display()
-            ));
-            plan.left = !install;
-            old.clone()
-        }
-        (_, Some(Owner::Operator)) => {
-            plan.notes.push(format!(
-                "left {}: not written by install (no install marker in its comment member); remove it by hand if it should go",
-                path.display()
-            ));
-            plan.left = !install;
+        (_, Some(left @ (Owner::Changed | Owner::Operator))) => {
+            let why = if left == Owner::Changed {
+                "changed since install (its marker's fingerprint no longer matches)"
+            } else {
+                "not written by install (no install marker in its comment member)"
+            };
+            plan.leave(
+                install,
+                format!(
+                    "left {}: {why}; remove it by hand if it should go",
+                    path.display()
+                ),
+            );
             old.clone()
         }
         (true, _) => {

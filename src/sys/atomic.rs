@@ -307,15 +307,22 @@ mod tests {
         names
     }
 
-    #[test]
-    fn replace_sets_the_mode_and_leaves_no_temporary() {
+    /// A temporary directory holding one file, `f`, that reads `old`.
+    fn dir_with_old_file() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, "old").unwrap();
-        let attrs = Attrs {
-            mode: 0o640,
-            owner: None,
-        };
+        (dir, p)
+    }
+
+    fn with_mode(mode: u32) -> Attrs {
+        Attrs { mode, owner: None }
+    }
+
+    #[test]
+    fn replace_sets_the_mode_and_leaves_no_temporary() {
+        let (dir, p) = dir_with_old_file();
+        let attrs = with_mode(0o640);
         replace(&p, b"new", attrs, Durability::ContentsAndName).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(
@@ -327,13 +334,8 @@ mod tests {
 
     #[test]
     fn before_rename_sees_the_old_file_and_the_synced_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, "old").unwrap();
-        let attrs = Attrs {
-            mode: 0o600,
-            owner: None,
-        };
+        let (_dir, p) = dir_with_old_file();
+        let attrs = with_mode(0o600);
         replace_with(&p, b"new", attrs, Durability::Contents, None, || {
             assert_eq!(std::fs::read(&p).unwrap(), b"old");
             assert_eq!(std::fs::read(temp_path(&p)).unwrap(), b"new");
@@ -349,10 +351,7 @@ mod tests {
         let p = dir.path().join("d");
         std::fs::create_dir(&p).unwrap();
         std::fs::write(p.join("x"), "").unwrap();
-        let attrs = Attrs {
-            mode: 0o644,
-            owner: None,
-        };
+        let attrs = with_mode(0o644);
         let e = replace(&p, b"new", attrs, Durability::ContentsAndName).unwrap_err();
         assert_eq!(e.what, "cannot replace");
         assert!(e
@@ -407,17 +406,28 @@ mod tests {
     }
 
     fn attrs_of(path: &Path) -> Attrs {
-        Attrs {
-            mode: mode_of(path),
-            owner: None,
-        }
+        with_mode(mode_of(path))
+    }
+
+    /// Replaces `path` with `new`, copying the attributes of the file it
+    /// replaces.
+    fn replace_keeping_attributes(path: &Path) {
+        let old = File::open(path).unwrap();
+        replace_with(
+            path,
+            b"new",
+            attrs_of(path),
+            Durability::Contents,
+            Some(&old),
+            || {},
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), b"new");
     }
 
     #[test]
     fn user_attributes_and_the_acl_are_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, "old").unwrap();
+        let (dir, p) = dir_with_old_file();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
         xattr::set(&p, "user.label", b"kept").unwrap();
         xattr::set(&p, "user.binary", &[0, 255, b'\n', 0]).unwrap();
@@ -426,16 +436,7 @@ mod tests {
         assert!(acl.contains("user:1234:rw-"), "{acl}");
         let mode = mode_of(&p);
         let inode = std::fs::metadata(&p).unwrap().ino();
-        let old = File::open(&p).unwrap();
-        replace_with(
-            &p,
-            b"new",
-            attrs_of(&p),
-            Durability::Contents,
-            Some(&old),
-            || {},
-        )
-        .unwrap();
+        replace_keeping_attributes(&p);
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_ne!(std::fs::metadata(&p).unwrap().ino(), inode, "replaced");
         assert_eq!(xattr::get(&p, "user.label").unwrap().unwrap(), b"kept");
@@ -450,22 +451,11 @@ mod tests {
 
     #[test]
     fn set_id_bits_survive_the_copy() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, "old").unwrap();
+        let (_dir, p) = dir_with_old_file();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o2750)).unwrap();
         acl_tool("setfacl", &["-m", "u:1234:r-x"], &p);
         let (mode, acl) = (mode_of(&p), getfacl(&p));
-        let old = File::open(&p).unwrap();
-        replace_with(
-            &p,
-            b"new",
-            attrs_of(&p),
-            Durability::Contents,
-            Some(&old),
-            || {},
-        )
-        .unwrap();
+        replace_keeping_attributes(&p);
         assert_eq!(mode_of(&p), mode);
         assert_eq!(getfacl(&p), acl);
     }
@@ -479,16 +469,7 @@ mod tests {
         acl_tool("setfacl", &["-b"], &p);
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
-        let old = File::open(&p).unwrap();
-        replace_with(
-            &p,
-            b"new",
-            attrs_of(&p),
-            Durability::Contents,
-            Some(&old),
-            || {},
-        )
-        .unwrap();
+        replace_keeping_attributes(&p);
         assert_eq!(xattr::get(&p, ACCESS_ACL).unwrap(), None);
         assert_eq!(mode_of(&p), 0o644);
     }

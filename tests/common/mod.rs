@@ -22,6 +22,7 @@ use tempfile::TempDir;
 pub mod containerd;
 pub mod cri;
 pub mod crio;
+pub mod install;
 pub mod podman;
 
 /// The wrapper under test.
