@@ -2,14 +2,49 @@
 //! building values: what the wrapper reads a spec with. It accepts exactly
 //! what [`super::read`] accepts; for a document it does not accept, the
 //! caller asks [`super::read`] why, for the refusal's words.
+//!
+//! One difference, on purpose: an object with the key
+//! `"$serde_json::private::Number"` is refused here, where serde_json
+//! (with `arbitrary_precision`) reads it as a number.
+//!
+//! Every check of [`super::read`] is made here on the bytes, in the order
+//! they come: RFC 8259 as serde_json reads it (numbers of any size, only
+//! space, tab, newline and carriage return between tokens, nothing after
+//! the top-level object), UTF-8, paired surrogate escapes, no NUL, no
+//! duplicate key (compared as the keys read, escapes decoded), no key that
+//! is a runtime-spec field only under Go's case folding, at most
+//! [`MAX_DEPTH`] levels and [`MAX_BYTES`] bytes. Strings and runs of
+//! indentation are read eight bytes at a time.
 
-use super::spans::{self, Rec, Record};
-use super::{view, Document};
+use super::spans::{self, MountSpans, Rec, Record, Span};
+use super::{fields, folds_to, view, Document, Shape, Struct, MAX_BYTES, MAX_DEPTH, NUMBER_TOKEN};
+use std::collections::hash_map::RandomState;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 /// The spans `record` names, if the strict reader accepts `bytes` as a
 /// `doc`; `None` otherwise.
 pub fn scan(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
-    reference(bytes, doc, record)
+    if bytes.len() as u64 > MAX_BYTES {
+        return None;
+    }
+    let root = match doc {
+        Document::Spec => &fields::SPEC,
+        Document::Process => &fields::PROCESS,
+    };
+    let mut s = Scanner {
+        src: bytes,
+        pos: 0,
+        keys: Vec::new(),
+        hasher: RandomState::new(),
+    };
+    s.ws();
+    if s.src.get(s.pos) != Some(&b'{') {
+        return None;
+    }
+    let rec = s.recorded(Shape::Struct(root), record, 1)?;
+    s.ws();
+    (s.pos == bytes.len()).then_some(rec)
 }
 
 /// The same, by the whole-document reader and [`spans::locate`]: slow, and
@@ -18,3 +53,545 @@ pub fn reference(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
     super::read_built(bytes, doc, view::Build::Nothing).ok()?;
     Some(spans::locate(bytes, view::skip_ws(bytes, 0), record))
 }
+
+/// Past this many keys, an object's keys are also kept as hashes.
+const FEW: usize = 16;
+
+/// The keyed hashes of an object's keys. They are random already: the
+/// set's own hasher keeps them as they are.
+type Hashes = HashSet<u64, BuildHasherDefault<Identity>>;
+
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+struct Scanner<'a> {
+    src: &'a [u8],
+    /// The next byte to read.
+    pos: usize,
+    /// The keys of the objects being read, outermost first.
+    keys: Vec<Key>,
+    hasher: RandomState,
+}
+
+/// A key as written: the bytes between its quotes.
+#[derive(Clone, Copy)]
+struct Key {
+    start: u32,
+    end: u32,
+    escaped: bool,
+}
+
+/// A string token just read: the bytes between its quotes.
+struct Str {
+    start: usize,
+    end: usize,
+    escaped: bool,
+}
+
+impl<'a> Scanner<'a> {
+    /// Past whitespace. Pretty-printed specs indent every line: a run of
+    /// spaces after a newline is skipped eight at a time.
+    #[inline]
+    fn ws(&mut self) {
+        let src = self.src;
+        let mut i = self.pos;
+        while let Some(&b) = src.get(i) {
+            match b {
+                b' ' | b'\t' | b'\r' => i += 1,
+                b'\n' => {
+                    i += 1;
+                    while let Some(chunk) = src.get(i..i + 8) {
+                        let spaces = word(chunk) ^ (ONES * u64::from(b' '));
+                        if spaces != 0 {
+                            i += (spaces.trailing_zeros() / 8) as usize;
+                            break;
+                        }
+                        i += 8;
+                    }
+                }
+                _ => break,
+            }
+        }
+        self.pos = i;
+    }
+
+    /// The value at `pos`, checked as a `shape` and recorded as `record`
+    /// says; `depth` is its level if it is an array or an object.
+    fn recorded(&mut self, shape: Shape, record: Record, depth: usize) -> Option<Rec> {
+        let start = self.pos;
+        match (record, self.src.get(start)) {
+            (Record::Members(names), Some(b'{')) => {
+                let mut members = Vec::new();
+                self.object(shape, depth, |s, key, child, depth| {
+                    match names.iter().find(|(n, _)| n.as_bytes() == key) {
+                        Some(&(name, r)) => members.push((name, s.recorded(child, r, depth)?)),
+                        None => s.skip(child, depth)?,
+                    }
+                    Some(())
+                })?;
+                Some(Rec::Object {
+                    span: Span::new(start, self.pos),
+                    members,
+                })
+            }
+            (Record::Mounts, Some(b'[')) => {
+                let element = element_shape(shape);
+                let mut elements = Vec::new();
+                self.array(depth, |s, depth| {
+                    let at = s.pos;
+                    let mut spans = MountSpans::default();
+                    if s.src.get(at) == Some(&b'{') {
+                        s.object(element, depth, |s, key, child, depth| {
+                            let from = s.pos;
+                            s.skip(child, depth)?;
+                            if let Some(slot) = mount_slot(&mut spans, key) {
+                                *slot = Some(Span::new(from, s.pos));
+                            }
+                            Some(())
+                        })?;
+                    } else {
+                        s.skip(element, depth)?;
+                    }
+                    spans.element = Span::new(at, s.pos);
+                    elements.push(spans);
+                    Some(())
+                })?;
+                Some(Rec::Mounts {
+                    span: Span::new(start, self.pos),
+                    elements,
+                })
+            }
+            _ => {
+                self.skip(shape, depth)?;
+                Some(Rec::Value(Span::new(start, self.pos)))
+            }
+        }
+    }
+
+    /// Past the value at `pos`, checked as a `shape`.
+    fn skip(&mut self, shape: Shape, depth: usize) -> Option<()> {
+        match *self.src.get(self.pos)? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(shape, depth, |s, _, child, depth| s.skip(child, depth)),
+            b'[' => {
+                let element = element_shape(shape);
+                self.array(depth, |s, depth| s.skip(element, depth))
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.pos + word.len();
+        (self.src.get(self.pos..end)? == word).then(|| self.pos = end)
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`: serde_json with
+    /// `arbitrary_precision` keeps any such number, however long.
+    fn number(&mut self) -> Option<()> {
+        let src = self.src;
+        let mut i = self.pos;
+        if src.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match *src.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => i = digits(src, i + 1),
+            _ => return None,
+        }
+        if src.get(i) == Some(&b'.') {
+            i = some_digits(src, i + 1)?;
+        }
+        if matches!(src.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(src.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            i = some_digits(src, i)?;
+        }
+        // A digit after a leading zero is refused by what follows the
+        // number: a comma, a bracket or whitespace must.
+        self.pos = i;
+        Some(())
+    }
+
+    /// Past the string whose opening quote is at `pos`: no control
+    /// character, valid UTF-8, escapes as RFC 8259 has them with surrogates
+    /// paired, and no NUL (crun reads strings as C strings).
+    fn string(&mut self) -> Option<Str> {
+        let src = self.src;
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        // Or of the bytes seen eight at a time: one with its high bit set
+        // may be part of a multi-byte character.
+        let mut seen = 0u64;
+        loop {
+            while let Some(chunk) = src.get(i..i + 8) {
+                let x = word(chunk);
+                seen |= x;
+                let q = x ^ (ONES * u64::from(b'"'));
+                let b = x ^ (ONES * u64::from(b'\\'));
+                // The lowest flagged byte is exact: a false flag needs a
+                // borrow from a true one below it.
+                let special = ((q.wrapping_sub(ONES) & !q)
+                    | (b.wrapping_sub(ONES) & !b)
+                    | (x.wrapping_sub(ONES * 0x20) & !x))
+                    & HIGH;
+                if special != 0 {
+                    i += (special.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                i += 8;
+            }
+            let c = *src.get(i)?;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    i = escape(src, i + 1)?;
+                }
+                0..=0x1f => return None,
+                _ => {
+                    seen |= u64::from(c);
+                    i += 1;
+                }
+            }
+        }
+        if seen & HIGH != 0 {
+            // Escapes are ASCII and decode to whole characters: the text
+            // is valid UTF-8 exactly when the bytes as written are.
+            std::str::from_utf8(&src[start..i]).ok()?;
+        }
+        self.pos = i + 1;
+        Some(Str {
+            start,
+            end: i,
+            escaped,
+        })
+    }
+
+    /// The object at `pos`, at level `depth`: each member's key read and
+    /// checked (against the fields of `shape`, and the keys before it),
+    /// then `member` called with the key as read, its value's shape and
+    /// level, to read the value at `pos`.
+    fn object<F>(&mut self, shape: Shape, depth: usize, mut member: F) -> Option<()>
+    where
+        F: FnMut(&mut Self, &[u8], Shape, usize) -> Option<()>,
+    {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let src = self.src;
+        self.pos += 1;
+        self.ws();
+        if src.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Some(());
+        }
+        let first = self.keys.len();
+        let mut hashes: Option<Hashes> = None;
+        loop {
+            if src.get(self.pos) != Some(&b'"') {
+                return None;
+            }
+            let tok = self.string()?;
+            let decoded;
+            let key: &[u8] = if tok.escaped {
+                decoded = decode(&src[tok.start..tok.end])?;
+                &decoded
+            } else {
+                &src[tok.start..tok.end]
+            };
+            if key == NUMBER_TOKEN.as_bytes() {
+                return None;
+            }
+            let child = match shape {
+                Shape::Struct(s) => field(s, key)?,
+                Shape::Map(s) => *s,
+                Shape::Any | Shape::Array(_) => Shape::Any,
+            };
+            self.unique(first, key, tok.escaped, &mut hashes)?;
+            self.keys.push(Key {
+                start: tok.start as u32,
+                end: tok.end as u32,
+                escaped: tok.escaped,
+            });
+            self.ws();
+            if src.get(self.pos) != Some(&b':') {
+                return None;
+            }
+            self.pos += 1;
+            self.ws();
+            member(self, key, child, depth + 1)?;
+            self.ws();
+            match src.get(self.pos) {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.ws();
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    self.keys.truncate(first);
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `None` if `key` (as read) equals one of the keys from `first` on:
+    /// compared one by one while there are few, then by hash, with the
+    /// keys compared only when the hashes are equal.
+    fn unique(
+        &self,
+        first: usize,
+        key: &[u8],
+        escaped: bool,
+        hashes: &mut Option<Hashes>,
+    ) -> Option<()> {
+        let before = &self.keys[first..];
+        if before.len() < FEW {
+            return self.absent(before, key, escaped);
+        }
+        let set = match hashes {
+            Some(set) => set,
+            None => {
+                let mut set =
+                    Hashes::with_capacity_and_hasher(before.len() * 4, Default::default());
+                for k in before {
+                    set.insert(self.hash(&self.text(*k)?));
+                }
+                hashes.insert(set)
+            }
+        };
+        if set.insert(self.hash(key)) {
+            return Some(());
+        }
+        self.absent(before, key, escaped)
+    }
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        h.write(key);
+        h.finish()
+    }
+
+    /// `None` if `key` is one of `keys`.
+    fn absent(&self, keys: &[Key], key: &[u8], escaped: bool) -> Option<()> {
+        let src = self.src;
+        for k in keys {
+            let raw = &src[k.start as usize..k.end as usize];
+            let same = match (k.escaped, escaped) {
+                (false, false) => raw == key,
+                _ => decode(raw)? == key,
+            };
+            if same {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// A key as read.
+    fn text(&self, k: Key) -> Option<std::borrow::Cow<'a, [u8]>> {
+        let raw = &self.src[k.start as usize..k.end as usize];
+        Some(match k.escaped {
+            false => raw.into(),
+            true => decode(raw)?.into(),
+        })
+    }
+
+    /// The array at `pos`, at level `depth`: `element` called to read each
+    /// element at `pos`, with its level.
+    fn array<F>(&mut self, depth: usize, mut element: F) -> Option<()>
+    where
+        F: FnMut(&mut Self, usize) -> Option<()>,
+    {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let src = self.src;
+        self.pos += 1;
+        self.ws();
+        if src.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            element(self, depth + 1)?;
+            self.ws();
+            match src.get(self.pos) {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.ws();
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// The names of [`MountSpans`]' slots.
+const MOUNT_SLOTS: [&str; 6] = [
+    "destination",
+    "type",
+    "source",
+    "options",
+    "uidMappings",
+    "gidMappings",
+];
+
+/// The slot of the member `key` of a mount, as [`MountSpans::slot`] has
+/// it: found by the bytes, the key need not be made a `str`.
+#[inline]
+fn mount_slot<'m>(spans: &'m mut MountSpans, key: &[u8]) -> Option<&'m mut Option<Span>> {
+    let name = MOUNT_SLOTS.iter().find(|n| n.as_bytes() == key)?;
+    spans.slot(name)
+}
+
+/// Eight bytes as one little-endian word: the first byte lowest.
+#[inline]
+fn word(chunk: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(chunk);
+    u64::from_le_bytes(w)
+}
+
+/// Past the digits from `i`.
+fn digits(src: &[u8], mut i: usize) -> usize {
+    while matches!(src.get(i), Some(b'0'..=b'9')) {
+        i += 1;
+    }
+    i
+}
+
+/// Past the digits from `i`, if there is at least one.
+fn some_digits(src: &[u8], i: usize) -> Option<usize> {
+    let end = digits(src, i);
+    (end > i).then_some(end)
+}
+
+/// The shape of the elements of an array read as `shape`.
+fn element_shape(shape: Shape) -> Shape {
+    match shape {
+        Shape::Array(s) => *s,
+        _ => Shape::Any,
+    }
+}
+
+/// The shape of the member `key` of a `s`, or `None` if the key is one
+/// of its fields only under Go's case folding.
+fn field(s: &Struct, key: &[u8]) -> Option<Shape> {
+    if let Some((_, shape)) = s.fields.iter().find(|(f, _)| f.as_bytes() == key) {
+        return Some(*shape);
+    }
+    let folded = if key.is_ascii() {
+        s.fields
+            .iter()
+            .any(|(f, _)| f.as_bytes().eq_ignore_ascii_case(key))
+    } else {
+        let key = std::str::from_utf8(key).ok()?;
+        s.fields.iter().any(|(f, _)| folds_to(key, f))
+    };
+    (!folded).then_some(Shape::Any)
+}
+
+/// Past the escape whose backslash is just before `i`; `None` for one
+/// serde_json refuses (an unknown letter, a lone or reversed surrogate)
+/// and for `\u0000`.
+fn escape(src: &[u8], i: usize) -> Option<usize> {
+    match *src.get(i)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 1),
+        b'u' => {
+            let n = hex4(src, i + 1)?;
+            match n {
+                0 | 0xDC00..=0xDFFF => None,
+                0xD800..=0xDBFF => {
+                    if src.get(i + 5..i + 7)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(src, i + 7)?;
+                    (0xDC00..=0xDFFF).contains(&low).then_some(i + 11)
+                }
+                _ => Some(i + 5),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The four hex digits at `i`.
+fn hex4(src: &[u8], i: usize) -> Option<u32> {
+    let mut n = 0;
+    for &c in src.get(i..i + 4)? {
+        n = n << 4 | char::from(c).to_digit(16)?;
+    }
+    Some(n)
+}
+
+/// The text of a string's bytes as written, escapes decoded; only for a
+/// string [`Scanner::string`] accepted (`None` otherwise).
+fn decode(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while let Some(n) = memchr::memchr(b'\\', &raw[i..]) {
+        out.extend_from_slice(&raw[i..i + n]);
+        i += n + 1;
+        let c = *raw.get(i)?;
+        i += 1;
+        let b = match c {
+            b'b' => b'\x08',
+            b'f' => b'\x0c',
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let mut n = hex4(raw, i)?;
+                i += 4;
+                if (0xD800..=0xDBFF).contains(&n) {
+                    let low = hex4(raw, i + 2)?;
+                    i += 6;
+                    n = 0x10000 + ((n - 0xD800) << 10) + low.checked_sub(0xDC00)?;
+                }
+                let c = char::from_u32(n)?;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            c => c,
+        };
+        out.push(b);
+    }
+    out.extend_from_slice(&raw[i..]);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;
