@@ -100,18 +100,24 @@ struct Key {
     escaped: bool,
 }
 
-/// A string token just read: the bytes between its quotes.
-struct Str {
-    start: usize,
-    end: usize,
-    escaped: bool,
-}
-
 impl<'a> Scanner<'a> {
-    /// Past whitespace. Pretty-printed specs indent every line: a run of
-    /// spaces after a newline is skipped eight at a time.
-    #[inline]
+    /// Past whitespace: most often none, or one space after a colon.
+    #[inline(always)]
     fn ws(&mut self) {
+        let src = self.src;
+        let i = self.pos;
+        match src.get(i) {
+            Some(&b) if b > b' ' => {}
+            Some(b' ') if src.get(i + 1).is_some_and(|&c| c > b' ') => self.pos = i + 1,
+            Some(_) => self.ws_run(),
+            None => {}
+        }
+    }
+
+    /// Past a run of whitespace. Pretty-printed specs indent every line:
+    /// spaces after a newline are skipped eight at a time.
+    #[inline(never)]
+    fn ws_run(&mut self) {
         let src = self.src;
         let mut i = self.pos;
         while let Some(&b) = src.get(i) {
@@ -187,20 +193,28 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Past the value at `pos`, checked as a `shape`.
+    /// Past the value at `pos`, checked as a `shape`; `depth` is its
+    /// level if it is an array or an object.
+    #[inline(always)]
     fn skip(&mut self, shape: Shape, depth: usize) -> Option<()> {
         match *self.src.get(self.pos)? {
             b'"' => self.string().map(drop),
-            b'{' => self.object(shape, depth, |s, _, child, depth| s.skip(child, depth)),
-            b'[' => {
-                let element = element_shape(shape);
-                self.array(depth, |s, depth| s.skip(element, depth))
-            }
+            b'{' | b'[' => self.container(shape, depth),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
+            _ => self.number(),
+        }
+    }
+
+    /// Past the array or object at `pos`.
+    #[inline(never)]
+    fn container(&mut self, shape: Shape, depth: usize) -> Option<()> {
+        if self.src.get(self.pos) == Some(&b'{') {
+            self.object(shape, depth, |s, _, child, depth| s.skip(child, depth))
+        } else {
+            let element = element_shape(shape);
+            self.array(depth, |s, depth| s.skip(element, depth))
         }
     }
 
@@ -240,33 +254,47 @@ impl<'a> Scanner<'a> {
 
     /// Past the string whose opening quote is at `pos`: no control
     /// character, valid UTF-8, escapes as RFC 8259 has them with surrogates
-    /// paired, and no NUL (crun reads strings as C strings).
-    fn string(&mut self) -> Option<Str> {
+    /// paired, and no NUL (crun reads strings as C strings). Whether it
+    /// has escapes.
+    #[inline(always)]
+    fn string(&mut self) -> Option<bool> {
+        let src = self.src;
+        let mut i = self.pos + 1;
+        // Eight bytes at a time to the first quote, backslash, control
+        // character or byte of a multi-byte character: most strings have
+        // only a quote.
+        while let Some(chunk) = src.get(i..i + 8) {
+            let x = word(chunk);
+            let q = x ^ (ONES * u64::from(b'"'));
+            let b = x ^ (ONES * u64::from(b'\\'));
+            // A byte below 0x80 is flagged when it is 0 (q, b) or below
+            // 0x20 (x), or by a borrow from a flagged byte below it: the
+            // lowest flagged byte is exact.
+            let special =
+                (q.wrapping_sub(ONES) | b.wrapping_sub(ONES) | x.wrapping_sub(ONES * 0x20) | x)
+                    & HIGH;
+            if special != 0 {
+                i += (special.trailing_zeros() / 8) as usize;
+                if src.get(i) == Some(&b'"') {
+                    self.pos = i + 1;
+                    return Some(false);
+                }
+                break;
+            }
+            i += 8;
+        }
+        self.string_rest(i)
+    }
+
+    /// The rest of the string at `pos` from `i`, byte by byte: escapes,
+    /// multi-byte characters, the last bytes of the input.
+    #[inline(never)]
+    fn string_rest(&mut self, mut i: usize) -> Option<bool> {
         let src = self.src;
         let start = self.pos + 1;
-        let mut i = start;
         let mut escaped = false;
-        // Or of the bytes seen eight at a time: one with its high bit set
-        // may be part of a multi-byte character.
-        let mut seen = 0u64;
+        let mut high = false;
         loop {
-            while let Some(chunk) = src.get(i..i + 8) {
-                let x = word(chunk);
-                seen |= x;
-                let q = x ^ (ONES * u64::from(b'"'));
-                let b = x ^ (ONES * u64::from(b'\\'));
-                // The lowest flagged byte is exact: a false flag needs a
-                // borrow from a true one below it.
-                let special = ((q.wrapping_sub(ONES) & !q)
-                    | (b.wrapping_sub(ONES) & !b)
-                    | (x.wrapping_sub(ONES * 0x20) & !x))
-                    & HIGH;
-                if special != 0 {
-                    i += (special.trailing_zeros() / 8) as usize;
-                    break;
-                }
-                i += 8;
-            }
             let c = *src.get(i)?;
             match c {
                 b'"' => break,
@@ -275,23 +303,20 @@ impl<'a> Scanner<'a> {
                     i = escape(src, i + 1)?;
                 }
                 0..=0x1f => return None,
-                _ => {
-                    seen |= u64::from(c);
+                0x80.. => {
+                    high = true;
                     i += 1;
                 }
+                _ => i += 1,
             }
         }
-        if seen & HIGH != 0 {
+        if high {
             // Escapes are ASCII and decode to whole characters: the text
             // is valid UTF-8 exactly when the bytes as written are.
             std::str::from_utf8(&src[start..i]).ok()?;
         }
         self.pos = i + 1;
-        Some(Str {
-            start,
-            end: i,
-            escaped,
-        })
+        Some(escaped)
     }
 
     /// The object at `pos`, at level `depth`: each member's key read and
@@ -318,13 +343,15 @@ impl<'a> Scanner<'a> {
             if src.get(self.pos) != Some(&b'"') {
                 return None;
             }
-            let tok = self.string()?;
+            let start = self.pos + 1;
+            let escaped = self.string()?;
+            let end = self.pos - 1;
             let decoded;
-            let key: &[u8] = if tok.escaped {
-                decoded = decode(&src[tok.start..tok.end])?;
+            let key: &[u8] = if escaped {
+                decoded = decode(src.get(start..end)?)?;
                 &decoded
             } else {
-                &src[tok.start..tok.end]
+                src.get(start..end)?
             };
             if key == NUMBER_TOKEN.as_bytes() {
                 return None;
@@ -334,11 +361,11 @@ impl<'a> Scanner<'a> {
                 Shape::Map(s) => *s,
                 Shape::Any | Shape::Array(_) => Shape::Any,
             };
-            self.unique(first, key, tok.escaped, &mut hashes)?;
+            self.unique(first, key, escaped, &mut hashes)?;
             self.keys.push(Key {
-                start: tok.start as u32,
-                end: tok.end as u32,
-                escaped: tok.escaped,
+                start: start as u32,
+                end: end as u32,
+                escaped,
             });
             self.ws();
             if src.get(self.pos) != Some(&b':') {
@@ -366,6 +393,7 @@ impl<'a> Scanner<'a> {
     /// `None` if `key` (as read) equals one of the keys from `first` on:
     /// compared one by one while there are few, then by hash, with the
     /// keys compared only when the hashes are equal.
+    #[inline(always)]
     fn unique(
         &self,
         first: usize,
@@ -373,7 +401,32 @@ impl<'a> Scanner<'a> {
         escaped: bool,
         hashes: &mut Option<Hashes>,
     ) -> Option<()> {
-        let before = &self.keys[first..];
+        let before = self.keys.get(first..)?;
+        if before.len() >= FEW || escaped {
+            return self.unique_many(before, key, escaped, hashes);
+        }
+        let src = self.src;
+        for k in before {
+            if k.escaped {
+                return self.absent(before, key, escaped);
+            }
+            let (start, end) = (k.start as usize, k.end as usize);
+            if end - start == key.len() && src.get(start..end) == Some(key) {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// [`Self::unique`] for an escaped key or past [`FEW`] keys.
+    #[inline(never)]
+    fn unique_many(
+        &self,
+        before: &[Key],
+        key: &[u8],
+        escaped: bool,
+        hashes: &mut Option<Hashes>,
+    ) -> Option<()> {
         if before.len() < FEW {
             return self.absent(before, key, escaped);
         }
@@ -473,7 +526,10 @@ const MOUNT_SLOTS: [&str; 6] = [
 /// it: found by the bytes, the key need not be made a `str`.
 #[inline]
 fn mount_slot<'m>(spans: &'m mut MountSpans, key: &[u8]) -> Option<&'m mut Option<Span>> {
-    let name = MOUNT_SLOTS.iter().find(|n| n.as_bytes() == key)?;
+    let name = MOUNT_SLOTS.iter().find(|n| {
+        let n = n.as_bytes();
+        n.len() == key.len() && n.first() == key.first() && n == key
+    })?;
     spans.slot(name)
 }
 
@@ -509,10 +565,22 @@ fn element_shape(shape: Shape) -> Shape {
 
 /// The shape of the member `key` of a `s`, or `None` if the key is one
 /// of its fields only under Go's case folding.
+#[inline(always)]
 fn field(s: &Struct, key: &[u8]) -> Option<Shape> {
-    if let Some((_, shape)) = s.fields.iter().find(|(f, _)| f.as_bytes() == key) {
-        return Some(*shape);
+    let exact = s.fields.iter().find(|(f, _)| {
+        let f = f.as_bytes();
+        f.len() == key.len() && f.first() == key.first() && f == key
+    });
+    match exact {
+        Some((_, shape)) => Some(*shape),
+        None => folded(s, key),
     }
+}
+
+/// The shape of the member `key` of a `s` that is none of its fields
+/// exactly: `None` if it is one under Go's case folding.
+#[inline(never)]
+fn folded(s: &Struct, key: &[u8]) -> Option<Shape> {
     let folded = if key.is_ascii() {
         s.fields
             .iter()
