@@ -120,10 +120,9 @@ impl<'a> Scanner<'a> {
     fn ws_run(&mut self) {
         let src = self.src;
         let mut i = self.pos;
-        while let Some(&b) = src.get(i) {
-            match b {
-                b' ' | b'\t' | b'\r' => i += 1,
-                b'\n' => {
+        loop {
+            match src.get(i) {
+                Some(b'\n') => {
                     i += 1;
                     while let Some(chunk) = src.get(i..i + 8) {
                         let spaces = word(chunk) ^ (ONES * u64::from(b' '));
@@ -133,7 +132,11 @@ impl<'a> Scanner<'a> {
                         }
                         i += 8;
                     }
+                    if src.get(i).is_some_and(|&c| c > b' ') {
+                        break;
+                    }
                 }
+                Some(b' ' | b'\t' | b'\r') => i += 1,
                 _ => break,
             }
         }
