@@ -34,17 +34,15 @@ pub fn scan(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
     };
     let mut s = Scanner {
         src: bytes,
-        pos: 0,
         keys: Vec::new(),
         hasher: RandomState::new(),
     };
-    s.ws();
-    if s.src.get(s.pos) != Some(&b'{') {
+    let i = ws(bytes, 0);
+    if bytes.get(i) != Some(&b'{') {
         return None;
     }
-    let rec = s.recorded(Shape::Struct(root), record, 1)?;
-    s.ws();
-    (s.pos == bytes.len()).then_some(rec)
+    let (end, rec) = s.recorded(i, Shape::Struct(root), record, 1)?;
+    (ws(bytes, end) == bytes.len()).then_some(rec)
 }
 
 /// The same, by the whole-document reader and [`spans::locate`]: slow, and
@@ -85,8 +83,6 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 
 struct Scanner<'a> {
     src: &'a [u8],
-    /// The next byte to read.
-    pos: usize,
     /// The keys of the objects being read, outermost first.
     keys: Vec<Key>,
     hasher: RandomState,
@@ -100,255 +96,120 @@ struct Key {
     escaped: bool,
 }
 
+// Each step takes the position of what it reads and gives the position
+// just past it, or `None` for a document the strict reader refuses; the
+// positions stay in registers.
+
 impl<'a> Scanner<'a> {
-    /// Past whitespace: most often none, or one space after a colon.
-    #[inline(always)]
-    fn ws(&mut self) {
-        let src = self.src;
-        let i = self.pos;
-        match src.get(i) {
-            Some(&b) if b > b' ' => {}
-            Some(b' ') if src.get(i + 1).is_some_and(|&c| c > b' ') => self.pos = i + 1,
-            Some(_) => self.ws_run(),
-            None => {}
-        }
-    }
-
-    /// Past a run of whitespace. Pretty-printed specs indent every line:
-    /// spaces after a newline are skipped eight at a time.
-    #[inline(never)]
-    fn ws_run(&mut self) {
-        let src = self.src;
-        let mut i = self.pos;
-        loop {
-            match src.get(i) {
-                Some(b'\n') => {
-                    i += 1;
-                    while let Some(chunk) = src.get(i..i + 8) {
-                        let spaces = word(chunk) ^ (ONES * u64::from(b' '));
-                        if spaces != 0 {
-                            i += (spaces.trailing_zeros() / 8) as usize;
-                            break;
-                        }
-                        i += 8;
-                    }
-                    if src.get(i).is_some_and(|&c| c > b' ') {
-                        break;
-                    }
-                }
-                Some(b' ' | b'\t' | b'\r') => i += 1,
-                _ => break,
-            }
-        }
-        self.pos = i;
-    }
-
-    /// The value at `pos`, checked as a `shape` and recorded as `record`
+    /// The value at `i`, checked as a `shape` and recorded as `record`
     /// says; `depth` is its level if it is an array or an object.
-    fn recorded(&mut self, shape: Shape, record: Record, depth: usize) -> Option<Rec> {
-        let start = self.pos;
-        match (record, self.src.get(start)) {
+    fn recorded(
+        &mut self,
+        i: usize,
+        shape: Shape,
+        record: Record,
+        depth: usize,
+    ) -> Option<(usize, Rec)> {
+        let src = self.src;
+        match (record, src.get(i)) {
             (Record::Members(names), Some(b'{')) => {
                 let mut members = Vec::new();
-                self.object(shape, depth, |s, key, child, depth| {
+                let end = self.object(i, shape, depth, |s, at, key, child, depth| {
                     match names.iter().find(|(n, _)| n.as_bytes() == key) {
-                        Some(&(name, r)) => members.push((name, s.recorded(child, r, depth)?)),
-                        None => s.skip(child, depth)?,
+                        Some(&(name, r)) => {
+                            let (end, rec) = s.recorded(at, child, r, depth)?;
+                            members.push((name, rec));
+                            Some(end)
+                        }
+                        None => s.skip(at, child, depth),
                     }
-                    Some(())
                 })?;
-                Some(Rec::Object {
-                    span: Span::new(start, self.pos),
-                    members,
-                })
+                let span = Span::new(i, end);
+                Some((end, Rec::Object { span, members }))
             }
             (Record::Mounts, Some(b'[')) => {
                 let element = element_shape(shape);
                 let mut elements = Vec::new();
-                self.array(depth, |s, depth| {
-                    let at = s.pos;
+                let end = self.array(i, depth, |s, at, depth| {
                     let mut spans = MountSpans::default();
-                    if s.src.get(at) == Some(&b'{') {
-                        s.object(element, depth, |s, key, child, depth| {
-                            let from = s.pos;
-                            s.skip(child, depth)?;
+                    let end = if src.get(at) == Some(&b'{') {
+                        s.object(at, element, depth, |s, from, key, child, depth| {
+                            let end = s.skip(from, child, depth)?;
                             if let Some(slot) = mount_slot(&mut spans, key) {
-                                *slot = Some(Span::new(from, s.pos));
+                                *slot = Some(Span::new(from, end));
                             }
-                            Some(())
-                        })?;
+                            Some(end)
+                        })?
                     } else {
-                        s.skip(element, depth)?;
-                    }
-                    spans.element = Span::new(at, s.pos);
+                        s.skip(at, element, depth)?
+                    };
+                    spans.element = Span::new(at, end);
                     elements.push(spans);
-                    Some(())
+                    Some(end)
                 })?;
-                Some(Rec::Mounts {
-                    span: Span::new(start, self.pos),
-                    elements,
-                })
+                let span = Span::new(i, end);
+                Some((end, Rec::Mounts { span, elements }))
             }
             _ => {
-                self.skip(shape, depth)?;
-                Some(Rec::Value(Span::new(start, self.pos)))
+                let end = self.skip(i, shape, depth)?;
+                Some((end, Rec::Value(Span::new(i, end))))
             }
         }
     }
 
-    /// Past the value at `pos`, checked as a `shape`; `depth` is its
-    /// level if it is an array or an object.
+    /// Past the value at `i`, checked as a `shape`; `depth` is its level
+    /// if it is an array or an object.
     #[inline(always)]
-    fn skip(&mut self, shape: Shape, depth: usize) -> Option<()> {
-        match *self.src.get(self.pos)? {
-            b'"' => self.string().map(drop),
-            b'{' | b'[' => self.container(shape, depth),
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            _ => self.number(),
+    fn skip(&mut self, i: usize, shape: Shape, depth: usize) -> Option<usize> {
+        let src = self.src;
+        match *src.get(i)? {
+            b'"' => string(src, i).map(|(end, _)| end),
+            b'{' | b'[' => self.container(i, shape, depth),
+            b't' => literal(src, i, b"true"),
+            b'f' => literal(src, i, b"false"),
+            b'n' => literal(src, i, b"null"),
+            _ => number(src, i),
         }
     }
 
-    /// Past the array or object at `pos`.
+    /// Past the array or object at `i`.
     #[inline(never)]
-    fn container(&mut self, shape: Shape, depth: usize) -> Option<()> {
-        if self.src.get(self.pos) == Some(&b'{') {
-            self.object(shape, depth, |s, _, child, depth| s.skip(child, depth))
+    fn container(&mut self, i: usize, shape: Shape, depth: usize) -> Option<usize> {
+        if self.src.get(i) == Some(&b'{') {
+            self.object(i, shape, depth, |s, at, _, child, depth| {
+                s.skip(at, child, depth)
+            })
         } else {
             let element = element_shape(shape);
-            self.array(depth, |s, depth| s.skip(element, depth))
+            self.array(i, depth, |s, at, depth| s.skip(at, element, depth))
         }
     }
 
-    fn literal(&mut self, word: &[u8]) -> Option<()> {
-        let end = self.pos + word.len();
-        (self.src.get(self.pos..end)? == word).then(|| self.pos = end)
-    }
-
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`: serde_json with
-    /// `arbitrary_precision` keeps any such number, however long.
-    fn number(&mut self) -> Option<()> {
-        let src = self.src;
-        let mut i = self.pos;
-        if src.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        match *src.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => i = digits(src, i + 1),
-            _ => return None,
-        }
-        if src.get(i) == Some(&b'.') {
-            i = some_digits(src, i + 1)?;
-        }
-        if matches!(src.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(src.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            i = some_digits(src, i)?;
-        }
-        // A digit after a leading zero is refused by what follows the
-        // number: a comma, a bracket or whitespace must.
-        self.pos = i;
-        Some(())
-    }
-
-    /// Past the string whose opening quote is at `pos`: no control
-    /// character, valid UTF-8, escapes as RFC 8259 has them with surrogates
-    /// paired, and no NUL (crun reads strings as C strings). Whether it
-    /// has escapes.
-    #[inline(always)]
-    fn string(&mut self) -> Option<bool> {
-        let src = self.src;
-        let mut i = self.pos + 1;
-        // Eight bytes at a time to the first quote, backslash, control
-        // character or byte of a multi-byte character: most strings have
-        // only a quote.
-        while let Some(chunk) = src.get(i..i + 8) {
-            let x = word(chunk);
-            let q = x ^ (ONES * u64::from(b'"'));
-            let b = x ^ (ONES * u64::from(b'\\'));
-            // A byte below 0x80 is flagged when it is 0 (q, b) or below
-            // 0x20 (x), or by a borrow from a flagged byte below it: the
-            // lowest flagged byte is exact.
-            let special =
-                (q.wrapping_sub(ONES) | b.wrapping_sub(ONES) | x.wrapping_sub(ONES * 0x20) | x)
-                    & HIGH;
-            if special != 0 {
-                i += (special.trailing_zeros() / 8) as usize;
-                if src.get(i) == Some(&b'"') {
-                    self.pos = i + 1;
-                    return Some(false);
-                }
-                break;
-            }
-            i += 8;
-        }
-        self.string_rest(i)
-    }
-
-    /// The rest of the string at `pos` from `i`, byte by byte: escapes,
-    /// multi-byte characters, the last bytes of the input.
-    #[inline(never)]
-    fn string_rest(&mut self, mut i: usize) -> Option<bool> {
-        let src = self.src;
-        let start = self.pos + 1;
-        let mut escaped = false;
-        let mut high = false;
-        loop {
-            let c = *src.get(i)?;
-            match c {
-                b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    i = escape(src, i + 1)?;
-                }
-                0..=0x1f => return None,
-                0x80.. => {
-                    high = true;
-                    i += 1;
-                }
-                _ => i += 1,
-            }
-        }
-        if high {
-            // Escapes are ASCII and decode to whole characters: the text
-            // is valid UTF-8 exactly when the bytes as written are.
-            std::str::from_utf8(&src[start..i]).ok()?;
-        }
-        self.pos = i + 1;
-        Some(escaped)
-    }
-
-    /// The object at `pos`, at level `depth`: each member's key read and
+    /// The object at `i`, at level `depth`: each member's key read and
     /// checked (against the fields of `shape`, and the keys before it),
-    /// then `member` called with the key as read, its value's shape and
-    /// level, to read the value at `pos`.
-    fn object<F>(&mut self, shape: Shape, depth: usize, mut member: F) -> Option<()>
+    /// then `member` called with the value's position, the key as read,
+    /// the value's shape and level, to read the value.
+    #[inline(always)]
+    fn object<F>(&mut self, i: usize, shape: Shape, depth: usize, mut member: F) -> Option<usize>
     where
-        F: FnMut(&mut Self, &[u8], Shape, usize) -> Option<()>,
+        F: FnMut(&mut Self, usize, &[u8], Shape, usize) -> Option<usize>,
     {
         if depth > MAX_DEPTH {
             return None;
         }
         let src = self.src;
-        self.pos += 1;
-        self.ws();
-        if src.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
-            return Some(());
+        let mut i = ws(src, i + 1);
+        if src.get(i) == Some(&b'}') {
+            return Some(i + 1);
         }
         let first = self.keys.len();
         let mut hashes: Option<Hashes> = None;
         loop {
-            if src.get(self.pos) != Some(&b'"') {
+            if src.get(i) != Some(&b'"') {
                 return None;
             }
-            let start = self.pos + 1;
-            let escaped = self.string()?;
-            let end = self.pos - 1;
+            let (after, escaped) = string(src, i)?;
+            let (start, end) = (i + 1, after - 1);
             let decoded;
             let key: &[u8] = if escaped {
                 decoded = decode(src.get(start..end)?)?;
@@ -370,23 +231,17 @@ impl<'a> Scanner<'a> {
                 end: end as u32,
                 escaped,
             });
-            self.ws();
-            if src.get(self.pos) != Some(&b':') {
+            i = ws(src, after);
+            if src.get(i) != Some(&b':') {
                 return None;
             }
-            self.pos += 1;
-            self.ws();
-            member(self, key, child, depth + 1)?;
-            self.ws();
-            match src.get(self.pos) {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
+            i = member(self, ws(src, i + 1), key, child, depth + 1)?;
+            i = ws(src, i);
+            match src.get(i) {
+                Some(b',') => i = ws(src, i + 1),
                 Some(b'}') => {
-                    self.pos += 1;
                     self.keys.truncate(first);
-                    return Some(());
+                    return Some(i + 1);
                 }
                 _ => return None,
             }
@@ -458,9 +313,8 @@ impl<'a> Scanner<'a> {
 
     /// `None` if `key` is one of `keys`.
     fn absent(&self, keys: &[Key], key: &[u8], escaped: bool) -> Option<()> {
-        let src = self.src;
         for k in keys {
-            let raw = &src[k.start as usize..k.end as usize];
+            let raw = self.src.get(k.start as usize..k.end as usize)?;
             let same = match (k.escaped, escaped) {
                 (false, false) => raw == key,
                 _ => decode(raw)? == key,
@@ -474,45 +328,168 @@ impl<'a> Scanner<'a> {
 
     /// A key as read.
     fn text(&self, k: Key) -> Option<std::borrow::Cow<'a, [u8]>> {
-        let raw = &self.src[k.start as usize..k.end as usize];
+        let raw = self.src.get(k.start as usize..k.end as usize)?;
         Some(match k.escaped {
             false => raw.into(),
             true => decode(raw)?.into(),
         })
     }
 
-    /// The array at `pos`, at level `depth`: `element` called to read each
-    /// element at `pos`, with its level.
-    fn array<F>(&mut self, depth: usize, mut element: F) -> Option<()>
+    /// The array at `i`, at level `depth`: `element` called to read each
+    /// element, with its position and level.
+    #[inline(always)]
+    fn array<F>(&mut self, i: usize, depth: usize, mut element: F) -> Option<usize>
     where
-        F: FnMut(&mut Self, usize) -> Option<()>,
+        F: FnMut(&mut Self, usize, usize) -> Option<usize>,
     {
         if depth > MAX_DEPTH {
             return None;
         }
         let src = self.src;
-        self.pos += 1;
-        self.ws();
-        if src.get(self.pos) == Some(&b']') {
-            self.pos += 1;
-            return Some(());
+        let mut i = ws(src, i + 1);
+        if src.get(i) == Some(&b']') {
+            return Some(i + 1);
         }
         loop {
-            element(self, depth + 1)?;
-            self.ws();
-            match src.get(self.pos) {
-                Some(b',') => {
-                    self.pos += 1;
-                    self.ws();
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    return Some(());
-                }
+            i = ws(src, element(self, i, depth + 1)?);
+            match src.get(i) {
+                Some(b',') => i = ws(src, i + 1),
+                Some(b']') => return Some(i + 1),
                 _ => return None,
             }
         }
     }
+}
+
+/// Past whitespace from `i`: most often none, or one space after a colon.
+#[inline(always)]
+fn ws(src: &[u8], i: usize) -> usize {
+    match src.get(i) {
+        Some(&b) if b > b' ' => i,
+        Some(b' ') if src.get(i + 1).is_some_and(|&c| c > b' ') => i + 1,
+        Some(_) => ws_run(src, i),
+        None => i,
+    }
+}
+
+/// Past a run of whitespace. Pretty-printed specs indent every line:
+/// spaces after a newline are skipped eight at a time.
+#[inline(never)]
+fn ws_run(src: &[u8], mut i: usize) -> usize {
+    loop {
+        match src.get(i) {
+            Some(b'\n') => {
+                i += 1;
+                while let Some(chunk) = src.get(i..i + 8) {
+                    let spaces = word(chunk) ^ (ONES * u64::from(b' '));
+                    if spaces != 0 {
+                        i += (spaces.trailing_zeros() / 8) as usize;
+                        break;
+                    }
+                    i += 8;
+                }
+                if src.get(i).is_some_and(|&c| c > b' ') {
+                    return i;
+                }
+            }
+            Some(b' ' | b'\t' | b'\r') => i += 1,
+            _ => return i,
+        }
+    }
+}
+
+fn literal(src: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    let end = i + word.len();
+    (src.get(i..end)? == word).then_some(end)
+}
+
+/// Past the number at `i`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`,
+/// serde_json with `arbitrary_precision` keeps any such number, however
+/// long.
+#[inline(never)]
+fn number(src: &[u8], mut i: usize) -> Option<usize> {
+    if src.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match *src.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits(src, i + 1),
+        _ => return None,
+    }
+    if src.get(i) == Some(&b'.') {
+        i = some_digits(src, i + 1)?;
+    }
+    if matches!(src.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(src.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = some_digits(src, i)?;
+    }
+    // A digit after a leading zero is refused by what follows the number:
+    // a comma, a bracket or whitespace must.
+    Some(i)
+}
+
+/// Past the string whose opening quote is at `i`, and whether it has
+/// escapes: no control character, valid UTF-8, escapes as RFC 8259 has
+/// them with surrogates paired, and no NUL (crun reads strings as C
+/// strings).
+#[inline(always)]
+fn string(src: &[u8], i: usize) -> Option<(usize, bool)> {
+    let mut j = i + 1;
+    // Eight bytes at a time to the first quote, backslash, control
+    // character or byte of a multi-byte character: most strings have only
+    // a quote.
+    while let Some(chunk) = src.get(j..j + 8) {
+        let x = word(chunk);
+        let q = x ^ (ONES * u64::from(b'"'));
+        let b = x ^ (ONES * u64::from(b'\\'));
+        // A byte below 0x80 is flagged when it is 0 (q, b) or below 0x20
+        // (x), or by a borrow from a flagged byte below it: the lowest
+        // flagged byte is exact.
+        let special =
+            (q.wrapping_sub(ONES) | b.wrapping_sub(ONES) | x.wrapping_sub(ONES * 0x20) | x) & HIGH;
+        if special != 0 {
+            j += (special.trailing_zeros() / 8) as usize;
+            if src.get(j) == Some(&b'"') {
+                return Some((j + 1, false));
+            }
+            break;
+        }
+        j += 8;
+    }
+    string_rest(src, i, j)
+}
+
+/// The rest of the string whose opening quote is at `i`, from `j`, byte
+/// by byte: escapes, multi-byte characters, the last bytes of the input.
+#[inline(never)]
+fn string_rest(src: &[u8], i: usize, mut j: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    let mut high = false;
+    loop {
+        let c = *src.get(j)?;
+        match c {
+            b'"' => break,
+            b'\\' => {
+                escaped = true;
+                j = escape(src, j + 1)?;
+            }
+            0..=0x1f => return None,
+            0x80.. => {
+                high = true;
+                j += 1;
+            }
+            _ => j += 1,
+        }
+    }
+    if high {
+        // Escapes are ASCII and decode to whole characters: the text is
+        // valid UTF-8 exactly when the bytes as written are.
+        std::str::from_utf8(src.get(i + 1..j)?).ok()?;
+    }
+    Some((j + 1, escaped))
 }
 
 /// The names of [`MountSpans`]' slots.
