@@ -115,7 +115,7 @@ impl<'a> Scanner<'a> {
             (Record::Members(names), Some(b'{')) => {
                 let mut members = Vec::new();
                 let end = self.object(i, shape, depth, |s, at, key, child, depth| {
-                    match names.iter().find(|(n, _)| n.as_bytes() == key) {
+                    match names.iter().find(|(n, _)| same(n.as_bytes(), key)) {
                         Some(&(name, r)) => {
                             let (end, rec) = s.recorded(at, child, r, depth)?;
                             members.push((name, rec));
@@ -269,7 +269,7 @@ impl<'a> Scanner<'a> {
                 return self.absent(before, key, escaped);
             }
             let (start, end) = (k.start as usize, k.end as usize);
-            if end - start == key.len() && src.get(start..end) == Some(key) {
+            if src.get(start..end).is_some_and(|k| same(k, key)) {
                 return None;
             }
         }
@@ -506,11 +506,31 @@ const MOUNT_SLOTS: [&str; 6] = [
 /// it: found by the bytes, the key need not be made a `str`.
 #[inline]
 fn mount_slot<'m>(spans: &'m mut MountSpans, key: &[u8]) -> Option<&'m mut Option<Span>> {
-    let name = MOUNT_SLOTS.iter().find(|n| {
-        let n = n.as_bytes();
-        n.len() == key.len() && n.first() == key.first() && n == key
-    })?;
+    let name = MOUNT_SLOTS.iter().find(|n| same(n.as_bytes(), key))?;
     spans.slot(name)
+}
+
+/// `a == b`, for the short names and keys of a spec without a call to
+/// `memcmp`: two words, overlapping, for 4 to 16 bytes.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        8..=16 => word(&a[..8]) == word(&b[..8]) && word(&a[n - 8..]) == word(&b[n - 8..]),
+        4..=7 => half(&a[..4]) == half(&b[..4]) && half(&a[n - 4..]) == half(&b[n - 4..]),
+        _ => a == b,
+    }
+}
+
+/// Four bytes as one word.
+#[inline]
+fn half(chunk: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(chunk);
+    u32::from_le_bytes(w)
 }
 
 /// Eight bytes as one little-endian word: the first byte lowest.
@@ -547,10 +567,7 @@ fn element_shape(shape: Shape) -> Shape {
 /// of its fields only under Go's case folding.
 #[inline(always)]
 fn field(s: &Struct, key: &[u8]) -> Option<Shape> {
-    let exact = s.fields.iter().find(|(f, _)| {
-        let f = f.as_bytes();
-        f.len() == key.len() && f.first() == key.first() && f == key
-    });
+    let exact = s.fields.iter().find(|(f, _)| same(f.as_bytes(), key));
     match exact {
         Some((_, shape)) => Some(*shape),
         None => folded(s, key),
