@@ -506,8 +506,12 @@ const MOUNT_SLOTS: [&str; 6] = [
 /// it: found by the bytes, the key need not be made a `str`.
 #[inline]
 fn mount_slot<'m>(spans: &'m mut MountSpans, key: &[u8]) -> Option<&'m mut Option<Span>> {
-    let name = MOUNT_SLOTS.iter().find(|n| same(n.as_bytes(), key))?;
-    spans.slot(name)
+    for name in MOUNT_SLOTS {
+        if same(name.as_bytes(), key) {
+            return spans.slot(name);
+        }
+    }
+    None
 }
 
 /// `a == b`, for the short names and keys of a spec without a call to
@@ -567,11 +571,12 @@ fn element_shape(shape: Shape) -> Shape {
 /// of its fields only under Go's case folding.
 #[inline(always)]
 fn field(s: &Struct, key: &[u8]) -> Option<Shape> {
-    let exact = s.fields.iter().find(|(f, _)| same(f.as_bytes(), key));
-    match exact {
-        Some((_, shape)) => Some(*shape),
-        None => folded(s, key),
+    for (f, shape) in s.fields {
+        if same(f.as_bytes(), key) {
+            return Some(*shape);
+        }
     }
+    folded(s, key)
 }
 
 /// The shape of the member `key` of a `s` that is none of its fields
