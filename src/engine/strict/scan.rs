@@ -238,7 +238,7 @@ impl<'a> Scanner<'a> {
             i = member(self, ws(src, i + 1), key, child, depth + 1)?;
             i = ws(src, i);
             match src.get(i) {
-                Some(b',') => i = ws(src, i + 1),
+                Some(b',') => i = ws_line(src, i + 1),
                 Some(b'}') => {
                     self.keys.truncate(first);
                     return Some(i + 1);
@@ -353,7 +353,7 @@ impl<'a> Scanner<'a> {
         loop {
             i = ws(src, element(self, i, depth + 1)?);
             match src.get(i) {
-                Some(b',') => i = ws(src, i + 1),
+                Some(b',') => i = ws_line(src, i + 1),
                 Some(b']') => return Some(i + 1),
                 _ => return None,
             }
@@ -370,6 +370,22 @@ fn ws(src: &[u8], i: usize) -> usize {
         Some(_) => ws_run(src, i),
         None => i,
     }
+}
+
+/// Past whitespace from `i`, where a pretty-printed spec starts a line: a
+/// newline and up to seven spaces are skipped with no call.
+#[inline(always)]
+fn ws_line(src: &[u8], i: usize) -> usize {
+    if src.get(i) == Some(&b'\n') {
+        if let Some(chunk) = src.get(i + 1..i + 9) {
+            let spaces = word(chunk) ^ (ONES * u64::from(b' '));
+            let at = i + 1 + (spaces.trailing_zeros() / 8) as usize;
+            if src.get(at).is_some_and(|&c| c > b' ') {
+                return at;
+            }
+        }
+    }
+    ws(src, i)
 }
 
 /// Past a run of whitespace. Pretty-printed specs indent every line:
