@@ -135,7 +135,7 @@ fn reads_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
         && members.iter().zip(view).all(|((name, r), (key, v))| {
             *name == key
                 && match (*name, r, v) {
-                    ("mounts", r, _) => mounts_read_as(out, r.span(), spec),
+                    ("mounts", r, _) => mounts_read_as(out, r, spec),
                     (_, Rec::Object { members, .. }, Value::Object(map)) => {
                         members.len() == map.len()
                             && members
@@ -150,26 +150,22 @@ fn reads_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
 
 /// Is the mount list at `span` of `out` the list of `spec`, element for
 /// element (those as read byte for byte)?
-fn mounts_read_as(out: &[u8], span: Span, spec: &Spec) -> bool {
-    let at = span.start as usize;
-    match spec.mount_member() {
-        Mounts::List { read, list, .. } => {
+fn mounts_read_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
+    match (spec.mount_member(), rec) {
+        (Mounts::List { read, list, .. }, Rec::Elements { elements, .. }) => {
             let src = spec.source();
-            let mut elements = elements(out, at);
-            out[at] == b'['
-                && list.iter().all(|m| {
-                    let Some((s, e)) = elements.next() else {
-                        return false;
-                    };
-                    match m {
-                        Mount::Read(j) => read[*j as usize].element.bytes(src) == &out[s..e],
-                        Mount::Edited { value, .. } => equal(out, s, value) == Some(e),
+            list.len() == elements.len()
+                && list.iter().zip(elements).all(|(m, at)| match m {
+                    Mount::Read(j) => read[*j as usize].element.bytes(src) == at.bytes(out),
+                    Mount::Edited { value, .. } => {
+                        equal(out, at.start as usize, value) == Some(at.end as usize)
                     }
                 })
-                && elements.next().is_none()
         }
-        Mounts::Other(v) => equal(out, at, v) == Some(span.end as usize),
-        Mounts::Absent => false,
+        (Mounts::Other(v), Rec::Value(span)) => {
+            equal(out, span.start as usize, v) == Some(span.end as usize)
+        }
+        _ => false,
     }
 }
 

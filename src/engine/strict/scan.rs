@@ -150,6 +150,17 @@ impl<'a> Scanner<'a> {
                 let span = Span::new(i, end);
                 Some((end, Rec::Mounts { span, elements }))
             }
+            (Record::Elements, Some(b'[')) => {
+                let element = element_shape(shape);
+                let mut elements = Vec::new();
+                let end = self.array(i, depth, |s, at, depth| {
+                    let end = s.skip(at, element, depth)?;
+                    elements.push(Span::new(at, end));
+                    Some(end)
+                })?;
+                let span = Span::new(i, end);
+                Some((end, Rec::Elements { span, elements }))
+            }
             _ => {
                 let end = self.skip(i, shape, depth)?;
                 Some((end, Rec::Value(Span::new(i, end))))

@@ -44,6 +44,9 @@ pub enum Record {
     /// Of an array, each element's [`MountSpans`]; a value that is not an
     /// array: its span.
     Mounts,
+    /// Of an array, each element's span; a value that is not an array:
+    /// its span.
+    Elements,
 }
 
 /// What was recorded of a value, as its [`Record`] said.
@@ -58,12 +61,19 @@ pub enum Rec {
         span: Span,
         elements: Vec<MountSpans>,
     },
+    Elements {
+        span: Span,
+        elements: Vec<Span>,
+    },
 }
 
 impl Rec {
     pub fn span(&self) -> Span {
         match self {
-            Rec::Value(s) | Rec::Object { span: s, .. } | Rec::Mounts { span: s, .. } => *s,
+            Rec::Value(s)
+            | Rec::Object { span: s, .. }
+            | Rec::Mounts { span: s, .. }
+            | Rec::Elements { span: s, .. } => *s,
         }
     }
 
@@ -116,12 +126,11 @@ pub const SPEC: Record = Record::Members(&[
     ("root", Record::Whole),
 ]);
 
-/// What the check of a written spec records: as [`SPEC`], but the mount
-/// list only as a span (its elements are compared in place, with nothing
-/// recorded per mount).
+/// What the check of a written spec records: as [`SPEC`], but of the
+/// mounts only where each is (they are compared in place).
 pub const CHECK: Record = Record::Members(&[
     ("linux", Record::Members(LINUX)),
-    ("mounts", Record::Whole),
+    ("mounts", Record::Elements),
     ("process", Record::Members(PROCESS)),
     ("root", Record::Whole),
 ]);
@@ -167,6 +176,12 @@ pub fn locate(src: &[u8], at: usize, record: Record) -> Rec {
                     }
                     spans
                 })
+                .collect(),
+        },
+        (Record::Elements, b'[') => Rec::Elements {
+            span,
+            elements: view::elements(src, at)
+                .map(|(s, e)| Span::new(s, e))
                 .collect(),
         },
         _ => Rec::Value(span),

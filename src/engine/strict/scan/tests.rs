@@ -28,13 +28,14 @@ const OTHER: Record = Record::Members(&[
         Record::Members(&[("a", Record::Whole), ("mounts", Record::Mounts)]),
     ),
     ("c", Record::Whole),
+    ("d", Record::Elements),
     (
         "linux",
         Record::Members(&[("sysctl", Record::Members(&[]))]),
     ),
 ]);
 
-const RECORDS: &[Record] = &[spans::SPEC, OTHER];
+const RECORDS: &[Record] = &[spans::SPEC, spans::CHECK, OTHER];
 
 /// Whether `bytes` are accepted as a spec, after checking that the
 /// scanner and the reference agree on every document kind and record.
@@ -355,6 +356,7 @@ const KEYS: &[&str] = &[
     "a",
     "b",
     "c",
+    "d",
     "linux",
     "mounts",
     "process",
