@@ -475,6 +475,24 @@ fn refuses_what_is_not_its_own() {
 /// userns + host-network container under a private containerd 1.6: the
 /// BinaryName containerd reads back from the installed config is the
 /// binary `ctr run --runc-binary` starts.
+/// An error is one line that names its cause once.
+#[test]
+fn an_unreadable_config_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::create_dir(&cfg).unwrap();
+    for command in ["install", "uninstall"] {
+        let err = refused(&args_for(command, "containerd", &cfg, &[]));
+        assert_eq!(
+            err,
+            format!(
+                "userns-hostnet: {}: Is a directory (os error 21)\n",
+                cfg.display()
+            )
+        );
+    }
+}
+
 #[test]
 fn installed_crun_handler_runs_a_container() {
     let mut ctd = Containerd::start();

@@ -20,8 +20,10 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
+        // The library's errors name their cause in their own line: the
+        // chain under it would repeat it.
         Err(e) => {
-            eprintln!("userns-hostnet: {e:#}");
+            eprintln!("userns-hostnet: {e}");
             std::process::exit(2);
         }
     }
