@@ -1073,6 +1073,44 @@ fn check_and_json_for_automation() {
     assert_eq!(status, Some(0), "{out}");
 }
 
+/// Under `--json` an error is a document too, on stdout, with the status
+/// of an error and the line that stderr would have had.
+#[test]
+fn json_errors_are_a_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    for (args, line) in [
+        (
+            args_for("install", "containerd", &cfg, &["--json", "--handler", "Bad_Name"]),
+            "--handler \"Bad_Name\": not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be".to_owned(),
+        ),
+        (
+            args_for("uninstall", "containerd", &cfg, &["--json", "--handler", "runc"]),
+            format!(
+                "{}: runtime handler runc does not run the wrapper; leaving it alone",
+                cfg.display()
+            ),
+        ),
+        (
+            args_for("install", "containerd", &cfg, &["--json", "--check", "--handler", "gvisor"]),
+            format!(
+                "{}: runtime handler gvisor already exists and differs; uninstall it or choose another --handler",
+                cfg.display()
+            ),
+        ),
+    ] {
+        let out = tool(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON document ({e}): {}", text(&out)));
+        assert_eq!(doc, json!({ "error": line }), "{args:?}");
+        let without: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+        assert_eq!(refused(&without), format!("userns-hostnet: {line}\n"));
+    }
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+}
+
 /// A write keeps no backup unless asked; uninstall removes the drop-in
 /// directory install made once it is empty, and keeps one the operator
 /// made or put a file in.

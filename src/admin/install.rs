@@ -29,7 +29,8 @@ use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 /// Where CRI-O keeps the wrapper's runtime state (`--root`).
 pub const CRIO_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";
 
-/// Why install or uninstall stops: one line, which names its cause.
+/// Why install or uninstall stops ([`super::EXIT_ERROR`]): one line,
+/// which names its cause.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
     #[error(transparent)]
@@ -253,6 +254,10 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
 
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
+    reported(args, install(args))
+}
+
+fn install(args: &InstallArgs) -> Result<i32, InstallError> {
     let notes = if args.more.hook {
         Vec::new()
     } else {
@@ -265,8 +270,24 @@ pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
 
 /// `uninstall`: the exit status.
 pub fn run_uninstall(args: &InstallArgs) -> Result<i32, InstallError> {
-    let plan = plan(args, false)?;
-    apply(args, &plan, false)
+    reported(
+        args,
+        plan(args, false).and_then(|plan| apply(args, &plan, false)),
+    )
+}
+
+/// Under `--json` an error is the one document on standard output,
+/// `{"error": LINE}`, with the status of an error: a script reads one
+/// document whatever happened. Otherwise the caller prints it on stderr.
+fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
+    match result {
+        Err(e) if args.more.json => {
+            let doc = serde_json::json!({ "error": e.to_string() });
+            say(&format!("{doc:#}\n"));
+            Ok(super::EXIT_ERROR)
+        }
+        other => other,
+    }
 }
 
 fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {

@@ -24,7 +24,7 @@ fn main() {
         // chain under it would repeat it.
         Err(e) => {
             eprintln!("userns-hostnet: {e}");
-            std::process::exit(2);
+            std::process::exit(admin::EXIT_ERROR);
         }
     }
 }
