@@ -807,6 +807,19 @@ mod tests {
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), s);
     }
 
+    /// install's refusal reaches the pod's log as install words it.
+    #[test]
+    fn an_install_error_keeps_its_line() {
+        let missing = Path::new("/nonexistent/config.toml");
+        let e = DeployError::from(install::InstallError::from(
+            install::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
+        ));
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/config.toml: no such file; write containerd's defaults first (containerd config default > /nonexistent/config.toml)"
+        );
+    }
+
     #[test]
     fn current_tells_files_and_links_apart() {
         let dir = tempfile::tempdir().unwrap();
