@@ -300,7 +300,7 @@ pub struct InstallMore {
     pub set_as_default: bool,
     /// One JSON document instead of text: each file and link with what
     /// was done to it (or, with --dry-run or --check, would be), the notes,
-    /// and the restart needed.
+    /// and the restart needed; on an error, {"error": MESSAGE}.
     #[arg(long)]
     pub json: bool,
     /// Write nothing; exit 1 when the command would change something, 0

@@ -475,6 +475,24 @@ fn refuses_what_is_not_its_own() {
 /// userns + host-network container under a private containerd 1.6: the
 /// BinaryName containerd reads back from the installed config is the
 /// binary `ctr run --runc-binary` starts.
+/// An error is one line that names its cause once.
+#[test]
+fn an_unreadable_config_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::create_dir(&cfg).unwrap();
+    for command in ["install", "uninstall"] {
+        let err = refused(&args_for(command, "containerd", &cfg, &[]));
+        assert_eq!(
+            err,
+            format!(
+                "userns-hostnet: {}: Is a directory (os error 21)\n",
+                cfg.display()
+            )
+        );
+    }
+}
+
 #[test]
 fn installed_crun_handler_runs_a_container() {
     let mut ctd = Containerd::start();
@@ -1053,6 +1071,44 @@ fn check_and_json_for_automation() {
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     let (status, out) = code(&with("uninstall", &["--check"]));
     assert_eq!(status, Some(0), "{out}");
+}
+
+/// Under `--json` an error is a document too, on stdout, with the status
+/// of an error and the line that stderr would have had.
+#[test]
+fn json_errors_are_a_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    for (args, line) in [
+        (
+            args_for("install", "containerd", &cfg, &["--json", "--handler", "Bad_Name"]),
+            "--handler \"Bad_Name\": not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be".to_owned(),
+        ),
+        (
+            args_for("uninstall", "containerd", &cfg, &["--json", "--handler", "runc"]),
+            format!(
+                "{}: runtime handler runc does not run the wrapper; leaving it alone",
+                cfg.display()
+            ),
+        ),
+        (
+            args_for("install", "containerd", &cfg, &["--json", "--check", "--handler", "gvisor"]),
+            format!(
+                "{}: runtime handler gvisor already exists and differs; uninstall it or choose another --handler",
+                cfg.display()
+            ),
+        ),
+    ] {
+        let out = tool(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON document ({e}): {}", text(&out)));
+        assert_eq!(doc, json!({ "error": line }), "{args:?}");
+        let without: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+        assert_eq!(refused(&without), format!("userns-hostnet: {line}\n"));
+    }
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
 }
 
 /// A write keeps no backup unless asked; uninstall removes the drop-in

@@ -55,8 +55,8 @@ pub enum DeployError {
     },
     #[error("{0}")]
     Atomic(#[from] atomic::AtomicError),
-    #[error("{0:#}")]
-    Install(anyhow::Error),
+    #[error(transparent)]
+    Install(#[from] install::InstallError),
     #[error("{0}")]
     Usage(String),
     #[error("systemctl restart {unit}: {why}")]
@@ -554,8 +554,7 @@ fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
     let plan = match daemon {
         Daemon::Containerd => install::plan_containerd(&iargs, true),
         Daemon::Crio => install::plan_crio(&iargs, true),
-    }
-    .map_err(DeployError::Install)?;
+    }?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
             put_link(&mut state, path, target)?;
@@ -727,8 +726,7 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
         let plan = match daemon {
             Daemon::Containerd => install::plan_containerd(&iargs, false),
             Daemon::Crio => install::plan_crio(&iargs, false),
-        }
-        .map_err(DeployError::Install)?;
+        }?;
         for c in plan
             .files
             .iter()
@@ -807,6 +805,19 @@ mod tests {
         let text = serde_json::to_string(&s).unwrap();
         assert!(text.contains("\"kind\":\"file\""), "{text}");
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), s);
+    }
+
+    /// install's refusal reaches the pod's log as install words it.
+    #[test]
+    fn an_install_error_keeps_its_line() {
+        let missing = Path::new("/nonexistent/config.toml");
+        let e = DeployError::from(install::InstallError::from(
+            install::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
+        ));
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/config.toml: no such file; write containerd's defaults first (containerd config default > /nonexistent/config.toml)"
+        );
     }
 
     #[test]

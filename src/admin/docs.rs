@@ -153,9 +153,9 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
             ],
             &[("PATH", "Where a handler's bare BinaryName is looked up, and containerd for --drop-in.")],
             if sub == "install" {
-                "0 on success, 2 on an error (nothing is written then)."
+                "0 on success, 2 on an error (nothing is written then; with --json the error is {\"error\": MESSAGE} on standard output)."
             } else {
-                "0 when nothing install added is left, 1 when a handler of that name stays registered (a line says why), 2 on an error."
+                "0 when nothing install added is left, 1 when a handler of that name stays registered (a line says why), 2 on an error (with --json, {\"error\": MESSAGE} on standard output)."
             },
             &[
                 ("See the change, then make it:", "userns-hostnet install containerd --dry-run"),

@@ -22,12 +22,161 @@ use super::daemons::{self, dig};
 use super::files;
 use crate::cli::{Engine, InstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
-use crate::sys::toml;
+use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
 /// Where CRI-O keeps the wrapper's runtime state (`--root`).
 pub const CRIO_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";
+
+/// Why install or uninstall stops ([`super::EXIT_ERROR`]): one line,
+/// which names its cause.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    #[error(transparent)]
+    DaemonConfig(#[from] DaemonConfigError),
+    #[error(transparent)]
+    InTheWay(#[from] InTheWayError),
+    #[error(transparent)]
+    Toml(#[from] TomlError),
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `std::path::absolute` of the drop-in's path.
+    #[error(transparent)]
+    DropInPath(std::io::Error),
+    #[error("{}: not UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    #[error("cannot tell this program's path: {0}")]
+    OwnPath(#[source] std::io::Error),
+    /// The hook definition built into this program does not parse.
+    #[error(transparent)]
+    ShippedHook(serde_json::Error),
+}
+
+/// Arguments install cannot work with.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error("--handler {0:?}: not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be")]
+    HandlerNotDnsLabel(String),
+    #[error("--handler {0:?}: not usable as a directory name for the handler's links")]
+    HandlerNotDirName(String),
+    #[error("--wrapper {}: not an absolute path; the daemon starts it from its own directory, so name it from /", .0.display())]
+    WrapperRelative(PathBuf),
+    #[error("--wrapper: not UTF-8")]
+    WrapperNotUtf8,
+    #[error("--hook: containerd reads no hooks directory; register the runtime handler instead (install containerd, without --hook)")]
+    ContainerdHook,
+    #[error("--set-as-default: for podman, set `runtime = \"{0}\"` under [engine] in containers.conf by hand")]
+    PodmanDefault(String),
+}
+
+/// A daemon's config that install cannot edit, or cannot edit safely.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonConfigError {
+    #[error("{p}: no such file; write containerd's defaults first (containerd config default > {p})", p = .0.display())]
+    NoContainerdConfig(PathBuf),
+    #[error("{parse}\n{}: a Go template, which install cannot edit: add the handler table to it by hand (`userns-hostnet install containerd --config COPY --dry-run` on a copy of the generated config.toml shows the table)", path.display())]
+    GoTemplate {
+        path: PathBuf,
+        #[source]
+        parse: TomlError,
+    },
+    #[error("{p}: {distro} writes this file anew at every start, so an edit here would be lost: register the handler in its template {t} instead, which {distro} uses in place of the generated file; to start the template as a copy of this file: cp {p} {t} && userns-hostnet install containerd --config {t}; then {restart}", p = path.display(), t = template.display(), restart = rancher_restart(distro))]
+    Regenerated {
+        path: PathBuf,
+        template: PathBuf,
+        distro: &'static str,
+    },
+    #[error("{p}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {p}), then install again", p = .0.display())]
+    Docker(PathBuf),
+    #[error("{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again", path.display())]
+    Version { path: PathBuf, version: i64 },
+    #[error("{}: config version {version} is not supported", path.display())]
+    DropInVersion { path: PathBuf, version: i64 },
+    #[error("{p}: --drop-in refused: containerd {major}.{minor} ({}) replaces the whole [plugins.\"io.containerd.grpc.v1.cri\"] table with an imported file's, so a drop-in holding the handler would drop sandbox_image, the CNI settings and every other handler; install without --drop-in (the handler goes into {p}, every other setting and comment kept)", containerd.display(), p = path.display())]
+    DropInOn1x {
+        path: PathBuf,
+        containerd: PathBuf,
+        major: u64,
+        minor: u64,
+    },
+    #[error("{}: --drop-in refused: cannot tell which containerd reads it ({} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in", path.display(), containerd.display())]
+    DropInUnknownContainerd { path: PathBuf, containerd: PathBuf },
+    #[error("{key} is not a table")]
+    NotATable { key: String },
+    #[error("{}: {key} is not a value", path.display())]
+    NotAValue { path: PathBuf, key: String },
+    #[error("{}: {key}: cannot read what install replaced ({was}): {source}", path.display())]
+    Replaced {
+        path: PathBuf,
+        key: String,
+        was: String,
+        #[source]
+        source: Box<toml_edit::TomlError>,
+    },
+    #[error("{}: {key}: cannot read what install replaced", path.display())]
+    ReplacedNotAValue { path: PathBuf, key: String },
+    #[error("{from} is an empty list: name a directory with --hooks-dir")]
+    NoHooksDir { from: String },
+    #[error("{from} names {}, not an absolute path", dir.display())]
+    HooksDirRelative { from: String, dir: PathBuf },
+}
+
+/// The restart that makes k3s or RKE2 read their template again.
+fn rancher_restart(distro: &str) -> &'static str {
+    if distro == "k3s" {
+        "systemctl restart k3s (k3s-agent on an agent)"
+    } else {
+        "systemctl restart rke2-server (rke2-agent on an agent)"
+    }
+}
+
+/// Something of the handler's name, a link or a runtime binary, that
+/// install does not own and will not replace.
+#[derive(Debug, thiserror::Error)]
+pub enum InTheWayError {
+    #[error("{}: runtime handler {name} already exists and differs; uninstall it or choose another --handler", file.display())]
+    HandlerDiffers { file: PathBuf, name: String },
+    #[error("{}: runtime handler {name} does not run the wrapper; leaving it alone", file.display())]
+    HandlerNotWrapper { file: PathBuf, name: String },
+    #[error("{}: podman runtime {name} already exists and does not run the wrapper; leaving it alone (choose another --handler)", file.display())]
+    PodmanRuntime { file: PathBuf, name: String },
+    #[error("{}: exists and registers no wrapper handler; leaving it alone", .0.display())]
+    ForeignDropIn(PathBuf),
+    #[error("{}: exists and points to {}, not {}; remove it or choose another --handler", path.display(), found.display(), wanted.display())]
+    LinkElsewhere {
+        path: PathBuf,
+        found: PathBuf,
+        wanted: PathBuf,
+    },
+    #[error("{}: exists and is not a link; remove it or choose another --handler", .0.display())]
+    NotALink(PathBuf),
+    #[error("{what} = {binary:?} is a relative path; make it absolute, then install again")]
+    RuntimeRelative { what: String, binary: String },
+    #[error("{what} = {binary:?} is not an executable in PATH")]
+    RuntimeNotInPath { what: String, binary: String },
+}
+
+impl InstallError {
+    /// The error of `what` (`cannot write`...) failing on `path`.
+    fn io<'a>(
+        what: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
+        move |source| InstallError::Io {
+            what,
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
 
 /// One file's change: `None` is an absent file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,18 +235,12 @@ pub fn is_dns_label(name: &str) -> bool {
 }
 
 /// What install checks of its arguments before reading any file.
-fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
+fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
     if !is_dns_label(&args.handler) {
-        anyhow::bail!(
-            "--handler {:?}: not a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63), which a RuntimeClass handler must be",
-            args.handler
-        );
+        return Err(UsageError::HandlerNotDnsLabel(args.handler.clone()));
     }
     if !args.wrapper.is_absolute() {
-        anyhow::bail!(
-            "--wrapper {}: not an absolute path; the daemon starts it from its own directory, so name it from /",
-            args.wrapper.display()
-        );
+        return Err(UsageError::WrapperRelative(args.wrapper.clone()));
     }
     let mut notes = Vec::new();
     if !is_executable(&args.wrapper) {
@@ -110,7 +253,11 @@ fn validate(args: &InstallArgs) -> anyhow::Result<Vec<String>> {
 }
 
 /// Run `install`; the exit status.
-pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
+pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
+    reported(args, install(args))
+}
+
+fn install(args: &InstallArgs) -> Result<i32, InstallError> {
     let notes = if args.more.hook {
         Vec::new()
     } else {
@@ -122,23 +269,36 @@ pub fn run(args: &InstallArgs) -> anyhow::Result<i32> {
 }
 
 /// `uninstall`: the exit status.
-pub fn run_uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
-    let plan = plan(args, false)?;
-    apply(args, &plan, false)
+pub fn run_uninstall(args: &InstallArgs) -> Result<i32, InstallError> {
+    reported(
+        args,
+        plan(args, false).and_then(|plan| apply(args, &plan, false)),
+    )
 }
 
-fn plan(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+/// Under `--json` an error is the one document on standard output,
+/// `{"error": LINE}`, with the status of an error: a script reads one
+/// document whatever happened. Otherwise the caller prints it on stderr.
+fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
+    match result {
+        Err(e) if args.more.json => {
+            let doc = serde_json::json!({ "error": e.to_string() });
+            say(&format!("{doc:#}\n"));
+            Ok(super::EXIT_ERROR)
+        }
+        other => other,
+    }
+}
+
+fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     match (args.daemon, args.more.hook) {
-        (Engine::Containerd, true) => anyhow::bail!(
-            "--hook: containerd reads no hooks directory; register the runtime handler instead (install containerd, without --hook)"
-        ),
+        (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
         (Engine::Containerd, false) => plan_containerd(args, install),
         (Engine::Crio, false) => plan_crio(args, install),
-        (Engine::Podman, false) if args.more.set_as_default => anyhow::bail!(
-            "--set-as-default: for podman, set `runtime = \"{}\"` under [engine] in containers.conf by hand",
-            args.handler
-        ),
+        (Engine::Podman, false) if args.more.set_as_default => {
+            Err(UsageError::PodmanDefault(args.handler.clone()).into())
+        }
         (Engine::Podman, false) => plan_podman(args, install),
     }
 }
@@ -212,7 +372,7 @@ fn file_action(c: &FileChange) -> &'static str {
     }
 }
 
-fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> {
+fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallError> {
     let daemon = daemon_name(args.daemon);
     let done = if install { "installed" } else { "removed" };
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
@@ -331,7 +491,7 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
         match (&c.old, &c.new) {
             (old, None) => {
                 std::fs::remove_file(&c.path)
-                    .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", c.path.display()))?;
+                    .map_err(InstallError::io("cannot remove", &c.path))?;
                 report.line(&format!("removed {}", c.path.display()));
                 report
                     .files
@@ -351,12 +511,12 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
                 let mut backup = None;
                 if old.is_some() && c.backup && args.more.backup {
                     let b = files::backup(&c.path)
-                        .map_err(|e| anyhow::anyhow!("cannot back up {}: {e}", c.path.display()))?;
+                        .map_err(InstallError::io("cannot back up", &c.path))?;
                     report.line(&format!("backup {}", b.display()));
                     backup = Some(b);
                 }
                 files::write_atomic(&c.path, new.as_bytes())
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", c.path.display()))?;
+                    .map_err(InstallError::io("cannot write", &c.path))?;
                 report.line(&format!("wrote {}", c.path.display()));
                 report.files.push(serde_json::json!({
                     "path": c.path,
@@ -397,16 +557,15 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> anyhow::Result<i32> 
     Ok(status)
 }
 
-fn apply_links(links: &[LinkChange], report: &mut Report) -> anyhow::Result<()> {
+fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {
     for l in links {
         match l {
             LinkChange::Create { path, target } => {
                 if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+                    std::fs::create_dir_all(dir).map_err(InstallError::io("cannot create", dir))?;
                 }
                 std::os::unix::fs::symlink(target, path)
-                    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+                    .map_err(InstallError::io("cannot create", path))?;
                 report.line(&format!(
                     "linked {} -> {}",
                     path.display(),
@@ -421,7 +580,7 @@ fn apply_links(links: &[LinkChange], report: &mut Report) -> anyhow::Result<()> 
                         report.links.push(link_json(l));
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => anyhow::bail!("cannot remove {}: {e}", path.display()),
+                    Err(e) => return Err(InstallError::io("cannot remove", path)(e)),
                 }
                 // The handler's directory and the directory of handlers go
                 // when empty; anything else put there keeps them.
@@ -440,7 +599,7 @@ fn apply_links(links: &[LinkChange], report: &mut Report) -> anyhow::Result<()> 
 
 /// The table at `path` below `root`, created (implicit, so that it prints
 /// no header of its own and vanishes again when emptied) where missing.
-fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> anyhow::Result<&'a mut Table> {
+fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> Result<&'a mut Table, DaemonConfigError> {
     let mut t = root;
     for key in path {
         if !t.contains_key(key) {
@@ -448,10 +607,11 @@ fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> anyhow::Result<&'a mut Ta
             new.set_implicit(true);
             t.insert(key, Item::Table(new));
         }
-        t = t
-            .get_mut(key)
-            .and_then(Item::as_table_mut)
-            .ok_or_else(|| anyhow::anyhow!("{key} is not a table"))?;
+        t = t.get_mut(key).and_then(Item::as_table_mut).ok_or_else(|| {
+            DaemonConfigError::NotATable {
+                key: (*key).to_owned(),
+            }
+        })?;
     }
     Ok(t)
 }
@@ -541,11 +701,11 @@ fn config_path(args: &InstallArgs, default: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(default))
 }
 
-fn wrapper_str(args: &InstallArgs) -> anyhow::Result<String> {
+fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
     args.wrapper
         .to_str()
         .map(str::to_owned)
-        .ok_or_else(|| anyhow::anyhow!("--wrapper: not UTF-8"))
+        .ok_or(UsageError::WrapperNotUtf8)
 }
 
 /// The handler install copies its settings from: the default runtime
@@ -573,7 +733,7 @@ fn carried_runtime(
     wrapper: &str,
     what: &str,
     notes: &mut Vec<String>,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>, InTheWayError> {
     let Some(binary) = binary.filter(|b| !b.is_empty()) else {
         return Ok(None);
     };
@@ -588,9 +748,10 @@ fn carried_runtime(
     let path = if binary.contains('/') {
         let p = PathBuf::from(binary);
         if !p.is_absolute() {
-            anyhow::bail!(
-                "{what} = {binary:?} is a relative path; make it absolute, then install again"
-            );
+            return Err(InTheWayError::RuntimeRelative {
+                what: what.to_owned(),
+                binary: binary.to_owned(),
+            });
         }
         p
     } else {
@@ -600,7 +761,10 @@ fn carried_runtime(
         std::env::split_paths(&path_var)
             .map(|d| d.join(binary))
             .find(|p| is_executable(p))
-            .ok_or_else(|| anyhow::anyhow!("{what} = {binary:?} is not an executable in PATH"))?
+            .ok_or_else(|| InTheWayError::RuntimeNotInPath {
+                what: what.to_owned(),
+                binary: binary.to_owned(),
+            })?
     };
     if !is_executable(&path) {
         notes.push(format!(
@@ -625,7 +789,7 @@ fn handler_binary(
     source: Option<&str>,
     what: &str,
     plan: &mut Plan,
-) -> anyhow::Result<String> {
+) -> Result<String, InstallError> {
     let name = args.handler.as_str();
     let carried = carried_runtime(source, wrapper, what, &mut plan.notes)?;
     let Some(real) = carried.as_deref() else {
@@ -636,7 +800,7 @@ fn handler_binary(
         return Ok(wrapper.to_owned());
     };
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
-        anyhow::bail!("--handler {name:?}: not usable as a directory name for the handler's links");
+        return Err(UsageError::HandlerNotDirName(name.to_owned()).into());
     }
     let dir = args
         .handlers_dir
@@ -653,22 +817,21 @@ fn handler_binary(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 plan.links.push(LinkChange::Create { path, target });
             }
-            Ok(t) => anyhow::bail!(
-                "{}: exists and points to {}, not {}; remove it or choose another --handler",
-                path.display(),
-                t.display(),
-                target.display()
-            ),
-            Err(_) => anyhow::bail!(
-                "{}: exists and is not a link; remove it or choose another --handler",
-                path.display()
-            ),
+            Ok(found) => {
+                return Err(InTheWayError::LinkElsewhere {
+                    path,
+                    found,
+                    wanted: target,
+                }
+                .into())
+            }
+            Err(_) => return Err(InTheWayError::NotALink(path).into()),
         }
     }
     let bin = link
         .to_str()
         .map(str::to_owned)
-        .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", link.display()))?;
+        .ok_or_else(|| InstallError::NotUtf8(link.clone()))?;
     plan.notes.push(format!(
         "real runtime of handler {name}: {} (the {what})",
         real.display()
@@ -745,7 +908,7 @@ fn changes_handler(
     binary_key: &[&str],
     file: &Path,
     plan: &mut Plan,
-) -> anyhow::Result<bool> {
+) -> Result<bool, InTheWayError> {
     let name = args.handler.as_str();
     let shown = file.display();
     let Some(e) = existing else {
@@ -778,12 +941,18 @@ fn changes_handler(
         (Owner::Operator, false) if runs_wrapper(e, binary_key) => format!(
             "left runtime handler {name} in {shown}: not added by install (no install marker); remove it by hand if it should go"
         ),
-        (Owner::Operator, true) => anyhow::bail!(
-            "{shown}: runtime handler {name} already exists and differs; uninstall it or choose another --handler"
-        ),
-        (Owner::Operator, false) => anyhow::bail!(
-            "{shown}: runtime handler {name} does not run the wrapper; leaving it alone"
-        ),
+        (Owner::Operator, true) => {
+            return Err(InTheWayError::HandlerDiffers {
+                file: file.to_owned(),
+                name: name.to_owned(),
+            })
+        }
+        (Owner::Operator, false) => {
+            return Err(InTheWayError::HandlerNotWrapper {
+                file: file.to_owned(),
+                name: name.to_owned(),
+            })
+        }
     };
     plan.leave(install, why_left);
     Ok(false)
@@ -805,7 +974,7 @@ fn edit_handler(
     file: &Path,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
-) -> anyhow::Result<bool> {
+) -> Result<bool, InstallError> {
     let name = args.handler.as_str();
     let existing = handler_in(doc, runtimes, name);
     if !changes_handler(args, make.is_some(), existing, binary_key, file, plan)? {
@@ -824,28 +993,26 @@ fn edit_handler(
 }
 
 /// Makes the handler table install adds, noting the links it needs.
-type MakeHandler<'a> = dyn Fn(&mut Plan) -> anyhow::Result<Table> + 'a;
+type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
 
 const CONTAINERD_BINARY: &[&str] = &["options", "BinaryName"];
 const CRIO_BINARY: &[&str] = &["runtime_path"];
 const CRIO_RUNTIMES: &[&str] = &["crio", "runtime", "runtimes"];
 
 /// What install (or uninstall) changes for containerd.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let config = config_path(args, daemons::CONTAINERD_CONFIG);
     let Some(text) = toml::read_optional(&config)? else {
-        anyhow::bail!(
-            "{}: no such file; write containerd's defaults first (containerd config default > {0})",
-            config.display()
-        );
+        return Err(DaemonConfigError::NoContainerdConfig(config).into());
     };
     let mut doc = match toml::parse(&config, &text) {
         Ok(d) => d,
-        Err(e) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
-            anyhow::bail!(
-                "{e}\n{}: a Go template, which install cannot edit: add the handler table to it by hand (`userns-hostnet install containerd --config COPY --dry-run` on a copy of the generated config.toml shows the table)",
-                config.display()
-            )
+        Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+            return Err(DaemonConfigError::GoTemplate {
+                path: config,
+                parse,
+            }
+            .into())
         }
         Err(e) => return Err(e.into()),
     };
@@ -858,29 +1025,23 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
         } else {
             "config.toml.tmpl"
         });
-        anyhow::bail!(
-            "{0}: {distro} writes this file anew at every start, so an edit here would be lost: register the handler in its template {1} instead, which {distro} uses in place of the generated file; to start the template as a copy of this file: cp {0} {1} && userns-hostnet install containerd --config {1}; then {2}",
-            config.display(),
-            template.display(),
-            if distro == "k3s" {
-                "systemctl restart k3s (k3s-agent on an agent)"
-            } else {
-                "systemctl restart rke2-server (rke2-agent on an agent)"
-            }
-        );
+        return Err(DaemonConfigError::Regenerated {
+            path: config,
+            template,
+            distro,
+        }
+        .into());
     }
     let cri_off = daemons::containerd_cri_disabled(&doc);
     if version < 2 && cri_off.is_some() {
-        anyhow::bail!(
-            "{0}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {0}), then install again",
-            config.display()
-        );
+        return Err(DaemonConfigError::Docker(config).into());
     }
     let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
-        anyhow::bail!(
-            "{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again",
-            config.display()
-        );
+        return Err(DaemonConfigError::Version {
+            path: config,
+            version,
+        }
+        .into());
     };
     let mut plan = Plan::default();
     if install {
@@ -894,7 +1055,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> anyhow::Result<Plan
     let wrapper = wrapper_str(args)?;
     // The handler install adds copies its settings from the main config's.
     let main = doc.clone();
-    let make = |plan: &mut Plan| -> anyhow::Result<Table> {
+    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
         let source = containerd_source(&main, &runtimes);
         let what = match &source {
             Some((s, _)) => format!("BinaryName of handler {s} in {}", config.display()),
@@ -1027,18 +1188,19 @@ fn clobbered_handler(args: &InstallArgs, config: &Path, doc: DocumentMut, plan: 
 /// carrying a copy of the whole CRI table would be safe on the day it is
 /// written, but would then shadow every later edit of that table in the
 /// main config: the main config is the one place that cannot go wrong.
-fn refuse_1x_drop_in(args: &InstallArgs, config: &Path) -> anyhow::Result<()> {
-    let bin = args.containerd.display();
+fn refuse_1x_drop_in(args: &InstallArgs, config: &Path) -> Result<(), DaemonConfigError> {
     match daemons::containerd_binary_version(&args.containerd) {
         Some((major, _)) if major >= 2 => Ok(()),
-        Some((major, minor)) => anyhow::bail!(
-            "{}: --drop-in refused: containerd {major}.{minor} ({bin}) replaces the whole [plugins.\"io.containerd.grpc.v1.cri\"] table with an imported file's, so a drop-in holding the handler would drop sandbox_image, the CNI settings and every other handler; install without --drop-in (the handler goes into {0}, every other setting and comment kept)",
-            config.display()
-        ),
-        None => anyhow::bail!(
-            "{}: --drop-in refused: cannot tell which containerd reads it ({bin} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in",
-            config.display()
-        ),
+        Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
+            path: config.to_owned(),
+            containerd: args.containerd.clone(),
+            major,
+            minor,
+        }),
+        None => Err(DaemonConfigError::DropInUnknownContainerd {
+            path: config.to_owned(),
+            containerd: args.containerd.clone(),
+        }),
     }
 }
 
@@ -1066,7 +1228,7 @@ fn plan_drop_in(
     binary_key: &[&str],
     make: Option<&MakeHandler>,
     plan: &mut Plan,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, InstallError> {
     let install = make.is_some();
     let Some(old) = old else {
         if !install {
@@ -1082,10 +1244,7 @@ fn plan_drop_in(
             .and_then(Item::as_table_like)
             .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
         if !wrapper_handlers {
-            anyhow::bail!(
-                "{}: exists and registers no wrapper handler; leaving it alone",
-                path.display()
-            );
+            return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
         }
     }
     if !edit_handler(args, &mut doc, runtimes, binary_key, path, make, plan)? {
@@ -1113,10 +1272,11 @@ fn plan_containerd_drop_in(
     runtimes: &[&str],
     make: Option<&MakeHandler>,
     plan: &mut Plan,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let install = make.is_some();
     let dir = config.parent().unwrap_or(Path::new("/"));
-    let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))?;
+    let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))
+        .map_err(InstallError::DropInPath)?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
     let old_drop_in = toml::read_optional(&drop_in)?;
     let covered = |doc: &DocumentMut| {
@@ -1141,8 +1301,9 @@ fn plan_containerd_drop_in(
             daemons::containerd_runtimes_path(v)
                 .filter(|_| v >= 2)
                 .map(|p| p.to_vec())
-                .ok_or_else(|| {
-                    anyhow::anyhow!("{}: config version {v} is not supported", drop_in.display())
+                .ok_or_else(|| DaemonConfigError::DropInVersion {
+                    path: drop_in.clone(),
+                    version: v,
                 })?
         }
         None => runtimes.to_vec(),
@@ -1215,7 +1376,7 @@ fn plan_containerd_drop_in(
 /// (crio.conf, then the drop-ins in name order, the last setting winning;
 /// the wrapper's own drop-in aside): `default_runtime` (else `runc`) and
 /// that handler's `runtime_path`, with where it was read.
-fn crio_source(conf: &Path, own: &Path) -> anyhow::Result<Option<(String, String)>> {
+fn crio_source(conf: &Path, own: &Path) -> Result<Option<(String, String)>, TomlError> {
     let mut default = None;
     let mut paths: Vec<(String, String, PathBuf)> = Vec::new();
     for file in daemons::crio_files(conf) {
@@ -1245,7 +1406,7 @@ fn crio_source(conf: &Path, own: &Path) -> anyhow::Result<Option<(String, String
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
-pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let conf = config_path(args, daemons::CRIO_CONFIG);
     let path = conf
         .parent()
@@ -1253,7 +1414,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
         .join(daemons::CRIO_DROP_IN);
     let old = toml::read_optional(&path)?;
     let mut plan = Plan::default();
-    let make = |plan: &mut Plan| -> anyhow::Result<Table> {
+    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
         let wrapper = wrapper_str(args)?;
         let source = crio_source(&conf, &path)?;
         let (binary, what) = match &source {
@@ -1361,7 +1522,7 @@ fn set_default(
     table: &[&str],
     key: &str,
     name: &str,
-) -> anyhow::Result<String> {
+) -> Result<String, InstallError> {
     let mut doc = toml::parse(path, text)?;
     let t = table_at(doc.as_table_mut(), table)?;
     let (was, prefix) = match t.get(key) {
@@ -1375,7 +1536,13 @@ fn set_default(
                 value_prefix(v).to_owned(),
             )
         }
-        Some(_) => anyhow::bail!("{}: {key} is not a value", path.display()),
+        Some(_) => {
+            return Err(DaemonConfigError::NotAValue {
+                path: path.to_owned(),
+                key: key.to_owned(),
+            }
+            .into())
+        }
         None => (UNSET.to_owned(), " ".to_owned()),
     };
     let mut v = Value::from(name);
@@ -1400,7 +1567,7 @@ fn restore_default(
     key: &str,
     name: &str,
     plan: &mut Plan,
-) -> anyhow::Result<String> {
+) -> Result<String, InstallError> {
     let mut doc = toml::parse(path, text)?;
     let Some(t) = dig_table_mut(&mut doc, table) else {
         return Ok(text.to_owned());
@@ -1425,21 +1592,21 @@ fn restore_default(
     if was == UNSET {
         t.remove(key);
     } else {
-        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|e| {
-            anyhow::anyhow!(
-                "{}: {key}: cannot read what install replaced ({was}): {e}",
-                path.display()
-            )
+        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|source| {
+            DaemonConfigError::Replaced {
+                path: path.to_owned(),
+                key: key.to_owned(),
+                was: was.clone(),
+                source: Box::new(source),
+            }
         })?;
         let old = parsed
             .get("x")
             .and_then(Item::as_value)
             .cloned()
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: {key}: cannot read what install replaced",
-                    path.display()
-                )
+            .ok_or_else(|| DaemonConfigError::ReplacedNotAValue {
+                path: path.to_owned(),
+                key: key.to_owned(),
             })?;
         if let Some(item) = t.get_mut(key) {
             *item = Item::Value(old);
@@ -1457,7 +1624,7 @@ fn plan_default(
     table: &[&str],
     key: &str,
     plan: &mut Plan,
-) -> anyhow::Result<()> {
+) -> Result<(), InstallError> {
     let Some(i) = plan.files.iter().position(|c| c.path == file) else {
         return Ok(());
     };
@@ -1500,7 +1667,7 @@ fn podman_runs_wrapper(item: &Item) -> bool {
 /// that `podman --runtime NAME` runs the wrapper. uninstall removes the
 /// entry with its marker line, leaving the file byte for byte as it was
 /// (and no file where there was none).
-pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let config = config_path(args, daemons::PODMAN_CONFIG);
     let old = toml::read_optional(&config)?;
     let mut doc = match &old {
@@ -1556,9 +1723,13 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
                 Some(text)
             }
         }
-        (_, Some(Owner::Operator)) if !runs_wrapper => anyhow::bail!(
-            "{shown}: podman runtime {name} already exists and does not run the wrapper; leaving it alone (choose another --handler)"
-        ),
+        (_, Some(Owner::Operator)) if !runs_wrapper => {
+            return Err(InTheWayError::PodmanRuntime {
+                file: config,
+                name: name.to_owned(),
+            }
+            .into())
+        }
         // Changed since install, or the operator's entry for the wrapper.
         (_, Some(left)) => {
             let why = if left == Owner::Changed {
@@ -1570,7 +1741,11 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
                 install,
                 format!(
                     "left podman runtime {name} in {shown}: {why}{}",
-                    if install { "" } else { "; remove it by hand if it should go" }
+                    if install {
+                        ""
+                    } else {
+                        "; remove it by hand if it should go"
+                    }
                 ),
             );
             old.clone()
@@ -1630,8 +1805,9 @@ fn hook_fingerprint(def: &serde_json::Value) -> u64 {
 }
 
 /// The shipped definition, run by `tool`, with the install marker.
-fn hook_definition(tool: &str, daemon: &str) -> anyhow::Result<String> {
-    let mut def: serde_json::Value = serde_json::from_str(SHIPPED_HOOK)?;
+fn hook_definition(tool: &str, daemon: &str) -> Result<String, InstallError> {
+    let mut def: serde_json::Value =
+        serde_json::from_str(SHIPPED_HOOK).map_err(InstallError::ShippedHook)?;
     if let Some(hook) = def.get_mut("hook").and_then(|h| h.as_object_mut()) {
         hook.insert("path".into(), serde_json::Value::from(tool));
     }
@@ -1646,7 +1822,8 @@ fn hook_definition(tool: &str, daemon: &str) -> anyhow::Result<String> {
     if let Some(m) = def.as_object() {
         out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out))? + "\n")
+    // A JSON value always serializes.
+    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out)).unwrap_or_default() + "\n")
 }
 
 /// Who a hook definition file belongs to.
@@ -1663,7 +1840,7 @@ fn hook_owner(text: &str) -> Owner {
 }
 
 /// The hooks directory `--hook` writes to, and why that one.
-fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
+fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
     if let Some(d) = &args.more.hooks_dir {
         return Ok((d.clone(), "--hooks-dir".into()));
     }
@@ -1696,23 +1873,23 @@ fn hooks_dir(args: &InstallArgs) -> anyhow::Result<(PathBuf, String)> {
             format!("the default, as {from} is not set"),
         ),
     };
-    let dir = daemons::hooks_dir_to_write(&dirs).ok_or_else(|| {
-        anyhow::anyhow!("{from} is an empty list: name a directory with --hooks-dir")
-    })?;
+    let Some(dir) = daemons::hooks_dir_to_write(&dirs) else {
+        return Err(DaemonConfigError::NoHooksDir { from }.into());
+    };
     if !dir.is_absolute() {
-        anyhow::bail!("{from} names {}, not an absolute path", dir.display());
+        return Err(DaemonConfigError::HooksDirRelative { from, dir }.into());
     }
     Ok((dir, from))
 }
 
 /// `--hook`: the hook definition file in the daemon's hooks directory.
-fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
+fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let (dir, from) = hooks_dir(args)?;
     let path = dir.join(HOOK_FILE);
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(e) => return Err(InstallError::io("cannot read", &path)(e)),
     };
     let mut plan = Plan::default();
     plan.notes
@@ -1735,11 +1912,10 @@ fn plan_hook(args: &InstallArgs, install: bool) -> anyhow::Result<Plan> {
             old.clone()
         }
         (true, _) => {
-            let tool = std::env::current_exe()
-                .map_err(|e| anyhow::anyhow!("cannot tell this program's path: {e}"))?;
+            let tool = std::env::current_exe().map_err(InstallError::OwnPath)?;
             let tool = tool
                 .to_str()
-                .ok_or_else(|| anyhow::anyhow!("{}: not UTF-8", tool.display()))?;
+                .ok_or_else(|| InstallError::NotUtf8(tool.clone()))?;
             Some(hook_definition(tool, daemon_name(args.daemon))?)
         }
         (false, _) => None,
@@ -1852,6 +2028,36 @@ mod tests {
         }
     }
 
+    /// The lines operators and scripts know, word for word.
+    #[test]
+    fn error_lines() {
+        let p = Path::new("/etc/containerd/config.toml");
+        let e = InstallError::from(DaemonConfigError::NoContainerdConfig(p.to_owned()));
+        assert_eq!(
+            e.to_string(),
+            "/etc/containerd/config.toml: no such file; write containerd's defaults first (containerd config default > /etc/containerd/config.toml)"
+        );
+        let dir = Path::new("/var/lib/rancher/k3s/agent/etc/containerd");
+        let e = DaemonConfigError::Regenerated {
+            path: dir.join("config.toml"),
+            template: dir.join("config.toml.tmpl"),
+            distro: "k3s",
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{0}/config.toml: k3s writes this file anew at every start, so an edit here would be lost: register the handler in its template {0}/config.toml.tmpl instead, which k3s uses in place of the generated file; to start the template as a copy of this file: cp {0}/config.toml {0}/config.toml.tmpl && userns-hostnet install containerd --config {0}/config.toml.tmpl; then systemctl restart k3s (k3s-agent on an agent)",
+                dir.display()
+            )
+        );
+        let e = InstallError::io("cannot write", p)(std::io::Error::from_raw_os_error(30));
+        assert_eq!(
+            e.to_string(),
+            "cannot write /etc/containerd/config.toml: Read-only file system (os error 30)"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+    }
+
     #[test]
     fn which_binary_is_carried() {
         let mut notes = Vec::new();
@@ -1884,8 +2090,13 @@ mod tests {
             "{notes:?}"
         );
         let e = carried(Some("bin/runc"), w, &mut notes).unwrap_err();
-        assert!(e.to_string().contains("relative path"), "{e}");
+        assert!(matches!(e, InTheWayError::RuntimeRelative { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "BinaryName of handler runc = \"bin/runc\" is a relative path; make it absolute, then install again"
+        );
         let e = carried(Some("no-such-runtime-anywhere"), w, &mut notes).unwrap_err();
+        assert!(matches!(e, InTheWayError::RuntimeNotInPath { .. }), "{e:?}");
         assert!(e.to_string().contains("not an executable in PATH"), "{e}");
     }
 }

@@ -13,6 +13,9 @@ pub mod install;
 pub mod matrix;
 pub mod version;
 
+/// Exit status of the admin tool for an error that stops a subcommand.
+pub const EXIT_ERROR: i32 = 2;
+
 /// Why an admin subcommand stops, besides what it reports as its result.
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {

@@ -6,11 +6,11 @@ use userns_hostnet::{admin, hook};
 
 fn main() {
     let cli = Cli::parse();
-    let result = match &cli.command {
+    let result: anyhow::Result<i32> = match &cli.command {
         Command::Explain(a) => admin::explain::run(a).map_err(Into::into),
         Command::Doctor(a) => admin::doctor::run(a).map_err(Into::into),
-        Command::Install(a) => admin::install::run(a),
-        Command::Uninstall(a) => admin::install::run_uninstall(a),
+        Command::Install(a) => admin::install::run(a).map_err(Into::into),
+        Command::Uninstall(a) => admin::install::run_uninstall(a).map_err(Into::into),
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
@@ -20,9 +20,11 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
+        // The library's errors name their cause in their own line: the
+        // chain under it would repeat it.
         Err(e) => {
-            eprintln!("userns-hostnet: {e:#}");
-            std::process::exit(2);
+            eprintln!("userns-hostnet: {e}");
+            std::process::exit(admin::EXIT_ERROR);
         }
     }
 }
