@@ -15,12 +15,14 @@ use super::strict::{self, Document};
 use super::view;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 /// A spec read strictly, as the rules see and edit it.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// The bytes read.
-    src: Vec<u8>,
+    /// The bytes read: text, since the strict reader accepts only UTF-8,
+    /// so a string of the document is a slice of it, with no check.
+    src: String,
     /// The top-level object with only the members [`spans::SPEC`] names,
     /// in document order: `linux` and `process` with only their named
     /// members, `root` whole, and `mounts` as `null` in its place (the
@@ -29,6 +31,17 @@ pub struct Spec {
     mounts: Mounts,
     /// Where the view's members are in the bytes read, in order.
     layout: Vec<Placed>,
+    /// The mounts' cleaned destinations, which every mount rule reads:
+    /// made on first use, dropped when the mount list changes.
+    dests: OnceCell<Result<Dests, Refusal>>,
+}
+
+/// Each mount's cleaned destination: a slice of the text read (most are
+/// written clean), or of `own`.
+#[derive(Debug, Clone, Default)]
+struct Dests {
+    own: String,
+    at: Vec<(u32, u32, bool)>,
 }
 
 /// A member of the view as read: its name, where its value is, and, for
@@ -87,6 +100,13 @@ impl Spec {
         let Some(rec) = strict::scan::scan(&src, Document::Spec, spans::SPEC) else {
             return Err(strict::refusal_of(&src, Document::Spec));
         };
+        let src = String::from_utf8(src).map_err(|e| {
+            Refusal::new(
+                strict::RULE,
+                "(document)",
+                format!("read as valid yet not UTF-8: {e}"),
+            )
+        })?;
         Spec::from_rec(src, rec)
     }
 
@@ -98,7 +118,7 @@ impl Spec {
         Spec::read(text)
     }
 
-    fn from_rec(src: Vec<u8>, rec: Rec) -> Result<Spec, Refusal> {
+    fn from_rec(src: String, rec: Rec) -> Result<Spec, Refusal> {
         let Rec::Object { members, .. } = rec else {
             return Err(not_an_object());
         };
@@ -127,17 +147,17 @@ impl Spec {
                     Value::Null
                 }
                 ("mounts", other) => {
-                    mounts = Mounts::Other(parse(&src, other.span())?);
+                    mounts = Mounts::Other(parse(src.as_bytes(), other.span())?);
                     Value::Null
                 }
                 (_, Rec::Object { members, .. }) => {
                     let mut object = Map::new();
                     for (key, rec) in members {
-                        object.insert(key.to_owned(), parse(&src, rec.span())?);
+                        object.insert(key.to_owned(), parse(src.as_bytes(), rec.span())?);
                     }
                     Value::Object(object)
                 }
-                (_, rec) => parse(&src, rec.span())?,
+                (_, rec) => parse(src.as_bytes(), rec.span())?,
             };
             view.insert(name.to_owned(), value);
         }
@@ -146,16 +166,17 @@ impl Spec {
             view: Value::Object(view),
             mounts,
             layout,
+            dests: OnceCell::new(),
         })
     }
 
     /// The bytes read.
     pub fn source(&self) -> &[u8] {
-        &self.src
+        self.src.as_bytes()
     }
 
     pub fn into_source(self) -> Vec<u8> {
-        self.src
+        self.src.into_bytes()
     }
 
     /// The members the rules read, but the mounts (see [`Spec`]).
@@ -182,12 +203,14 @@ impl Spec {
                 src: &self.src,
                 read: &[],
                 list: &[],
+                dests: &self.dests,
             }),
             Mounts::Other(other) => Err(Refusal::malformed("mounts", "an array", other)),
             Mounts::List { read, list, .. } => Ok(MountList {
                 src: &self.src,
                 read,
                 list,
+                dests: &self.dests,
             }),
         }
     }
@@ -195,6 +218,7 @@ impl Spec {
     /// The mount list, to move, add or remove mounts; `None` when the spec
     /// has no list.
     pub fn mounts_mut(&mut self) -> Option<&mut Vec<Mount>> {
+        self.dests = OnceCell::new();
         match &mut self.mounts {
             Mounts::List { list, .. } => Some(list),
             _ => None,
@@ -204,13 +228,14 @@ impl Spec {
     /// Mount `i` as an object to edit (made a value if it was still as
     /// read); `None` if there is no such mount or it is not an object.
     pub fn mount_mut(&mut self, i: usize) -> Option<&mut Map<String, Value>> {
+        self.dests = OnceCell::new();
         let Mounts::List { read, list, .. } = &mut self.mounts else {
             return None;
         };
         let mount = list.get_mut(i)?;
         if let Mount::Read(at) = *mount {
             let element = read.get(at as usize)?.element;
-            let value = parse(&self.src, element).ok()?;
+            let value = parse(self.src.as_bytes(), element).ok()?;
             *mount = Mount::Edited {
                 from: Some(at),
                 value: Box::new(value),
@@ -272,9 +297,10 @@ fn parse(src: &[u8], span: Span) -> Result<Value, Refusal> {
 /// The mount list as the rules read it.
 #[derive(Clone, Copy)]
 pub struct MountList<'a> {
-    src: &'a [u8],
+    src: &'a str,
     read: &'a [MountSpans],
     list: &'a [Mount],
+    dests: &'a OnceCell<Result<Dests, Refusal>>,
 }
 
 impl<'a> MountList<'a> {
@@ -293,6 +319,49 @@ impl<'a> MountList<'a> {
         })
     }
 
+    /// The cleaned destination of mount `i` ([`MountRef::destination`]),
+    /// made for every mount on first use; the first mount whose
+    /// destination is not a string refuses.
+    pub fn destination(&self, i: usize) -> Result<&'a str, Refusal> {
+        let dests = self
+            .dests
+            .get_or_init(|| self.all_destinations())
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let Some(&(a, b, own)) = dests.at.get(i) else {
+            return Err(Refusal::new(
+                "spec",
+                format!("mounts[{i}]"),
+                "no such mount",
+            ));
+        };
+        let text = if own { &dests.own } else { self.src };
+        Ok(&text[a as usize..b as usize])
+    }
+
+    fn all_destinations(&self) -> Result<Dests, Refusal> {
+        let mut dests = Dests::default();
+        for i in 0..self.len() {
+            let m = self
+                .get(i)
+                .ok_or_else(|| Refusal::new("spec", format!("mounts[{i}]"), "no such mount"))?;
+            if let MountRef::Read(src, spans) = m {
+                if let Some(Cow::Borrowed(d)) = spans.destination.and_then(|s| string(src, s)) {
+                    if let Cow::Borrowed(_) = fields::clean_dest(d) {
+                        let s = spans.destination.unwrap_or_default();
+                        dests.at.push((s.start + 1, s.end - 1, false));
+                        continue;
+                    }
+                }
+            }
+            let d = m.destination(i)?;
+            let start = dests.own.len() as u32;
+            dests.own.push_str(&d);
+            dests.at.push((start, dests.own.len() as u32, true));
+        }
+        Ok(dests)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = MountRef<'a>> + 'a {
         let me = *self;
         (0..me.len()).filter_map(move |i| me.get(i))
@@ -305,7 +374,7 @@ impl<'a> MountList<'a> {
 /// value to say why).
 #[derive(Clone, Copy)]
 pub enum MountRef<'a> {
-    Read(&'a [u8], &'a MountSpans),
+    Read(&'a str, &'a MountSpans),
     Value(&'a Value),
 }
 
@@ -313,7 +382,9 @@ impl<'a> MountRef<'a> {
     /// The mount as a value.
     pub fn to_value(&self) -> Value {
         match self {
-            MountRef::Read(src, spans) => parse(src, spans.element).unwrap_or(Value::Null),
+            MountRef::Read(src, spans) => {
+                parse(src.as_bytes(), spans.element).unwrap_or(Value::Null)
+            }
             MountRef::Value(v) => (*v).clone(),
         }
     }
@@ -324,7 +395,7 @@ impl<'a> MountRef<'a> {
             MountRef::Read(src, spans) => {
                 let mut spans = **spans;
                 let span = (*spans.slot(key)?)?;
-                Some(Cow::Owned(parse(src, span).ok()?))
+                Some(Cow::Owned(parse(src.as_bytes(), span).ok()?))
             }
             MountRef::Value(v) => v.get(key).map(Cow::Borrowed),
         }
@@ -349,11 +420,11 @@ impl<'a> MountRef<'a> {
             let mut spans = **spans;
             match spans.slot(key).copied().flatten() {
                 None => {
-                    if src[spans.element.start as usize] == b'{' {
+                    if src.as_bytes()[spans.element.start as usize] == b'{' {
                         return Ok(None);
                     }
                 }
-                Some(s) if src[s.start as usize] == b'n' => return Ok(None),
+                Some(s) if src.as_bytes()[s.start as usize] == b'n' => return Ok(None),
                 Some(s) => {
                     if let Some(text) = string(src, s) {
                         return Ok(Some(text));
@@ -388,12 +459,13 @@ impl<'a> MountRef<'a> {
         let bind = |o: &str| o == "bind" || o == "rbind";
         // Most mounts are checked here: their options are read in place.
         if let MountRef::Read(src, spans) = self {
-            match spans.options.map(|s| (s, src[s.start as usize])) {
-                None if src[spans.element.start as usize] == b'{' => return Ok(false),
+            let bytes = src.as_bytes();
+            match spans.options.map(|s| (s, bytes[s.start as usize])) {
+                None if bytes[spans.element.start as usize] == b'{' => return Ok(false),
                 Some((_, b'n')) => return Ok(false),
                 Some((s, b'[')) => {
                     let mut found = Some(false);
-                    for (a, b) in view::elements(src, s.start as usize) {
+                    for (a, b) in view::elements(bytes, s.start as usize) {
                         match string(src, Span::new(a, b)) {
                             Some(o) if bind(&o) => found = found.map(|_| true),
                             Some(_) => {}
@@ -413,7 +485,7 @@ impl<'a> MountRef<'a> {
     /// Do the two mounts read as the same value?
     fn same_as(&self, other: &MountRef<'_>) -> Option<bool> {
         if let (MountRef::Read(a, x), MountRef::Read(b, y)) = (self, other) {
-            if x.element.bytes(a) == y.element.bytes(b) {
+            if x.element.bytes(a.as_bytes()) == y.element.bytes(b.as_bytes()) {
                 return Some(true);
             }
         }
@@ -431,27 +503,28 @@ impl<'a> MountRef<'a> {
 
 /// The text of the string at `span`, if it is a string: borrowed from the
 /// bytes unless it has escapes.
-fn string(src: &[u8], span: Span) -> Option<Cow<'_, str>> {
-    let token = span.bytes(src);
-    let inner = token.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    if !inner.contains(&b'\\') {
-        return std::str::from_utf8(inner).ok().map(Cow::Borrowed);
+fn string(src: &str, span: Span) -> Option<Cow<'_, str>> {
+    let token = src.get(span.range())?;
+    let inner = token.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.as_bytes().contains(&b'\\') {
+        return Some(Cow::Borrowed(inner));
     }
-    serde_json::from_slice::<String>(token).ok().map(Cow::Owned)
+    serde_json::from_str::<String>(token).ok().map(Cow::Owned)
 }
 
 /// A mount's options when they are absent, `null`, or an array of strings;
 /// `None` for anything else (the slow reader says why).
-fn read_options<'a>(src: &'a [u8], spans: &MountSpans) -> Option<Vec<Cow<'a, str>>> {
-    if src[spans.element.start as usize] != b'{' {
+fn read_options<'a>(src: &'a str, spans: &MountSpans) -> Option<Vec<Cow<'a, str>>> {
+    let bytes = src.as_bytes();
+    if bytes[spans.element.start as usize] != b'{' {
         return None;
     }
     let Some(span) = spans.options else {
         return Some(Vec::new());
     };
-    match src[span.start as usize] {
+    match bytes[span.start as usize] {
         b'n' => Some(Vec::new()),
-        b'[' => view::elements(src, span.start as usize)
+        b'[' => view::elements(bytes, span.start as usize)
             .map(|(s, e)| string(src, Span::new(s, e)))
             .collect(),
         _ => None,

@@ -11,13 +11,8 @@ pub mod sysfs;
 
 use super::document::MountList;
 use super::report::Refusal;
-use std::borrow::Cow;
 
 /// The cleaned destination of every mount, in order.
-fn destinations<'a>(mounts: &MountList<'a>) -> Result<Vec<Cow<'a, str>>, Refusal> {
-    mounts
-        .iter()
-        .enumerate()
-        .map(|(i, m)| m.destination(i))
-        .collect()
+fn destinations<'a>(mounts: &MountList<'a>) -> Result<Vec<&'a str>, Refusal> {
+    (0..mounts.len()).map(|i| mounts.destination(i)).collect()
 }

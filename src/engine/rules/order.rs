@@ -29,7 +29,7 @@ impl Rule for SysBeforeSubmounts {
             return Ok(());
         }
         // A move is rare: only then keep the destinations past the edit.
-        let dests: Vec<String> = dests.into_iter().map(|d| d.into_owned()).collect();
+        let dests: Vec<String> = dests.into_iter().map(str::to_owned).collect();
         let Some(mounts) = spec.mounts_mut() else {
             return Ok(());
         };

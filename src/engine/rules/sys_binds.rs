@@ -51,8 +51,9 @@ impl Rule for HostSysBinds {
 
     fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
         let mut edits = Vec::new();
-        for (i, m) in spec.mounts()?.iter().enumerate() {
-            let dest = m.destination(i)?;
+        let mounts = spec.mounts()?;
+        for (i, m) in mounts.iter().enumerate() {
+            let dest = mounts.destination(i)?;
             if dest == "/sys" || !m.is_bind(i)? {
                 continue;
             }
@@ -72,7 +73,7 @@ impl Rule for HostSysBinds {
             let want = sysfs::hardened_options(i, &options, cx)?;
             let done = m.str_member(i, "type")?.as_deref() == Some("bind") && options == want;
             if !done {
-                edits.push((i, dest.into_owned(), json!(want)));
+                edits.push((i, dest.to_owned(), json!(want)));
             }
         }
         for (i, dest, options) in edits {

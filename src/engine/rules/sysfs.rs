@@ -39,7 +39,7 @@ impl Rule for SysfsBind {
         let mounts = spec.mounts()?;
         let mut targets = Vec::new();
         for (i, m) in mounts.iter().enumerate() {
-            if m.destination(i)? != "/sys" || !mounts_sysfs(i, &m)? {
+            if mounts.destination(i)? != "/sys" || !mounts_sysfs(i, &m)? {
                 continue;
             }
             let options = m.options(i)?;
