@@ -149,19 +149,30 @@ pub fn clean_dest(p: &str) -> Cow<'_, str> {
 }
 
 /// Is `p` absolute, with no empty, `.` or `..` component and no trailing
-/// slash (but the root)? One pass over the bytes.
+/// slash (but the root)? One pass over the bytes: it runs for every mount.
 fn is_clean(p: &[u8]) -> bool {
-    if p.first() != Some(&b'/') {
+    let Some((b'/', rest)) = p.split_first() else {
         return false;
-    }
-    if p.len() == 1 {
+    };
+    if rest.is_empty() {
         return true;
     }
-    // Each component starts after a slash: it must not be empty, `.` or
-    // `..`.
-    p.split(|&b| b == b'/')
-        .skip(1)
-        .all(|c| !matches!(c, b"" | b"." | b".."))
+    // The length of the component being read, and how many of its bytes
+    // are dots: a component of 0 bytes, or of 1 or 2 dots only, is not
+    // clean.
+    let (mut len, mut dots) = (0u32, 0u32);
+    for &b in rest {
+        if b == b'/' {
+            if len == dots && len <= 2 {
+                return false;
+            }
+            (len, dots) = (0, 0);
+        } else {
+            len += 1;
+            dots += u32::from(b == b'.');
+        }
+    }
+    !(len == dots && len <= 2)
 }
 
 /// Lexical path cleaning: repeated slashes, `.` and trailing slashes go,
@@ -216,6 +227,25 @@ mod tests {
         ] {
             assert_eq!(clean_path(raw), want, "{raw:?}");
             assert_eq!(clean_dest(raw), want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn clean_dest_agrees_with_clean_path_on_every_short_path() {
+        const PARTS: &[&str] = &["", ".", "..", "...", "a", ".a", "a.", "sys"];
+        let mut paths = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = paths
+                .iter()
+                .flat_map(|p| PARTS.iter().map(move |c| format!("{p}/{c}")))
+                .collect();
+            paths.extend(longer);
+        }
+        for p in paths
+            .iter()
+            .flat_map(|p| [p.clone(), p[1.min(p.len())..].to_owned()])
+        {
+            assert_eq!(clean_dest(&p), clean_path(&p), "{p:?}");
         }
     }
 

@@ -32,7 +32,7 @@ impl Rule for OwnCgroupView {
         let Some(last_sys) = dests.iter().rposition(|d| *d == "/sys") else {
             return Ok(());
         };
-        if dests[last_sys + 1..].iter().any(|d| *d == CGROUP_DIR) {
+        if dests[last_sys + 1..].contains(&CGROUP_DIR) {
             return Ok(());
         }
         let Some(mounts) = spec.mounts_mut() else {
