@@ -31,17 +31,10 @@ pub struct Spec {
     mounts: Mounts,
     /// Where the view's members are in the bytes read, in order.
     layout: Vec<Placed>,
-    /// The mounts' cleaned destinations, which every mount rule reads:
-    /// made on first use, dropped when the mount list changes.
-    dests: OnceCell<Result<Dests, Refusal>>,
-}
-
-/// Each mount's cleaned destination: a slice of the text read (most are
-/// written clean), or of `own`.
-#[derive(Debug, Clone, Default)]
-struct Dests {
-    own: String,
-    at: Vec<(u32, u32, bool)>,
+    /// Where the destination of each mount as read is, when it is written
+    /// clean and with no escape (most are), so that the mount rules, which
+    /// all read every destination, find it at once: made on first use.
+    clean_dests: OnceCell<Vec<Option<(u32, u32)>>>,
 }
 
 /// A member of the view as read: its name, where its value is, and, for
@@ -166,7 +159,7 @@ impl Spec {
             view: Value::Object(view),
             mounts,
             layout,
-            dests: OnceCell::new(),
+            clean_dests: OnceCell::new(),
         })
     }
 
@@ -203,14 +196,14 @@ impl Spec {
                 src: &self.src,
                 read: &[],
                 list: &[],
-                dests: &self.dests,
+                clean_dests: &self.clean_dests,
             }),
             Mounts::Other(other) => Err(Refusal::malformed("mounts", "an array", other)),
             Mounts::List { read, list, .. } => Ok(MountList {
                 src: &self.src,
                 read,
                 list,
-                dests: &self.dests,
+                clean_dests: &self.clean_dests,
             }),
         }
     }
@@ -218,7 +211,6 @@ impl Spec {
     /// The mount list, to move, add or remove mounts; `None` when the spec
     /// has no list.
     pub fn mounts_mut(&mut self) -> Option<&mut Vec<Mount>> {
-        self.dests = OnceCell::new();
         match &mut self.mounts {
             Mounts::List { list, .. } => Some(list),
             _ => None,
@@ -228,7 +220,6 @@ impl Spec {
     /// Mount `i` as an object to edit (made a value if it was still as
     /// read); `None` if there is no such mount or it is not an object.
     pub fn mount_mut(&mut self, i: usize) -> Option<&mut Map<String, Value>> {
-        self.dests = OnceCell::new();
         let Mounts::List { read, list, .. } = &mut self.mounts else {
             return None;
         };
@@ -300,7 +291,7 @@ pub struct MountList<'a> {
     src: &'a str,
     read: &'a [MountSpans],
     list: &'a [Mount],
-    dests: &'a OnceCell<Result<Dests, Refusal>>,
+    clean_dests: &'a OnceCell<Vec<Option<(u32, u32)>>>,
 }
 
 impl<'a> MountList<'a> {
@@ -319,47 +310,39 @@ impl<'a> MountList<'a> {
         })
     }
 
-    /// The cleaned destination of mount `i` ([`MountRef::destination`]),
-    /// made for every mount on first use; the first mount whose
-    /// destination is not a string refuses.
-    pub fn destination(&self, i: usize) -> Result<&'a str, Refusal> {
-        let dests = self
-            .dests
-            .get_or_init(|| self.all_destinations())
-            .as_ref()
-            .map_err(Clone::clone)?;
-        let Some(&(a, b, own)) = dests.at.get(i) else {
-            return Err(Refusal::new(
+    /// The cleaned destination of mount `i` ([`MountRef::destination`]).
+    pub fn destination(&self, i: usize) -> Result<Cow<'a, str>, Refusal> {
+        if let Some(Mount::Read(j)) = self.list.get(i) {
+            let clean = self.clean_dests.get_or_init(|| self.clean_destinations());
+            if let Some(&Some((a, b))) = clean.get(*j as usize) {
+                return Ok(Cow::Borrowed(&self.src[a as usize..b as usize]));
+            }
+        }
+        match self.get(i) {
+            Some(m) => m.destination(i),
+            None => Err(Refusal::new(
                 "spec",
                 format!("mounts[{i}]"),
                 "no such mount",
-            ));
-        };
-        let text = if own { &dests.own } else { self.src };
-        Ok(&text[a as usize..b as usize])
+            )),
+        }
     }
 
-    fn all_destinations(&self) -> Result<Dests, Refusal> {
-        let mut dests = Dests::default();
-        for i in 0..self.len() {
-            let m = self
-                .get(i)
-                .ok_or_else(|| Refusal::new("spec", format!("mounts[{i}]"), "no such mount"))?;
-            if let MountRef::Read(src, spans) = m {
-                if let Some(Cow::Borrowed(d)) = spans.destination.and_then(|s| string(src, s)) {
-                    if let Cow::Borrowed(_) = fields::clean_dest(d) {
-                        let s = spans.destination.unwrap_or_default();
-                        dests.at.push((s.start + 1, s.end - 1, false));
-                        continue;
+    /// Of each mount as read, where its destination is if it is a string
+    /// written clean and with no escape.
+    fn clean_destinations(&self) -> Vec<Option<(u32, u32)>> {
+        self.read
+            .iter()
+            .map(|spans| {
+                let s = spans.destination?;
+                match string(self.src, s)? {
+                    Cow::Borrowed(d) if matches!(fields::clean_dest(d), Cow::Borrowed(_)) => {
+                        Some((s.start + 1, s.end - 1))
                     }
+                    _ => None,
                 }
-            }
-            let d = m.destination(i)?;
-            let start = dests.own.len() as u32;
-            dests.own.push_str(&d);
-            dests.at.push((start, dests.own.len() as u32, true));
-        }
-        Ok(dests)
+            })
+            .collect()
     }
 
     pub fn iter(&self) -> impl Iterator<Item = MountRef<'a>> + 'a {

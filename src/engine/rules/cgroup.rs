@@ -29,10 +29,10 @@ impl Rule for OwnCgroupView {
             return Ok(());
         }
         let dests = destinations(&spec.mounts()?)?;
-        let Some(last_sys) = dests.iter().rposition(|d| *d == "/sys") else {
+        let Some(last_sys) = dests.iter().rposition(|d| d == "/sys") else {
             return Ok(());
         };
-        if dests[last_sys + 1..].contains(&CGROUP_DIR) {
+        if dests[last_sys + 1..].iter().any(|d| d == CGROUP_DIR) {
             return Ok(());
         }
         let Some(mounts) = spec.mounts_mut() else {
@@ -78,7 +78,7 @@ impl Rule for RuntimeCgroupV1 {
         let dests = destinations(&mounts)?;
         let cgroup = mounts.iter().zip(&dests).position(|(m, d)| {
             m.get("type").as_deref().and_then(Value::as_str) == Some("cgroup")
-                && (*d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
+                && (d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
         });
         if let Some(i) = cgroup {
             out.warnings.push(format!(

@@ -11,8 +11,9 @@ pub mod sysfs;
 
 use super::document::MountList;
 use super::report::Refusal;
+use std::borrow::Cow;
 
 /// The cleaned destination of every mount, in order.
-fn destinations<'a>(mounts: &MountList<'a>) -> Result<Vec<&'a str>, Refusal> {
+fn destinations<'a>(mounts: &MountList<'a>) -> Result<Vec<Cow<'a, str>>, Refusal> {
     (0..mounts.len()).map(|i| mounts.destination(i)).collect()
 }

@@ -7,6 +7,7 @@ use super::destinations;
 use crate::engine::report::{Change, Refusal};
 use crate::engine::{spec, Context, Findings, Mount, Rule, Spec};
 use serde_json::json;
+use std::borrow::Cow;
 
 pub const NAME: &str = "mount-order";
 
@@ -29,7 +30,7 @@ impl Rule for SysBeforeSubmounts {
             return Ok(());
         }
         // A move is rare: only then keep the destinations past the edit.
-        let dests: Vec<String> = dests.into_iter().map(str::to_owned).collect();
+        let dests: Vec<String> = dests.into_iter().map(Cow::into_owned).collect();
         let Some(mounts) = spec.mounts_mut() else {
             return Ok(());
         };

@@ -73,7 +73,7 @@ impl Rule for HostSysBinds {
             let want = sysfs::hardened_options(i, &options, cx)?;
             let done = m.str_member(i, "type")?.as_deref() == Some("bind") && options == want;
             if !done {
-                edits.push((i, dest.to_owned(), json!(want)));
+                edits.push((i, dest.into_owned(), json!(want)));
             }
         }
         for (i, dest, options) in edits {
