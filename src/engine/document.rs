@@ -57,9 +57,10 @@ pub(crate) enum Mounts {
         span: Span,
         /// Its elements as read.
         read: Vec<MountSpans>,
-        /// The elements now: read ones by index into `read`, edited or
-        /// added ones as values.
-        list: Vec<Mount>,
+        /// The elements now, once a rule changed the list (`None`: as
+        /// read): read ones by index into `read`, edited or added ones as
+        /// values.
+        list: Option<Vec<Mount>>,
     },
 }
 
@@ -131,11 +132,10 @@ impl Spec {
             });
             let value = match (name, rec) {
                 ("mounts", Rec::Mounts { span, elements }) => {
-                    let list = (0..elements.len() as u32).map(Mount::Read).collect();
                     mounts = Mounts::List {
                         span,
                         read: elements,
-                        list,
+                        list: None,
                     };
                     Value::Null
                 }
@@ -195,14 +195,14 @@ impl Spec {
             Mounts::Absent | Mounts::Other(Value::Null) => Ok(MountList {
                 src: &self.src,
                 read: &[],
-                list: &[],
+                list: None,
                 clean_dests: &self.clean_dests,
             }),
             Mounts::Other(other) => Err(Refusal::malformed("mounts", "an array", other)),
             Mounts::List { read, list, .. } => Ok(MountList {
                 src: &self.src,
                 read,
-                list,
+                list: list.as_deref(),
                 clean_dests: &self.clean_dests,
             }),
         }
@@ -212,7 +212,7 @@ impl Spec {
     /// has no list.
     pub fn mounts_mut(&mut self) -> Option<&mut Vec<Mount>> {
         match &mut self.mounts {
-            Mounts::List { list, .. } => Some(list),
+            Mounts::List { read, list, .. } => Some(as_edited(read, list)),
             _ => None,
         }
     }
@@ -223,7 +223,7 @@ impl Spec {
         let Mounts::List { read, list, .. } = &mut self.mounts else {
             return None;
         };
-        let mount = list.get_mut(i)?;
+        let mount = as_edited(read, list).get_mut(i)?;
         if let Mount::Read(at) = *mount {
             let element = read.get(at as usize)?.element;
             let value = parse(self.src.as_bytes(), element).ok()?;
@@ -266,6 +266,11 @@ impl PartialEq for Spec {
     }
 }
 
+/// The list of mounts to edit: made, each as read, on the first edit.
+fn as_edited<'l>(read: &[MountSpans], list: &'l mut Option<Vec<Mount>>) -> &'l mut Vec<Mount> {
+    list.get_or_insert_with(|| (0..read.len() as u32).map(Mount::Read).collect())
+}
+
 fn not_an_object() -> Refusal {
     Refusal::new(
         strict::RULE,
@@ -290,21 +295,24 @@ fn parse(src: &[u8], span: Span) -> Result<Value, Refusal> {
 pub struct MountList<'a> {
     src: &'a str,
     read: &'a [MountSpans],
-    list: &'a [Mount],
+    list: Option<&'a [Mount]>,
     clean_dests: &'a OnceCell<Vec<Option<(u32, u32)>>>,
 }
 
 impl<'a> MountList<'a> {
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.list.map_or(self.read.len(), <[Mount]>::len)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.len() == 0
     }
 
     pub fn get(&self, i: usize) -> Option<MountRef<'a>> {
-        Some(match self.list.get(i)? {
+        let Some(list) = self.list else {
+            return Some(MountRef::Read(self.src, self.read.get(i)?));
+        };
+        Some(match list.get(i)? {
             Mount::Read(at) => MountRef::Read(self.src, self.read.get(*at as usize)?),
             Mount::Edited { value, .. } => MountRef::Value(value),
         })
@@ -312,9 +320,16 @@ impl<'a> MountList<'a> {
 
     /// The cleaned destination of mount `i` ([`MountRef::destination`]).
     pub fn destination(&self, i: usize) -> Result<Cow<'a, str>, Refusal> {
-        if let Some(Mount::Read(j)) = self.list.get(i) {
+        let read = match self.list {
+            None => Some(i),
+            Some(list) => match list.get(i) {
+                Some(Mount::Read(j)) => Some(*j as usize),
+                _ => None,
+            },
+        };
+        if let Some(j) = read {
             let clean = self.clean_dests.get_or_init(|| self.clean_destinations());
-            if let Some(&Some((a, b))) = clean.get(*j as usize) {
+            if let Some(&Some((a, b))) = clean.get(j) {
                 return Ok(Cow::Borrowed(&self.src[a as usize..b as usize]));
             }
         }
@@ -334,7 +349,7 @@ impl<'a> MountList<'a> {
         self.read
             .iter()
             .map(|spans| {
-                let s = spans.destination?;
+                let s = spans.destination()?;
                 match string(self.src, s)? {
                     Cow::Borrowed(d) if matches!(fields::clean_dest(d), Cow::Borrowed(_)) => {
                         Some((s.start + 1, s.end - 1))
@@ -375,9 +390,12 @@ impl<'a> MountRef<'a> {
     /// The member `key` as a value, if present.
     pub fn get(&self, key: &str) -> Option<Cow<'a, Value>> {
         match self {
+            // A member the spans do not record: from the mount as a value.
+            MountRef::Read(..) if MountSpans::slot(key).is_none() => {
+                self.to_value().get(key).cloned().map(Cow::Owned)
+            }
             MountRef::Read(src, spans) => {
-                let mut spans = **spans;
-                let span = (*spans.slot(key)?)?;
+                let span = spans.member(key)?;
                 Some(Cow::Owned(parse(src.as_bytes(), span).ok()?))
             }
             MountRef::Value(v) => v.get(key).map(Cow::Borrowed),
@@ -387,7 +405,7 @@ impl<'a> MountRef<'a> {
     /// The destination, cleaned ([`fields::destination`]).
     pub fn destination(&self, index: usize) -> Result<Cow<'a, str>, Refusal> {
         if let MountRef::Read(src, spans) = self {
-            if let Some(d) = spans.destination.and_then(|s| string(src, s)) {
+            if let Some(d) = spans.destination().and_then(|s| string(src, s)) {
                 return Ok(match d {
                     Cow::Borrowed(d) => fields::clean_dest(d),
                     Cow::Owned(d) => Cow::Owned(fields::clean_dest(&d).into_owned()),
@@ -399,9 +417,8 @@ impl<'a> MountRef<'a> {
 
     /// An optional string member (`type`, `source`) ([`fields::mount_str`]).
     pub fn str_member(&self, index: usize, key: &str) -> Result<Option<Cow<'a, str>>, Refusal> {
-        if let MountRef::Read(src, spans) = self {
-            let mut spans = **spans;
-            match spans.slot(key).copied().flatten() {
+        if let (MountRef::Read(src, spans), Some(_)) = (self, MountSpans::slot(key)) {
+            match spans.member(key) {
                 None => {
                     if src.as_bytes()[spans.element.start as usize] == b'{' {
                         return Ok(None);
@@ -443,7 +460,7 @@ impl<'a> MountRef<'a> {
         // Most mounts are checked here: their options are read in place.
         if let MountRef::Read(src, spans) = self {
             let bytes = src.as_bytes();
-            match spans.options.map(|s| (s, bytes[s.start as usize])) {
+            match spans.options().map(|s| (s, bytes[s.start as usize])) {
                 None if bytes[spans.element.start as usize] == b'{' => return Ok(false),
                 Some((_, b'n')) => return Ok(false),
                 Some((s, b'[')) => {
@@ -503,7 +520,7 @@ fn read_options<'a>(src: &'a str, spans: &MountSpans) -> Option<Vec<Cow<'a, str>
     if bytes[spans.element.start as usize] != b'{' {
         return None;
     }
-    let Some(span) = spans.options else {
+    let Some(span) = spans.options() else {
         return Some(Vec::new());
     };
     match bytes[span.start as usize] {

@@ -152,7 +152,27 @@ fn reads_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
 /// element (those as read byte for byte)?
 fn mounts_read_as(out: &[u8], rec: &Rec, spec: &Spec) -> bool {
     match (spec.mount_member(), rec) {
-        (Mounts::List { read, list, .. }, Rec::Elements { elements, .. }) => {
+        (
+            Mounts::List {
+                read, list: None, ..
+            },
+            Rec::Elements { elements, .. },
+        ) => {
+            let src = spec.source();
+            read.len() == elements.len()
+                && read
+                    .iter()
+                    .zip(elements)
+                    .all(|(r, at)| r.element.bytes(src) == at.bytes(out))
+        }
+        (
+            Mounts::List {
+                read,
+                list: Some(list),
+                ..
+            },
+            Rec::Elements { elements, .. },
+        ) => {
             let src = spec.source();
             list.len() == elements.len()
                 && list.iter().zip(elements).all(|(m, at)| match m {
@@ -369,7 +389,12 @@ impl Writer<'_> {
     fn mounts(&mut self, at: usize) -> usize {
         let src = self.src;
         let (span, read, list) = match self.mounts {
-            Mounts::List { span, read, list } if span.start as usize == at => (*span, read, list),
+            Mounts::List {
+                span,
+                read,
+                list: Some(list),
+            } if span.start as usize == at => (*span, read, list),
+            Mounts::List { span, .. } if span.start as usize == at => return span.end as usize,
             // Never edited: as read.
             _ => return skip_value(src, at),
         };

@@ -16,7 +16,7 @@
 //! [`MAX_DEPTH`] levels and [`MAX_BYTES`] bytes. Strings and runs of
 //! indentation are read eight bytes at a time.
 
-use super::spans::{self, MountSpans, Rec, Record, Span};
+use super::spans::{self, MountSpans, Rec, Record, Span, MOUNT_MEMBERS};
 use super::{fields, folds_to, view, Document, Shape, Struct, MAX_BYTES, MAX_DEPTH, NUMBER_TOKEN};
 use std::collections::hash_map::RandomState;
 use std::collections::HashSet;
@@ -135,8 +135,8 @@ impl<'a> Scanner<'a> {
                     let end = if src.get(at) == Some(&b'{') {
                         s.object(at, element, depth, |s, from, key, child, depth| {
                             let end = s.skip(from, child, depth)?;
-                            if let Some(slot) = mount_slot(&mut spans, key) {
-                                *slot = Some(Span::new(from, end));
+                            if let Some(slot) = mount_slot(key) {
+                                spans.set(slot, Span::new(from, end));
                             }
                             Some(end)
                         })?
@@ -519,26 +519,13 @@ fn string_rest(src: &[u8], i: usize, mut j: usize) -> Option<(usize, bool)> {
     Some((j + 1, escaped))
 }
 
-/// The names of [`MountSpans`]' slots.
-const MOUNT_SLOTS: [&str; 6] = [
-    "destination",
-    "type",
-    "source",
-    "options",
-    "uidMappings",
-    "gidMappings",
-];
-
-/// The slot of the member `key` of a mount, as [`MountSpans::slot`] has
-/// it: found by the bytes, the key need not be made a `str`.
+/// The number of the member `key` of a mount, as [`MountSpans::slot`]
+/// has it: found by the bytes, the key need not be made a `str`.
 #[inline]
-fn mount_slot<'m>(spans: &'m mut MountSpans, key: &[u8]) -> Option<&'m mut Option<Span>> {
-    for name in MOUNT_SLOTS {
-        if same(name.as_bytes(), key) {
-            return spans.slot(name);
-        }
-    }
-    None
+fn mount_slot(key: &[u8]) -> Option<usize> {
+    MOUNT_MEMBERS
+        .iter()
+        .position(|name| same(name.as_bytes(), key))
 }
 
 /// `a == b`, for the short names and keys of a spec without a call to

@@ -88,29 +88,61 @@ impl Rec {
 
 /// One element of the mount list: its span and those of the members the
 /// rules read. Members of an element that is not an object are all `None`.
+/// Kept small (56 bytes): a large spec has tens of thousands of mounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MountSpans {
     pub element: Span,
-    pub destination: Option<Span>,
-    pub kind: Option<Span>,
-    pub source: Option<Span>,
-    pub options: Option<Span>,
-    pub uid_mappings: Option<Span>,
-    pub gid_mappings: Option<Span>,
+    /// Each member's start and end, in [`MOUNT_MEMBERS`] order; an end of
+    /// 0 (no value ends at the first byte) is a member not present.
+    members: [(u32, u32); 6],
 }
 
+/// The members of a mount the rules read.
+pub const MOUNT_MEMBERS: [&str; 6] = [
+    "destination",
+    "type",
+    "source",
+    "options",
+    "uidMappings",
+    "gidMappings",
+];
+
 impl MountSpans {
-    /// The slot of the member `key`, if the rules read it.
-    pub fn slot(&mut self, key: &str) -> Option<&mut Option<Span>> {
-        Some(match key {
-            "destination" => &mut self.destination,
-            "type" => &mut self.kind,
-            "source" => &mut self.source,
-            "options" => &mut self.options,
-            "uidMappings" => &mut self.uid_mappings,
-            "gidMappings" => &mut self.gid_mappings,
-            _ => return None,
-        })
+    /// The span of member number `slot` of [`MOUNT_MEMBERS`], if present.
+    pub fn at(&self, slot: usize) -> Option<Span> {
+        match self.members.get(slot)? {
+            (_, 0) => None,
+            &(start, end) => Some(Span { start, end }),
+        }
+    }
+
+    /// Record where member number `slot` is.
+    pub fn set(&mut self, slot: usize, span: Span) {
+        if let Some(m) = self.members.get_mut(slot) {
+            *m = (span.start, span.end);
+        }
+    }
+
+    /// The number of the member `key`, if the rules read it.
+    pub fn slot(key: &str) -> Option<usize> {
+        MOUNT_MEMBERS.iter().position(|m| *m == key)
+    }
+
+    /// The span of the member `key`, if the rules read it and it is present.
+    pub fn member(&self, key: &str) -> Option<Span> {
+        self.at(MountSpans::slot(key)?)
+    }
+
+    pub fn destination(&self) -> Option<Span> {
+        self.at(0)
+    }
+
+    pub fn kind(&self) -> Option<Span> {
+        self.at(1)
+    }
+
+    pub fn options(&self) -> Option<Span> {
+        self.at(3)
     }
 }
 
@@ -169,8 +201,8 @@ pub fn locate(src: &[u8], at: usize, record: Record) -> Rec {
                     };
                     if src[s] == b'{' {
                         for m in view::members(src, s) {
-                            if let Some(slot) = spans.slot(&m.key) {
-                                *slot = Some(Span::new(m.value, m.end));
+                            if let Some(slot) = MountSpans::slot(&m.key) {
+                                spans.set(slot, Span::new(m.value, m.end));
                             }
                         }
                     }

@@ -89,13 +89,13 @@ fn mount_spans_name_each_member() {
     };
     let at = |s: Option<Span>| String::from_utf8_lossy(s.unwrap().bytes(text)).into_owned();
     assert_eq!(elements.len(), 4);
-    assert_eq!(at(elements[0].destination), "\"/d\"");
-    assert_eq!(at(elements[0].kind), "\"bind\"");
-    assert_eq!(at(elements[0].options), "[\"ro\"]");
-    assert_eq!(at(elements[0].gid_mappings), "null");
-    assert_eq!(at(elements[1].kind), "\"tmpfs\"");
+    assert_eq!(at(elements[0].destination()), "\"/d\"");
+    assert_eq!(at(elements[0].kind()), "\"bind\"");
+    assert_eq!(at(elements[0].options()), "[\"ro\"]");
+    assert_eq!(at(elements[0].member("gidMappings")), "null");
+    assert_eq!(at(elements[1].kind()), "\"tmpfs\"");
     assert_eq!(at(Some(elements[2].element)), "5");
-    assert_eq!(elements[3].destination, None);
+    assert_eq!(elements[3].destination(), None);
     let sysctl = rec
         .member("linux")
         .and_then(|l| l.member("sysctl"))
