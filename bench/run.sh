@@ -228,8 +228,11 @@ if [ "$QUICK" = 1 ]; then
 	cargo build --quiet "${FEATURES[@]}" --example engine-rss
 	RSS_BIN=$TARGET/debug/examples/engine-rss
 else
-	cargo build --quiet --release "${FEATURES[@]}" --example engine-rss
-	RSS_BIN=$TARGET/release/examples/engine-rss
+	# Linked as the wrapper ships (static-pie): the process's own pages
+	# are the wrapper's, not a dynamic loader's and libc's.
+	RUSTFLAGS="-C target-feature=+crt-static" \
+		cargo build --quiet --release --locked --target "$TRIPLE" "${FEATURES[@]}" --example engine-rss
+	RSS_BIN=$TARGET/$TRIPLE/release/examples/engine-rss
 fi
 engine_rss() { # size: "rss KiB, file KiB, bound KiB"
 	"$RSS_BIN" gen "$1" >"$WORK/engine-$1.json"
