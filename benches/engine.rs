@@ -1,15 +1,16 @@
 //! Engine scaling: bytes of config.json in, bytes to write out, as the
-//! wrapper does it (the strict reader building the view the rules read,
-//! decide, convert, the edits written into the original bytes), for
-//! configs from 5 KB to 5 MB grown from the podman fixture with mounts,
-//! env entries and annotations. The time must grow linearly with the size.
+//! wrapper does it (`Spec::read`: the one-pass strict reader recording
+//! spans; decide, convert; the edits written into the bytes read, and the
+//! result read back and checked), for configs from 5 KB to 5 MB grown
+//! from the podman fixture with mounts, env entries and annotations. The
+//! time must grow linearly with the size.
 //!
 //!     cargo bench --bench engine          # measure
 //!     cargo test --bench engine           # run each case once (CI)
 //!
-//! `read` compares the strict reader (whole document, and view) with
-//! serde_json on the same bytes; `whole` is the path that builds and
-//! serializes the whole document (`explain`'s), for comparison.
+//! `read` compares the strict readers (the whole-document one, and
+//! `Spec::read`) with serde_json on the same bytes; `whole` builds and
+//! serializes the whole document, for comparison.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::Value;
