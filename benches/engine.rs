@@ -65,6 +65,31 @@ fn scaling(c: &mut Criterion) {
     group.finish();
 }
 
+/// `convert` without the read-back check of the written bytes: what the
+/// check costs.
+fn unchecked(c: &mut Criterion) {
+    let mut group = c.benchmark_group("unchecked");
+    for (label, size) in [("25KB", 25_000), ("5MB", 5_000_000)] {
+        let bytes = config_of_size(size);
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        if size >= 1_000_000 {
+            group.sample_size(10);
+        }
+        group.bench_with_input(BenchmarkId::from_parameter(label), &bytes, |b, x| {
+            b.iter_batched(
+                || x.clone(),
+                |x| {
+                    let spec = Spec::read(x).unwrap();
+                    let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap();
+                    view::write(&plan.spec)
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
 fn whole(c: &mut Criterion) {
     let mut group = c.benchmark_group("whole");
     for (label, size) in [("25KB", 25_000), ("5MB", 5_000_000)] {
@@ -108,5 +133,5 @@ fn reading(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scaling, whole, reading);
+criterion_group!(benches, scaling, unchecked, whole, reading);
 criterion_main!(benches);
