@@ -218,23 +218,32 @@ impl Spec {
     }
 
     /// Mount `i` as an object to edit (made a value if it was still as
-    /// read); `None` if there is no such mount or it is not an object.
-    pub fn mount_mut(&mut self, i: usize) -> Option<&mut Map<String, Value>> {
+    /// read). A rule edits only a mount it has read as an object, so
+    /// anything else is refused: an edit the rules decided on is never
+    /// skipped.
+    pub fn mount_mut(&mut self, i: usize) -> Result<&mut Map<String, Value>, Refusal> {
+        let missing = || Refusal::new("spec", format!("mounts[{i}]"), "no such mount to edit");
         let Mounts::List { read, list, .. } = &mut self.mounts else {
-            return None;
+            return Err(missing());
         };
-        let mount = as_edited(read, list).get_mut(i)?;
+        let mount = as_edited(read, list).get_mut(i).ok_or_else(missing)?;
         if let Mount::Read(at) = *mount {
-            let element = read.get(at as usize)?.element;
-            let value = parse(self.src.as_bytes(), element).ok()?;
+            let element = read.get(at as usize).ok_or_else(missing)?.element;
             *mount = Mount::Edited {
                 from: Some(at),
-                value: Box::new(value),
+                value: Box::new(parse(self.src.as_bytes(), element)?),
             };
         }
         match mount {
-            Mount::Edited { value, .. } => value.as_object_mut(),
-            Mount::Read(_) => None,
+            Mount::Edited { value, .. } => match value.as_mut() {
+                Value::Object(map) => Ok(map),
+                other => Err(Refusal::malformed(
+                    format!("mounts[{i}]"),
+                    "an object",
+                    other,
+                )),
+            },
+            Mount::Read(_) => Err(missing()),
         }
     }
 
@@ -256,10 +265,7 @@ impl PartialEq for Spec {
         }
         match (self.mounts(), other.mounts()) {
             (Ok(a), Ok(b)) => {
-                a.len() == b.len()
-                    && a.iter()
-                        .zip(b.iter())
-                        .all(|(x, y)| x.same_as(&y).unwrap_or(false))
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.same_as(&y))
             }
             _ => self.mounts == other.mounts,
         }
@@ -483,13 +489,13 @@ impl<'a> MountRef<'a> {
     }
 
     /// Do the two mounts read as the same value?
-    fn same_as(&self, other: &MountRef<'_>) -> Option<bool> {
+    fn same_as(&self, other: &MountRef<'_>) -> bool {
         if let (MountRef::Read(a, x), MountRef::Read(b, y)) = (self, other) {
             if x.element.bytes(a.as_bytes()) == y.element.bytes(b.as_bytes()) {
-                return Some(true);
+                return true;
             }
         }
-        Some(self.to_value() == other.to_value())
+        self.to_value() == other.to_value()
     }
 
     /// `f` on the mount as a value, its borrowed results made owned.

@@ -77,9 +77,7 @@ impl Rule for HostSysBinds {
             }
         }
         for (i, dest, options) in edits {
-            let Some(mount) = spec.mount_mut(i) else {
-                continue;
-            };
+            let mount = spec.mount_mut(i)?;
             let before = Value::Object(mount.clone());
             mount.insert("type".into(), json!("bind"));
             mount.insert("options".into(), options);

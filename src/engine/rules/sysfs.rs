@@ -60,9 +60,7 @@ impl Rule for SysfsBind {
             }
         }
         for (i, edit) in targets {
-            let Some(mount) = spec.mount_mut(i) else {
-                continue;
-            };
+            let mount = spec.mount_mut(i)?;
             let before = Value::Object(mount.clone());
             if let Value::Object(edit) = edit {
                 // Edited in place: the destination, key order and any other

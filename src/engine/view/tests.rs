@@ -248,3 +248,21 @@ fn checked_write_reads_back_as_decided_or_refuses() {
     let r = write_checked(&spec).unwrap_err();
     assert_eq!(r.rule, "write", "{r}");
 }
+
+#[test]
+fn a_mount_that_cannot_be_edited_is_refused_not_skipped() {
+    let mut spec = Spec::read(br#"{"mounts": [5, {"destination": "/a"}]}"#.to_vec()).unwrap();
+    assert_eq!(
+        spec.mount_mut(0).unwrap_err().to_string(),
+        "spec: mounts[0]: expected an object, found a number"
+    );
+    assert_eq!(spec.mount_mut(2).unwrap_err().field, "mounts[2]");
+    spec.mount_mut(1)
+        .unwrap()
+        .insert("type".into(), json!("bind"));
+    let out: Value = serde_json::from_slice(&write(&spec)).unwrap();
+    assert_eq!(
+        out["mounts"][1],
+        json!({"destination": "/a", "type": "bind"})
+    );
+}
