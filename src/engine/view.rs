@@ -79,6 +79,11 @@ const PROCESS: &[(&str, Build)] = &[("user", Build::All), ("capabilities", Build
 /// The bytes of `spec` after the rules' edits: the bytes it was read
 /// from with only what differs written anew.
 pub fn write(spec: &Spec) -> Vec<u8> {
+    write_in(spec, slots(spec).as_deref())
+}
+
+/// [`write`], with the view's [`slots`] when there are.
+fn write_in(spec: &Spec, slots: Option<&[Slot<'_>]>) -> Vec<u8> {
     let original = spec.source();
     let mut w = Writer {
         src: original,
@@ -88,8 +93,17 @@ pub fn write(spec: &Spec) -> Vec<u8> {
         mounts: spec.mount_member(),
     };
     let start = skip_ws(original, 0);
-    if start < original.len() && !w.placed(spec) {
-        w.value(start, spec.view(), VIEW);
+    if start < original.len() {
+        match slots {
+            Some(slots) => {
+                for slot in slots {
+                    w.value(slot.span.start as usize, slot.value, slot.build);
+                }
+            }
+            None => {
+                w.value(start, spec.view(), VIEW);
+            }
+        }
     }
     w.out.extend_from_slice(&original[w.copied..]);
     w.out
@@ -98,11 +112,118 @@ pub fn write(spec: &Spec) -> Vec<u8> {
 /// [`write`], then the result read back as the runtime will read it and
 /// compared with `spec`: the wrapper writes a converted spec only when the
 /// bytes say exactly what the rules decided. A difference (a writer bug)
-/// refuses the container rather than start it on other bytes. The bytes
-/// written are read strictly, whole, and each member the rules read is
-/// compared with the plan where it lies, with nothing built.
+/// refuses the container rather than start it on other bytes.
 pub fn write_checked(spec: &Spec) -> Result<Vec<u8>, Refusal> {
-    let out = write(spec);
+    let slots = slots(spec);
+    let out = write_in(spec, slots.as_deref());
+    match slots {
+        Some(slots) if written_in_place(&out, spec, &slots) => Ok(out),
+        _ => read_back(out, spec),
+    }
+}
+
+/// A member of the view where it was read: the writer writes each where
+/// it is, and the check reads back each where it lands.
+struct Slot<'a> {
+    /// Its field names from the top level: one or two.
+    path: [&'static str; 2],
+    len: usize,
+    /// Where it was read.
+    span: Span,
+    value: &'a Value,
+    build: Build,
+}
+
+impl Slot<'_> {
+    fn path(&self) -> &[&'static str] {
+        &self.path[..self.len]
+    }
+}
+
+/// The members of the view in the order they were read, each where it
+/// was read, when the view has the members read, in that order (rules
+/// edit values, they do not add or remove these members): then nothing
+/// else of the document changes. `None` when it does not.
+fn slots(spec: &Spec) -> Option<Vec<Slot<'_>>> {
+    let view = spec.view().as_object()?;
+    let layout = spec.layout();
+    if view.len() != layout.len() || !view.keys().zip(layout).all(|(k, p)| k == p.name) {
+        return None;
+    }
+    let mut slots = Vec::with_capacity(8);
+    for (p, v) in layout.iter().zip(view.values()) {
+        let build = VIEW.member(p.name);
+        match (&p.members, v) {
+            (Some(members), Value::Object(map))
+                if map.len() == members.len()
+                    && map.keys().zip(members).all(|(k, (n, _))| k == n) =>
+            {
+                for ((name, span), v) in members.iter().zip(map.values()) {
+                    slots.push(Slot {
+                        path: [p.name, name],
+                        len: 2,
+                        span: *span,
+                        value: v,
+                        build: build.member(name),
+                    });
+                }
+            }
+            _ => slots.push(Slot {
+                path: [p.name, ""],
+                len: 1,
+                span: p.span,
+                value: v,
+                build,
+            }),
+        }
+    }
+    Some(slots)
+}
+
+/// The check of [`write_checked`] for a spec written by [`slots`]: every
+/// byte around the slots is the byte read, and each slot is read strictly
+/// where it lands (the fields of its shape, at its level, as [`scan::scan`]
+/// would read it there) and equal to the view. The bytes around are those
+/// the strict reader accepted, with the same keys around each slot, so the
+/// whole document reads as the strict reader would read it whole; only the
+/// slots are read again. `false`: not confirmed this way, and the whole
+/// document is read back instead ([`read_back`]).
+fn written_in_place(out: &[u8], spec: &Spec, slots: &[Slot<'_>]) -> bool {
+    let src = spec.source();
+    let (mut o, mut p) = (0, 0);
+    for slot in slots {
+        let (start, end) = (slot.span.start as usize, slot.span.end as usize);
+        let Some(gap) = src.get(p..start) else {
+            return false;
+        };
+        if out.get(o..o + gap.len()) != Some(gap) {
+            return false;
+        }
+        o += gap.len();
+        let record = match slot.build {
+            Build::Mounts => spans::Record::Elements,
+            _ => spans::Record::Whole,
+        };
+        let Some((after, rec)) = scan::scan_member(out, o, Document::Spec, slot.path(), record)
+        else {
+            return false;
+        };
+        let same = match slot.build {
+            Build::Mounts => mounts_read_as(out, &rec, spec),
+            _ => equal(out, o, slot.value) == Some(after),
+        };
+        if !same {
+            return false;
+        }
+        (o, p) = (after, end);
+    }
+    out.get(o..) == src.get(p..)
+}
+
+/// The check of [`write_checked`] in general: the bytes written read
+/// strictly, whole, and each member the rules read compared with the plan
+/// where it lies, with nothing built.
+fn read_back(out: Vec<u8>, spec: &Spec) -> Result<Vec<u8>, Refusal> {
     let Some(rec) = scan::scan(&out, Document::Spec, spans::CHECK) else {
         let r = strict::refusal_of(&out, Document::Spec);
         return Err(Refusal::new(
@@ -223,37 +344,6 @@ pub(crate) struct Member<'a> {
 }
 
 impl Writer<'_> {
-    /// Each member of the view written where it was read, when the view
-    /// has the members read, in their order (rules edit values, they do
-    /// not add or remove these members): no other byte of the document is
-    /// walked. `false` when it does not, and nothing was written.
-    fn placed(&mut self, spec: &Spec) -> bool {
-        let Some(view) = spec.view().as_object() else {
-            return false;
-        };
-        let layout = spec.layout();
-        if view.len() != layout.len() || !view.keys().zip(layout).all(|(k, p)| k == p.name) {
-            return false;
-        }
-        for (p, v) in layout.iter().zip(view.values()) {
-            let build = VIEW.member(p.name);
-            match (&p.members, v) {
-                (Some(members), Value::Object(map))
-                    if map.len() == members.len()
-                        && map.keys().zip(members).all(|(k, (n, _))| k == n) =>
-                {
-                    for ((name, span), v) in members.iter().zip(map.values()) {
-                        self.value(span.start as usize, v, build.member(name));
-                    }
-                }
-                _ => {
-                    self.value(p.span.start as usize, v, build);
-                }
-            }
-        }
-        true
-    }
-
     /// Copy the original up to `pos`.
     fn flush_to(&mut self, pos: usize) {
         self.out.extend_from_slice(&self.src[self.copied..pos]);

@@ -28,10 +28,7 @@ pub fn scan(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
     if bytes.len() as u64 > MAX_BYTES {
         return None;
     }
-    let root = match doc {
-        Document::Spec => &fields::SPEC,
-        Document::Process => &fields::PROCESS,
-    };
+    let root = root_of(doc);
     let mut s = Scanner {
         src: bytes,
         keys: Vec::new(),
@@ -43,6 +40,45 @@ pub fn scan(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
     }
     let (end, rec) = s.recorded(i, Shape::Struct(root), record, 1)?;
     (ws(bytes, end) == bytes.len()).then_some(rec)
+}
+
+/// The value at `at` of `bytes`, read as the member at `path` (field names
+/// from the top level) of a `doc`: checked as [`scan`] checks it there
+/// (the fields of its shape, its level) and recorded as `record`. Where it
+/// ends and what was recorded, or `None` if the strict reader would refuse
+/// it there. For the check of a written spec, which reads back only what
+/// the writer wrote.
+pub fn scan_member(
+    bytes: &[u8],
+    at: usize,
+    doc: Document,
+    path: &[&str],
+    record: Record,
+) -> Option<(usize, Rec)> {
+    if bytes.len() as u64 > MAX_BYTES {
+        return None;
+    }
+    let mut shape = Shape::Struct(root_of(doc));
+    for key in path {
+        shape = match shape {
+            Shape::Struct(s) => field(s, key.as_bytes())?,
+            Shape::Map(s) => *s,
+            Shape::Any | Shape::Array(_) => Shape::Any,
+        };
+    }
+    let mut s = Scanner {
+        src: bytes,
+        keys: Vec::new(),
+        hasher: RandomState::new(),
+    };
+    s.recorded(at, shape, record, path.len() + 1)
+}
+
+fn root_of(doc: Document) -> &'static Struct {
+    match doc {
+        Document::Spec => &fields::SPEC,
+        Document::Process => &fields::PROCESS,
+    }
 }
 
 /// The same, by the whole-document reader and [`spans::locate`]: slow, and

@@ -266,3 +266,123 @@ fn a_mount_that_cannot_be_edited_is_refused_not_skipped() {
         json!({"destination": "/a", "type": "bind"})
     );
 }
+
+/// The plan's spec for `text`, and what the writer writes for it.
+fn converted(text: &[u8]) -> (Spec, Vec<u8>) {
+    let spec = Spec::read(text.to_vec()).unwrap();
+    let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap();
+    assert!(plan.changed());
+    let out = write(&plan.spec);
+    (plan.spec, out)
+}
+
+/// Does the check of a write in place confirm `out` for `spec`?
+fn confirmed_in_place(spec: &Spec, out: &[u8]) -> bool {
+    written_in_place(out, spec, &slots(spec).expect("written in place"))
+}
+
+#[test]
+fn a_conversion_is_checked_where_it_was_written() {
+    let made: Vec<String> = FIXTURES.iter().map(|t| with_userns_hostnet(t)).collect();
+    let mut checked = 0;
+    for text in &made {
+        let spec = Spec::read(text.as_bytes().to_vec()).unwrap();
+        let Ok(plan) = evaluate(spec, &HostFacts::default(), &Policy::default()) else {
+            continue;
+        };
+        let out = write(&plan.spec);
+        assert!(confirmed_in_place(&plan.spec, &out), "{text}");
+        assert_eq!(write_checked(&plan.spec).unwrap(), out);
+        checked += 1;
+    }
+    assert!(checked >= FIXTURES.len() / 2, "{checked} converted");
+}
+
+#[test]
+fn the_check_in_place_confirms_only_what_reads_back_as_decided() {
+    let text = serde_json::to_vec_pretty(&userns_spec()).unwrap();
+    let (spec, out) = converted(&text);
+    let out = String::from_utf8(out).unwrap();
+    let caps = "\"capabilities\": {\n      \"bounding\": [\n        \"CAP_CHOWN\"\n      ]";
+    assert!(out.contains(caps), "{out}");
+    let refused = [
+        // A byte outside what the writer wrote.
+        out.replacen("\"A=", "\"B=", 1),
+        out.replacen("\"rootfs\"", "\"rootfs2\"", 1),
+        // What it wrote: not strictly readable where it lies, or other
+        // than decided.
+        out.replacen(caps, &format!("{caps}, \"bounding\": []"), 1),
+        out.replacen(caps, &caps.replace("bounding", "Bounding"), 1),
+        out.replacen(caps, &caps.replace("CAP_CHOWN", "CAP_CHOWN\\u0000"), 1),
+        out.replacen(caps, &caps.replace("CAP_CHOWN", "CAP_KILL"), 1),
+        out.replacen(caps, &caps.replace("]", "],"), 1),
+        out.replacen("\"rro\"", "\"ro\"", 1),
+        out.replacen("\"rro\"", "\"rro\", \"x\": 1", 1),
+    ];
+    for bad in refused {
+        assert_ne!(bad, out);
+        assert!(!confirmed_in_place(&spec, bad.as_bytes()), "{bad}");
+    }
+    // Other whitespace or escapes inside what it wrote read the same.
+    for same in [
+        out.replacen(caps, &caps.replace("\n", " "), 1),
+        out.replacen(caps, &caps.replace("CHOWN", "\\u0043HOWN"), 1),
+    ] {
+        assert!(confirmed_in_place(&spec, same.as_bytes()), "{same}");
+        assert!(read_back(same.into_bytes(), &spec).is_ok());
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        failure_persistence: None,
+        ..Default::default()
+    })]
+
+    /// What the check in place confirms, reading the whole document back
+    /// confirms too: it is never less strict. The bytes are edited inside
+    /// and around what the writer wrote, with the characters JSON is made
+    /// of.
+    #[test]
+    fn the_check_in_place_never_confirms_what_reading_back_refuses(
+        which in 0usize..20,
+        offset in 0usize..400,
+        edits in proptest::collection::vec(
+            (0usize..3, proptest::sample::select(br#" "\,:{}[]0-.eEu1aAtnf"#.to_vec())),
+            1..4,
+        ),
+    ) {
+        let text = serde_json::to_vec_pretty(&userns_spec()).unwrap();
+        let (spec, out) = converted(&text);
+        let slots = slots(&spec).unwrap();
+        let rec = scan::scan(&out, Document::Spec, spans::CHECK).unwrap();
+        // A slot of the output, found by reading it back whole.
+        let mut spans = Vec::new();
+        for slot in &slots {
+            let mut r = Some(&rec);
+            for name in slot.path() {
+                r = r.and_then(|r| r.member(name));
+            }
+            spans.push(r.unwrap().span());
+        }
+        let span = spans[which % spans.len()];
+        let mut bad = out.clone();
+        let mut at = (span.start as usize + offset % (span.end - span.start + 2) as usize)
+            .saturating_sub(1)
+            .min(bad.len() - 1);
+        for (kind, byte) in edits {
+            match kind {
+                0 => bad[at] = byte,
+                1 => bad.insert(at, byte),
+                _ => {
+                    bad.remove(at);
+                }
+            }
+            at = at.min(bad.len() - 1);
+        }
+        if written_in_place(&bad, &spec, &slots) {
+            let back = read_back(bad.clone(), &spec);
+            proptest::prop_assert!(back.is_ok(), "{}", String::from_utf8_lossy(&bad));
+        }
+    }
+}
