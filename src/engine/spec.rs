@@ -118,17 +118,37 @@ pub fn mount_options(index: usize, mount: &Value) -> Result<Vec<&str>, Refusal> 
 
 /// An optional array of strings; absent or null is empty.
 pub fn string_list<'a>(field: &str, v: Option<&'a Value>) -> Result<Vec<&'a str>, Refusal> {
+    let mut list = Vec::new();
+    for_each_string(|| field.to_owned(), v, |s| list.push(s))?;
+    Ok(list)
+}
+
+/// `each` called with every string of an optional array of strings; a
+/// refusal naming the field `field` makes (only then made) for anything
+/// else. Absent or null is empty.
+pub fn for_each_string<'a>(
+    field: impl Fn() -> String,
+    v: Option<&'a Value>,
+    mut each: impl FnMut(&'a str),
+) -> Result<(), Refusal> {
     match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                s.as_str()
-                    .ok_or_else(|| Refusal::malformed(format!("{field}[{i}]"), "a string", s))
-            })
-            .collect(),
-        Some(other) => Err(Refusal::malformed(field, "an array", other)),
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Array(a)) => {
+            for (i, s) in a.iter().enumerate() {
+                match s.as_str() {
+                    Some(s) => each(s),
+                    None => {
+                        return Err(Refusal::malformed(
+                            format!("{}[{i}]", field()),
+                            "a string",
+                            s,
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(Refusal::malformed(field(), "an array", other)),
     }
 }
 

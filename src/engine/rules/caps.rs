@@ -31,12 +31,15 @@ pub const NET: [&str; 4] = [
 /// numbers (10 to 13).
 pub fn is_net_capability(name: &str) -> bool {
     let name = name.trim();
-    if let Ok(n) = name.parse::<u32>() {
-        return (10..=13).contains(&n);
+    if name.starts_with(|c: char| c.is_ascii_digit() || c == '+') {
+        return name.parse::<u32>().is_ok_and(|n| (10..=13).contains(&n));
     }
-    let upper = name.to_ascii_uppercase();
-    let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
-    NET.iter().any(|n| &n[4..] == bare)
+    // Compared with no copy: this runs for every entry of every set.
+    let bare = match name.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("CAP_") => &name[4..],
+        _ => name,
+    };
+    NET.iter().any(|n| n[4..].eq_ignore_ascii_case(bare))
 }
 
 /// Drop the network capabilities from every set of a process object (a
@@ -64,16 +67,25 @@ pub fn drop_from_process(
     if caps.is_null() {
         return Ok(());
     }
-    let caps = spec::object(&field_of("capabilities"), caps)?;
+    let Some(caps) = caps.as_object() else {
+        return Err(Refusal::malformed(
+            field_of("capabilities"),
+            "an object",
+            caps,
+        ));
+    };
     let mut found: Vec<(&str, Vec<String>)> = Vec::new();
     for set in SETS {
-        let field = field_of(&format!("capabilities.{set}"));
-        let names = spec::string_list(&field, caps.get(set))?;
-        let net: Vec<String> = names
-            .into_iter()
-            .filter(|n| is_net_capability(n))
-            .map(str::to_owned)
-            .collect();
+        let mut net = Vec::new();
+        spec::for_each_string(
+            || field_of(&format!("capabilities.{set}")),
+            caps.get(set),
+            |n| {
+                if is_net_capability(n) {
+                    net.push(n.to_owned());
+                }
+            },
+        )?;
         if !net.is_empty() {
             found.push((set, net));
         }
@@ -139,6 +151,63 @@ impl Rule for NetCapabilities {
         match spec.view_mut().get_mut("process") {
             Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
             None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, written plainly (with copies).
+    fn spelled_as_net(name: &str) -> bool {
+        let name = name.trim();
+        if let Ok(n) = name.parse::<u32>() {
+            return (10..=13).contains(&n);
+        }
+        let upper = name.to_ascii_uppercase();
+        let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
+        NET.iter().any(|n| &n[4..] == bare)
+    }
+
+    #[test]
+    fn every_spelling_a_runtime_accepts_is_a_network_capability() {
+        let net = [
+            "CAP_NET_RAW",
+            "cap_net_raw",
+            "NET_ADMIN",
+            " Cap_Net_Broadcast\t",
+            "net_bind_service",
+            "10",
+            "+13",
+            "012",
+        ];
+        let other = [
+            "CAP_CHOWN",
+            "CAP_",
+            "",
+            "9",
+            "14",
+            "-10",
+            "CAP_NET_RAWX",
+            "ÇAP_NET_RAW",
+            "CAP_10",
+            "NET",
+        ];
+        for n in net {
+            assert!(is_net_capability(n), "{n:?}");
+        }
+        for n in other {
+            assert!(!is_net_capability(n), "{n:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_check_without_copies_is_the_definition(
+            name in r"[ \t]?(\+|[cC][aA][pP]_|ÇAP_)?([nN][eE][tT]_?(RAW|raw|ADMIN|Bind_Service|BROADCAST)|[0-9]{1,3}|CHOWN|é)[ ]?"
+        ) {
+            proptest::prop_assert_eq!(is_net_capability(&name), spelled_as_net(&name), "{:?}", name);
         }
     }
 }
