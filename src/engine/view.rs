@@ -364,13 +364,16 @@ impl Writer<'_> {
         if let Build::Mounts = build {
             return self.mounts(at);
         }
-        if let Some(end) = equal(src, at, new) {
-            return end;
-        }
+        // An object or array is compared as it is walked: what is equal
+        // in it is not written, and a first comparison of the whole would
+        // only walk again what changed.
         match (src[at], new) {
             (b'{', Value::Object(map)) => self.object(at, map, build),
             (b'[', Value::Array(list)) => self.array(at, list),
             _ => {
+                if let Some(end) = equal(src, at, new) {
+                    return end;
+                }
                 let end = skip_value(src, at);
                 let indent = line_indent(src, at);
                 self.replace(at, end, |w| w.fresh(new, &indent));
@@ -539,35 +542,16 @@ impl Writer<'_> {
 
     fn array(&mut self, at: usize, new: &[Value]) -> usize {
         let src = self.src;
-        // In place when there are as many elements: tried as they are
-        // read, undone if there are not.
-        let mark = (self.out.len(), self.copied);
-        let mut expected = new.iter();
-        let mut in_place = true;
-        let mut i = skip_ws(src, at + 1);
-        let end = loop {
-            if i >= src.len() || src[i] == b']' {
-                break (i + 1).min(src.len());
+        let mut elements = elements(src, at);
+        let spans: Vec<(usize, usize)> = elements.by_ref().collect();
+        let end = elements.end.unwrap_or(src.len());
+        if spans.len() == new.len() {
+            // In place: each element edited where it is.
+            for (&(start, _), v) in spans.iter().zip(new) {
+                self.value(start, v, Build::All);
             }
-            let value_end = match expected.next() {
-                Some(v) if in_place => self.value(i, v, Build::All),
-                _ => {
-                    in_place = false;
-                    skip_value(src, i)
-                }
-            };
-            let next = skip_ws(src, value_end);
-            if src.get(next) != Some(&b',') {
-                break (next + 1).min(src.len());
-            }
-            i = skip_ws(src, next + 1);
-        };
-        if in_place && expected.next().is_none() {
             return end;
         }
-        self.out.truncate(mark.0);
-        self.copied = mark.1;
-        let spans: Vec<(usize, usize)> = elements(src, at).collect();
         // Elements added or removed: each new element is an original one
         // that is equal, taken in order where it can be, or written anew.
         let mut used = vec![false; spans.len()];
