@@ -4,6 +4,7 @@
 
 use super::report::Refusal;
 use oci_spec::runtime::{LinuxNamespace, LinuxNamespaceType};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -28,7 +29,7 @@ pub fn namespaces(spec: &Value) -> Result<Vec<Namespace>, Refusal> {
     list.iter()
         .enumerate()
         .map(|(i, entry)| {
-            let ns: LinuxNamespace = serde_json::from_value(entry.clone()).map_err(|e| {
+            let ns = LinuxNamespace::deserialize(entry).map_err(|e| {
                 Refusal::new("spec", format!("linux.namespaces[{i}]"), e.to_string())
             })?;
             let path = ns

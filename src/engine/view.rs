@@ -901,10 +901,15 @@ fn equal(src: &[u8], at: usize, v: &Value) -> Option<usize> {
             Some(skip_value(src, at))
         }
         (b'-' | b'0'..=b'9', Value::Number(n)) => {
+            // serde_json (with `arbitrary_precision`) keeps a number as
+            // text and compares numbers by it: most often the text as
+            // written (only exponents are spelled again), so compared
+            // first as it is, with no parse.
             let end = skip_value(src, at);
-            serde_json::from_slice::<serde_json::Number>(&src[at..end])
-                .is_ok_and(|m| m == *n)
-                .then_some(end)
+            let text = &src[at..end];
+            (text == n.as_str().as_bytes()
+                || serde_json::from_slice::<serde_json::Number>(text).is_ok_and(|m| m == *n))
+            .then_some(end)
         }
         _ => None,
     }

@@ -386,3 +386,29 @@ proptest::proptest! {
         }
     }
 }
+
+/// [`equal`] compares numbers as serde_json does, by the text it keeps,
+/// whether or not that is the text as written.
+#[test]
+fn numbers_compare_as_serde_json_keeps_them() {
+    for text in [
+        "0",
+        "-0",
+        "7",
+        "1.50E3",
+        "1.5e+3",
+        "2E-7",
+        "-0.0",
+        "18446744073709551616",
+        "1e400",
+        "-12345678901234567890.0000000001",
+    ] {
+        let n: serde_json::Number = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            equal(text.as_bytes(), 0, &Value::Number(n)),
+            Some(text.len())
+        );
+        let other: serde_json::Number = serde_json::from_str("3").unwrap();
+        assert_eq!(equal(text.as_bytes(), 0, &Value::Number(other)), None);
+    }
+}
