@@ -189,17 +189,23 @@ fn slots(spec: &Spec) -> Option<Vec<Slot<'_>>> {
 /// slots are read again. `false`: not confirmed this way, and the whole
 /// document is read back instead ([`read_back`]).
 fn written_in_place(out: &[u8], spec: &Spec, slots: &[Slot<'_>]) -> bool {
-    let src = spec.source();
-    let (mut o, mut p) = (0, 0);
+    let mut w = Beside {
+        out,
+        src: spec.source(),
+        o: 0,
+        p: 0,
+    };
     for slot in slots {
-        let (start, end) = (slot.span.start as usize, slot.span.end as usize);
-        let Some(gap) = src.get(p..start) else {
+        let Some(o) = w.up_to(slot.span.start as usize) else {
             return false;
         };
-        if out.get(o..o + gap.len()) != Some(gap) {
-            return false;
+        if let Build::Mounts = slot.build {
+            let mut each = w;
+            if mounts_in_place(&mut each, spec) {
+                w = each;
+                continue;
+            }
         }
-        o += gap.len();
         let record = match slot.build {
             Build::Mounts => spans::Record::Elements,
             _ => spans::Record::Whole,
@@ -215,9 +221,78 @@ fn written_in_place(out: &[u8], spec: &Spec, slots: &[Slot<'_>]) -> bool {
         if !same {
             return false;
         }
-        (o, p) = (after, end);
+        w.past(after, slot.span.end as usize);
     }
-    out.get(o..) == src.get(p..)
+    w.rest_same()
+}
+
+/// The mount list of [`written_in_place`], element by element when each
+/// mount is where it was read: a mount as read must be its bytes read,
+/// and only an edited one is read again, as an element of `mounts`.
+/// `false`: not confirmed this way (and `w` is to be dropped).
+fn mounts_in_place(w: &mut Beside<'_>, spec: &Spec) -> bool {
+    let Mounts::List { span, read, list } = spec.mount_member() else {
+        return false;
+    };
+    for (i, m) in list.iter().flatten().enumerate() {
+        match m {
+            Mount::Read(j) if *j as usize == i => {}
+            Mount::Read(_) => return false,
+            Mount::Edited { value, .. } => {
+                let Some(e) = read.get(i).map(|r| r.element) else {
+                    return false;
+                };
+                let Some(o) = w.up_to(e.start as usize) else {
+                    return false;
+                };
+                let path = ["mounts", scan::ELEMENT];
+                let record = spans::Record::Whole;
+                match scan::scan_member(w.out, o, Document::Spec, &path, record) {
+                    Some((after, _)) if equal(w.out, o, value) == Some(after) => {
+                        w.past(after, e.end as usize)
+                    }
+                    _ => return false,
+                }
+            }
+        }
+    }
+    list.as_ref().map_or(true, |l| l.len() == read.len()) && w.up_to(span.end as usize).is_some()
+}
+
+/// The bytes written walked beside the bytes read: what lies between the
+/// values read again must be the bytes read.
+#[derive(Clone, Copy)]
+struct Beside<'a> {
+    out: &'a [u8],
+    src: &'a [u8],
+    /// `out[..o]` is confirmed, and stands for `src[..p]`.
+    o: usize,
+    p: usize,
+}
+
+impl Beside<'_> {
+    /// Past the bytes read up to `start`, if they are the bytes written:
+    /// where the value read at `start` was written.
+    fn up_to(&mut self, start: usize) -> Option<usize> {
+        let gap = self.src.get(self.p..start)?;
+        if self.out.get(self.o..self.o + gap.len())? != gap {
+            return None;
+        }
+        self.o += gap.len();
+        self.p = start;
+        Some(self.o)
+    }
+
+    /// Past a value written up to `after`, which stands for the value read
+    /// up to `end`.
+    fn past(&mut self, after: usize, end: usize) {
+        (self.o, self.p) = (after, end);
+    }
+
+    /// Are the bytes after those confirmed the bytes read?
+    fn rest_same(&self) -> bool {
+        self.out.get(self.o..) == self.src.get(self.p..)
+    }
 }
 
 /// The check of [`write_checked`] in general: the bytes written read

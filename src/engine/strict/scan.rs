@@ -43,7 +43,7 @@ pub fn scan(bytes: &[u8], doc: Document, record: Record) -> Option<Rec> {
 }
 
 /// The value at `at` of `bytes`, read as the member at `path` (field names
-/// from the top level) of a `doc`: checked as [`scan`] checks it there
+/// from the top level, or [`ELEMENT`]) of a `doc`: checked as [`scan`] checks it there
 /// (the fields of its shape, its level) and recorded as `record`. Where it
 /// ends and what was recorded, or `None` if the strict reader would refuse
 /// it there. For the check of a written spec, which reads back only what
@@ -60,6 +60,10 @@ pub fn scan_member(
     }
     let mut shape = Shape::Struct(root_of(doc));
     for key in path {
+        if *key == ELEMENT {
+            shape = element_shape(shape);
+            continue;
+        }
         shape = match shape {
             Shape::Struct(s) => field(s, key.as_bytes())?,
             Shape::Map(s) => *s,
@@ -73,6 +77,9 @@ pub fn scan_member(
     };
     s.recorded(at, shape, record, path.len() + 1)
 }
+
+/// A step of a [`scan_member`] path: an element of the array.
+pub const ELEMENT: &str = "[]";
 
 fn root_of(doc: Document) -> &'static Struct {
     match doc {

@@ -412,3 +412,45 @@ fn numbers_compare_as_serde_json_keeps_them() {
         assert_eq!(equal(text.as_bytes(), 0, &Value::Number(other)), None);
     }
 }
+
+#[test]
+fn mounts_edited_in_place_are_read_again_one_by_one() {
+    let (spec, out) = converted(FIXTURES[6].as_bytes());
+    let slots = slots(&spec).unwrap();
+    let mounts = slots
+        .iter()
+        .find(|s| matches!(s.build, Build::Mounts))
+        .unwrap();
+    let start = mounts.span.start as usize;
+    // Where the mounts were written: found by reading the output whole.
+    let at = scan::scan(&out, Document::Spec, spans::CHECK)
+        .unwrap()
+        .member("mounts")
+        .unwrap()
+        .span()
+        .start as usize;
+    let src = spec.source();
+    let in_place = |out: &[u8]| {
+        mounts_in_place(
+            &mut Beside {
+                out,
+                src,
+                o: at,
+                p: start,
+            },
+            &spec,
+        )
+    };
+    assert!(in_place(&out));
+    assert!(confirmed_in_place(&spec, &out));
+    // A byte of a mount no rule edited is not the byte read; a byte of
+    // the edited one reads otherwise than decided.
+    let text = String::from_utf8(out).unwrap();
+    for bad in [
+        text.replacen("\"/proc\"", "\"/proc2\"", 1),
+        text.replacen("\"rro\"", "\"rro \"", 1),
+    ] {
+        assert!(!in_place(bad.as_bytes()));
+        assert!(!confirmed_in_place(&spec, bad.as_bytes()), "{bad}");
+    }
+}
