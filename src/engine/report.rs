@@ -32,11 +32,13 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// Control characters in `field` and `message` (which can quote the
+    /// spec: a namespace type, a key) are escaped: a refusal is one line.
     pub fn new(rule: &'static str, field: impl Into<String>, message: impl Into<String>) -> Self {
         Refusal {
             rule,
-            field: field.into(),
-            message: message.into(),
+            field: one_line(field.into()),
+            message: one_line(message.into()),
         }
     }
 
@@ -49,6 +51,23 @@ impl Refusal {
             format!("expected {expected}, found {}", kind_of(found)),
         )
     }
+}
+
+/// `s` with its control characters escaped as Rust writes them (`\n`,
+/// `\u{1b}`).
+fn one_line(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A short description of a JSON value's kind, for error messages.
@@ -75,5 +94,25 @@ impl<T: fmt::Display> fmt::Display for Names<'_, T> {
             write!(f, "{n}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_one_line_whatever_the_spec_holds() {
+        let r = Refusal::new(
+            "spec",
+            "linux.sysctl[\"a\rb\"]",
+            "unknown variant `\n\u{1b}[2J`",
+        );
+        assert_eq!(
+            r.to_string(),
+            "spec: linux.sysctl[\"a\\rb\"]: unknown variant `\\n\\u{1b}[2J`"
+        );
+        let plain = Refusal::new("spec", "mounts[0]", "tabs\tand é stay");
+        assert_eq!(plain.message, "tabs\\tand é stay");
     }
 }
