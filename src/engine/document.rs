@@ -366,11 +366,16 @@ impl<'a> MountList<'a> {
             .collect()
     }
 
+    /// Every mount, in order: the `i`-th is mount `i`. One that names no
+    /// mount read (no code builds one) reads as `null`, which every rule
+    /// refuses, rather than be skipped and shift the others' numbers.
     pub fn iter(&self) -> impl Iterator<Item = MountRef<'a>> + 'a {
         let me = *self;
-        (0..me.len()).filter_map(move |i| me.get(i))
+        (0..me.len()).map(move |i| me.get(i).unwrap_or(MountRef::Value(&NO_MOUNT)))
     }
 }
+
+static NO_MOUNT: Value = Value::Null;
 
 /// One mount, as read (its members read from the bytes) or as a value.
 /// Each reader gives what the same reader of `spec` gives on the mount as
@@ -542,4 +547,27 @@ fn read_options<'a>(src: &'a str, spans: &MountSpans) -> Option<Vec<Cow<'a, str>
 #[cfg(test)]
 pub(crate) fn doc(doc: Value) -> Spec {
     Spec::from_value(&doc).expect("a test spec reads")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_mount_that_names_nothing_read_is_refused_in_its_place() {
+        let mut spec = doc(json!({"mounts": [{"destination": "/a"}]}));
+        if let Mounts::List { list, .. } = &mut spec.mounts {
+            *list = Some(vec![Mount::Read(7), Mount::Read(0)]);
+        }
+        let mounts = spec.mounts().unwrap();
+        let all: Vec<MountRef<'_>> = mounts.iter().collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(
+            all[0].destination(0).unwrap_err().to_string(),
+            "spec: mounts[0]: expected an object, found null"
+        );
+        assert_eq!(all[1].destination(1).unwrap(), "/a");
+        assert!(mounts.destination(0).is_err());
+    }
 }
