@@ -298,8 +298,10 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     entry.runtime = runtime.as_ref().ok().map(|r| r.display().to_string());
     entry.record(&config.log);
     let plan = planned?;
+    // Checked as the wrapper checks what it writes: bytes that do not read
+    // back as the plan fail the hook, and so the container.
     Ok(if plan.changed() {
-        view::write(&plan.spec)
+        view::write_checked(&plan.spec).map_err(HookError::Refused)?
     } else {
         input.to_vec()
     })

@@ -280,15 +280,19 @@ pub fn explain(
         output_result: None,
         output_bytes: None,
     };
+    // The bytes the wrapper would write, checked as it checks them: a
+    // write it would refuse is explained as that refusal.
+    let result = result.and_then(|plan| {
+        let bytes = match plan.changed() {
+            true => engine::view::write_checked(&plan.spec)?,
+            false => plan.spec.source().to_vec(),
+        };
+        Ok((plan, bytes))
+    });
     match result {
-        Ok(plan) => {
+        Ok((plan, bytes)) => {
             fill_from_plan(&mut ex, &plan);
             if let Some(path) = output {
-                let bytes = if plan.changed() {
-                    engine::view::write(&plan.spec)
-                } else {
-                    plan.spec.source().to_vec()
-                };
                 std::fs::write(path, &bytes).map_err(|source| AdminError::Write {
                     path: path.to_owned(),
                     source,
