@@ -31,7 +31,7 @@ pub struct Prepared {
 pub fn prepare(spec: Spec) -> Result<Prepared, Refusal> {
     let namespaces = engine::spec::namespaces(spec.view())?;
     let facts = host::namespace_facts_of(&namespaces);
-    let decided = engine::decide_spec(spec, &facts)?;
+    let decided = engine::decide_read(spec, namespaces, &facts)?;
     Ok(Prepared { decided, facts })
 }
 

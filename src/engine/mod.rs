@@ -117,6 +117,16 @@ pub struct Decided {
 /// Read the namespaces and decide. `facts` needs only the namespace facts.
 pub fn decide_spec(spec: Spec, facts: &HostFacts) -> Result<Decided, Refusal> {
     let namespaces = spec::namespaces(spec.view())?;
+    decide_read(spec, namespaces, facts)
+}
+
+/// [`decide_spec`] for a caller that has read `spec`'s namespaces already
+/// (to gather `facts`).
+pub fn decide_read(
+    spec: Spec,
+    namespaces: Vec<Namespace>,
+    facts: &HostFacts,
+) -> Result<Decided, Refusal> {
     let decision = decide::decide(&namespaces, facts)?;
     Ok(Decided {
         spec,
