@@ -208,12 +208,13 @@ impl Spec {
         }
     }
 
-    /// The mount list, to move, add or remove mounts; `None` when the spec
-    /// has no list.
-    pub fn mounts_mut(&mut self) -> Option<&mut Vec<Mount>> {
+    /// The mount list, to move, add or remove mounts. A rule edits only a
+    /// list it has read, so a spec with none is refused: an edit the rules
+    /// decided on is never skipped.
+    pub fn mounts_mut(&mut self) -> Result<&mut Vec<Mount>, Refusal> {
         match &mut self.mounts {
-            Mounts::List { read, list, .. } => Some(as_edited(read, list)),
-            _ => None,
+            Mounts::List { read, list, .. } => Ok(as_edited(read, list)),
+            _ => Err(Refusal::new("spec", "mounts", "no mount list to edit")),
         }
     }
 
@@ -569,5 +570,14 @@ mod tests {
         );
         assert_eq!(all[1].destination(1).unwrap(), "/a");
         assert!(mounts.destination(0).is_err());
+    }
+
+    #[test]
+    fn a_spec_without_a_mount_list_has_none_to_edit() {
+        for v in [json!({}), json!({"mounts": null}), json!({"mounts": 7})] {
+            let mut spec = doc(v);
+            assert_eq!(spec.mounts_mut().unwrap_err().field, "mounts");
+        }
+        assert!(doc(json!({"mounts": []})).mounts_mut().is_ok());
     }
 }

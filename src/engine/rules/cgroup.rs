@@ -35,9 +35,7 @@ impl Rule for OwnCgroupView {
         if dests[last_sys + 1..].iter().any(|d| d == CGROUP_DIR) {
             return Ok(());
         }
-        let Some(mounts) = spec.mounts_mut() else {
-            return Ok(());
-        };
+        let mounts = spec.mounts_mut()?;
         let mount = json!({
             "destination": CGROUP_DIR,
             "type": "cgroup",

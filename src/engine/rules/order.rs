@@ -31,9 +31,7 @@ impl Rule for SysBeforeSubmounts {
         }
         // A move is rare: only then keep the destinations past the edit.
         let dests: Vec<String> = dests.into_iter().map(Cow::into_owned).collect();
-        let Some(mounts) = spec.mounts_mut() else {
-            return Ok(());
-        };
+        let mounts = spec.mounts_mut()?;
         // Move every late /sys mount, keeping their relative order, to just
         // before the first mount under /sys; everything else keeps its order.
         let before: Vec<&String> = dests.iter().collect();
