@@ -287,24 +287,27 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
         Ok(rt) => plan::plan(doc, &config.policy, Rro::Probe(rt)).map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };
+    // Written and checked as the wrapper checks what it writes, before the
+    // decision is logged: bytes that do not read back as the plan fail the
+    // hook (and so the container), and the log says so.
+    let written = planned.and_then(|plan| {
+        let bytes = match plan.changed() {
+            true => view::write_checked(&plan.spec).map_err(Failed::Refused)?,
+            false => input.to_vec(),
+        };
+        Ok((plan, bytes))
+    });
     let mut entry = Entry::ending(
         PRECREATE,
-        match &planned {
-            Ok(plan) => Ending::Planned(Some(plan)),
+        match &written {
+            Ok((plan, _)) => Ending::Planned(Some(plan)),
             Err(Failed::Refused(r)) => Ending::Refused(r),
             Err(Failed::Lookup(e)) => Ending::Failed(None, e.clone()),
         },
     );
     entry.runtime = runtime.as_ref().ok().map(|r| r.display().to_string());
     entry.record(&config.log);
-    let plan = planned?;
-    // Checked as the wrapper checks what it writes: bytes that do not read
-    // back as the plan fail the hook, and so the container.
-    Ok(if plan.changed() {
-        view::write_checked(&plan.spec).map_err(HookError::Refused)?
-    } else {
-        input.to_vec()
-    })
+    Ok(written?.1)
 }
 
 /// The decision log line for a spec refused before any plan: podman shows
