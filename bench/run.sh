@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measure what the wrapper costs on a node and print one markdown table,
-# ready for the README's "Performance" section. As root, with runc, jq,
+# ready for docs/performance.md. As root, with runc, jq,
 # busybox-static, gcc and GNU time (/usr/bin/time) installed.
 #
 #   bench/run.sh            full run: release build, many alternating pairs, criterion

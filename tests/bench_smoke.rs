@@ -1,5 +1,5 @@
 //! The benchmarks still run: `bench/run.sh --quick` measures each figure
-//! once (no timing is asserted) and prints the README's table. It creates
+//! once (no timing is asserted) and prints docs/performance.md's table. It creates
 //! real containers: without root, runc, jq, busybox or GNU time the test
 //! fails, naming what is missing; it never skips.
 

@@ -582,7 +582,7 @@ fn plain_runc_handler_on_the_userns_pod(stack: Stack) {
 /// (1.7 and 2.3.4 alike) builds a sandbox's spec from its defaults and never
 /// from the handler's base spec. On containerd 1.7 the fresh sysfs mount
 /// fails before any hook could run: the pod fails with runc's EPERM and the
-/// hook never ran, as the README's hook section says. On containerd 2.3.4
+/// hook never ran, as docs/hooks.md says. On containerd 2.3.4
 /// the pod runs (see scenario 7) and the hook verifies the app container's
 /// /sys, but a hook cannot change the spec: the network capabilities and
 /// the host's cgroup tree stay.
@@ -1085,7 +1085,7 @@ const PATHS: [(&str, &str, bool); 3] = [
     ("wrapper, pod without userns", handler::WRAPPER, false),
 ];
 
-/// Figures for the README, from one run; printed, never asserted: pod
+/// Figures for docs/performance.md, from one run; printed, never asserted: pod
 /// start (RunPodSandbox + CreateContainer + StartContainer, median of 5)
 /// and ExecSync of `true` (median of 40) on each of PATHS, interleaved so
 /// that a slow moment of the machine hits every path alike. ExecSync times

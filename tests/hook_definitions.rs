@@ -240,9 +240,9 @@ fn the_containerd_base_spec_carries_the_hook() {
         shared["hook"]["args"]
     );
     assert!(spec["process"].is_object() && spec["mounts"].is_array() && spec["linux"].is_object());
-    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let hooks_page = std::fs::read_to_string(repo("docs/hooks.md")).unwrap();
     assert!(
-        readme.contains(CONTAINERD_BASE_SPEC),
-        "the README documents {CONTAINERD_BASE_SPEC}"
+        hooks_page.contains(CONTAINERD_BASE_SPEC),
+        "docs/hooks.md documents {CONTAINERD_BASE_SPEC}"
     );
 }

@@ -25,7 +25,7 @@ pub const EXIT_REFUSED: i32 = 1;
 /// Exit status: the input (or the config file) could not be read.
 pub const EXIT_UNREADABLE: i32 = 2;
 
-/// The `--json` document. Field names are stable (documented in README).
+/// The `--json` document. Field names are stable (documented in docs/admin.md).
 #[derive(Debug, Serialize)]
 pub struct Explanation {
     /// The file read (`-` for standard input).

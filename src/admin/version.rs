@@ -15,7 +15,7 @@ pub const COMMIT: &str = env!("USERNS_HOSTNET_COMMIT");
 /// it, recorded by build.rs.
 pub const BUILD_DATE: &str = env!("USERNS_HOSTNET_BUILD_DATE");
 
-/// The `--json` document. Field names are stable (documented in README).
+/// The `--json` document. Field names are stable (documented in docs/admin.md).
 #[derive(Debug, Serialize)]
 pub struct Versions {
     pub version: &'static str,
