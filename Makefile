@@ -92,15 +92,18 @@ e2e: cri-tools youki image
 	$(call totals,target/test-e2e.log,e2e: ); \
 	exit $$status
 
-# Installs only the Debian packages that are missing.
+# Installs only the Debian packages that are missing, after naming them
+# (make demo runs this first: it says what it installs before it does).
 deps:
 	@missing=""; \
 	for p in $(DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
+		echo "make deps: these Debian packages are missing and will now be installed with apt-get (and their dependencies):$$missing"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	else \
+		echo "make deps: nothing to install: every Debian package needed is installed ($(DEB_PACKAGES))"; \
 	fi
 
 # Man pages into target/man, shell completions into target/completions,
@@ -110,7 +113,7 @@ man:
 
 # Release binaries are static-pie, linked with glibc: the wrapper runs on
 # every container start, and without the dynamic loader its pass-through
-# costs what one execve costs (README, Performance); the packages need no
+# costs what one execve costs (docs/performance.md); the packages need no
 # particular glibc on the node either. An explicit --target keeps RUSTFLAGS
 # off build scripts and proc-macros, which cannot be static. Binaries land
 # in target/$(HOST_TRIPLE)/release.
