@@ -430,3 +430,175 @@ fn snippets_agree_with_install_and_the_packages() {
     let rpm: Vec<String> = assets("generate-rpm").iter().map(dest).collect();
     assert!(rpm.iter().any(|d| d == WRAPPER_PATH), "{rpm:?}");
 }
+
+/// The operator documentation: the README, DEVELOPMENT.md, ARCHITECTURE.md
+/// and every page under docs/.
+fn documentation_pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<PathBuf> = ["README.md", "DEVELOPMENT.md", "ARCHITECTURE.md"]
+        .iter()
+        .map(|name| root.join(name))
+        .collect();
+    let mut in_docs: Vec<PathBuf> = fs::read_dir(docs())
+        .expect("read docs/")
+        .map(|entry| entry.expect("read docs/").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    in_docs.sort();
+    pages.extend(in_docs);
+    pages
+}
+
+/// The lines of a Markdown page outside fenced code blocks.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut fenced = false;
+    text.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        !fenced
+    })
+}
+
+/// A line without its inline code spans, which hold text, not links.
+fn without_code_spans(line: &str) -> String {
+    line.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation other than
+/// `-` and `_` removed, spaces made hyphens.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every anchor of a page: one per heading, a repeated one with `-1`,
+/// `-2`... as GitHub numbers them.
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for line in prose_lines(text) {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = heading_anchor(&line[hashes..].replace('`', ""));
+        let repeats = seen
+            .iter()
+            .filter(|a| {
+                **a == base
+                    || a.strip_prefix(&format!("{base}-"))
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .count();
+        seen.push(if repeats == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{repeats}")
+        });
+    }
+    seen
+}
+
+/// The relative link targets of a page (`](target)`), web addresses left out.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    for line in prose_lines(text) {
+        let line = without_code_spans(line);
+        let mut rest = line.as_str();
+        while let Some(start) = rest.find("](") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find(')') else { break };
+            let target = &after[..end];
+            if !target.contains("://") && !target.starts_with("mailto:") {
+                links.push(target.to_string());
+            }
+            rest = &after[end..];
+        }
+    }
+    links
+}
+
+#[test]
+fn heading_anchors_are_githubs() {
+    assert_eq!(
+        heading_anchor("A spec the runtimes could read otherwise"),
+        "a-spec-the-runtimes-could-read-otherwise"
+    );
+    assert_eq!(
+        heading_anchor("Version matrix (measured)"),
+        "version-matrix-measured"
+    );
+    assert_eq!(
+        heading_anchor("What containers saw under /sys"),
+        "what-containers-saw-under-sys"
+    );
+    assert_eq!(heading_anchor("explain: JSON"), "explain-json");
+    assert_eq!(
+        anchors("# A\n## `hook precreate` (podman only)\n```\n# not a heading\n```\n## A\n#nope\n"),
+        ["a", "hook-precreate-podman-only", "a-1"]
+    );
+    assert_eq!(
+        relative_links("[x](docs/a.md#b) `[y](not/a/link.md)` [z](https://example.org) [w](#c)"),
+        ["docs/a.md#b", "#c"]
+    );
+}
+
+/// Every relative link of the documentation names a file or directory that
+/// exists, and every anchor a heading of the page it points into: pages
+/// move, and a link to a section that left is found here, not by a reader.
+#[test]
+fn every_relative_link_and_anchor_resolves() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in documentation_pages() {
+        let text = fs::read_to_string(&page).unwrap_or_else(|e| panic!("read {page:?}: {e}"));
+        let dir = page.parent().expect("a page has a directory");
+        for link in relative_links(&text) {
+            checked += 1;
+            let (path, anchor) = match link.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (link.as_str(), None),
+            };
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path)
+            };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", page.display()));
+                continue;
+            }
+            let Some(anchor) = anchor else { continue };
+            if target.extension().is_none_or(|ext| ext != "md") {
+                broken.push(format!(
+                    "{}: {link}: an anchor into a page that is not Markdown",
+                    page.display()
+                ));
+                continue;
+            }
+            let target_text =
+                fs::read_to_string(&target).unwrap_or_else(|e| panic!("read {target:?}: {e}"));
+            if !anchors(&target_text).iter().any(|a| a == anchor) {
+                broken.push(format!(
+                    "{}: {link}: no heading with anchor #{anchor}",
+                    page.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "broken links in the documentation:\n{}",
+        broken.join("\n")
+    );
+    assert!(
+        checked > 50,
+        "only {checked} relative links found: is the scan reading the pages?"
+    );
+}
