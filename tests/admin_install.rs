@@ -140,6 +140,14 @@ fn backups(dir: &Path) -> usize {
 
 /// The link to the wrapper that install makes for handler userns-hostnet
 /// when the config in `dir` names a real runtime.
+/// Where PATH finds runc, as install links it.
+fn runc_in_path() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("runc"))
+        .find(|p| p.is_file())
+        .expect("runc is installed (Debian package runc)")
+}
+
 fn handler_link(dir: &Path) -> PathBuf {
     dir.join("handlers/userns-hostnet/userns-hostnet-runtime")
 }
@@ -158,9 +166,15 @@ fn default_containerd_config_round_trip() {
     let d = dump(&cfg);
     let h = v2_handler(&d, "userns-hostnet").expect("containerd lists the handler");
     assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
+    // No BinaryName: the runc shim runs `runc` from PATH, which the
+    // handler keeps as its real runtime through its own link.
     assert_eq!(
         h["options"]["BinaryName"].as_str(),
-        Some("/usr/bin/userns-hostnet-runtime")
+        Some(s(&handler_link(dir.path())))
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        runc_in_path()
     );
     assert_eq!(h["options"]["SystemdCgroup"].as_bool(), Some(false));
     assert_eq!(backups(dir.path()), 1);
@@ -307,7 +321,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             .clone();
         assert_eq!(
             h["options"]["BinaryName"].as_str(),
-            Some("/usr/bin/userns-hostnet-runtime")
+            Some(s(&handler_link(dir.path())))
         );
         assert_eq!(
             without_handler(&after, "userns-hostnet"),
@@ -399,10 +413,20 @@ fn install_validates_its_input() {
 fn uninstall_help_says_what_drop_in_removes() {
     let help = ok(&["uninstall", "--help"]);
     assert!(
-        help.contains("uninstall removes the file and the line"),
+        help.contains("the file when nothing else is left in it, and its imports line"),
         "{help}"
     );
     assert!(!help.contains("write a drop-in file"), "{help}");
+    // Its own options only: none of install's, in install's words.
+    for install_only in [
+        "--set-as-default",
+        "--backup",
+        "--wrapper",
+        "--containerd",
+        "--force",
+    ] {
+        assert!(!help.contains(install_only), "{install_only}: {help}");
+    }
 }
 
 #[test]
@@ -417,9 +441,11 @@ fn crio_drop_in() {
     assert!(out.contains("restart crio"), "{out}");
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     let h = &doc["crio"]["runtime"]["runtimes"]["uhn"];
+    // No crio.conf: CRI-O's built-in default handler, whose runtime is
+    // found in PATH, stays the real runtime.
     assert_eq!(
         h["runtime_path"].as_str(),
-        Some("/usr/bin/userns-hostnet-runtime")
+        Some(s(&dir.path().join("handlers/uhn/userns-hostnet-runtime")))
     );
     assert_eq!(h["runtime_type"].as_str(), Some("oci"));
     assert_eq!(
@@ -461,7 +487,7 @@ fn refuses_what_is_not_its_own() {
     // Version 1 and a missing file.
     std::fs::write(&cfg, "[plugins.cri]\n").unwrap();
     let err = refused(&args_for("install", "containerd", &cfg, &[]));
-    assert!(err.contains("config version 1 (no `version` line is version 1"));
+    assert!(err.contains("config version 1 (no `version` line), the format containerd 2.0 removed"));
     let err = refused(&args_for(
         "install",
         "containerd",
@@ -1028,7 +1054,12 @@ fn check_and_json_for_automation() {
     let base = ["--handler", "uhn", "--wrapper", w];
     let at: &Path = &cfg;
     let with = |command: &'static str, more: &[&'static str]| {
-        args_for(command, "containerd", at, &[&base[..], more].concat())
+        let base = if command == "install" {
+            &base[..]
+        } else {
+            &base[..2]
+        };
+        args_for(command, "containerd", at, &[base, more].concat())
     };
 
     let out = left(&with("install", &["--check"]));
