@@ -452,3 +452,37 @@ fn crio_reads_the_hooks_dir_install_writes_to() {
     assert!(dirs.contains(&chosen), "{chosen} is not among {dirs:?}");
     assert_eq!(chosen, "/etc/uhn-test-hooks");
 }
+
+/// A custom runtime path of podman's default runtime (`runc =
+/// ["/opt/.../runc-custom"]`) is the real runtime of the installed entry:
+/// the first of its paths that exists, as podman picks it.
+#[test]
+fn podman_custom_runtime_path_is_the_real_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let custom = dir.path().join("opt/runc-custom");
+    std::fs::create_dir_all(custom.parent().unwrap()).unwrap();
+    std::fs::copy("/usr/sbin/runc", &custom).unwrap();
+    let conf = dir.path().join("containers.conf");
+    let text = format!(
+        "[engine]\nruntime = \"runc\"\n\n[engine.runtimes]\nrunc = [\n  \"{}\",\n  \"{}\",\n  \"/usr/sbin/runc\",\n]\n",
+        dir.path().join("missing/runc").display(),
+        custom.display()
+    );
+    std::fs::write(&conf, &text).unwrap();
+    let out = install("podman", &conf, &["--wrapper", common::WRAPPER]);
+    assert!(
+        out.contains(&format!(
+            "real runtime of handler userns-hostnet: {} (the first path of podman runtime runc in {} that exists)",
+            custom.display(),
+            conf.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        custom
+    );
+    uninstall("podman", &conf, &[]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), text);
+    assert!(!dir.path().join("handlers").exists());
+}
