@@ -601,6 +601,8 @@ fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Plan) {
             d.carried.join(", ")
         ));
     }
+    plan.notes
+        .push(format!("handler {name} changes: {}", d.changed.join("; ")));
     for dropped in &d.dropped {
         plan.notes.push(format!("warning: not carried: {dropped}"));
     }

@@ -84,7 +84,7 @@ pub fn derive(source: Option<&Item>, binary: &str) -> Derived {
         o.insert("BinaryName", value(binary));
     }
     d.changed
-        .push("options.BinaryName: the wrapper (its real runtime: the source's)".into());
+        .push("options.BinaryName names the wrapper".into());
     d.table = h;
     d
 }

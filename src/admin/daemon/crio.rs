@@ -152,7 +152,7 @@ pub fn derive(source: &Source, binary: &str) -> Result<Derived, CrioRefusal> {
         .and_then(|i| i.as_bool())
         .unwrap_or(false)
     {
-        d.changed.push("inherit_default_runtime: left out (it would take runtime_path from the default handler, not the wrapper)".into());
+        d.changed.push("inherit_default_runtime: left out (it would take runtime_path back from the default handler)".into());
     }
     let kind_item = h
         .remove("runtime_type")
@@ -168,10 +168,10 @@ pub fn derive(source: &Source, binary: &str) -> Result<Derived, CrioRefusal> {
     for (k, v) in h.iter() {
         out.insert(k, v.clone());
     }
-    d.changed
-        .push("runtime_path: the wrapper (its real runtime: the source's)".into());
-    d.changed
-        .push(format!("runtime_root: {RUNTIME_ROOT}, the wrapper's own"));
+    d.changed.push("runtime_path names the wrapper".into());
+    d.changed.push(format!(
+        "runtime_root = {RUNTIME_ROOT}, apart from the source's"
+    ));
     d.table = out;
     Ok(d)
 }
