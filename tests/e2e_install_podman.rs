@@ -94,6 +94,17 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
         "{out}"
     );
     assert!(out.contains("the default"), "{out}");
+    // Written for real, that copy's hook would land in this host's /etc.
+    let err = refused(&args_for(
+        "install",
+        "podman",
+        &conf,
+        &["--hook", "--force"],
+    ));
+    assert!(
+        err.contains("not this host's daemon config (it is outside /etc), yet the hook would go to /etc/containers/oci/hooks.d on this host"),
+        "{err}"
+    );
 
     let hooks = dir.path().join("podman-hooks");
     std::fs::write(

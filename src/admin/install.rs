@@ -108,6 +108,8 @@ pub enum UsageError {
     PodmanDefault(String),
     #[error("--config {}: not this host's daemon config (it is outside /etc), yet its handler would need links in {} on this host; give --root DIR to stage a node's tree (links go under DIR), or use --dry-run to see the change", config.display(), handlers.display())]
     HostLinksForCopy { config: PathBuf, handlers: PathBuf },
+    #[error("--config {}: not this host's daemon config (it is outside /etc), yet the hook would go to {} on this host; give --root DIR to stage a node's tree, or --hooks-dir DIR", config.display(), dir.display())]
+    HostHooksForCopy { config: PathBuf, dir: PathBuf },
     #[error("--hook: the hook would run {} ({why}), which a hook definition must not name: install the program (e.g. /usr/bin/userns-hostnet) and run install from there, or pass --force", tool.display())]
     UnfitHookProgram { tool: PathBuf, why: String },
     #[error("--root {}: not a directory", .0.display())]

@@ -105,6 +105,23 @@ pub(super) fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
 /// `--hook`: the hook definition file in the daemon's hooks directory.
 pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let (dir, from, drop_in) = hooks_dir(args)?;
+    // A copy of a daemon's config names this host's hooks directory only
+    // by default: writing there would change the host for a file that is
+    // not its config.
+    let copy = args.config.as_deref().filter(|c| !is_hosts_config(c));
+    if let Some(config) = copy.filter(|_| {
+        args.more.root.is_none()
+            && args.more.hooks_dir.is_none()
+            && !args.dry_run
+            && !args.more.check
+            && (dir.starts_with("/etc") || dir.starts_with("/usr"))
+    }) {
+        return Err(UsageError::HostHooksForCopy {
+            config: config.to_owned(),
+            dir,
+        }
+        .into());
+    }
     let path = on_host(args, &dir.join(hookfile::FILE));
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
