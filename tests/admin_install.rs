@@ -1651,6 +1651,28 @@ fn root_keeps_every_path_under_it() {
     );
     assert!(!root.join("etc/userns-hostnet/handlers").exists());
 
+    // CRI-O: the default handler's runtime is looked up in the node's PATH
+    // under DIR, and named as the node sees it.
+    std::fs::create_dir_all(root.join("etc/crio/crio.conf.d")).unwrap();
+    std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+    std::fs::copy(in_path("crun"), root.join("usr/bin/crun")).unwrap();
+    let packaging = "[crio.runtime]\ndefault_runtime = \"crun\"\n[crio.runtime.runtimes.crun]\nmonitor_path = \"/usr/libexec/crio/conmon\"\n";
+    std::fs::write(root.join("etc/crio/crio.conf.d/10-crio.conf"), packaging).unwrap();
+    let out = ok(&["install", "crio", "--root", r]);
+    assert_eq!(
+        std::fs::read_link(host_link.with_file_name("runtime")).unwrap(),
+        Path::new("/usr/bin/crun"),
+        "{out}"
+    );
+    let drop_in = root.join("etc/crio/crio.conf.d/99-userns-hostnet.conf");
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    let h = &doc["crio"]["runtime"]["runtimes"]["userns-hostnet"];
+    assert_eq!(h["runtime_path"].as_str(), Some(node_link));
+    assert_eq!(h["monitor_path"].as_str(), Some("/usr/libexec/crio/conmon"));
+    ok(&["uninstall", "crio", "--root", r]);
+    assert!(!drop_in.exists());
+    assert!(!root.join("etc/userns-hostnet/handlers").exists());
+
     // A copy outside /etc, no --root: refused before anything is written.
     let copy = config_file(dir.path(), COMMENTED);
     let out = Command::new(common::install::TOOL)
