@@ -1,8 +1,14 @@
 //! `userns-hostnet install` and `uninstall`: register the wrapper as a
-//! runtime handler of containerd or CRI-O, editing their config with
-//! `toml_edit` so comments, order and every other setting stay as they were.
-//! A second install changes nothing. It never restarts a daemon: it says
-//! which restart is needed.
+//! runtime handler of containerd, CRI-O or podman (or the OCI hook of
+//! CRI-O and podman), editing their config with `toml_edit` so comments,
+//! order and every other setting stay as they were. A second install
+//! changes nothing. It never restarts a daemon: it says which restart is
+//! needed.
+//!
+//! This module is the shell: it gathers what the host holds (the files,
+//! where a name resolves in PATH, links), all under `--root`, and hands it
+//! to the pure edits of [`super::daemon`]; planning reads, and only
+//! [`report::apply`] writes. One submodule per daemon plans its files.
 //!
 //! Ownership: the handler table install writes carries a comment line, the
 //! install marker, with a fingerprint of the table's keys and values.
@@ -12,22 +18,35 @@
 //! saying why. The marker travels with the file (backups, copies, config
 //! management), so no state elsewhere can disagree with it.
 //!
-//! The real runtime: when the handler install copies its settings from
-//! names its own runtime binary (containerd's `BinaryName`, CRI-O's
-//! `runtime_path`), the new handler runs the wrapper through its own link,
-//! `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link `runtime` to
-//! that binary ([`crate::runtime::named_by_handler_link`]).
+//! The real runtime: the new handler runs the runtime the handler it is
+//! derived from ran (containerd's `BinaryName`, CRI-O's `runtime_path`,
+//! podman's runtime paths, else that runtime's name in PATH), through its
+//! own link, `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link
+//! `runtime` to that binary ([`crate::runtime::named_by_handler_link`]).
 
-use super::daemons::{self, dig};
+use super::daemon::{self, containerd, crio, hookfile, podman, Derived, Layout, Owner};
+use super::daemons;
 use super::files;
-use crate::cli::{Engine, InstallArgs};
+use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
+mod containerd_plan;
+mod crio_plan;
+mod hook_plan;
+mod podman_plan;
+mod report;
+
+pub use containerd_plan::plan_containerd;
+pub use crio_plan::plan_crio;
+use hook_plan::plan_hook;
+pub use podman_plan::plan_podman;
+use report::{apply, daemon_name, say};
+
 /// Where CRI-O keeps the wrapper's runtime state (`--root`).
-pub const CRIO_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";
+pub const CRIO_RUNTIME_ROOT: &str = crio::RUNTIME_ROOT;
 
 /// Why install or uninstall stops ([`super::EXIT_ERROR`]): one line,
 /// which names its cause.
@@ -41,6 +60,18 @@ pub enum InstallError {
     InTheWay(#[from] InTheWayError),
     #[error(transparent)]
     Toml(#[from] TomlError),
+    #[error("{}: {source}", path.display())]
+    Edit {
+        path: PathBuf,
+        #[source]
+        source: daemon::EditError,
+    },
+    #[error("{}: {source}", path.display())]
+    Crio {
+        path: PathBuf,
+        #[source]
+        source: crio::CrioRefusal,
+    },
     #[error("{what} {}: {source}", path.display())]
     Io {
         what: &'static str,
@@ -75,6 +106,16 @@ pub enum UsageError {
     ContainerdHook,
     #[error("--set-as-default: for podman, set `runtime = \"{0}\"` under [engine] in containers.conf by hand")]
     PodmanDefault(String),
+    #[error("--config {}: not this host's daemon config (it is outside /etc), yet its handler would need links in {} on this host; give --root DIR to stage a node's tree (links go under DIR), or use --dry-run to see the change", config.display(), handlers.display())]
+    HostLinksForCopy { config: PathBuf, handlers: PathBuf },
+    #[error("--config {}: not this host's daemon config (it is outside /etc), yet the hook would go to {} on this host; give --root DIR to stage a node's tree, or --hooks-dir DIR", config.display(), dir.display())]
+    HostHooksForCopy { config: PathBuf, dir: PathBuf },
+    #[error("--hook: the hook would run {} ({why}), which a hook definition must not name: install the program (e.g. /usr/bin/userns-hostnet) and run install from there, or pass --force", tool.display())]
+    UnfitHookProgram { tool: PathBuf, why: String },
+    #[error("--root {}: not a directory", .0.display())]
+    RootNotADir(PathBuf),
+    #[error("--root: {} is not an absolute path on the node", .0.display())]
+    RelativeUnderRoot(PathBuf),
 }
 
 /// A daemon's config that install cannot edit, or cannot edit safely.
@@ -96,7 +137,9 @@ pub enum DaemonConfigError {
     },
     #[error("{p}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {p}), then install again", p = .0.display())]
     Docker(PathBuf),
-    #[error("{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again", path.display())]
+    #[error("{}: config version 1 (no `version` line), the format containerd 2.0 removed, is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or write the defaults of the containerd that reads it (containerd config default > FILE); then install again", path.display())]
+    Version1 { path: PathBuf },
+    #[error("{}: config version {version} is newer than this install knows (2, 3 and 4): install a newer userns-hostnet, or add the handler table by hand (`--dry-run` on a copy with version = {newest} shows it)", path.display(), newest = containerd::NEWEST_VERSION)]
     Version { path: PathBuf, version: i64 },
     #[error("{}: config version {version} is not supported", path.display())]
     DropInVersion { path: PathBuf, version: i64 },
@@ -109,20 +152,6 @@ pub enum DaemonConfigError {
     },
     #[error("{}: --drop-in refused: cannot tell which containerd reads it ({} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in", path.display(), containerd.display())]
     DropInUnknownContainerd { path: PathBuf, containerd: PathBuf },
-    #[error("{key} is not a table")]
-    NotATable { key: String },
-    #[error("{}: {key} is not a value", path.display())]
-    NotAValue { path: PathBuf, key: String },
-    #[error("{}: {key}: cannot read what install replaced ({was}): {source}", path.display())]
-    Replaced {
-        path: PathBuf,
-        key: String,
-        was: String,
-        #[source]
-        source: Box<toml_edit::TomlError>,
-    },
-    #[error("{}: {key}: cannot read what install replaced", path.display())]
-    ReplacedNotAValue { path: PathBuf, key: String },
     #[error("{from} is an empty list: name a directory with --hooks-dir")]
     NoHooksDir { from: String },
     #[error("{from} names {}, not an absolute path", dir.display())]
@@ -150,6 +179,13 @@ pub enum InTheWayError {
     PodmanRuntime { file: PathBuf, name: String },
     #[error("{}: exists and registers no wrapper handler; leaving it alone", .0.display())]
     ForeignDropIn(PathBuf),
+    #[error("{}: already holds runtime handler {name}; {what} would register it twice: {undo} first, or choose another --handler", file.display())]
+    HandlerElsewhere {
+        file: PathBuf,
+        name: String,
+        what: &'static str,
+        undo: String,
+    },
     #[error("{}: exists and points to {}, not {}; remove it or choose another --handler", path.display(), found.display(), wanted.display())]
     LinkElsewhere {
         path: PathBuf,
@@ -211,6 +247,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// uninstall: a handler of that name stays registered.
     pub left: bool,
+    /// `--hook`: the daemon must restart to read a changed config.
+    pub restart: bool,
 }
 
 impl Plan {
@@ -243,7 +281,7 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
         return Err(UsageError::WrapperRelative(args.wrapper.clone()));
     }
     let mut notes = Vec::new();
-    if !is_executable(&args.wrapper) {
+    if !is_executable(&on_host(args, &args.wrapper)) {
         notes.push(format!(
             "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",
             args.wrapper.display()
@@ -269,11 +307,52 @@ fn install(args: &InstallArgs) -> Result<i32, InstallError> {
 }
 
 /// `uninstall`: the exit status.
-pub fn run_uninstall(args: &InstallArgs) -> Result<i32, InstallError> {
+pub fn run_uninstall(args: &UninstallArgs) -> Result<i32, InstallError> {
+    let args = &uninstall_as_install(args);
     reported(
         args,
         plan(args, false).and_then(|plan| apply(args, &plan, false)),
     )
+}
+
+/// uninstall's arguments in the shape planning reads (install's own
+/// options at their defaults).
+fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
+    InstallArgs {
+        daemon: u.daemon,
+        handler: u.handler.clone(),
+        config: u.config.clone(),
+        drop_in: u.drop_in,
+        containerd: PathBuf::from("containerd"),
+        dry_run: u.dry_run,
+        wrapper: PathBuf::from(format!("/usr/bin/{}", crate::WRAPPER_NAME)),
+        handlers_dir: u.handlers_dir.clone(),
+        more: InstallMore {
+            hook: u.hook,
+            hooks_dir: u.hooks_dir.clone(),
+            json: u.json,
+            check: u.check,
+            root: u.root.clone(),
+            ..InstallMore::default()
+        },
+    }
+}
+
+/// Where the node's path `node` is on this host: under `--root`, else
+/// itself.
+fn on_host(args: &InstallArgs, node: &Path) -> PathBuf {
+    match &args.more.root {
+        Some(root) => root.join(node.strip_prefix("/").unwrap_or(node)),
+        None => node.to_owned(),
+    }
+}
+
+/// `--root`, checked: a directory.
+fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
+    match &args.more.root {
+        Some(r) if !r.is_dir() => Err(UsageError::RootNotADir(r.clone())),
+        _ => Ok(()),
+    }
 }
 
 /// Under `--json` an error is the one document on standard output,
@@ -291,6 +370,7 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
 }
 
 fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+    check_root(args)?;
     match (args.daemon, args.more.hook) {
         (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
@@ -303,402 +383,25 @@ fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     }
 }
 
-/// Standard output, where a closed pipe is not an error worth a panic.
-fn say(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+/// Does this handler run the wrapper (its binary at `layout.binary`)?
+fn runs_wrapper(layout: &Layout, handler: &Item) -> bool {
+    daemon::binary_of(layout, handler).is_some_and(daemon::is_wrapper)
 }
 
-/// Marks an `imports` line that install added, so uninstall removes the
-/// whole line again rather than leaving an empty list behind.
-const IMPORTS_MARK: &str = " # added by userns-hostnet install";
-
-/// The start of the comment line above a handler table install wrote.
-const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
-
-fn daemon_name(d: Engine) -> &'static str {
-    match d {
-        Engine::Containerd => "containerd",
-        Engine::Crio => "crio",
-        Engine::Podman => "podman",
-    }
-}
-
-/// What install registers, in the lines it prints.
-fn subject(args: &InstallArgs) -> String {
-    if args.more.hook {
-        "the createRuntime hook".to_owned()
-    } else if args.daemon == Engine::Podman {
-        format!("podman runtime {}", args.handler)
-    } else {
-        format!("runtime handler {}", args.handler)
-    }
-}
-
-/// What install or uninstall tells: lines of text as it goes, or with
-/// `--json` one document at the end.
-struct Report {
-    json: bool,
-    files: Vec<serde_json::Value>,
-    links: Vec<serde_json::Value>,
-}
-
-impl Report {
-    fn line(&self, text: &str) {
-        if !self.json {
-            say(&format!("{text}\n"));
-        }
-    }
-}
-
-fn link_json(l: &LinkChange) -> serde_json::Value {
-    match l {
-        LinkChange::Create { path, target } => {
-            serde_json::json!({"path": path, "target": target, "action": "create"})
-        }
-        LinkChange::Remove { path, target } => {
-            serde_json::json!({"path": path, "target": target, "action": "remove"})
-        }
-    }
-}
-
-fn file_action(c: &FileChange) -> &'static str {
-    match (&c.old, &c.new) {
-        (None, None) => "absent",
-        (None, Some(_)) => "create",
-        (Some(_), None) => "remove",
-        (Some(o), Some(n)) if o == n => "unchanged",
-        _ => "modify",
-    }
-}
-
-fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallError> {
-    let daemon = daemon_name(args.daemon);
-    let done = if install { "installed" } else { "removed" };
-    let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
-    let would_change = !changed.is_empty() || !plan.links.is_empty();
-    let mut report = Report {
-        json: args.more.json,
-        files: Vec::new(),
-        links: Vec::new(),
-    };
-    let restart = if !changed.is_empty() && !args.more.hook && args.daemon != Engine::Podman {
-        Some(format!("systemctl restart {daemon}"))
-    } else {
-        None
-    };
-    let status = if args.more.check {
-        i32::from(would_change)
-    } else {
-        i32::from(plan.left)
-    };
-    let finish = |report: &Report, written: bool| {
-        if !report.json {
-            return;
-        }
-        let files: Vec<serde_json::Value> = if written {
-            report.files.clone()
-        } else {
-            plan.files
-                .iter()
-                .map(|c| serde_json::json!({"path": c.path, "action": file_action(c)}))
-                .collect()
-        };
-        let links: Vec<serde_json::Value> = if written {
-            report.links.clone()
-        } else {
-            plan.links.iter().map(link_json).collect()
-        };
-        let doc = serde_json::json!({
-            "command": if install { "install" } else { "uninstall" },
-            "daemon": daemon,
-            "subject": subject(args),
-            "written": written,
-            "changed": would_change,
-            "files": files,
-            "links": links,
-            "notes": plan.notes,
-            "left": plan.left,
-            "restart": if written { restart.clone() } else { None },
-        });
-        say(&format!("{doc:#}\n"));
-    };
-    let notes = |report: &Report| {
-        for n in &plan.notes {
-            report.line(n);
-        }
-    };
-    if args.more.check {
-        for c in &changed {
-            report.line(&format!("would {} {}", file_action(c), c.path.display()));
-        }
-        for l in &plan.links {
-            report.line(&match l {
-                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
-                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
-            });
-        }
-        if !would_change {
-            report.line(&format!(
-                "in place: {} is {done} for {daemon}",
-                subject(args)
-            ));
-        }
-        finish(&report, false);
-        return Ok(status);
-    }
-    if !would_change {
-        if !plan.left {
-            report.line(&format!(
-                "nothing to change: {} is already {done} for {daemon}",
-                subject(args)
-            ));
-        }
-        notes(&report);
-        finish(&report, false);
-        return Ok(status);
-    }
-    if args.dry_run {
-        for c in &changed {
-            if !report.json {
-                say(&files::unified_diff(
-                    &c.path,
-                    c.old.as_deref(),
-                    c.new.as_deref(),
-                ));
-            }
-        }
-        for l in &plan.links {
-            report.line(&match l {
-                LinkChange::Create { path, target } => {
-                    format!("+link {} -> {}", path.display(), target.display())
-                }
-                LinkChange::Remove { path, target } => {
-                    format!("-link {} -> {}", path.display(), target.display())
-                }
-            });
-        }
-        notes(&report);
-        report.line("(dry run: nothing written)");
-        finish(&report, false);
-        return Ok(status);
-    }
-    // The links exist before a config names them, and go after none does.
-    if install {
-        apply_links(&plan.links, &mut report)?;
-    }
-    for c in &changed {
-        match (&c.old, &c.new) {
-            (old, None) => {
-                std::fs::remove_file(&c.path)
-                    .map_err(InstallError::io("cannot remove", &c.path))?;
-                report.line(&format!("removed {}", c.path.display()));
-                report
-                    .files
-                    .push(serde_json::json!({"path": c.path, "action": "remove"}));
-                let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
-                if let Some(dir) = c.path.parent().filter(|_| made_dir) {
-                    // Only when empty: a file put there since stays.
-                    if std::fs::remove_dir(dir).is_ok() {
-                        report.line(&format!("removed {}", dir.display()));
-                        report
-                            .files
-                            .push(serde_json::json!({"path": dir, "action": "remove"}));
-                    }
-                }
-            }
-            (old, Some(new)) => {
-                let mut backup = None;
-                if old.is_some() && c.backup && args.more.backup {
-                    let b = files::backup(&c.path)
-                        .map_err(InstallError::io("cannot back up", &c.path))?;
-                    report.line(&format!("backup {}", b.display()));
-                    backup = Some(b);
-                }
-                files::write_atomic(&c.path, new.as_bytes())
-                    .map_err(InstallError::io("cannot write", &c.path))?;
-                report.line(&format!("wrote {}", c.path.display()));
-                report.files.push(serde_json::json!({
-                    "path": c.path,
-                    "action": file_action(c),
-                    "backup": backup,
-                }));
-            }
-        }
-    }
-    if !install {
-        apply_links(&plan.links, &mut report)?;
-    }
-    notes(&report);
-    if !changed.is_empty() {
-        if args.more.hook {
-            report.line(&format!(
-                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
-                subject(args)
-            ));
-        } else if args.daemon == Engine::Podman {
-            report.line(&format!(
-                "{} {done}; podman reads containers.conf at every command: no restart needed{}",
-                subject(args),
-                if install {
-                    format!("; run containers with podman --runtime {}", args.handler)
-                } else {
-                    String::new()
-                }
-            ));
-        } else {
-            report.line(&format!(
-                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
-                subject(args)
-            ));
-        }
-    }
-    finish(&report, true);
-    Ok(status)
-}
-
-fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {
-    for l in links {
-        match l {
-            LinkChange::Create { path, target } => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(InstallError::io("cannot create", dir))?;
-                }
-                std::os::unix::fs::symlink(target, path)
-                    .map_err(InstallError::io("cannot create", path))?;
-                report.line(&format!(
-                    "linked {} -> {}",
-                    path.display(),
-                    target.display()
-                ));
-                report.links.push(link_json(l));
-            }
-            LinkChange::Remove { path, .. } => {
-                match std::fs::remove_file(path) {
-                    Ok(()) => {
-                        report.line(&format!("removed {}", path.display()));
-                        report.links.push(link_json(l));
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(InstallError::io("cannot remove", path)(e)),
-                }
-                // The handler's directory and the directory of handlers go
-                // when empty; anything else put there keeps them.
-                if let Some(dir) = path.parent() {
-                    if std::fs::remove_dir(dir).is_ok() {
-                        if let Some(up) = dir.parent() {
-                            let _ = std::fs::remove_dir(up);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The table at `path` below `root`, created (implicit, so that it prints
-/// no header of its own and vanishes again when emptied) where missing.
-fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> Result<&'a mut Table, DaemonConfigError> {
-    let mut t = root;
-    for key in path {
-        if !t.contains_key(key) {
-            let mut new = Table::new();
-            new.set_implicit(true);
-            t.insert(key, Item::Table(new));
-        }
-        t = t.get_mut(key).and_then(Item::as_table_mut).ok_or_else(|| {
-            DaemonConfigError::NotATable {
-                key: (*key).to_owned(),
-            }
-        })?;
-    }
-    Ok(t)
-}
-
-/// FNV-1a, 64 bits: a fingerprint, not a defence (the operator can edit
-/// the marker as easily as the table).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// The fingerprint of a handler's keys and values, whatever their layout,
-/// order or comments.
-fn fingerprint(handler: &Item) -> u64 {
-    let mut d = DocumentMut::new();
-    d.insert("h", handler.clone());
-    let canonical = ::toml::from_str::<::toml::Value>(&d.to_string())
-        .ok()
-        .and_then(|v| serde_json::to_string(&v).ok())
-        .unwrap_or_default();
-    fnv1a(canonical.as_bytes())
-}
-
-/// `handler` with the install marker above its header.
-fn marked(mut handler: Table) -> Table {
-    let fp = fingerprint(&Item::Table(handler.clone()));
-    handler.decor_mut().set_prefix(format!(
-        "\n{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall` removes it while unchanged\n"
-    ));
-    handler
-}
-
-/// Who a handler table belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Owner {
-    /// Marked by install and unchanged since.
-    Install,
-    /// Marked by install, changed since.
-    Changed,
-    /// No marker: the operator's.
-    Operator,
-}
-
-fn owner(handler: &Item) -> Owner {
-    let prefix = handler
-        .as_table()
-        .and_then(|t| t.decor().prefix())
-        .and_then(|p| p.as_str());
-    owner_by_marker(prefix.and_then(handler_marker), || fingerprint(handler))
-}
-
-/// The fingerprint in the install marker somewhere in `comment`.
-fn handler_marker(comment: &str) -> Option<u64> {
-    comment
-        .find(HANDLER_MARK)
-        .and_then(|at| marker_hex(&comment[at + HANDLER_MARK.len()..]))
-}
-
-/// The 16 hex digits of a fingerprint at the start of `rest`.
-fn marker_hex(rest: &str) -> Option<u64> {
-    rest.get(..16)
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-}
-
-/// Who wrote a thing marked with fingerprint `marked` (`None`: no marker)
-/// whose fingerprint is now `now`.
-fn owner_by_marker(marked: Option<u64>, now: impl FnOnce() -> u64) -> Owner {
-    match marked {
-        None => Owner::Operator,
-        Some(fp) if fp == now() => Owner::Install,
-        Some(_) => Owner::Changed,
-    }
-}
-
-/// Does this handler run the wrapper (its binary at `binary_key`)?
-fn runs_wrapper(handler: &Item, binary_key: &[&str]) -> bool {
-    dig(handler, binary_key)
-        .and_then(Item::as_str)
-        .is_some_and(daemons::is_wrapper)
-}
-
-/// The daemon's config file: `--config`, else `default`.
-fn config_path(args: &InstallArgs, default: &str) -> PathBuf {
-    args.config
+/// The daemon's config file as the node sees it: `--config`, else
+/// `default`; made absolute (under `--root` it must be).
+fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, InstallError> {
+    let p = args
+        .config
         .clone()
-        .unwrap_or_else(|| PathBuf::from(default))
+        .unwrap_or_else(|| PathBuf::from(default));
+    if p.is_absolute() {
+        return Ok(p);
+    }
+    if args.more.root.is_some() {
+        return Err(UsageError::RelativeUnderRoot(p).into());
+    }
+    std::path::absolute(&p).map_err(InstallError::DropInPath)
 }
 
 fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
@@ -708,28 +411,31 @@ fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
         .ok_or(UsageError::WrapperNotUtf8)
 }
 
-/// The handler install copies its settings from: the default runtime
-/// handler when it is a runc shim handler, else the one named `runc`.
-fn containerd_source<'a>(doc: &'a DocumentMut, runtimes: &[&str]) -> Option<(String, &'a Item)> {
-    let all = dig(doc.as_item(), runtimes)?;
-    let cri = &runtimes[..runtimes.len() - 1];
-    let default = dig(doc.as_item(), cri)
-        .and_then(|c| dig(c, &["default_runtime_name"]))
-        .and_then(Item::as_str);
-    let is_shim =
-        |h: &Item| dig(h, &["runtime_type"]).and_then(Item::as_str) == Some(daemons::RUNC_SHIM);
-    default.into_iter().chain(["runc"]).find_map(|name| {
-        let h = dig(all, &[name])?;
-        is_shim(h).then(|| (name.to_owned(), h))
-    })
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The real runtime a new handler keeps: the binary its source handler
-/// names (`what` says where it was read), unless the wrapper's own name
-/// already names one or that binary is the wrapper. A bare name is looked
-/// up in PATH now: a link needs a path.
+/// Where the node's PATH finds `name` (looked up under `--root`), as the
+/// node names it.
+fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
+    let path_var = std::env::var_os("PATH")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
+    std::env::split_paths(&path_var)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(name))
+        .find(|p| is_executable(&on_host(args, p)))
+}
+
+/// The runtime the source handler runs, which the new handler keeps as
+/// its real runtime: `binary` (read where `what` says; `implicit` when no
+/// setting names it and the daemon looks the name up in PATH), unless the
+/// wrapper's own name already names one or that binary is the wrapper.
 fn carried_runtime(
+    args: &InstallArgs,
     binary: Option<&str>,
+    implicit: bool,
     wrapper: &str,
     what: &str,
     notes: &mut Vec<String>,
@@ -742,7 +448,7 @@ fn carried_runtime(
         .and_then(|n| n.to_str())
         .and_then(|n| n.strip_prefix(runtime::OWN_NAME_PREFIX))
         .is_some_and(|r| !r.is_empty());
-    if own || daemons::is_wrapper(binary) {
+    if own || daemon::is_wrapper(binary) {
         return Ok(None);
     }
     let path = if binary.contains('/') {
@@ -755,18 +461,23 @@ fn carried_runtime(
         }
         p
     } else {
-        let path_var = std::env::var_os("PATH")
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
-        std::env::split_paths(&path_var)
-            .map(|d| d.join(binary))
-            .find(|p| is_executable(p))
-            .ok_or_else(|| InTheWayError::RuntimeNotInPath {
-                what: what.to_owned(),
-                binary: binary.to_owned(),
-            })?
+        match find_in_path(args, binary) {
+            Some(p) => p,
+            None if implicit => {
+                notes.push(format!(
+                    "warning: the {what} is not there: the wrapper will choose its real runtime when it runs"
+                ));
+                return Ok(None);
+            }
+            None => {
+                return Err(InTheWayError::RuntimeNotInPath {
+                    what: what.to_owned(),
+                    binary: binary.to_owned(),
+                })
+            }
+        }
     };
-    if !is_executable(&path) {
+    if !is_executable(&on_host(args, &path)) {
         notes.push(format!(
             "warning: {} ({what}) is not an executable file: containers of this handler will not start until it is",
             path.display()
@@ -775,26 +486,34 @@ fn carried_runtime(
     Ok(Some(path))
 }
 
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// The handlers directory as the node sees it.
+fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
+    args.handlers_dir
+        .clone()
+        .unwrap_or_else(runtime::handlers_dir)
+}
+
+/// Is `config` the config of a daemon of this host (under /etc, or a k3s
+/// or RKE2 template), so that links on this host serve it?
+fn is_hosts_config(config: &Path) -> bool {
+    config.starts_with("/etc") || daemons::rancher_distro(config).is_some()
 }
 
 /// The binary a new handler names, and the links it needs: the wrapper
-/// itself, or with a runtime carried from `source` (the binary of the
-/// handler it copies, read where `what` says) the handler's own link to it.
+/// itself, or with a runtime carried from the source (`real`, read where
+/// `what` says) the handler's own link to it.
 fn handler_binary(
     args: &InstallArgs,
+    config: &Path,
     wrapper: &str,
-    source: Option<&str>,
+    real: Option<PathBuf>,
     what: &str,
     plan: &mut Plan,
 ) -> Result<String, InstallError> {
     let name = args.handler.as_str();
-    let carried = carried_runtime(source, wrapper, what, &mut plan.notes)?;
-    let Some(real) = carried.as_deref() else {
+    let Some(real) = real else {
         plan.notes.push(format!(
-            "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
+            "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH), as no handler of the config names one",
             runtime::RUNTIME_ENV
         ));
         return Ok(wrapper.to_owned());
@@ -802,16 +521,26 @@ fn handler_binary(
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
         return Err(UsageError::HandlerNotDirName(name.to_owned()).into());
     }
-    let dir = args
-        .handlers_dir
-        .clone()
-        .unwrap_or_else(runtime::handlers_dir)
-        .join(name);
+    let handlers = handlers_node_dir(args);
+    if args.more.root.is_none()
+        && args.handlers_dir.is_none()
+        && !is_hosts_config(config)
+        && !args.dry_run
+        && !args.more.check
+    {
+        return Err(UsageError::HostLinksForCopy {
+            config: config.to_owned(),
+            handlers,
+        }
+        .into());
+    }
+    let dir = handlers.join(name);
     let link = dir.join(crate::WRAPPER_NAME);
-    for (path, target) in [
+    for (node, target) in [
         (link.clone(), PathBuf::from(wrapper)),
-        (dir.join(HANDLER_RUNTIME_LINK), real.to_owned()),
+        (dir.join(HANDLER_RUNTIME_LINK), real.clone()),
     ] {
+        let path = on_host(args, &node);
         match std::fs::read_link(&path) {
             Ok(t) if t == target => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -839,22 +568,15 @@ fn handler_binary(
     Ok(bin)
 }
 
-/// The handler's own directory of links, when `binary` is a handler's
-/// link to the wrapper.
+/// The handler's own directory of links (as the node sees it), when
+/// `binary` is a handler's link to the wrapper.
 fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
-    let handlers = args
-        .handlers_dir
-        .clone()
-        .unwrap_or_else(runtime::handlers_dir);
+    let handlers = handlers_node_dir(args);
     let link = Path::new(binary?);
     link.parent()
         .filter(|d| d.parent() == Some(handlers.as_path()))
         .filter(|_| link.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
         .map(Path::to_owned)
-}
-
-fn is_handler_link(args: &InstallArgs, binary: Option<&str>) -> bool {
-    handler_dir(args, binary).is_some()
 }
 
 /// The links a removed handler leaves behind: those of its own directory,
@@ -866,35 +588,26 @@ fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
     [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
         .into_iter()
         .filter_map(|n| {
-            let path = dir.join(n);
+            let path = on_host(args, &dir.join(n));
             let target = std::fs::read_link(&path).ok()?;
             Some(LinkChange::Remove { path, target })
         })
         .collect()
 }
 
-/// The handler table: the runc shim with `binary` and the other options of
-/// the source handler (SystemdCgroup...), so that cgroups are managed the
-/// same way.
-fn containerd_handler(source: Option<&Item>, binary: &str) -> Table {
-    let mut options = Table::new();
-    if let Some(opts) = source
-        .and_then(|s| dig(s, &["options"]))
-        .and_then(Item::as_table_like)
-    {
-        for (k, v) in opts.iter() {
-            if let Some(v) = v.as_value() {
-                let mut v = v.clone();
-                v.decor_mut().clear();
-                options.insert(k, Item::Value(v));
-            }
-        }
+/// Notes for the settings a derived handler changed or could not carry.
+fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Plan) {
+    if !d.carried.is_empty() {
+        plan.notes.push(format!(
+            "handler {name} carries every setting of handler {from}: {}",
+            d.carried.join(", ")
+        ));
     }
-    options.insert("BinaryName", value(binary));
-    let mut h = Table::new();
-    h.insert("runtime_type", value(daemons::RUNC_SHIM));
-    h.insert("options", Item::Table(options));
-    h
+    plan.notes
+        .push(format!("handler {name} changes: {}", d.changed.join("; ")));
+    for dropped in &d.dropped {
+        plan.notes.push(format!("warning: not carried: {dropped}"));
+    }
 }
 
 /// Whether install adds the handler (`Ok(true)`: none of that name in
@@ -905,7 +618,7 @@ fn changes_handler(
     args: &InstallArgs,
     install: bool,
     existing: Option<&Item>,
-    binary_key: &[&str],
+    layout: &Layout,
     file: &Path,
     plan: &mut Plan,
 ) -> Result<bool, InTheWayError> {
@@ -914,10 +627,10 @@ fn changes_handler(
     let Some(e) = existing else {
         return Ok(install);
     };
-    let binary = dig(e, binary_key).and_then(Item::as_str);
-    let why_left = match (owner(e), install) {
+    let binary = daemon::binary_of(layout, e);
+    let why_left = match (daemon::owner(e), install) {
         (Owner::Install, true) => {
-            if is_handler_link(args, binary) && handler_links(args, binary).len() < 2 {
+            if handler_dir(args, binary).is_some() && handler_links(args, binary).len() < 2 {
                 plan.notes.push(format!(
                     "warning: runtime handler {name} in {shown} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
                     binary.unwrap_or_default()
@@ -935,10 +648,10 @@ fn changes_handler(
         (Owner::Changed, false) => format!(
             "left runtime handler {name} in {shown}: changed since install (its install marker's fingerprint no longer matches); remove it by hand if it should go"
         ),
-        (Owner::Operator, true) if runs_wrapper(e, binary_key) => format!(
+        (Owner::Operator, true) if runs_wrapper(layout, e) => format!(
             "runtime handler {name} in {shown} runs the wrapper but was not added by install (no install marker): left as it is, and uninstall will leave it too"
         ),
-        (Owner::Operator, false) if runs_wrapper(e, binary_key) => format!(
+        (Owner::Operator, false) if runs_wrapper(layout, e) => format!(
             "left runtime handler {name} in {shown}: not added by install (no install marker); remove it by hand if it should go"
         ),
         (Owner::Operator, true) => {
@@ -958,274 +671,71 @@ fn changes_handler(
     Ok(false)
 }
 
-/// The handler `name` in `doc`'s table at `runtimes`.
-fn handler_in<'a>(doc: &'a DocumentMut, runtimes: &[&str], name: &str) -> Option<&'a Item> {
-    dig(doc.as_item(), runtimes).and_then(|all| dig(all, &[name]))
-}
+/// Makes the handler table install adds, noting the links it needs.
+type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
 
-/// The handler in `doc`'s table at `runtimes`: install adds the one `make`
-/// makes, uninstall (`make` is `None`) removes it, when
-/// [`changes_handler`] says so; `Ok(true)` when `doc` changed.
+/// The handler in `doc`: install adds the one `make` makes, uninstall
+/// (`make` is `None`) removes it, when [`changes_handler`] says so;
+/// `Ok(true)` when `doc` changed.
 fn edit_handler(
     args: &InstallArgs,
     doc: &mut DocumentMut,
-    runtimes: &[&str],
-    binary_key: &[&str],
+    layout: &Layout,
     file: &Path,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> Result<bool, InstallError> {
     let name = args.handler.as_str();
-    let existing = handler_in(doc, runtimes, name);
-    if !changes_handler(args, make.is_some(), existing, binary_key, file, plan)? {
+    let existing = daemon::handler(layout, doc, name);
+    if !changes_handler(args, make.is_some(), existing, layout, file, plan)? {
         return Ok(false);
     }
+    let edit = |source| InstallError::Edit {
+        path: file.to_owned(),
+        source,
+    };
     match make {
         Some(make) => {
             let h = make(plan)?;
-            table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+            daemon::add(layout, doc, name, h).map_err(edit)?;
         }
         None => {
-            table_at(doc.as_table_mut(), runtimes)?.remove(name);
+            daemon::remove(layout, doc, name);
         }
     }
     Ok(true)
 }
 
-/// Makes the handler table install adds, noting the links it needs.
-type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
-
-const CONTAINERD_BINARY: &[&str] = &["options", "BinaryName"];
-const CRIO_BINARY: &[&str] = &["runtime_path"];
-const CRIO_RUNTIMES: &[&str] = &["crio", "runtime", "runtimes"];
-
-/// What install (or uninstall) changes for containerd.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG);
-    let Some(text) = toml::read_optional(&config)? else {
-        return Err(DaemonConfigError::NoContainerdConfig(config).into());
-    };
-    let mut doc = match toml::parse(&config, &text) {
-        Ok(d) => d,
-        Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
-            return Err(DaemonConfigError::GoTemplate {
-                path: config,
-                parse,
-            }
-            .into())
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let version = daemons::containerd_version(&doc);
-    if let Some(distro) = daemons::rancher_distro(&config)
-        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
-    {
-        let template = config.with_file_name(if version >= 3 {
-            "config-v3.toml.tmpl"
-        } else {
-            "config.toml.tmpl"
-        });
-        return Err(DaemonConfigError::Regenerated {
-            path: config,
-            template,
-            distro,
-        }
-        .into());
+/// The command that undoes an install of these arguments.
+fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
+    let mut cmd = format!("userns-hostnet uninstall {}", daemon_name(args.daemon));
+    if drop_in {
+        cmd.push_str(" --drop-in");
     }
-    let cri_off = daemons::containerd_cri_disabled(&doc);
-    if version < 2 && cri_off.is_some() {
-        return Err(DaemonConfigError::Docker(config).into());
+    if args.handler != "userns-hostnet" {
+        cmd.push_str(&format!(" --handler {}", args.handler));
     }
-    let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
-        return Err(DaemonConfigError::Version {
-            path: config,
-            version,
-        }
-        .into());
-    };
-    let mut plan = Plan::default();
-    if install {
-        if let Some(plugin) = cri_off {
-            plan.notes.push(format!(
-                "warning: {} lists {plugin:?} in disabled_plugins: containerd serves no CRI, so the kubelet cannot use any handler; remove it from disabled_plugins and restart containerd",
-                config.display()
-            ));
-        }
+    if let Some(c) = &args.config {
+        cmd.push_str(&format!(" --config {}", c.display()));
     }
-    let wrapper = wrapper_str(args)?;
-    // The handler install adds copies its settings from the main config's.
-    let main = doc.clone();
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
-        let source = containerd_source(&main, &runtimes);
-        let what = match &source {
-            Some((s, _)) => format!("BinaryName of handler {s} in {}", config.display()),
-            None => String::new(),
-        };
-        let binary = source
-            .as_ref()
-            .and_then(|(_, h)| dig(h, CONTAINERD_BINARY))
-            .and_then(Item::as_str);
-        let bin = handler_binary(args, &wrapper, binary, &what, plan)?;
-        Ok(marked(containerd_handler(source.map(|(_, h)| h), &bin)))
-    };
-    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
-    if args.drop_in && install && version == 2 {
-        refuse_1x_drop_in(args, &config)?;
+    if let Some(r) = &args.more.root {
+        cmd.push_str(&format!(" --root {}", r.display()));
     }
-    if args.drop_in {
-        plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
-    } else {
-        let absent = handler_in(&doc, &runtimes, &args.handler).is_none();
-        let edited = edit_handler(
-            args,
-            &mut doc,
-            &runtimes,
-            CONTAINERD_BINARY,
-            &config,
-            make,
-            &mut plan,
-        )?;
-        let new = if edited {
-            doc.to_string()
-        } else {
-            if !install && absent {
-                imported_handler(args, &doc, &config, version, &mut plan);
-            }
-            text.clone()
-        };
-        if install && version == 2 {
-            let new_doc = toml::parse(&config, &new)?;
-            clobbered_handler(args, &config, new_doc, &mut plan);
-        }
-        plan.files.push(FileChange {
-            path: config.clone(),
-            old: Some(text),
-            new: Some(new),
-            backup: true,
-        });
-    }
-    let cri = &runtimes[..runtimes.len() - 1];
-    plan_default(
-        args,
-        install,
-        &config,
-        cri,
-        "default_runtime_name",
-        &mut plan,
-    )?;
-    Ok(plan)
+    cmd
 }
 
-/// uninstall without `--drop-in`, the main config holding no handler of
-/// that name: an import may still register it, and it is not removed.
-fn imported_handler(
-    args: &InstallArgs,
-    doc: &DocumentMut,
-    config: &Path,
-    version: i64,
-    plan: &mut Plan,
-) {
-    let ours = config
-        .parent()
-        .map(|d| d.join(daemons::CONTAINERD_DROP_IN))
-        .and_then(|p| std::path::absolute(p).ok());
-    for import in daemons::containerd_imports(doc, config, &|p| p.to_owned()) {
-        let Ok(d) = toml::read(&import) else {
-            continue;
-        };
-        if !daemons::containerd_handler_names(&d, version).contains(&args.handler) {
-            continue;
-        }
-        let how = if std::path::absolute(&import).ok() == ours {
-            "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
-        } else {
-            "remove it there by hand if it should go".to_owned()
-        };
-        plan.leave(
-            false,
-            format!(
-                "runtime handler {} is registered by {}, which {} imports: {how}",
-                args.handler,
-                import.display(),
-                config.display()
-            ),
-        );
-    }
-}
-
-/// install into a version 2 config: on containerd 1.x, an import that
-/// holds a CRI plugin table replaces the main config's, the new handler
-/// with it.
-fn clobbered_handler(args: &InstallArgs, config: &Path, doc: DocumentMut, plan: &mut Plan) {
-    if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
-        return;
-    }
-    let mut files = vec![(config.to_owned(), doc)];
-    for import in daemons::containerd_imports(&files[0].1, config, &|p| p.to_owned()) {
-        if let Ok(d) = toml::read(&import) {
-            files.push((import, d));
-        }
-    }
-    let cri = daemons::containerd_cri_plugin(2).unwrap_or_default();
-    for c in daemons::containerd_1x_clobbers(&files) {
-        let prefix = format!("containerd.runtimes.{}.", args.handler);
-        if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
-            plan.notes.push(format!(
-                "warning: {} replaces the whole CRI plugin table of {} on containerd 1.x, runtime handler {} among it: move that file's settings into {1} (or carry the whole table there)",
-                c.import.display(),
-                config.display(),
-                args.handler
-            ));
-        }
-    }
-}
-
-/// `--drop-in` on a version 2 config: only when containerd is 2.0 or later.
-/// Before 2.0, containerd replaces the whole table of a plugin with an
-/// imported file's (its `mergeConfig` assigns each plugin's table as a
-/// whole), so a drop-in holding only the handler would drop sandbox_image,
-/// the CNI settings and every other handler of the main config. A drop-in
-/// carrying a copy of the whole CRI table would be safe on the day it is
-/// written, but would then shadow every later edit of that table in the
-/// main config: the main config is the one place that cannot go wrong.
-fn refuse_1x_drop_in(args: &InstallArgs, config: &Path) -> Result<(), DaemonConfigError> {
-    match daemons::containerd_binary_version(&args.containerd) {
-        Some((major, _)) if major >= 2 => Ok(()),
-        Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
-            path: config.to_owned(),
-            containerd: args.containerd.clone(),
-            major,
-            minor,
-        }),
-        None => Err(DaemonConfigError::DropInUnknownContainerd {
-            path: config.to_owned(),
-            containerd: args.containerd.clone(),
-        }),
-    }
-}
-
-/// Is this drop-in, once the handler is gone, empty of settings (its
-/// `version` aside)?
-fn holds_nothing(doc: &DocumentMut) -> bool {
-    fn empty(t: &dyn toml_edit::TableLike) -> bool {
-        t.iter().all(|(_, v)| v.as_table_like().is_some_and(empty))
-    }
-    doc.iter()
-        .all(|(k, v)| k == "version" || v.as_table_like().is_some_and(empty))
-}
-
-/// A drop-in file that holds handlers: install adds the handler `make`
-/// makes (to a new file `fresh`, or to an existing one that already
-/// registers the wrapper); uninstall (`make` is `None`) removes it, and the file when nothing
-/// else is left in it. The new text, `None` for no file.
+/// A drop-in file that holds handlers (`path` on this host): install adds
+/// the handler `make` makes (to a new file `fresh`, or to an existing one
+/// that already registers the wrapper); uninstall (`make` is `None`)
+/// removes it, and the file when nothing else is left in it. The new
+/// text, `None` for no file.
 #[allow(clippy::too_many_arguments)]
 fn plan_drop_in(
     args: &InstallArgs,
     path: &Path,
     old: Option<&str>,
     fresh: DocumentMut,
-    runtimes: &[&str],
-    binary_key: &[&str],
+    layout: &Layout,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> Result<Option<String>, InstallError> {
@@ -1235,247 +745,27 @@ fn plan_drop_in(
             return Ok(None);
         }
         let mut d = fresh;
-        edit_handler(args, &mut d, runtimes, binary_key, path, make, plan)?;
+        edit_handler(args, &mut d, layout, path, make, plan)?;
         return Ok(Some(d.to_string()));
     };
     let mut doc = toml::parse(path, old)?;
-    if install && handler_in(&doc, runtimes, &args.handler).is_none() {
-        let wrapper_handlers = dig(doc.as_item(), runtimes)
-            .and_then(Item::as_table_like)
-            .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
-        if !wrapper_handlers {
-            return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
-        }
+    if install
+        && daemon::handler(layout, &doc, &args.handler).is_none()
+        && daemon::wrapper_handlers(layout, &doc).is_empty()
+    {
+        return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
     }
-    if !edit_handler(args, &mut doc, runtimes, binary_key, path, make, plan)? {
+    if !edit_handler(args, &mut doc, layout, path, make, plan)? {
         return Ok(Some(old.to_owned()));
     }
     if !install {
-        if holds_nothing(&doc) {
+        if daemon::holds_nothing(&doc) {
             return Ok(None);
         }
         plan.notes
             .push(format!("kept {}: it holds other settings", path.display()));
     }
     Ok(Some(doc.to_string()))
-}
-
-/// `--drop-in`: the handler in `conf.d/99-userns-hostnet.toml` next to the
-/// main config, and the main config's `imports` naming it. The imports
-/// entry goes when the drop-in goes: containerd refuses to start with an
-/// import of a missing file.
-fn plan_containerd_drop_in(
-    args: &InstallArgs,
-    config: &Path,
-    text: &str,
-    mut doc: DocumentMut,
-    runtimes: &[&str],
-    make: Option<&MakeHandler>,
-    plan: &mut Plan,
-) -> Result<(), InstallError> {
-    let install = make.is_some();
-    let dir = config.parent().unwrap_or(Path::new("/"));
-    let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))
-        .map_err(InstallError::DropInPath)?;
-    let drop_in_str = drop_in.to_string_lossy().into_owned();
-    let old_drop_in = toml::read_optional(&drop_in)?;
-    let covered = |doc: &DocumentMut| {
-        daemons::containerd_imports(doc, config, &|p| p.to_owned())
-            .iter()
-            .any(|p| std::path::absolute(p).is_ok_and(|p| p == drop_in))
-    };
-    let version = daemons::containerd_version(&doc);
-    let mut fresh = DocumentMut::new();
-    fresh.decor_mut().set_prefix(format!(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
-        made_dir_line(&drop_in)
-    ));
-    fresh.insert("version", value(version));
-    // A drop-in without `version` is read as the main config's.
-    let drop_in_runtimes: Vec<&str> = match &old_drop_in {
-        Some(old) => {
-            let v = toml::parse(&drop_in, old)?
-                .get("version")
-                .and_then(Item::as_integer)
-                .unwrap_or(version);
-            daemons::containerd_runtimes_path(v)
-                .filter(|_| v >= 2)
-                .map(|p| p.to_vec())
-                .ok_or_else(|| DaemonConfigError::DropInVersion {
-                    path: drop_in.clone(),
-                    version: v,
-                })?
-        }
-        None => runtimes.to_vec(),
-    };
-    let new_drop_in = plan_drop_in(
-        args,
-        &drop_in,
-        old_drop_in.as_deref(),
-        fresh,
-        &drop_in_runtimes,
-        CONTAINERD_BINARY,
-        make,
-        plan,
-    )?;
-    let main = if install {
-        if covered(&doc) {
-            text.to_owned()
-        } else {
-            match doc.get_mut("imports").and_then(Item::as_array_mut) {
-                Some(list) => list.push(drop_in_str.as_str()),
-                None => {
-                    let mut list = Array::new();
-                    list.push(drop_in_str.as_str());
-                    let mut v = Value::Array(list);
-                    v.decor_mut().set_suffix(IMPORTS_MARK);
-                    doc.insert("imports", Item::Value(v));
-                }
-            }
-            doc.to_string()
-        }
-    } else {
-        let mut removed = false;
-        if new_drop_in.is_none() {
-            if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
-                let before = list.len();
-                list.retain(|v: &Value| v.as_str() != Some(drop_in_str.as_str()));
-                removed = list.len() != before;
-                let ours = list
-                    .decor()
-                    .suffix()
-                    .and_then(|s| s.as_str())
-                    .is_some_and(|s| s == IMPORTS_MARK);
-                if list.is_empty() && removed && ours {
-                    doc.remove("imports");
-                }
-            }
-        }
-        if removed {
-            doc.to_string()
-        } else {
-            text.to_owned()
-        }
-    };
-    plan.files.push(FileChange {
-        path: config.to_owned(),
-        old: Some(text.to_owned()),
-        new: Some(main),
-        backup: true,
-    });
-    plan.files.push(FileChange {
-        path: drop_in,
-        old: old_drop_in,
-        new: new_drop_in,
-        backup: false,
-    });
-    Ok(())
-}
-
-/// The real runtime of CRI-O's default handler, as CRI-O reads its files
-/// (crio.conf, then the drop-ins in name order, the last setting winning;
-/// the wrapper's own drop-in aside): `default_runtime` (else `runc`) and
-/// that handler's `runtime_path`, with where it was read.
-fn crio_source(conf: &Path, own: &Path) -> Result<Option<(String, String)>, TomlError> {
-    let mut default = None;
-    let mut paths: Vec<(String, String, PathBuf)> = Vec::new();
-    for file in daemons::crio_files(conf) {
-        if file == own {
-            continue;
-        }
-        let doc = toml::read(&file)?;
-        if let Some(d) =
-            dig(doc.as_item(), &["crio", "runtime", "default_runtime"]).and_then(Item::as_str)
-        {
-            default = Some(d.to_owned());
-        }
-        if let Some(all) = dig(doc.as_item(), CRIO_RUNTIMES).and_then(Item::as_table_like) {
-            for (name, h) in all.iter() {
-                if let Some(p) = dig(h, CRIO_BINARY).and_then(Item::as_str) {
-                    paths.retain(|(n, ..)| n != name);
-                    paths.push((name.to_owned(), p.to_owned(), file.clone()));
-                }
-            }
-        }
-    }
-    let default = default.unwrap_or_else(|| "runc".to_owned());
-    Ok(paths
-        .into_iter()
-        .find(|(n, ..)| *n == default)
-        .map(|(n, p, f)| (p, format!("runtime_path of handler {n} in {}", f.display()))))
-}
-
-/// What install (or uninstall) changes for CRI-O: one drop-in file.
-pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let conf = config_path(args, daemons::CRIO_CONFIG);
-    let path = conf
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join(daemons::CRIO_DROP_IN);
-    let old = toml::read_optional(&path)?;
-    let mut plan = Plan::default();
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
-        let wrapper = wrapper_str(args)?;
-        let source = crio_source(&conf, &path)?;
-        let (binary, what) = match &source {
-            Some((b, w)) => (Some(b.as_str()), w.as_str()),
-            None => (None, ""),
-        };
-        let bin = handler_binary(args, &wrapper, binary, what, plan)?;
-        Ok(marked(crio_handler(&bin)))
-    };
-    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
-    // The default runtime install set goes before the handler, so that a
-    // drop-in left with nothing else in it is removed.
-    let before = match &old {
-        Some(text) if !install => Some(restore_default(
-            &path,
-            text,
-            CRIO_RUNTIME,
-            "default_runtime",
-            &args.handler,
-            &mut plan,
-        )?),
-        other => other.clone(),
-    };
-    let new = plan_drop_in(
-        args,
-        &path,
-        before.as_deref(),
-        crio_fresh(&path),
-        CRIO_RUNTIMES,
-        CRIO_BINARY,
-        make,
-        &mut plan,
-    )?;
-    let new = match new {
-        Some(text) if install && args.more.set_as_default => Some(set_default(
-            &path,
-            &text,
-            CRIO_RUNTIME,
-            "default_runtime",
-            &args.handler,
-        )?),
-        other => other,
-    };
-    plan.files.push(FileChange {
-        path,
-        old,
-        new,
-        backup: false,
-    });
-    Ok(plan)
-}
-
-const CRIO_RUNTIME: &[&str] = &["crio", "runtime"];
-
-fn crio_fresh(path: &Path) -> DocumentMut {
-    let mut d = DocumentMut::new();
-    d.decor_mut().set_prefix(format!(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n{}",
-        made_dir_line(path)
-    ));
-    d
 }
 
 /// Says, in a new drop-in, that install makes its directory, so that
@@ -1490,139 +780,41 @@ fn made_dir_line(drop_in: &Path) -> String {
     }
 }
 
-fn crio_handler(binary: &str) -> Table {
-    let mut h = Table::new();
-    h.insert("runtime_path", value(binary));
-    h.insert("runtime_type", value("oci"));
-    h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
-    h
-}
-
-/// The comment after a default runtime install set: what was there, to
-/// put back on uninstall (the value's own text and comment, or UNSET).
-const DEFAULT_MARK: &str =
-    " # set by `userns-hostnet install --set-as-default`; uninstall puts back: ";
-const UNSET: &str = "(unset)";
-
-/// The text between a value's `=` and the value itself.
-fn value_prefix(v: &Value) -> &str {
-    v.decor().prefix().and_then(|s| s.as_str()).unwrap_or(" ")
-}
-
-/// The text after a value on its line: spaces and a comment.
-fn value_suffix(v: &Value) -> &str {
-    v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("")
-}
-
-/// `--set-as-default`: `key` in `table` names handler `name`, with what it
-/// was kept in the marker comment.
-fn set_default(
+/// uninstall: put back the default handler install set in `doc` (`path`
+/// on this host); whether `doc` changed. A default naming the handler set
+/// by hand gets a warning.
+fn restore(
     path: &Path,
-    text: &str,
-    table: &[&str],
-    key: &str,
-    name: &str,
-) -> Result<String, InstallError> {
-    let mut doc = toml::parse(path, text)?;
-    let t = table_at(doc.as_table_mut(), table)?;
-    let (was, prefix) = match t.get(key) {
-        Some(Item::Value(v)) if v.as_str() == Some(name) => return Ok(text.to_owned()),
-        Some(Item::Value(v)) => {
-            let mut bare = v.clone();
-            bare.decor_mut().set_prefix("");
-            bare.decor_mut().set_suffix("");
-            (
-                format!("{bare}{}", value_suffix(v)),
-                value_prefix(v).to_owned(),
-            )
-        }
-        Some(_) => {
-            return Err(DaemonConfigError::NotAValue {
-                path: path.to_owned(),
-                key: key.to_owned(),
-            }
-            .into())
-        }
-        None => (UNSET.to_owned(), " ".to_owned()),
-    };
-    let mut v = Value::from(name);
-    v.decor_mut().set_prefix(prefix);
-    v.decor_mut().set_suffix(format!("{DEFAULT_MARK}{was}"));
-    match t.get_mut(key) {
-        Some(item) => *item = Item::Value(v),
-        None => {
-            t.insert(key, Item::Value(v));
-        }
-    }
-    Ok(doc.to_string())
-}
-
-/// uninstall: put back the default runtime install set, when `key` still
-/// names handler `name` with install's marker; a note when it names it
-/// without one.
-fn restore_default(
-    path: &Path,
-    text: &str,
-    table: &[&str],
-    key: &str,
+    layout: &Layout,
+    doc: &mut DocumentMut,
     name: &str,
     plan: &mut Plan,
-) -> Result<String, InstallError> {
-    let mut doc = toml::parse(path, text)?;
-    let Some(t) = dig_table_mut(&mut doc, table) else {
-        return Ok(text.to_owned());
-    };
-    let Some(v) = t.get(key).and_then(Item::as_value) else {
-        return Ok(text.to_owned());
-    };
-    if v.as_str() != Some(name) {
-        return Ok(text.to_owned());
-    }
-    let Some(was) = value_suffix(v)
-        .strip_prefix(DEFAULT_MARK)
-        .map(str::to_owned)
-    else {
-        plan.notes.push(format!(
-            "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
-            path.display()
-        ));
-        return Ok(text.to_owned());
-    };
-    let prefix = value_prefix(v).to_owned();
-    if was == UNSET {
-        t.remove(key);
-    } else {
-        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|source| {
-            DaemonConfigError::Replaced {
-                path: path.to_owned(),
-                key: key.to_owned(),
-                was: was.clone(),
-                source: Box::new(source),
-            }
-        })?;
-        let old = parsed
-            .get("x")
-            .and_then(Item::as_value)
-            .cloned()
-            .ok_or_else(|| DaemonConfigError::ReplacedNotAValue {
-                path: path.to_owned(),
-                key: key.to_owned(),
-            })?;
-        if let Some(item) = t.get_mut(key) {
-            *item = Item::Value(old);
+) -> Result<bool, InstallError> {
+    match daemon::restore_default(layout, doc, name) {
+        Ok(daemon::Restored::Restored) => Ok(true),
+        Ok(daemon::Restored::NotDefault) => Ok(false),
+        Ok(daemon::Restored::SetByHand) => {
+            let key = layout.default.as_ref().map_or("", |(_, k)| k);
+            plan.notes.push(format!(
+                "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
+                path.display()
+            ));
+            Ok(false)
         }
+        Err(source) => Err(InstallError::Edit {
+            path: path.to_owned(),
+            source,
+        }),
     }
-    Ok(doc.to_string())
 }
 
 /// Apply `--set-as-default` (install) or put the old default back
-/// (uninstall) in the new text of `file` in the plan.
+/// (uninstall) in the new text of `file` (on this host) in the plan.
 fn plan_default(
     args: &InstallArgs,
     install: bool,
     file: &Path,
-    table: &[&str],
-    key: &str,
+    layout: &Layout,
     plan: &mut Plan,
 ) -> Result<(), InstallError> {
     let Some(i) = plan.files.iter().position(|c| c.path == file) else {
@@ -1631,384 +823,29 @@ fn plan_default(
     let Some(text) = plan.files[i].new.clone() else {
         return Ok(());
     };
-    let new = if install && args.more.set_as_default {
-        set_default(file, &text, table, key, &args.handler)?
-    } else if install {
-        text
+    if install && !args.more.set_as_default {
+        return Ok(());
+    }
+    let mut doc = toml::parse(file, &text)?;
+    let changed = if install {
+        daemon::set_default(layout, &mut doc, &args.handler).map_err(|source| {
+            InstallError::Edit {
+                path: file.to_owned(),
+                source,
+            }
+        })?
     } else {
-        restore_default(file, &text, table, key, &args.handler, plan)?
+        restore(file, layout, &mut doc, &args.handler, plan)?
     };
-    plan.files[i].new = Some(new);
+    if changed {
+        plan.files[i].new = Some(doc.to_string());
+    }
     Ok(())
-}
-
-const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
-
-/// Who the `runtimes` entry `name` of a containers.conf table belongs to:
-/// install's marker is the comment line above its key.
-fn podman_owner(runtimes: &Table, name: &str) -> Option<Owner> {
-    let (key, item) = runtimes.get_key_value(name)?;
-    let prefix = key.leaf_decor().prefix().and_then(|p| p.as_str());
-    Some(owner_by_marker(prefix.and_then(handler_marker), || {
-        fingerprint(item)
-    }))
-}
-
-/// Does this `runtimes` entry (a list of paths podman tries in order) run
-/// the wrapper?
-fn podman_runs_wrapper(item: &Item) -> bool {
-    item.as_array()
-        .and_then(|a| a.iter().next())
-        .and_then(|v| v.as_str())
-        .is_some_and(daemons::is_wrapper)
-}
-
-/// `install podman`: an `[engine.runtimes]` entry in containers.conf, so
-/// that `podman --runtime NAME` runs the wrapper. uninstall removes the
-/// entry with its marker line, leaving the file byte for byte as it was
-/// (and no file where there was none).
-pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::PODMAN_CONFIG);
-    let old = toml::read_optional(&config)?;
-    let mut doc = match &old {
-        Some(text) => toml::parse(&config, text)?,
-        None => DocumentMut::new(),
-    };
-    let name = args.handler.as_str();
-    let mut plan = Plan::default();
-    let owner = dig(doc.as_item(), PODMAN_RUNTIMES)
-        .and_then(Item::as_table)
-        .and_then(|t| podman_owner(t, name));
-    let runs_wrapper =
-        dig(doc.as_item(), &["engine", "runtimes", name]).is_some_and(podman_runs_wrapper);
-    let shown = config.display();
-    let new = match (install, owner) {
-        (true, None) => {
-            let mut list = Array::new();
-            list.push(wrapper_str(args)?);
-            let item = Item::Value(Value::Array(list));
-            let fp = fingerprint(&item);
-            let runtimes = table_at(doc.as_table_mut(), PODMAN_RUNTIMES)?;
-            runtimes.insert(name, item);
-            if let Some(mut key) = runtimes.key_mut(name) {
-                key.leaf_decor_mut().set_prefix(format!(
-                    "{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall podman` removes it while unchanged\n"
-                ));
-            }
-            plan.notes.push(format!(
-                "real runtime of podman runtime {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
-                runtime::RUNTIME_ENV
-            ));
-            Some(doc.to_string())
-        }
-        (false, None) => old.clone(),
-        (_, Some(Owner::Install)) if install => old.clone(),
-        (_, Some(Owner::Install)) => {
-            // Tables left empty print no header, as before install made
-            // them (an empty `[engine.runtimes]` written by hand goes too).
-            for depth in (1..=PODMAN_RUNTIMES.len()).rev() {
-                if let Some(t) = dig_table_mut(&mut doc, &PODMAN_RUNTIMES[..depth]) {
-                    if depth == PODMAN_RUNTIMES.len() {
-                        t.remove(name);
-                    }
-                    if t.is_empty() {
-                        t.set_implicit(true);
-                    }
-                }
-            }
-            let text = doc.to_string();
-            if old.is_some() && text.trim().is_empty() && holds_nothing(&doc) {
-                None
-            } else {
-                Some(text)
-            }
-        }
-        (_, Some(Owner::Operator)) if !runs_wrapper => {
-            return Err(InTheWayError::PodmanRuntime {
-                file: config,
-                name: name.to_owned(),
-            }
-            .into())
-        }
-        // Changed since install, or the operator's entry for the wrapper.
-        (_, Some(left)) => {
-            let why = if left == Owner::Changed {
-                "changed since install (its install marker's fingerprint no longer matches)"
-            } else {
-                "it runs the wrapper but was not added by install (no install marker)"
-            };
-            plan.leave(
-                install,
-                format!(
-                    "left podman runtime {name} in {shown}: {why}{}",
-                    if install {
-                        ""
-                    } else {
-                        "; remove it by hand if it should go"
-                    }
-                ),
-            );
-            old.clone()
-        }
-    };
-    plan.files.push(FileChange {
-        path: config,
-        old,
-        new,
-        backup: true,
-    });
-    Ok(plan)
-}
-
-fn dig_table_mut<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Option<&'a mut Table> {
-    path.iter()
-        .try_fold(doc.as_table_mut(), |t, key| t.get_mut(key)?.as_table_mut())
-}
-
-/// The createRuntime hook definition the package ships inert.
-const SHIPPED_HOOK: &str = include_str!("../../hooks.d/userns-hostnet.json");
-/// The name install gives it in a hooks directory: the name the package
-/// ships, so that a definition under /etc masks one under /usr/share
-/// instead of running the hook twice.
-pub const HOOK_FILE: &str = "userns-hostnet.json";
-/// The start of the `comment` member of a hook definition install wrote
-/// (JSON has no comments; CRI-O and podman ignore unknown members).
-const HOOK_MARK: &str = "Added by `userns-hostnet install` (fingerprint ";
-
-/// A JSON value with every object's members in name order, so that a
-/// fingerprint does not depend on their layout.
-fn sorted_json(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            serde_json::Value::Object(
-                keys.into_iter()
-                    .filter_map(|k| Some((k.clone(), sorted_json(m.get(k)?))))
-                    .collect(),
-            )
-        }
-        serde_json::Value::Array(a) => {
-            serde_json::Value::Array(a.iter().map(sorted_json).collect())
-        }
-        other => other.clone(),
-    }
-}
-
-/// The fingerprint of a hook definition, its `comment` aside.
-fn hook_fingerprint(def: &serde_json::Value) -> u64 {
-    let mut def = def.clone();
-    if let Some(m) = def.as_object_mut() {
-        m.remove("comment");
-    }
-    fnv1a(sorted_json(&def).to_string().as_bytes())
-}
-
-/// The shipped definition, run by `tool`, with the install marker.
-fn hook_definition(tool: &str, daemon: &str) -> Result<String, InstallError> {
-    let mut def: serde_json::Value =
-        serde_json::from_str(SHIPPED_HOOK).map_err(InstallError::ShippedHook)?;
-    if let Some(hook) = def.get_mut("hook").and_then(|h| h.as_object_mut()) {
-        hook.insert("path".into(), serde_json::Value::from(tool));
-    }
-    let fp = hook_fingerprint(&def);
-    let mut out = serde_json::Map::new();
-    out.insert(
-        "comment".into(),
-        serde_json::Value::from(format!(
-            "{HOOK_MARK}{fp:016x}): `userns-hostnet uninstall {daemon} --hook` removes this file while unchanged"
-        )),
-    );
-    if let Some(m) = def.as_object() {
-        out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    // A JSON value always serializes.
-    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out)).unwrap_or_default() + "\n")
-}
-
-/// Who a hook definition file belongs to.
-fn hook_owner(text: &str) -> Owner {
-    let Ok(def) = serde_json::from_str::<serde_json::Value>(text) else {
-        return Owner::Operator;
-    };
-    let marked = def
-        .get("comment")
-        .and_then(|c| c.as_str())
-        .and_then(|c| c.strip_prefix(HOOK_MARK))
-        .and_then(marker_hex);
-    owner_by_marker(marked, || hook_fingerprint(&def))
-}
-
-/// The hooks directory `--hook` writes to, and why that one.
-fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
-    if let Some(d) = &args.more.hooks_dir {
-        return Ok((d.clone(), "--hooks-dir".into()));
-    }
-    let (dirs, from, defaults) = match args.daemon {
-        Engine::Crio => {
-            let conf = config_path(args, daemons::CRIO_CONFIG);
-            (
-                daemons::crio_hooks_dirs(&conf)?,
-                format!("hooks_dir of {} and its crio.conf.d", conf.display()),
-                &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
-            )
-        }
-        _ => {
-            let conf = config_path(args, daemons::PODMAN_CONFIG);
-            let dirs = match toml::read_optional(&conf)? {
-                Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
-                None => None,
-            };
-            (
-                dirs,
-                format!("hooks_dir of {}", conf.display()),
-                &daemons::PODMAN_DEFAULT_HOOKS_DIRS[..],
-            )
-        }
-    };
-    let (dirs, from) = match dirs {
-        Some(d) => (d, from),
-        None => (
-            defaults.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
-            format!("the default, as {from} is not set"),
-        ),
-    };
-    let Some(dir) = daemons::hooks_dir_to_write(&dirs) else {
-        return Err(DaemonConfigError::NoHooksDir { from }.into());
-    };
-    if !dir.is_absolute() {
-        return Err(DaemonConfigError::HooksDirRelative { from, dir }.into());
-    }
-    Ok((dir, from))
-}
-
-/// `--hook`: the hook definition file in the daemon's hooks directory.
-fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let (dir, from) = hooks_dir(args)?;
-    let path = dir.join(HOOK_FILE);
-    let old = match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(InstallError::io("cannot read", &path)(e)),
-    };
-    let mut plan = Plan::default();
-    plan.notes
-        .push(format!("hooks directory: {} ({from})", dir.display()));
-    let owner = old.as_deref().map(hook_owner);
-    let new = match (install, owner) {
-        (_, Some(left @ (Owner::Changed | Owner::Operator))) => {
-            let why = if left == Owner::Changed {
-                "changed since install (its marker's fingerprint no longer matches)"
-            } else {
-                "not written by install (no install marker in its comment member)"
-            };
-            plan.leave(
-                install,
-                format!(
-                    "left {}: {why}; remove it by hand if it should go",
-                    path.display()
-                ),
-            );
-            old.clone()
-        }
-        (true, _) => {
-            let tool = std::env::current_exe().map_err(InstallError::OwnPath)?;
-            let tool = tool
-                .to_str()
-                .ok_or_else(|| InstallError::NotUtf8(tool.clone()))?;
-            Some(hook_definition(tool, daemon_name(args.daemon))?)
-        }
-        (false, _) => None,
-    };
-    plan.files.push(FileChange {
-        path,
-        old,
-        new,
-        backup: false,
-    });
-    Ok(plan)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn handler(text: &str) -> Item {
-        let doc: DocumentMut = text.parse().unwrap();
-        doc["h"].clone()
-    }
-
-    #[test]
-    fn the_fingerprint_ignores_layout_and_sees_values() {
-        let a = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\n");
-        let b = handler(
-            "# c\n[h]\n  runtime_type   =   \"x\"  # why\n\n[h.options]\n  B = [ \"p\",\n    \"q\" ]\n  A = 1\n",
-        );
-        let c = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 2\nB = [\"p\", \"q\"]\n");
-        let d = handler(
-            "[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\nC = true\n",
-        );
-        assert_eq!(fingerprint(&a), fingerprint(&b));
-        assert_ne!(fingerprint(&a), fingerprint(&c));
-        assert_ne!(fingerprint(&a), fingerprint(&d));
-    }
-
-    #[test]
-    fn owner_reads_the_marker() {
-        let mut doc = DocumentMut::new();
-        let mut t = Table::new();
-        t.insert("runtime_path", value("/usr/bin/userns-hostnet-runtime"));
-        doc.insert("h", Item::Table(marked(t)));
-        let text = doc.to_string();
-        assert!(text.contains(HANDLER_MARK), "{text}");
-        assert_eq!(owner(&handler(&text)), Owner::Install);
-        let edited = text.replace("/usr/bin/", "/usr/local/bin/");
-        assert_eq!(owner(&handler(&edited)), Owner::Changed);
-        let unmarked: String = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        assert_eq!(owner(&handler(&unmarked)), Owner::Operator);
-        let garbled = text.replace("(fingerprint ", "(fingerprint zz");
-        assert_eq!(owner(&handler(&garbled)), Owner::Operator);
-        // An inline table carries no marker.
-        assert_eq!(owner(&handler("h = { a = 1 }\n")), Owner::Operator);
-    }
-
-    #[test]
-    fn an_emptied_drop_in_holds_nothing() {
-        let mut doc: DocumentMut = "version = 2\n[plugins.x.runtimes.h]\na = 1\n"
-            .parse()
-            .unwrap();
-        assert!(!holds_nothing(&doc));
-        table_at(doc.as_table_mut(), &["plugins", "x", "runtimes"])
-            .unwrap()
-            .remove("h");
-        assert!(holds_nothing(&doc));
-        let doc: DocumentMut = "version = 2\n[plugins.x]\nsandbox_image = \"p\"\n"
-            .parse()
-            .unwrap();
-        assert!(!holds_nothing(&doc));
-    }
-
-    #[test]
-    fn the_hook_marker_is_checked() {
-        let def = hook_definition("/usr/bin/userns-hostnet", "crio").unwrap();
-        assert_eq!(hook_owner(&def), Owner::Install, "{def}");
-        let v: serde_json::Value = serde_json::from_str(&def).unwrap();
-        assert_eq!(v["hook"]["path"], "/usr/bin/userns-hostnet");
-        assert_eq!(v["stages"][0], "createRuntime");
-        // Layout does not count, values do.
-        let compact = serde_json::to_string(&v).unwrap();
-        assert_eq!(hook_owner(&compact), Owner::Install);
-        assert_eq!(
-            hook_owner(&def.replace("\"timeout\": 10", "\"timeout\": 30")),
-            Owner::Changed
-        );
-        assert_eq!(hook_owner(SHIPPED_HOOK), Owner::Operator);
-        assert_eq!(hook_owner("not json"), Owner::Operator);
-    }
 
     #[test]
     fn handler_names_are_dns_labels() {
@@ -2058,29 +895,61 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
     }
 
+    fn args(root: Option<&Path>) -> InstallArgs {
+        let u = UninstallArgs {
+            daemon: Engine::Containerd,
+            handler: "userns-hostnet".into(),
+            config: None,
+            drop_in: false,
+            dry_run: false,
+            handlers_dir: None,
+            hook: false,
+            hooks_dir: None,
+            json: false,
+            check: false,
+            root: root.map(Path::to_owned),
+        };
+        uninstall_as_install(&u)
+    }
+
+    #[test]
+    fn root_maps_node_paths() {
+        let a = args(Some(Path::new("/stage")));
+        assert_eq!(
+            on_host(&a, Path::new("/etc/crio/crio.conf")),
+            PathBuf::from("/stage/etc/crio/crio.conf")
+        );
+        let a = args(None);
+        assert_eq!(
+            on_host(&a, Path::new("/etc/crio/crio.conf")),
+            PathBuf::from("/etc/crio/crio.conf")
+        );
+    }
+
     #[test]
     fn which_binary_is_carried() {
         let mut notes = Vec::new();
+        let a = args(None);
         let w = "/usr/bin/userns-hostnet-runtime";
-        let carried = |b: Option<&str>, w: &str, notes: &mut Vec<String>| {
-            carried_runtime(b, w, "BinaryName of handler runc", notes)
+        let carried = |b: Option<&str>, implicit: bool, w: &str, notes: &mut Vec<String>| {
+            carried_runtime(&a, b, implicit, w, "BinaryName of handler runc", notes)
         };
-        assert_eq!(carried(None, w, &mut notes).unwrap(), None);
-        assert_eq!(carried(Some(""), w, &mut notes).unwrap(), None);
+        assert_eq!(carried(None, false, w, &mut notes).unwrap(), None);
+        assert_eq!(carried(Some(""), false, w, &mut notes).unwrap(), None);
         // The wrapper's own name names its runtime: it wins.
         assert_eq!(
             carried(
                 Some("/usr/sbin/runc"),
+                false,
                 "/usr/bin/userns-hostnet-runtime-crun",
                 &mut notes
             )
             .unwrap(),
             None
         );
-        // A source handler that already runs the wrapper.
-        assert_eq!(carried(Some(w), w, &mut notes).unwrap(), None);
+        assert_eq!(carried(Some(w), false, w, &mut notes).unwrap(), None);
         assert_eq!(
-            carried(Some("/opt/runc-1.4"), w, &mut notes).unwrap(),
+            carried(Some("/opt/runc-1.4"), false, w, &mut notes).unwrap(),
             Some(PathBuf::from("/opt/runc-1.4"))
         );
         assert!(
@@ -2089,14 +958,18 @@ mod tests {
             ),
             "{notes:?}"
         );
-        let e = carried(Some("bin/runc"), w, &mut notes).unwrap_err();
-        assert!(matches!(e, InTheWayError::RuntimeRelative { .. }), "{e:?}");
+        let e = carried(Some("bin/runc"), false, w, &mut notes).unwrap_err();
         assert_eq!(
             e.to_string(),
             "BinaryName of handler runc = \"bin/runc\" is a relative path; make it absolute, then install again"
         );
-        let e = carried(Some("no-such-runtime-anywhere"), w, &mut notes).unwrap_err();
-        assert!(matches!(e, InTheWayError::RuntimeNotInPath { .. }), "{e:?}");
+        let e = carried(Some("no-such-runtime-anywhere"), false, w, &mut notes).unwrap_err();
         assert!(e.to_string().contains("not an executable in PATH"), "{e}");
+        // A name no setting gave: the wrapper chooses, with a warning.
+        assert_eq!(
+            carried(Some("no-such-runtime-anywhere"), true, w, &mut notes).unwrap(),
+            None
+        );
+        assert!(notes.last().unwrap().contains("is not there"), "{notes:?}");
     }
 }

@@ -1,0 +1,465 @@
+//! install's planning for containerd: the main config, or `--drop-in`
+//! and the `imports` entry naming it.
+
+use super::*;
+
+/// Marks an `imports` line that install added, so uninstall removes the
+/// whole line again rather than leaving an empty list behind.
+const IMPORTS_MARK: &str = " # added by userns-hostnet install";
+
+/// The containerd files `config` imports, as (node path, host path).
+pub(super) fn containerd_import_files(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+) -> Vec<PathBuf> {
+    let host_config = on_host(args, config);
+    daemons::containerd_imports(doc, &host_config, &|p| on_host(args, p))
+}
+
+/// What install (or uninstall) changes for containerd.
+pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+    let host_config = on_host(args, &config);
+    let Some(text) = toml::read_optional(&host_config)? else {
+        return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
+    };
+    let mut doc = match toml::parse(&host_config, &text) {
+        Ok(d) => d,
+        Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+            return Err(DaemonConfigError::GoTemplate {
+                path: host_config,
+                parse,
+            }
+            .into())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let version = containerd::version(&doc);
+    if let Some(distro) = daemons::rancher_distro(&config)
+        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
+    {
+        let template = config.with_file_name(if version >= 3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        return Err(DaemonConfigError::Regenerated {
+            path: config,
+            template,
+            distro,
+        }
+        .into());
+    }
+    let cri_off = containerd::cri_disabled(&doc);
+    if version < 2 && cri_off.is_some() {
+        return Err(DaemonConfigError::Docker(host_config).into());
+    }
+    if version < 2 {
+        return Err(DaemonConfigError::Version1 { path: host_config }.into());
+    }
+    let Some(layout) = containerd::layout(version) else {
+        return Err(DaemonConfigError::Version {
+            path: host_config,
+            version,
+        }
+        .into());
+    };
+    let mut plan = Plan::default();
+    if install {
+        if let Some(plugin) = cri_off {
+            plan.notes.push(format!(
+                "warning: {} lists {plugin:?} in disabled_plugins: containerd serves no CRI, so the kubelet cannot use any handler; remove it from disabled_plugins and restart containerd",
+                host_config.display()
+            ));
+        }
+    }
+    let wrapper = wrapper_str(args)?;
+    // The handler install adds is derived from the main config's default.
+    let main = doc.clone();
+    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+        let source = containerd::source(&layout, &main);
+        let named = source
+            .as_ref()
+            .and_then(|(_, h)| daemon::binary_of(&layout, h))
+            .filter(|b| !b.is_empty());
+        let (binary, implicit, what) = match (&source, named) {
+            (Some((s, _)), Some(b)) => (
+                b.to_owned(),
+                false,
+                format!("BinaryName of handler {s} in {}", config.display()),
+            ),
+            (Some((s, _)), None) => (
+                "runc".to_owned(),
+                true,
+                format!("runtime containerd's runc shim runs for handler {s}, which has no BinaryName: `runc` in PATH"),
+            ),
+            // No handler to derive from: containerd's built-in runc
+            // handler runs `runc` from PATH, the wrapper's own first choice.
+            (None, _) => (String::new(), true, String::new()),
+        };
+        let real = carried_runtime(
+            args,
+            Some(&binary),
+            implicit,
+            &wrapper,
+            &what,
+            &mut plan.notes,
+        )?;
+        let bin = handler_binary(args, &config, &wrapper, real, &what, plan)?;
+        let derived = containerd::derive(source.as_ref().map(|(_, h)| *h), &bin);
+        if let Some((s, _)) = &source {
+            derived_notes(&args.handler, s, &derived, plan);
+        }
+        Ok(daemon::marked(derived.table))
+    };
+    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+    if args.drop_in && install && version == 2 {
+        refuse_1x_drop_in(args, &host_config)?;
+    }
+    if args.drop_in {
+        if install && daemon::handler(&layout, &doc, &args.handler).is_some() {
+            return Err(InTheWayError::HandlerElsewhere {
+                file: host_config,
+                name: args.handler.clone(),
+                what: "a drop-in",
+                undo: undo_command(args, false),
+            }
+            .into());
+        }
+        plan_containerd_drop_in(args, &config, &text, doc, &layout, make, &mut plan)?;
+    } else {
+        let absent = daemon::handler(&layout, &doc, &args.handler).is_none();
+        if install && absent {
+            refuse_imported_handler(args, &doc, &config, version)?;
+        }
+        let edited = edit_handler(args, &mut doc, &layout, &host_config, make, &mut plan)?;
+        let new = if edited {
+            doc.to_string()
+        } else {
+            if !install && absent {
+                imported_handler(args, &doc, &config, version, &mut plan);
+            }
+            text.clone()
+        };
+        if !install && edited {
+            keep_links_still_named(args, &doc, &config, version, &host_config, &mut plan);
+        }
+        if install && version == 2 {
+            let new_doc = toml::parse(&host_config, &new)?;
+            clobbered_handler(args, &config, new_doc, &mut plan);
+        }
+        plan.files.push(FileChange {
+            path: host_config.clone(),
+            old: Some(text),
+            new: Some(new),
+            backup: true,
+        });
+    }
+    plan_default(args, install, &host_config, &layout, &mut plan)?;
+    Ok(plan)
+}
+
+/// The handler names each file `config` imports registers.
+pub(super) fn imported_handlers(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+) -> Vec<(PathBuf, DocumentMut)> {
+    containerd_import_files(args, doc, config)
+        .into_iter()
+        .filter_map(|import| {
+            let d = toml::read(&import).ok()?;
+            daemons::containerd_handler_names(&d, version)
+                .contains(&args.handler)
+                .then_some((import, d))
+        })
+        .collect()
+}
+
+/// The drop-in's path as the node sees it.
+pub(super) fn containerd_drop_in(config: &Path) -> PathBuf {
+    config
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .join(daemons::CONTAINERD_DROP_IN)
+}
+
+/// install without `--drop-in`: an import that registers the handler
+/// already would make two definitions of it, the import's winning.
+pub(super) fn refuse_imported_handler(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+) -> Result<(), InstallError> {
+    let ours = on_host(args, &containerd_drop_in(config));
+    if let Some((import, _)) = imported_handlers(args, doc, config, version)
+        .into_iter()
+        .next()
+    {
+        let undo = if import == ours {
+            undo_command(args, true)
+        } else {
+            format!("remove it from {} by hand", import.display())
+        };
+        return Err(InTheWayError::HandlerElsewhere {
+            file: import,
+            name: args.handler.clone(),
+            what: "an install into the main config",
+            undo,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// uninstall without `--drop-in`, the main config holding no handler of
+/// that name: an import may still register it, and it is not removed.
+pub(super) fn imported_handler(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+    plan: &mut Plan,
+) {
+    let ours = on_host(args, &containerd_drop_in(config));
+    for (import, _) in imported_handlers(args, doc, config, version) {
+        let how = if import == ours {
+            "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
+        } else {
+            "remove it there by hand if it should go".to_owned()
+        };
+        plan.leave(
+            false,
+            format!(
+                "runtime handler {} is registered by {}, which {} imports: {how}",
+                args.handler,
+                import.display(),
+                config.display()
+            ),
+        );
+    }
+}
+
+/// uninstall: the links a removed handler used stay while another file
+/// (the main config, an import) still registers a handler of that name
+/// running them; a note says so.
+pub(super) fn keep_links_still_named(
+    args: &InstallArgs,
+    main: &DocumentMut,
+    config: &Path,
+    version: i64,
+    edited: &Path,
+    plan: &mut Plan,
+) {
+    if plan.links.is_empty() {
+        return;
+    }
+    let Some(layout) = containerd::layout(version) else {
+        return;
+    };
+    let mut others: Vec<(PathBuf, DocumentMut)> = vec![(on_host(args, config), main.clone())];
+    others.extend(
+        imported_handlers(args, main, config, version)
+            .into_iter()
+            .filter(|(f, _)| f != edited),
+    );
+    for (file, doc) in others {
+        let Some(h) = daemon::handler(&layout, &doc, &args.handler) else {
+            continue;
+        };
+        let binary = daemon::binary_of(&layout, h);
+        if handler_dir(args, binary).is_some() {
+            plan.links.clear();
+            plan.leave(
+                false,
+                format!(
+                    "kept the links of handler {}: {} still registers it with them",
+                    args.handler,
+                    file.display()
+                ),
+            );
+            return;
+        }
+    }
+}
+
+/// install into a version 2 config: on containerd 1.x, an import that
+/// holds a CRI plugin table replaces the main config's, the new handler
+/// with it.
+pub(super) fn clobbered_handler(
+    args: &InstallArgs,
+    config: &Path,
+    doc: DocumentMut,
+    plan: &mut Plan,
+) {
+    if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
+        return;
+    }
+    let imports = containerd_import_files(args, &doc, config);
+    let mut files = vec![(config.to_owned(), doc)];
+    for import in imports {
+        if let Ok(d) = toml::read(&import) {
+            files.push((import, d));
+        }
+    }
+    let cri = daemons::containerd_cri_plugin(2).unwrap_or_default();
+    for c in daemons::containerd_1x_clobbers(&files) {
+        let prefix = format!("containerd.runtimes.{}.", args.handler);
+        if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
+            plan.notes.push(format!(
+                "warning: {} replaces the whole CRI plugin table of {} on containerd 1.x, runtime handler {} among it: move that file's settings into {1} (or carry the whole table there)",
+                c.import.display(),
+                config.display(),
+                args.handler
+            ));
+        }
+    }
+}
+
+/// `--drop-in` on a version 2 config: only when containerd is 2.0 or later.
+/// Before 2.0, containerd replaces the whole table of a plugin with an
+/// imported file's (its `mergeConfig` assigns each plugin's table as a
+/// whole), so a drop-in holding only the handler would drop sandbox_image,
+/// the CNI settings and every other handler of the main config. A drop-in
+/// carrying a copy of the whole CRI table would be safe on the day it is
+/// written, but would then shadow every later edit of that table in the
+/// main config: the main config is the one place that cannot go wrong.
+pub(super) fn refuse_1x_drop_in(
+    args: &InstallArgs,
+    config: &Path,
+) -> Result<(), DaemonConfigError> {
+    match daemons::containerd_binary_version(&args.containerd) {
+        Some((major, _)) if major >= 2 => Ok(()),
+        Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
+            path: config.to_owned(),
+            containerd: args.containerd.clone(),
+            major,
+            minor,
+        }),
+        None => Err(DaemonConfigError::DropInUnknownContainerd {
+            path: config.to_owned(),
+            containerd: args.containerd.clone(),
+        }),
+    }
+}
+
+/// `--drop-in`: the handler in `conf.d/99-userns-hostnet.toml` next to the
+/// main config, and the main config's `imports` naming it, unless an
+/// entry there (a glob such as `conf.d/*.toml`) already does. The imports
+/// entry goes when the drop-in goes: containerd refuses to start with an
+/// import of a missing file.
+pub(super) fn plan_containerd_drop_in(
+    args: &InstallArgs,
+    config: &Path,
+    text: &str,
+    mut doc: DocumentMut,
+    layout: &Layout,
+    make: Option<&MakeHandler>,
+    plan: &mut Plan,
+) -> Result<(), InstallError> {
+    let install = make.is_some();
+    let host_config = on_host(args, config);
+    let drop_in = containerd_drop_in(config);
+    let host_drop_in = on_host(args, &drop_in);
+    let drop_in_str = drop_in.to_string_lossy().into_owned();
+    let old_drop_in = toml::read_optional(&host_drop_in)?;
+    let dir = config.parent().unwrap_or(Path::new("/"));
+    let covered = |doc: &DocumentMut| {
+        doc.get("imports")
+            .and_then(Item::as_array)
+            .is_some_and(|list| {
+                list.iter().filter_map(|v| v.as_str()).any(|entry| {
+                    let full = dir.join(entry);
+                    containerd::import_covers(&full.to_string_lossy(), &drop_in_str)
+                })
+            })
+    };
+    let version = containerd::version(&doc);
+    let mut fresh = DocumentMut::new();
+    fresh.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
+        made_dir_line(&host_drop_in)
+    ));
+    fresh.insert("version", value(version));
+    // A drop-in without `version` is read as the main config's.
+    let drop_in_layout = match &old_drop_in {
+        Some(old) => {
+            let v = toml::parse(&host_drop_in, old)?
+                .get("version")
+                .and_then(Item::as_integer)
+                .unwrap_or(version);
+            containerd::layout(v).ok_or_else(|| DaemonConfigError::DropInVersion {
+                path: host_drop_in.clone(),
+                version: v,
+            })?
+        }
+        None => layout.clone(),
+    };
+    let new_drop_in = plan_drop_in(
+        args,
+        &host_drop_in,
+        old_drop_in.as_deref(),
+        fresh,
+        &drop_in_layout,
+        make,
+        plan,
+    )?;
+    if !install && new_drop_in != old_drop_in {
+        keep_links_still_named(args, &doc, config, version, &host_drop_in, plan);
+    }
+    let main = if install {
+        if covered(&doc) {
+            text.to_owned()
+        } else {
+            match doc.get_mut("imports").and_then(Item::as_array_mut) {
+                Some(list) => list.push(drop_in_str.as_str()),
+                None => {
+                    let mut list = Array::new();
+                    list.push(drop_in_str.as_str());
+                    let mut v = Value::Array(list);
+                    v.decor_mut().set_suffix(IMPORTS_MARK);
+                    doc.insert("imports", Item::Value(v));
+                }
+            }
+            doc.to_string()
+        }
+    } else {
+        let mut removed = false;
+        if new_drop_in.is_none() {
+            if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
+                let before = list.len();
+                list.retain(|v: &Value| v.as_str() != Some(drop_in_str.as_str()));
+                removed = list.len() != before;
+                let ours = list
+                    .decor()
+                    .suffix()
+                    .and_then(|s| s.as_str())
+                    .is_some_and(|s| s == IMPORTS_MARK);
+                if list.is_empty() && removed && ours {
+                    doc.remove("imports");
+                }
+            }
+        }
+        if removed {
+            doc.to_string()
+        } else {
+            text.to_owned()
+        }
+    };
+    plan.files.push(FileChange {
+        path: host_config,
+        old: Some(text.to_owned()),
+        new: Some(main),
+        backup: true,
+    });
+    plan.files.push(FileChange {
+        path: host_drop_in,
+        old: old_drop_in,
+        new: new_drop_in,
+        backup: false,
+    });
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! install's planning for CRI-O: one drop-in in crio.conf.d.
+
+use super::*;
+
+/// The version of the `crio` in PATH (`crio version 1.36.3`), which
+/// decides CRI-O's default handler when no file names one; not asked
+/// under `--root`, where that binary is not the node's.
+pub(super) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
+    if args.more.root.is_some() {
+        return None;
+    }
+    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
+    let out = crate::sys::deadline::run(Path::new("crio"), "--version", deadline).ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.lines().next()?.strip_prefix("crio version ")?;
+    let mut parts = v.trim().split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// What install (or uninstall) changes for CRI-O: one drop-in file.
+pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+    let conf = config_path(args, daemons::CRIO_CONFIG)?;
+    let host_conf = on_host(args, &conf);
+    let path = on_host(
+        args,
+        &conf
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(daemons::CRIO_DROP_IN),
+    );
+    let layout = crio::layout();
+    let old = toml::read_optional(&path)?;
+    let mut plan = Plan::default();
+    let mut others = Vec::new();
+    if install {
+        for file in daemons::crio_files(&host_conf) {
+            if file != path {
+                let doc = toml::read(&file)?;
+                others.push((file, doc));
+            }
+        }
+        let defined_elsewhere = others
+            .iter()
+            .find(|(_, d)| daemon::handler(&layout, d, &args.handler).is_some());
+        let ours = old
+            .as_deref()
+            .and_then(|t| toml::parse(&path, t).ok())
+            .is_some_and(|d| daemon::handler(&layout, &d, &args.handler).is_some());
+        if let Some((file, _)) = defined_elsewhere.filter(|_| !ours) {
+            return Err(InTheWayError::HandlerElsewhere {
+                file: file.clone(),
+                name: args.handler.clone(),
+                what: "a second definition in CRI-O's drop-in",
+                undo: format!("remove it from {} by hand", file.display()),
+            }
+            .into());
+        }
+    }
+    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+        let wrapper = wrapper_str(args)?;
+        let builtin = crio::builtin_default(crio_version(args), &others);
+        let source = crio::source(&others, &builtin);
+        let implicit = source.runtime() == source.name;
+        // No file defines the default handler and it is runc: CRI-O runs
+        // `runc` from PATH, the wrapper's own first choice.
+        let builtin_runc = source.table.is_none() && source.name == runtime::DEFAULT_CANDIDATES[0];
+        let runtime = if builtin_runc {
+            String::new()
+        } else {
+            source.runtime()
+        };
+        let what = source.runtime_from();
+        let real = carried_runtime(
+            args,
+            Some(&runtime),
+            implicit,
+            &wrapper,
+            &what,
+            &mut plan.notes,
+        )?;
+        let bin = handler_binary(args, &conf, &wrapper, real, &what, plan)?;
+        let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
+            path: host_conf.clone(),
+            source,
+        })?;
+        derived_notes(&args.handler, &source.name, &derived, plan);
+        Ok(daemon::marked(derived.table))
+    };
+    let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
+    // The default runtime install set goes before the handler, so that a
+    // drop-in left with nothing else in it is removed.
+    let before = match &old {
+        Some(text) if !install => {
+            let mut doc = toml::parse(&path, text)?;
+            if restore(&path, &layout, &mut doc, &args.handler, &mut plan)? {
+                Some(doc.to_string())
+            } else {
+                Some(text.clone())
+            }
+        }
+        other => other.clone(),
+    };
+    let new = plan_drop_in(
+        args,
+        &path,
+        before.as_deref(),
+        crio_fresh(&path),
+        &layout,
+        make,
+        &mut plan,
+    )?;
+    let new = match new {
+        Some(text) if install && args.more.set_as_default => {
+            let mut doc = toml::parse(&path, &text)?;
+            let changed =
+                daemon::set_default(&layout, &mut doc, &args.handler).map_err(|source| {
+                    InstallError::Edit {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+            Some(if changed { doc.to_string() } else { text })
+        }
+        other => other,
+    };
+    plan.files.push(FileChange {
+        path,
+        old,
+        new,
+        backup: false,
+    });
+    Ok(plan)
+}
+
+pub(super) fn crio_fresh(path: &Path) -> DocumentMut {
+    let mut d = DocumentMut::new();
+    d.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n{}",
+        made_dir_line(path)
+    ));
+    d
+}

@@ -1,0 +1,146 @@
+//! install's planning for podman: an `[engine.runtimes]` entry in
+//! containers.conf.
+
+use super::*;
+
+/// podman's containers.conf files in the order podman reads them: the
+/// vendor's, `config`, then `containers.conf.d/*.conf` next to it.
+pub(super) fn podman_files(
+    args: &InstallArgs,
+    config: &Path,
+) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    let mut paths = vec![on_host(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))];
+    paths.push(on_host(args, config));
+    let dir = on_host(args, &config.with_file_name("containers.conf.d"));
+    let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .collect()
+        })
+        .unwrap_or_default();
+    drop_ins.sort();
+    paths.extend(drop_ins);
+    let mut out = Vec::new();
+    for p in paths {
+        if let Some(text) = toml::read_optional(&p)? {
+            out.push((p.clone(), toml::parse(&p, &text)?));
+        }
+    }
+    Ok(out)
+}
+
+/// `install podman`: an `[engine.runtimes]` entry in containers.conf, so
+/// that `podman --runtime NAME` runs the wrapper, whose real runtime is
+/// the one podman runs by default (a custom path of its entry included).
+/// uninstall removes the entry with its marker line, leaving the file byte
+/// for byte as it was (and no file where there was none).
+pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+    let config = config_path(args, daemons::PODMAN_CONFIG)?;
+    let host_config = on_host(args, &config);
+    let old = toml::read_optional(&host_config)?;
+    let mut doc = match &old {
+        Some(text) => toml::parse(&host_config, text)?,
+        None => DocumentMut::new(),
+    };
+    let name = args.handler.as_str();
+    let mut plan = Plan::default();
+    let owner = podman::owner(&doc, name);
+    let runs_wrapper = podman::runs_wrapper(&doc, name);
+    let shown = host_config.display();
+    let entry_binary = |doc: &DocumentMut| -> Option<String> {
+        podman::runtimes(doc)?
+            .get(name)?
+            .as_array()?
+            .iter()
+            .next()?
+            .as_str()
+            .map(str::to_owned)
+    };
+    let new = match (install, owner) {
+        (true, None) => {
+            let wrapper = wrapper_str(args)?;
+            let files = podman_files(args, &config)?;
+            let source = podman::source(&files, name);
+            let found = source.runtime(&|p| is_executable(&on_host(args, Path::new(p))));
+            let (runtime, implicit, what) = match (&found, &source.file) {
+                (Some(p), Some(f)) => (
+                    p.clone(),
+                    false,
+                    format!(
+                        "first path of podman runtime {} in {} that exists",
+                        source.name,
+                        f.display()
+                    ),
+                ),
+                _ => (
+                    source.name.clone(),
+                    true,
+                    format!("runtime podman runs by default: `{}` in PATH", source.name),
+                ),
+            };
+            let real = carried_runtime(
+                args,
+                Some(&runtime),
+                implicit,
+                &wrapper,
+                &what,
+                &mut plan.notes,
+            )?;
+            let bin = handler_binary(args, &config, &wrapper, real, &what, &mut plan)?;
+            podman::add(&mut doc, name, &bin).map_err(|source| InstallError::Edit {
+                path: host_config.clone(),
+                source,
+            })?;
+            Some(doc.to_string())
+        }
+        (false, None) => old.clone(),
+        (_, Some(Owner::Install)) if install => old.clone(),
+        (_, Some(Owner::Install)) => {
+            plan.links
+                .extend(handler_links(args, entry_binary(&doc).as_deref()));
+            podman::remove(&mut doc, name);
+            let text = doc.to_string();
+            if old.is_some() && text.trim().is_empty() && daemon::holds_nothing(&doc) {
+                None
+            } else {
+                Some(text)
+            }
+        }
+        (_, Some(Owner::Operator)) if !runs_wrapper => {
+            return Err(InTheWayError::PodmanRuntime {
+                file: host_config,
+                name: name.to_owned(),
+            }
+            .into())
+        }
+        // Changed since install, or the operator's entry for the wrapper.
+        (_, Some(left)) => {
+            let why = if left == Owner::Changed {
+                "changed since install (its install marker's fingerprint no longer matches)"
+            } else {
+                "it runs the wrapper but was not added by install (no install marker)"
+            };
+            plan.leave(
+                install,
+                format!(
+                    "left podman runtime {name} in {shown}: {why}{}",
+                    if install {
+                        ""
+                    } else {
+                        "; remove it by hand if it should go"
+                    }
+                ),
+            );
+            old.clone()
+        }
+    };
+    plan.files.push(FileChange {
+        path: host_config,
+        old,
+        new,
+        backup: true,
+    });
+    Ok(plan)
+}

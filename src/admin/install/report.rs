@@ -1,0 +1,300 @@
+//! What install and uninstall do with a plan: print it (text, a diff, or
+//! one JSON document), or write it, links before the configs that name
+//! them on install and after on uninstall.
+
+use super::*;
+
+/// Standard output, where a closed pipe is not an error worth a panic.
+pub(super) fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+pub(super) fn daemon_name(d: Engine) -> &'static str {
+    match d {
+        Engine::Containerd => "containerd",
+        Engine::Crio => "crio",
+        Engine::Podman => "podman",
+    }
+}
+
+/// What install registers, in the lines it prints.
+pub(super) fn subject(args: &InstallArgs) -> String {
+    if args.more.hook {
+        "the createRuntime hook".to_owned()
+    } else if args.daemon == Engine::Podman {
+        format!("podman runtime {}", args.handler)
+    } else {
+        format!("runtime handler {}", args.handler)
+    }
+}
+
+/// What install or uninstall tells: lines of text as it goes, or with
+/// `--json` one document at the end.
+pub(super) struct Report {
+    json: bool,
+    files: Vec<serde_json::Value>,
+    links: Vec<serde_json::Value>,
+}
+
+impl Report {
+    fn line(&self, text: &str) {
+        if !self.json {
+            say(&format!("{text}\n"));
+        }
+    }
+}
+
+pub(super) fn link_json(l: &LinkChange) -> serde_json::Value {
+    match l {
+        LinkChange::Create { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "create"})
+        }
+        LinkChange::Remove { path, target } => {
+            serde_json::json!({"path": path, "target": target, "action": "remove"})
+        }
+    }
+}
+
+pub(super) fn file_action(c: &FileChange) -> &'static str {
+    match (&c.old, &c.new) {
+        (None, None) => "absent",
+        (None, Some(_)) => "create",
+        (Some(_), None) => "remove",
+        (Some(o), Some(n)) if o == n => "unchanged",
+        _ => "modify",
+    }
+}
+
+pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallError> {
+    let daemon = daemon_name(args.daemon);
+    let done = if install { "installed" } else { "removed" };
+    let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
+    let would_change = !changed.is_empty() || !plan.links.is_empty();
+    let mut report = Report {
+        json: args.more.json,
+        files: Vec::new(),
+        links: Vec::new(),
+    };
+    let restart = if !changed.is_empty()
+        && (!args.more.hook || plan.restart)
+        && args.daemon != Engine::Podman
+    {
+        Some(format!("systemctl restart {daemon}"))
+    } else {
+        None
+    };
+    let status = if args.more.check {
+        i32::from(would_change)
+    } else {
+        i32::from(plan.left)
+    };
+    let finish = |report: &Report, written: bool| {
+        if !report.json {
+            return;
+        }
+        let files: Vec<serde_json::Value> = if written {
+            report.files.clone()
+        } else {
+            plan.files
+                .iter()
+                .map(|c| serde_json::json!({"path": c.path, "action": file_action(c)}))
+                .collect()
+        };
+        let links: Vec<serde_json::Value> = if written {
+            report.links.clone()
+        } else {
+            plan.links.iter().map(link_json).collect()
+        };
+        let doc = serde_json::json!({
+            "command": if install { "install" } else { "uninstall" },
+            "daemon": daemon,
+            "subject": subject(args),
+            "written": written,
+            "changed": would_change,
+            "files": files,
+            "links": links,
+            "notes": plan.notes,
+            "left": plan.left,
+            "restart": if written { restart.clone() } else { None },
+        });
+        say(&format!("{doc:#}\n"));
+    };
+    let notes = |report: &Report| {
+        for n in &plan.notes {
+            report.line(n);
+        }
+    };
+    if args.more.check {
+        for c in &changed {
+            report.line(&format!("would {} {}", file_action(c), c.path.display()));
+        }
+        for l in &plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
+                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
+            });
+        }
+        if !would_change {
+            report.line(&format!(
+                "in place: {} is {done} for {daemon}",
+                subject(args)
+            ));
+        }
+        finish(&report, false);
+        return Ok(status);
+    }
+    if !would_change {
+        if !plan.left {
+            report.line(&format!(
+                "nothing to change: {} is already {done} for {daemon}",
+                subject(args)
+            ));
+        }
+        notes(&report);
+        finish(&report, false);
+        return Ok(status);
+    }
+    if args.dry_run {
+        for c in &changed {
+            if !report.json {
+                say(&files::unified_diff(
+                    &c.path,
+                    c.old.as_deref(),
+                    c.new.as_deref(),
+                ));
+            }
+        }
+        for l in &plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, target } => {
+                    format!("+link {} -> {}", path.display(), target.display())
+                }
+                LinkChange::Remove { path, target } => {
+                    format!("-link {} -> {}", path.display(), target.display())
+                }
+            });
+        }
+        notes(&report);
+        report.line("(dry run: nothing written)");
+        finish(&report, false);
+        return Ok(status);
+    }
+    // The links exist before a config names them, and go after none does.
+    if install {
+        apply_links(&plan.links, &mut report)?;
+    }
+    for c in &changed {
+        match (&c.old, &c.new) {
+            (old, None) => {
+                std::fs::remove_file(&c.path)
+                    .map_err(InstallError::io("cannot remove", &c.path))?;
+                report.line(&format!("removed {}", c.path.display()));
+                report
+                    .files
+                    .push(serde_json::json!({"path": c.path, "action": "remove"}));
+                let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
+                if let Some(dir) = c.path.parent().filter(|_| made_dir) {
+                    // Only when empty: a file put there since stays.
+                    if std::fs::remove_dir(dir).is_ok() {
+                        report.line(&format!("removed {}", dir.display()));
+                        report
+                            .files
+                            .push(serde_json::json!({"path": dir, "action": "remove"}));
+                    }
+                }
+            }
+            (old, Some(new)) => {
+                let mut backup = None;
+                if old.is_some() && c.backup && args.more.backup {
+                    let b = files::backup(&c.path)
+                        .map_err(InstallError::io("cannot back up", &c.path))?;
+                    report.line(&format!("backup {}", b.display()));
+                    backup = Some(b);
+                }
+                files::write_atomic(&c.path, new.as_bytes())
+                    .map_err(InstallError::io("cannot write", &c.path))?;
+                report.line(&format!("wrote {}", c.path.display()));
+                report.files.push(serde_json::json!({
+                    "path": c.path,
+                    "action": file_action(c),
+                    "backup": backup,
+                }));
+            }
+        }
+    }
+    if !install {
+        apply_links(&plan.links, &mut report)?;
+    }
+    notes(&report);
+    if !changed.is_empty() {
+        if args.more.hook && plan.restart {
+            report.line(&format!(
+                "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
+                subject(args)
+            ));
+        } else if args.more.hook {
+            report.line(&format!(
+                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
+                subject(args)
+            ));
+        } else if args.daemon == Engine::Podman {
+            report.line(&format!(
+                "{} {done}; podman reads containers.conf at every command: no restart needed{}",
+                subject(args),
+                if install {
+                    format!("; run containers with podman --runtime {}", args.handler)
+                } else {
+                    String::new()
+                }
+            ));
+        } else {
+            report.line(&format!(
+                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
+                subject(args)
+            ));
+        }
+    }
+    finish(&report, true);
+    Ok(status)
+}
+
+pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {
+    for l in links {
+        match l {
+            LinkChange::Create { path, target } => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(InstallError::io("cannot create", dir))?;
+                }
+                std::os::unix::fs::symlink(target, path)
+                    .map_err(InstallError::io("cannot create", path))?;
+                report.line(&format!(
+                    "linked {} -> {}",
+                    path.display(),
+                    target.display()
+                ));
+                report.links.push(link_json(l));
+            }
+            LinkChange::Remove { path, .. } => {
+                match std::fs::remove_file(path) {
+                    Ok(()) => {
+                        report.line(&format!("removed {}", path.display()));
+                        report.links.push(link_json(l));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(InstallError::io("cannot remove", path)(e)),
+                }
+                // The handler's directory and the directory of handlers go
+                // when empty; anything else put there keeps them.
+                if let Some(dir) = path.parent() {
+                    if std::fs::remove_dir(dir).is_ok() {
+                        if let Some(up) = dir.parent() {
+                            let _ = std::fs::remove_dir(up);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
