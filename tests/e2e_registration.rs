@@ -685,74 +685,83 @@ fn containerd_drop_in_adds_no_import_the_glob_covers() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-/// install with `--root` on a staged tree (and with `--config` on a copy)
-/// creates nothing on the host: no handler links under /etc.
+/// install on a copy creates nothing on the host. With `--root R`, every
+/// path is read and written under R, and the config names the node's
+/// paths (as `deploy` writes into the host's root); with `--config` on a
+/// copy and no `--root`, no handler links appear under the host's /etc.
+/// The case derives from a handler with its own BinaryName, so install
+/// lays links.
 #[test]
 fn install_on_a_copy_creates_nothing_on_the_host() {
     let name = format!("uhn-reg-{}", std::process::id());
     let host_links = Path::new("/etc/userns-hostnet/handlers").join(&name);
-    let st = Stage::new(Daemon::Containerd23, "default");
     let cleanup = || {
         let _ = fs::remove_dir_all(&host_links);
     };
     cleanup();
-    // --root: every path under the stage.
+    let mut failed = Vec::new();
+    let d = Daemon::Containerd17;
+
+    // --root: the operator config as it is on the node, under R.
+    let st = Stage::as_on_node(d, "operator");
+    let r = st.root();
+    fs::create_dir_all(r.join("usr/bin")).unwrap();
+    std::os::unix::fs::symlink(common::WRAPPER, r.join("usr/bin/userns-hostnet-runtime")).unwrap();
+    let before = st.snapshot();
     let out = Command::new(common::install::TOOL)
-        .args([
-            "install",
-            "containerd",
-            "--handler",
-            &name,
-            "--wrapper",
-            common::WRAPPER,
-        ])
+        .args(["install", "containerd", "--handler", &name])
+        .args(["--wrapper", "/usr/bin/userns-hostnet-runtime"])
         .arg("--containerd")
-        .arg(Daemon::Containerd23.containerd())
+        .arg(d.containerd())
         .arg("--root")
-        .arg(st.root())
+        .arg(r)
         .output()
         .unwrap();
-    let created = host_links.exists();
+    if host_links.exists() {
+        failed.push(format!("install --root {r:?} created {host_links:?}"));
+    }
     cleanup();
-    assert!(out.status.success(), "install --root: {}", text(&out));
-    assert!(
-        !created,
-        "install --root {:?} created {host_links:?}",
-        st.root()
-    );
-    assert!(
-        st.root()
-            .join("etc/userns-hostnet/handlers")
-            .join(&name)
-            .exists(),
-        "install --root put no links under the root: {}",
-        text(&out)
-    );
-    // --config on a copy, no --root: the host is left alone.
-    let copy = Stage::new(Daemon::Containerd23, "default");
+    if out.status.success() {
+        let links = r.join("etc/userns-hostnet/handlers").join(&name);
+        match fs::read_link(links.join("runtime")) {
+            Ok(t) if t == Path::new("/opt/x/runc-custom") => {}
+            other => failed.push(format!(
+                "install --root: {links:?}/runtime should name the node's /opt/x/runc-custom: {other:?}"
+            )),
+        }
+        let text = fs::read_to_string(st.config()).unwrap();
+        let want = format!("/etc/userns-hostnet/handlers/{name}/userns-hostnet-runtime");
+        if !text.contains(&format!("BinaryName = \"{want}\"")) || text.contains(r.to_str().unwrap())
+        {
+            failed.push(format!("install --root: the config should name {want}, the node's path, and nothing under the root"));
+        }
+        if st.snapshot() == before {
+            failed.push("install --root changed nothing under the root".to_owned());
+        }
+    } else {
+        failed.push(format!("install --root: {}", text(&out).trim()));
+    }
+
+    // --config on a copy, no --root.
+    let copy = Stage::new(d, "operator");
     let out = Command::new(common::install::TOOL)
-        .args([
-            "install",
-            "containerd",
-            "--handler",
-            &name,
-            "--wrapper",
-            common::WRAPPER,
-        ])
+        .args(["install", "containerd", "--handler", &name])
+        .args(["--wrapper", common::WRAPPER])
         .arg("--containerd")
-        .arg(Daemon::Containerd23.containerd())
+        .arg(d.containerd())
         .arg("--config")
         .arg(copy.config())
         .output()
         .unwrap();
-    let created = host_links.exists();
+    if host_links.exists() {
+        failed.push(format!(
+            "install --config {:?} (a copy) created {host_links:?}: {}",
+            copy.config(),
+            text(&out).trim()
+        ));
+    }
     cleanup();
-    assert!(
-        !created,
-        "install --config {:?} created {host_links:?}: {}",
-        copy.config(),
-        text(&out)
-    );
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// Every containerd version starts on an installed operator config (and the

@@ -118,6 +118,17 @@ pub struct Stage {
 impl Stage {
     /// Stages `daemon`'s case `case` (a directory of the corpus).
     pub fn new(daemon: Daemon, case: &str) -> Stage {
+        Stage::staged(daemon, case, true)
+    }
+
+    /// Stages the case with its paths as they are on a node (for
+    /// `--root`): the files name /opt/x/runc-custom, which the stage holds
+    /// at ROOT/opt/x/runc-custom.
+    pub fn as_on_node(daemon: Daemon, case: &str) -> Stage {
+        Stage::staged(daemon, case, false)
+    }
+
+    fn staged(daemon: Daemon, case: &str, move_them: bool) -> Stage {
         let dir = tempfile::Builder::new()
             .prefix("uhn-reg-")
             .tempdir_in("/tmp")
@@ -136,7 +147,11 @@ impl Stage {
             copy_tree(Path::new("/etc/containers"), &to, &|t| t.to_owned());
         }
         let root = stage.root().to_path_buf();
-        copy_tree(&from, &to, &|t| move_paths(t, &root));
+        if move_them {
+            copy_tree(&from, &to, &|t| move_paths(t, &root));
+        } else {
+            copy_tree(&from, &to, &|t| t.to_owned());
+        }
         stage.write_support_files();
         stage
     }
