@@ -321,10 +321,16 @@ fn registers(d: Daemon, case: &str) {
     }
     let new = after.handler(HANDLER);
     match compare(d, &derived, new, &st.wrapper_link()) {
-        Ok(own) => println!(
-            "{label}: derived from {derived_name}: {} settings carried; own: {own:?}",
-            derived.len() - 1 - own.len()
-        ),
+        Ok(own) => {
+            let carried: Vec<&String> = derived
+                .keys()
+                .filter(|k| *k != binary_key(d) && !own_keys(d).contains(&k.as_str()))
+                .collect();
+            println!(
+                "{label}: derived from {derived_name}; carried: {carried:?}; own: {own:?}; {} names the wrapper",
+                binary_key(d)
+            );
+        }
         Err(bad) => failed.push(format!(
             "the new handler is not the {derived_name} handler behind the wrapper:\n  {}",
             bad.join("\n  ")
@@ -566,6 +572,40 @@ fn crio_crun_default_without_runtime_path_wrapper_runs_crun() {
     let r = Reading::of(&st).unwrap();
     let handler_binary = PathBuf::from(r.handler(HANDLER)["runtime_path"].as_str().unwrap());
     assert_wrapper_runs(&st, &handler_binary, "crun");
+}
+
+/// containerd 1.x: `--drop-in` is refused (1.x replaces a whole plugin
+/// table with an imported one), alone or after a plain install, and the
+/// refusal changes nothing.
+#[test]
+fn containerd_1x_drop_in_refused_and_nothing_changed() {
+    let mut failed = Vec::new();
+    for d in [Daemon::Containerd16, Daemon::Containerd17] {
+        let st = Stage::new(d, "operator");
+        for first in [false, true] {
+            if first {
+                st.install(&[]);
+            }
+            let before = st.snapshot();
+            let out = st.tool("install", &["--drop-in"]);
+            if out.status.code() != Some(2) {
+                failed.push(format!(
+                    "{} (plain install first: {first}): install --drop-in exited {:?}: {}",
+                    d.fixture_dir(),
+                    out.status.code(),
+                    text(&out).trim()
+                ));
+            }
+            if let Err(e) = same_files(
+                "the refused --drop-in changed files",
+                &before,
+                &st.snapshot(),
+            ) {
+                failed.push(format!("{}: {e}", d.fixture_dir()));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// Mixed drop-in and plain install (containerd 2.x): either refused, or

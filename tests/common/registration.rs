@@ -266,8 +266,9 @@ impl Stage {
         fs::write(r.join("wrapper.toml"), "").unwrap();
     }
 
-    /// `userns-hostnet COMMAND DAEMON --config MAIN --handlers-dir H
-    /// --wrapper W MORE...` (containerd: `--containerd` this version's).
+    /// `userns-hostnet COMMAND DAEMON --config MAIN --handlers-dir H MORE...`;
+    /// install also gets `--wrapper W` and (containerd) `--containerd` this
+    /// version's binary.
     pub fn tool(&self, command: &str, more: &[&str]) -> Output {
         let mut cmd = Command::new(TOOL);
         cmd.arg(command)
@@ -278,9 +279,9 @@ impl Stage {
             .arg(self.handlers());
         if command == "install" {
             cmd.arg("--wrapper").arg(WRAPPER);
-        }
-        if self.daemon.is_containerd() {
-            cmd.arg("--containerd").arg(self.daemon.containerd());
+            if self.daemon.is_containerd() {
+                cmd.arg("--containerd").arg(self.daemon.containerd());
+            }
         }
         cmd.args(more);
         cmd.output().unwrap()
