@@ -111,6 +111,9 @@ fn own_keys(d: Daemon) -> &'static [&'static str] {
     }
 }
 
+/// CRI-O's per-platform runtime binaries (`platform_runtime_paths`).
+const PLATFORM_PATHS: &str = "platform_runtime_paths.";
+
 /// Compares the new handler with the one it was derived from, key by key:
 /// Err lists what was dropped or changed.
 fn compare(
@@ -143,8 +146,19 @@ fn compare(
             common::WRAPPER
         )),
     }
+    // CRI-O runs a platform's own path instead of runtime_path: each must
+    // be the wrapper too, or be gone (which install must report: see
+    // crio_platform_runtime_paths_never_bypass_the_wrapper).
+    for (k, v) in new {
+        if k.starts_with(PLATFORM_PATHS) {
+            match v.as_str() {
+                Some(p) if Path::new(p) == wrapper || p == common::WRAPPER => {}
+                _ => bad.push(format!("{k} = {v:?} runs past the wrapper")),
+            }
+        }
+    }
     for (k, v) in derived {
-        if k == bin {
+        if k == bin || k.starts_with(PLATFORM_PATHS) {
             continue;
         }
         let (was, now) = (norm(k, Some(v)), norm(k, new.get(k)));
@@ -172,7 +186,7 @@ fn compare(
             Value::Array(a) => a.is_empty(),
             _ => false,
         };
-        if !derived.contains_key(k) && k != bin && !zero {
+        if !derived.contains_key(k) && k != bin && !k.starts_with(PLATFORM_PATHS) && !zero {
             bad.push(format!("{k} = {v:?} added"));
         }
     }
@@ -451,6 +465,7 @@ corpus! {
     crio_136_default: Crio "default";
     crio_136_packaging: Crio "packaging";
     crio_136_packaging_crun_from_path: Crio "packaging-crun-from-path";
+    crio_136_platform_paths: Crio "platform-paths";
 }
 
 #[test]
@@ -606,6 +621,47 @@ fn containerd_1x_drop_in_refused_and_nothing_changed() {
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// CRI-O's default handler with `platform_runtime_paths` (which CRI-O runs
+/// instead of runtime_path on that platform): install refuses, naming the
+/// setting, or registers a handler whose every path is the wrapper and says
+/// what it did with the setting; never a copy that runs crun past the
+/// wrapper, never a silent drop.
+#[test]
+fn crio_platform_runtime_paths_never_bypass_the_wrapper() {
+    let st = Stage::new(Daemon::Crio, "platform-paths");
+    let original = st.snapshot();
+    let out = st.tool("install", &[]);
+    let said = text(&out);
+    match out.status.code() {
+        Some(2) => {
+            assert!(
+                said.contains("platform_runtime_paths"),
+                "the refusal does not name the setting: {said}"
+            );
+            assert_eq!(st.snapshot(), original, "the refusal changed files");
+        }
+        Some(0) => {
+            let r =
+                Reading::of(&st).unwrap_or_else(|e| panic!("crio refuses the result: {e}\n{said}"));
+            let new = r.handler(HANDLER);
+            for (k, v) in new {
+                if k.starts_with(PLATFORM_PATHS) || k == "runtime_path" {
+                    let p = v.as_str().unwrap_or_default();
+                    assert!(
+                        Path::new(p) == st.wrapper_link() || p == common::WRAPPER,
+                        "{k} = {p:?}: the handler runs past the wrapper\n{said}"
+                    );
+                }
+            }
+            assert!(
+                said.contains("platform_runtime_paths"),
+                "install does not say what it did with platform_runtime_paths:\n{said}"
+            );
+        }
+        other => panic!("install exited {other:?}: {said}"),
+    }
 }
 
 /// Mixed drop-in and plain install (containerd 2.x): either refused, or
