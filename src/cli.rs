@@ -39,7 +39,7 @@ pub enum Command {
     #[command(
         after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error; with --check, 1 when uninstall would change something, else 0."
     )]
-    Uninstall(InstallArgs),
+    Uninstall(UninstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
     #[command(subcommand)]
     Hook(HookCommand),
@@ -312,6 +312,60 @@ pub struct InstallMore {
     /// unless asked for).
     #[arg(long)]
     pub backup: bool,
+    /// A node's root file system (a staged image, a mounted disk): every
+    /// file read or written and every link made is under DIR; the paths
+    /// written into configs and links are those the node sees (without
+    /// DIR). --config, --wrapper and --hooks-dir name paths on the node.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// With --hook: write this program's path into the hook definition even
+    /// when it is a temporary or build path, or not root's.
+    #[arg(long, requires = "hook")]
+    pub force: bool,
+}
+
+/// `uninstall`: what names the registration to remove.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Which daemon's configuration to edit (podman: containers.conf).
+    #[arg(value_enum)]
+    pub daemon: Engine,
+    /// The runtime handler's name.
+    #[arg(long, default_value = "userns-hostnet")]
+    pub handler: String,
+    /// The daemon's configuration file (default /etc/containerd/config.toml,
+    /// /etc/crio/crio.conf, /etc/containers/containers.conf).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// containerd: remove the handler from conf.d/99-userns-hostnet.toml,
+    /// the file when nothing else is left in it, and its imports line.
+    #[arg(long)]
+    pub drop_in: bool,
+    /// Print the change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where a handler's links to the wrapper and to its real runtime are (for tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub handlers_dir: Option<PathBuf>,
+    /// crio, podman: remove the createRuntime hook definition install wrote
+    /// (while unchanged) instead of a runtime handler.
+    #[arg(long)]
+    pub hook: bool,
+    /// With --hook: the hooks directory to remove it from, instead of the
+    /// one the daemon's config names.
+    #[arg(long, value_name = "DIR", requires = "hook")]
+    pub hooks_dir: Option<PathBuf>,
+    /// One JSON document instead of text (see install --json).
+    #[arg(long)]
+    pub json: bool,
+    /// Write nothing; exit 1 when the command would change something, 0
+    /// when nothing is left to remove (for automation).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub check: bool,
+    /// A node's root file system: every file read or removed is under DIR
+    /// (see install --root).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -140,6 +140,14 @@ fn backups(dir: &Path) -> usize {
 
 /// The link to the wrapper that install makes for handler userns-hostnet
 /// when the config in `dir` names a real runtime.
+/// Where PATH finds runc, as install links it.
+fn runc_in_path() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("runc"))
+        .find(|p| p.is_file())
+        .expect("runc is installed (Debian package runc)")
+}
+
 fn handler_link(dir: &Path) -> PathBuf {
     dir.join("handlers/userns-hostnet/userns-hostnet-runtime")
 }
@@ -158,9 +166,15 @@ fn default_containerd_config_round_trip() {
     let d = dump(&cfg);
     let h = v2_handler(&d, "userns-hostnet").expect("containerd lists the handler");
     assert_eq!(h["runtime_type"].as_str(), Some("io.containerd.runc.v2"));
+    // No BinaryName: the runc shim runs `runc` from PATH, which the
+    // handler keeps as its real runtime through its own link.
     assert_eq!(
         h["options"]["BinaryName"].as_str(),
-        Some("/usr/bin/userns-hostnet-runtime")
+        Some(s(&handler_link(dir.path())))
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        runc_in_path()
     );
     assert_eq!(h["options"]["SystemdCgroup"].as_bool(), Some(false));
     assert_eq!(backups(dir.path()), 1);
@@ -307,7 +321,7 @@ fn drop_in_is_loaded_by_containerd_and_removed_again() {
             .clone();
         assert_eq!(
             h["options"]["BinaryName"].as_str(),
-            Some("/usr/bin/userns-hostnet-runtime")
+            Some(s(&handler_link(dir.path())))
         );
         assert_eq!(
             without_handler(&after, "userns-hostnet"),
@@ -399,10 +413,20 @@ fn install_validates_its_input() {
 fn uninstall_help_says_what_drop_in_removes() {
     let help = ok(&["uninstall", "--help"]);
     assert!(
-        help.contains("uninstall removes the file and the line"),
+        help.contains("the file when nothing else is left in it, and its imports line"),
         "{help}"
     );
     assert!(!help.contains("write a drop-in file"), "{help}");
+    // Its own options only: none of install's, in install's words.
+    for install_only in [
+        "--set-as-default",
+        "--backup",
+        "--wrapper",
+        "--containerd",
+        "--force",
+    ] {
+        assert!(!help.contains(install_only), "{install_only}: {help}");
+    }
 }
 
 #[test]
@@ -417,9 +441,11 @@ fn crio_drop_in() {
     assert!(out.contains("restart crio"), "{out}");
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     let h = &doc["crio"]["runtime"]["runtimes"]["uhn"];
+    // No crio.conf: CRI-O's built-in default handler, whose runtime is
+    // found in PATH, stays the real runtime.
     assert_eq!(
         h["runtime_path"].as_str(),
-        Some("/usr/bin/userns-hostnet-runtime")
+        Some(s(&dir.path().join("handlers/uhn/userns-hostnet-runtime")))
     );
     assert_eq!(h["runtime_type"].as_str(), Some("oci"));
     assert_eq!(
@@ -461,7 +487,7 @@ fn refuses_what_is_not_its_own() {
     // Version 1 and a missing file.
     std::fs::write(&cfg, "[plugins.cri]\n").unwrap();
     let err = refused(&args_for("install", "containerd", &cfg, &[]));
-    assert!(err.contains("config version 1 (no `version` line is version 1"));
+    assert!(err.contains("config version 1 (no `version` line), the format containerd 2.0 removed"));
     let err = refused(&args_for(
         "install",
         "containerd",
@@ -1028,7 +1054,12 @@ fn check_and_json_for_automation() {
     let base = ["--handler", "uhn", "--wrapper", w];
     let at: &Path = &cfg;
     let with = |command: &'static str, more: &[&'static str]| {
-        args_for(command, "containerd", at, &[&base[..], more].concat())
+        let base = if command == "install" {
+            &base[..]
+        } else {
+            &base[..2]
+        };
+        args_for(command, "containerd", at, &[base, more].concat())
     };
 
     let out = left(&with("install", &["--check"]));
@@ -1194,4 +1225,442 @@ fn k3s_and_rke2_point_to_their_template() {
     std::fs::create_dir_all(plain.parent().unwrap()).unwrap();
     std::fs::write(&plain, COMMENTED).unwrap();
     install("containerd", &plain, &[]);
+}
+
+/// CRI-O 1.36.3, unpacked by scripts/cri-tools.sh.
+fn crio_bin() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cri-o/crio");
+    assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
+    p
+}
+
+/// A directory of links for a daemon's PATH: `names` found in this PATH
+/// (or given as (name, path)), and nothing else (no conmon).
+fn bin_dir(dir: &Path, names: &[(&str, PathBuf)]) -> PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (name, target) in names {
+        std::os::unix::fs::symlink(target, bin.join(name)).unwrap();
+    }
+    bin
+}
+
+fn in_path(name: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not installed"))
+}
+
+/// Start crio on `conf` and its crio.conf.d with `path` as its PATH:
+/// `Ok` once its socket is up (it is then stopped), `Err(log)` when it
+/// exits first.
+fn crio_starts(dir: &Path, conf: &Path, path: &Path) -> Result<(), String> {
+    let st = dir.join("state");
+    std::fs::create_dir_all(&st).unwrap();
+    let sock = st.join("crio.sock");
+    let log = st.join("crio.log");
+    let a = |p: &str| st.join(p).into_os_string();
+    let mut child = Command::new(crio_bin())
+        .arg("--config")
+        .arg(conf)
+        .arg("--config-dir")
+        .arg(conf.with_file_name("crio.conf.d"))
+        .args(["--storage-driver", "vfs", "--disable-hostport-mapping"])
+        .arg("--root")
+        .arg(a("root"))
+        .arg("--runroot")
+        .arg(a("run"))
+        .arg("--listen")
+        .arg(&sock)
+        .arg("--log-dir")
+        .arg(a("log"))
+        .arg("--version-file")
+        .arg(a("v"))
+        .arg("--version-file-persist")
+        .arg(a("vp"))
+        .arg("--clean-shutdown-file")
+        .arg(a("cs"))
+        .arg("--cni-config-dir")
+        .arg(a("cni"))
+        .arg("--cni-plugin-dir")
+        .arg(a("cnib"))
+        .arg("--nri-listen")
+        .arg(a("nri.sock"))
+        .env_clear()
+        .env("PATH", path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let result = loop {
+        if sock.exists() {
+            break Ok(());
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break Err(format!(
+                "crio exited ({status}): {}",
+                std::fs::read_to_string(&log).unwrap()
+            ));
+        }
+        if std::time::Instant::now() > deadline {
+            break Err(format!(
+                "crio neither started nor exited in 60 s: {}",
+                std::fs::read_to_string(&log).unwrap()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// CRI-O's own packaging (crio.conf.d/10-crio.conf: crun the default, each
+/// handler with monitor_path, conmon not in PATH): the handler install
+/// adds carries monitor_path, monitor_env and allowed_annotations, and
+/// runs crun, the default's runtime found in PATH; crio then starts.
+#[test]
+fn crio_packaging_drop_in_starts_after_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let libexec = dir.path().join("libexec");
+    std::fs::create_dir(&libexec).unwrap();
+    std::os::unix::fs::symlink(in_path("conmon"), libexec.join("conmon")).unwrap();
+    let crun = in_path("crun");
+    let bin = bin_dir(
+        dir.path(),
+        &[
+            ("crun", crun.clone()),
+            ("runc", in_path("runc")),
+            ("nsenter", in_path("nsenter")),
+            ("pinns", crio_bin().with_file_name("pinns")),
+        ],
+    );
+    let conf = dir.path().join("crio.conf");
+    std::fs::write(&conf, "").unwrap();
+    std::fs::create_dir(dir.path().join("crio.conf.d")).unwrap();
+    let packaging = format!(
+        r#"[crio.runtime]
+default_runtime = "crun"
+
+[crio.runtime.runtimes.crun]
+runtime_path = ""
+runtime_root = "/run/crun"
+monitor_path = "{m}"
+monitor_env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"]
+allowed_annotations = [
+    "io.containers.trace-syscall",
+]
+
+[crio.runtime.runtimes.runc]
+runtime_root = "/run/runc"
+monitor_path = "{m}"
+"#,
+        m = libexec.join("conmon").display()
+    );
+    std::fs::write(dir.path().join("crio.conf.d/10-crio.conf"), &packaging).unwrap();
+    crio_starts(dir.path(), &conf, &bin).expect("crio starts before install");
+
+    let out = tool_with_path(
+        &args_for("install", "crio", &conf, &["--wrapper", common::WRAPPER]),
+        &bin,
+    );
+    assert!(
+        out.contains(&format!(
+            "real runtime of handler userns-hostnet: {} (the runtime CRI-O runs for handler crun, which has no runtime_path: `crun` in PATH)",
+            bin.join("crun").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "carries every setting of handler crun: monitor_path, monitor_env, allowed_annotations"
+        ),
+        "{out}"
+    );
+    let drop_in = dir.path().join("crio.conf.d/99-userns-hostnet.conf");
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
+    let h = &doc["crio"]["runtime"]["runtimes"]["userns-hostnet"];
+    let src =
+        &toml::from_str::<toml::Value>(&packaging).unwrap()["crio"]["runtime"]["runtimes"]["crun"];
+    for key in ["monitor_path", "monitor_env", "allowed_annotations"] {
+        assert_eq!(h[key], src[key], "{key}");
+    }
+    assert_eq!(
+        h["runtime_root"].as_str(),
+        Some("/run/userns-hostnet-runtime")
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        bin.join("crun")
+    );
+    crio_starts(dir.path(), &conf, &bin).expect("crio starts after install");
+    uninstall("crio", &conf, &[]);
+    assert!(!drop_in.exists());
+}
+
+/// The tool with `path` as PATH; it must succeed: everything printed.
+fn tool_with_path(args: &[&str], path: &Path) -> String {
+    let at = args.iter().position(|a| *a == "--config").unwrap();
+    let dir = Path::new(args[at + 1]).parent().unwrap();
+    let out = Command::new(common::install::TOOL)
+        .args(args)
+        .arg("--handlers-dir")
+        .arg(dir.join("handlers"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", text(&out));
+    text(&out)
+}
+
+/// containerd 2.3.4's own `containerd config default` writes `version = 4`:
+/// install accepts it, containerd 2.3 loads the handler with every setting
+/// of runc's, and uninstall puts the file back byte for byte.
+#[test]
+fn containerd_23_default_config_version_4_installs() {
+    let dir = tempfile::tempdir().unwrap();
+    let c2 = containerd_23();
+    let out = Command::new(&c2)
+        .args(["config", "default"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, &out.stdout).unwrap();
+    let original = std::fs::read(&cfg).unwrap();
+    assert!(
+        String::from_utf8_lossy(&original).starts_with("version = 4\n"),
+        "containerd 2.3.4 writes version 4"
+    );
+    install("containerd", &cfg, &["--containerd", s(&c2)]);
+    let after = dump_with(&c2, &cfg);
+    let h = handler_in(&after, "userns-hostnet").expect("containerd 2.3 loads the handler");
+    let runc = handler_in(&after, "runc").unwrap();
+    for (key, v) in runc.as_table().unwrap() {
+        if key != "options" {
+            assert_eq!(&h[key], v, "{key}");
+        }
+    }
+    for (key, v) in runc["options"].as_table().unwrap() {
+        if key != "BinaryName" {
+            assert_eq!(&h["options"][key], v, "options.{key}");
+        }
+    }
+    assert_eq!(
+        h["options"]["BinaryName"].as_str(),
+        Some(s(&handler_link(dir.path())))
+    );
+    let out = install("containerd", &cfg, &["--containerd", s(&c2)]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+    uninstall("containerd", &cfg, &[]);
+    assert_eq!(std::fs::read(&cfg).unwrap(), original);
+    // A version install does not know is refused with what to do, never
+    // with advice to start from a file it would refuse too.
+    std::fs::write(&cfg, "version = 5\n").unwrap();
+    let err = refused(&args_for("install", "containerd", &cfg, &[]));
+    assert!(
+        err.contains("config version 5 is newer than this install knows"),
+        "{err}"
+    );
+    assert!(!err.contains("config default"), "{err}");
+}
+
+/// containerd 1.7: every setting of the runc handler (base_runtime_spec,
+/// snapshotter, cni_conf_dir, the annotations, privileged_without_host_devices,
+/// options) is in the new handler as containerd 1.7 loads it.
+#[test]
+fn containerd_17_handler_keeps_every_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let c17 = containerd_17();
+    let out = Command::new(&c17)
+        .args(["config", "default"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let runc = "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n";
+    assert!(text.contains(runc));
+    let text = text
+        .replace(
+            "base_runtime_spec = \"\"",
+            "base_runtime_spec = \"/etc/containerd/base.json\"",
+        )
+        .replace("cni_conf_dir = \"\"", "cni_conf_dir = \"/etc/cni/site\"")
+        .replace("pod_annotations = []", "pod_annotations = [\"io.site/*\"]")
+        .replace(
+            "container_annotations = []",
+            "container_annotations = [\"io.site.c/*\"]",
+        )
+        .replace(
+            "privileged_without_host_devices = false",
+            "privileged_without_host_devices = true",
+        )
+        .replace("SystemdCgroup = false", "SystemdCgroup = true")
+        .replace("snapshotter = \"\"", "snapshotter = \"native\"");
+    let cfg = config_file(dir.path(), &text);
+    install("containerd", &cfg, &["--containerd", s(&c17)]);
+    let d = dump_with(&c17, &cfg);
+    let h = handler_in(&d, "userns-hostnet").unwrap();
+    let runc = handler_in(&d, "runc").unwrap();
+    assert_eq!(runc["snapshotter"].as_str(), Some("native"), "{runc:?}");
+    for (key, v) in runc.as_table().unwrap() {
+        if key != "options" {
+            assert_eq!(&h[key], v, "{key}");
+        }
+    }
+    for (key, v) in runc["options"].as_table().unwrap() {
+        if key != "BinaryName" {
+            assert_eq!(&h["options"][key], v, "options.{key}");
+        }
+    }
+}
+
+/// A drop-in and a plain install of one handler are never both there:
+/// each refuses while the other holds the handler, naming the file and
+/// the command that undoes it; `--drop-in` adds no imports entry that an
+/// existing glob already covers.
+#[test]
+fn drop_in_and_plain_install_do_not_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let c2 = containerd_23();
+    let out = Command::new(&c2)
+        .args(["config", "default"])
+        .output()
+        .unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, &out.stdout).unwrap();
+    let original = std::fs::read(&cfg).unwrap();
+    let drop_in_args = ["--drop-in", "--containerd", s(&c2)];
+    install("containerd", &cfg, &drop_in_args);
+    let drop_in = dir.path().join("conf.d/99-userns-hostnet.toml");
+    let err = refused(&args_for("install", "containerd", &cfg, &[]));
+    assert!(
+        err.contains(&format!(
+            "{}: already holds runtime handler userns-hostnet; an install into the main config would register it twice: userns-hostnet uninstall containerd --drop-in --config {} first",
+            drop_in.display(),
+            cfg.display()
+        )),
+        "{err}"
+    );
+    uninstall("containerd", &cfg, &["--drop-in"]);
+    assert_eq!(std::fs::read(&cfg).unwrap(), original);
+
+    install("containerd", &cfg, &[]);
+    let installed = std::fs::read(&cfg).unwrap();
+    let err = refused(&args_for("install", "containerd", &cfg, &drop_in_args));
+    assert!(
+        err.contains(&format!(
+            "{}: already holds runtime handler userns-hostnet; a drop-in would register it twice: userns-hostnet uninstall containerd --config {} first",
+            cfg.display(),
+            cfg.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&cfg).unwrap(), installed);
+    assert!(!drop_in.exists());
+    uninstall("containerd", &cfg, &[]);
+    assert_eq!(std::fs::read(&cfg).unwrap(), original);
+
+    // Both, as an older install could leave them: uninstall --drop-in
+    // keeps the links the main config's handler still runs.
+    install("containerd", &cfg, &[]);
+    let main = std::fs::read(&cfg).unwrap();
+    std::fs::create_dir_all(drop_in.parent().unwrap()).unwrap();
+    let mut both = String::from_utf8(main.clone()).unwrap();
+    both = both.replacen(
+        "imports = ['/etc/containerd/conf.d/*.toml']",
+        &format!("imports = [\"{}\"]", drop_in.display()),
+        1,
+    );
+    std::fs::write(&cfg, &both).unwrap();
+    let handler_table = {
+        let main = String::from_utf8(main).unwrap();
+        let from = main.find("# Added by `userns-hostnet install`").unwrap();
+        let to = from + main[from..].find("\n    [plugins.").unwrap();
+        format!("version = 4\n\n{}", &main[from..to])
+    };
+    std::fs::write(&drop_in, handler_table).unwrap();
+    let text = left(&args_for("uninstall", "containerd", &cfg, &["--drop-in"]));
+    assert!(
+        text.contains("kept the links of handler userns-hostnet"),
+        "{text}"
+    );
+    assert!(handler_link(dir.path()).symlink_metadata().is_ok());
+    assert!(handler_in(&dump_with(&c2, &cfg), "userns-hostnet").is_some());
+    std::fs::write(&cfg, &original).unwrap();
+    std::fs::remove_dir_all(dir.path().join("handlers")).unwrap();
+
+    // An imports glob that covers the drop-in already: no second entry.
+    let globbed = String::from_utf8(original.clone()).unwrap().replacen(
+        "imports = ['/etc/containerd/conf.d/*.toml']",
+        "imports = [\"conf.d/*.toml\"]",
+        1,
+    );
+    std::fs::write(&cfg, &globbed).unwrap();
+    install("containerd", &cfg, &drop_in_args);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), globbed);
+    assert!(handler_in(&dump_with(&c2, &cfg), "userns-hostnet").is_some());
+    uninstall("containerd", &cfg, &["--drop-in"]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), globbed);
+    assert!(!drop_in.exists());
+}
+
+/// `--root DIR`: every file read or written and every link is under DIR;
+/// what is written names the paths as the node sees them. A config copy
+/// outside /etc without --root makes no link on this host.
+#[test]
+fn root_keeps_every_path_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("node");
+    let etc = root.join("etc/containerd");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(etc.join("config.toml"), COMMENTED).unwrap();
+    std::fs::create_dir_all(root.join("usr/sbin")).unwrap();
+    let r = s(&root);
+    let out = ok(&["install", "containerd", "--root", r, "--dry-run"]);
+    assert!(out.contains("(dry run: nothing written)"), "{out}");
+    assert!(!root.join("etc/userns-hostnet").exists());
+    assert_eq!(
+        std::fs::read_to_string(etc.join("config.toml")).unwrap(),
+        COMMENTED
+    );
+    let out = ok(&["install", "containerd", "--root", r]);
+    let node_link = "/etc/userns-hostnet/handlers/userns-hostnet/userns-hostnet-runtime";
+    let host_link = root.join(&node_link[1..]);
+    assert_eq!(
+        std::fs::read_link(&host_link).unwrap(),
+        Path::new("/usr/bin/userns-hostnet-runtime"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_link(host_link.with_file_name("runtime")).unwrap(),
+        Path::new("/usr/sbin/runc")
+    );
+    let written = std::fs::read_to_string(etc.join("config.toml")).unwrap();
+    assert!(
+        written.contains(&format!("BinaryName = \"{node_link}\"")),
+        "{written}"
+    );
+    let out = ok(&["uninstall", "containerd", "--root", r]);
+    assert_eq!(
+        std::fs::read_to_string(etc.join("config.toml")).unwrap(),
+        COMMENTED,
+        "{out}"
+    );
+    assert!(!root.join("etc/userns-hostnet/handlers").exists());
+
+    // A copy outside /etc, no --root: refused before anything is written.
+    let copy = config_file(dir.path(), COMMENTED);
+    let out = Command::new(common::install::TOOL)
+        .args(["install", "containerd", "--config", s(&copy)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not this host's daemon config (it is outside /etc)"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), COMMENTED);
 }

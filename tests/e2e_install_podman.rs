@@ -40,12 +40,12 @@ fn crio_hook_goes_where_crio_reads_hooks() {
     .unwrap();
     let file = hooks.join("userns-hostnet.json");
 
-    let out = install("crio", &conf, &["--hook", "--dry-run"]);
+    let out = install("crio", &conf, &["--hook", "--force", "--dry-run"]);
     assert!(out.contains(&format!("+++ {}", file.display())), "{out}");
     assert!(out.contains("\"createRuntime\""), "{out}");
     assert!(!hooks.exists(), "dry run wrote {}", hooks.display());
 
-    let out = install("crio", &conf, &["--hook"]);
+    let out = install("crio", &conf, &["--hook", "--force"]);
     assert!(out.contains("no restart needed"), "{out}");
     let def = read_json(&file);
     assert_eq!(def["hook"]["path"], TOOL);
@@ -57,7 +57,7 @@ fn crio_hook_goes_where_crio_reads_hooks() {
             .starts_with("Added by `userns-hostnet install`"),
         "{def}"
     );
-    let out = install("crio", &conf, &["--hook"]);
+    let out = install("crio", &conf, &["--hook", "--force"]);
     assert!(out.starts_with("nothing to change"), "{out}");
 
     std::fs::write(hooks.join("other.json"), "{}").unwrap();
@@ -75,7 +75,7 @@ fn crio_hook_goes_where_crio_reads_hooks() {
 fn podman_hook_dirs_and_what_is_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let conf = dir.path().join("containers.conf");
-    let out = install("podman", &conf, &["--hook", "--dry-run"]);
+    let out = install("podman", &conf, &["--hook", "--force", "--dry-run"]);
     assert!(
         out.contains("+++ /etc/containers/oci/hooks.d/userns-hostnet.json"),
         "{out}"
@@ -91,14 +91,18 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
         ),
     )
     .unwrap();
-    let out = install("podman", &conf, &["--hook", "--dry-run"]);
+    let out = install("podman", &conf, &["--hook", "--force", "--dry-run"]);
     assert!(
         out.contains(&format!("+++ {}/userns-hostnet.json", hooks.display())),
         "{out}"
     );
 
     let other = dir.path().join("elsewhere");
-    install("podman", &conf, &["--hook", "--hooks-dir", s(&other)]);
+    install(
+        "podman",
+        &conf,
+        &["--hook", "--force", "--hooks-dir", s(&other)],
+    );
     let file = other.join("userns-hostnet.json");
     assert!(file.exists());
     assert!(!hooks.exists());
@@ -120,7 +124,14 @@ fn podman_hook_dirs_and_what_is_not_its_own() {
         &file,
     )
     .unwrap();
-    let out = ok(&["install", "podman", "--hook", "--hooks-dir", s(&other)]);
+    let out = ok(&[
+        "install",
+        "podman",
+        "--hook",
+        "--force",
+        "--hooks-dir",
+        s(&other),
+    ]);
     assert!(out.contains("not written by install"), "{out}");
     left(&args);
     assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
@@ -213,7 +224,14 @@ fn installed_hook_runs_under_podman() {
         plain.table()
     );
 
-    ok(&["install", "podman", "--hook", "--hooks-dir", s(&hooks)]);
+    ok(&[
+        "install",
+        "podman",
+        "--hook",
+        "--force",
+        "--hooks-dir",
+        s(&hooks),
+    ]);
     let hooked = runc_probe(&rootfs, &hooks, "podman + runc + installed hook");
     assert!(
         hooked.under_sys().len() > 2,
@@ -261,9 +279,19 @@ fn podman_runtimes_entry_round_trip() {
     let conf = dir.path().join("containers.conf");
     std::fs::write(&conf, CONTAINERS_CONF).unwrap();
     let w = common::WRAPPER;
+    // The entry runs the wrapper through the handler's own link, next to
+    // a link to the runtime podman ran by default: crun's first path.
+    let link = dir
+        .path()
+        .join("handlers/userns-hostnet/userns-hostnet-runtime");
+    let l = link.to_str().unwrap();
     let out = install("podman", &conf, &["--wrapper", w, "--dry-run"]);
     assert!(
-        out.contains(&format!("+userns-hostnet = [\"{w}\"]")),
+        out.contains(&format!("+userns-hostnet = [\"{l}\"]")),
+        "{out}"
+    );
+    assert!(
+        out.contains("real runtime of handler userns-hostnet: /usr/bin/crun (the first path of podman runtime crun in "),
         "{out}"
     );
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
@@ -279,7 +307,11 @@ fn podman_runtimes_entry_round_trip() {
     let v: toml::Value = toml::from_str(&written).unwrap();
     assert_eq!(
         v["engine"]["runtimes"]["userns-hostnet"],
-        toml::Value::Array(vec![toml::Value::String(w.into())])
+        toml::Value::Array(vec![toml::Value::String(l.into())])
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        Path::new("/usr/bin/crun")
     );
     assert_eq!(v["engine"]["runtimes"]["crun"].as_array().unwrap().len(), 2);
     assert_eq!(v["engine"]["runtime"].as_str(), Some("crun"));
@@ -288,6 +320,7 @@ fn podman_runtimes_entry_round_trip() {
 
     uninstall("podman", &conf, &[]);
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+    assert!(!dir.path().join("handlers").exists());
 
     // An entry of that name that is not install's stays.
     let own = CONTAINERS_CONF.replace(
@@ -395,7 +428,7 @@ fn crio_reads_the_hooks_dir_install_writes_to() {
             .collect()
     };
     let chosen = || -> String {
-        let out = install("crio", &conf, &["--hook", "--dry-run"]);
+        let out = install("crio", &conf, &["--hook", "--force", "--dry-run"]);
         out.lines()
             .find_map(|l| l.strip_prefix("+++ "))
             .and_then(|p| p.strip_suffix("/userns-hostnet.json"))
@@ -418,4 +451,38 @@ fn crio_reads_the_hooks_dir_install_writes_to() {
     let chosen = chosen();
     assert!(dirs.contains(&chosen), "{chosen} is not among {dirs:?}");
     assert_eq!(chosen, "/etc/uhn-test-hooks");
+}
+
+/// A custom runtime path of podman's default runtime (`runc =
+/// ["/opt/.../runc-custom"]`) is the real runtime of the installed entry:
+/// the first of its paths that exists, as podman picks it.
+#[test]
+fn podman_custom_runtime_path_is_the_real_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let custom = dir.path().join("opt/runc-custom");
+    std::fs::create_dir_all(custom.parent().unwrap()).unwrap();
+    std::fs::copy("/usr/sbin/runc", &custom).unwrap();
+    let conf = dir.path().join("containers.conf");
+    let text = format!(
+        "[engine]\nruntime = \"runc\"\n\n[engine.runtimes]\nrunc = [\n  \"{}\",\n  \"{}\",\n  \"/usr/sbin/runc\",\n]\n",
+        dir.path().join("missing/runc").display(),
+        custom.display()
+    );
+    std::fs::write(&conf, &text).unwrap();
+    let out = install("podman", &conf, &["--wrapper", common::WRAPPER]);
+    assert!(
+        out.contains(&format!(
+            "real runtime of handler userns-hostnet: {} (the first path of podman runtime runc in {} that exists)",
+            custom.display(),
+            conf.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_link(dir.path().join("handlers/userns-hostnet/runtime")).unwrap(),
+        custom
+    );
+    uninstall("podman", &conf, &[]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), text);
+    assert!(!dir.path().join("handlers").exists());
 }

@@ -1,6 +1,15 @@
 //! Where containerd and CRI-O keep their runtime handlers, shared by
-//! `doctor` (is one registered?) and `install` (register one).
+//! `doctor` (is one registered?) and `install` (register one): the paths
+//! and sockets of the daemons, and the readings that need the host (files
+//! in a directory, a daemon binary's version). The pure edits are in
+//! [`super::daemon`].
 
+pub use super::daemon::containerd::{
+    cri_disabled as containerd_cri_disabled, runtimes_path as containerd_runtimes_path,
+    version as containerd_version, RUNC_SHIM,
+};
+use super::daemon::leaf_keys;
+pub use super::daemon::{dig, is_wrapper};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 
@@ -11,8 +20,6 @@ pub const CONTAINERD_DROP_IN: &str = "conf.d/99-userns-hostnet.toml";
 pub const CRIO_CONFIG: &str = "/etc/crio/crio.conf";
 /// The drop-in `install crio` writes, under the directory of crio.conf.
 pub const CRIO_DROP_IN: &str = "crio.conf.d/99-userns-hostnet.conf";
-/// containerd's runc shim, which runs the runtime named by `BinaryName`.
-pub const RUNC_SHIM: &str = "io.containerd.runc.v2";
 
 /// A runtime handler whose runtime binary is the wrapper.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,45 +27,6 @@ pub struct Handler {
     pub name: String,
     pub binary: String,
     pub file: PathBuf,
-}
-
-/// Is this runtime binary the wrapper (under any of its names)?
-pub fn is_wrapper(binary: &str) -> bool {
-    Path::new(binary)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(crate::WRAPPER_NAME))
-}
-
-/// The config file's `version`: 1 when absent, as containerd reads it.
-pub fn containerd_version(doc: &DocumentMut) -> i64 {
-    doc.get("version").and_then(Item::as_integer).unwrap_or(1)
-}
-
-/// The keys of the CRI runtime handlers table for a config version.
-pub fn containerd_runtimes_path(version: i64) -> Option<[&'static str; 4]> {
-    match version {
-        1 => Some(["plugins", "cri", "containerd", "runtimes"]),
-        2 => Some([
-            "plugins",
-            "io.containerd.grpc.v1.cri",
-            "containerd",
-            "runtimes",
-        ]),
-        3 => Some([
-            "plugins",
-            "io.containerd.cri.v1.runtime",
-            "containerd",
-            "runtimes",
-        ]),
-        _ => None,
-    }
-}
-
-/// The item at a path of keys.
-pub fn dig<'a>(item: &'a Item, path: &[&str]) -> Option<&'a Item> {
-    path.iter()
-        .try_fold(item, |it, key| it.as_table_like()?.get(key))
 }
 
 /// The handlers of one containerd config document that run the wrapper.
@@ -85,23 +53,6 @@ pub fn containerd_handlers(doc: &DocumentMut, file: &Path, default_version: i64)
             })
         })
         .collect()
-}
-
-/// The CRI plugin a config's `disabled_plugins` turns off (Docker's
-/// containerd config has `disabled_plugins = ["cri"]`).
-pub fn containerd_cri_disabled(doc: &DocumentMut) -> Option<String> {
-    const CRI: [&str; 4] = [
-        "cri",
-        "io.containerd.grpc.v1.cri",
-        "io.containerd.cri.v1.runtime",
-        "io.containerd.cri.v1.images",
-    ];
-    doc.get("disabled_plugins")?
-        .as_array()?
-        .iter()
-        .filter_map(|v| v.as_str())
-        .find(|p| CRI.contains(p))
-        .map(str::to_owned)
 }
 
 /// The names of every CRI runtime handler of one containerd config
@@ -146,7 +97,10 @@ pub fn containerd_imports(
         let mut found: Vec<PathBuf> = std::fs::read_dir(parent)
             .map(|rd| {
                 rd.filter_map(Result::ok)
-                    .filter(|e| glob_match(&name, &e.file_name().to_string_lossy()))
+                    .filter(|e| {
+                        glob::Pattern::new(&name)
+                            .is_ok_and(|g| g.matches(&e.file_name().to_string_lossy()))
+                    })
                     .map(|e| e.path())
                     .collect()
             })
@@ -187,23 +141,6 @@ pub struct Clobber {
     pub lost: Vec<String>,
 }
 
-/// The dotted keys of every value under `item`.
-fn leaf_keys(item: &Item, prefix: &str, out: &mut Vec<String>) {
-    match item.as_table_like() {
-        Some(t) => {
-            for (k, v) in t.iter() {
-                let key = if prefix.is_empty() {
-                    k.to_owned()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                leaf_keys(v, &key, out);
-            }
-        }
-        None => out.push(prefix.to_owned()),
-    }
-}
-
 /// The plugin tables of containerd config files, in the order containerd
 /// loads them (the main file, then its imports), merged as containerd
 /// before 2.0 does; the settings each import throws away.
@@ -242,26 +179,6 @@ pub fn containerd_1x_clobbers(files: &[(PathBuf, DocumentMut)]) -> Vec<Clobber> 
 /// The CRI plugin's key in a config of this version.
 pub fn containerd_cri_plugin(version: i64) -> Option<&'static str> {
     containerd_runtimes_path(version).map(|p| p[1])
-}
-
-/// Does `name` match `pattern`, where `*` matches any run of characters?
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(at) => rest = &rest[at + mid.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// The CRI-O handlers of one config file that run the wrapper:
@@ -391,15 +308,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn globs() {
-        assert!(glob_match("*.toml", "99-userns-hostnet.toml"));
-        assert!(glob_match("99-*-hostnet.toml", "99-userns-hostnet.toml"));
-        assert!(!glob_match("*.toml", "x.conf"));
-        assert!(glob_match("a", "a"));
-        assert!(!glob_match("a*a", "a"));
-    }
-
-    #[test]
     fn containerd_versions() {
         let v = parse_containerd_version;
         assert_eq!(
@@ -437,12 +345,5 @@ mod tests {
                 lost: vec!["cni.bin_dir".into()],
             }]
         );
-    }
-
-    #[test]
-    fn wrapper_names() {
-        assert!(is_wrapper("/usr/bin/userns-hostnet-runtime"));
-        assert!(is_wrapper("userns-hostnet-runtime-crun"));
-        assert!(!is_wrapper("/usr/sbin/runc"));
     }
 }

@@ -18,16 +18,17 @@
 //! `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link `runtime` to
 //! that binary ([`crate::runtime::named_by_handler_link`]).
 
-use super::daemons::{self, dig};
+use super::daemon::{self, containerd, crio, hookfile, podman, Derived, Layout, Owner};
+use super::daemons;
 use super::files;
-use crate::cli::{Engine, InstallArgs};
+use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
 /// Where CRI-O keeps the wrapper's runtime state (`--root`).
-pub const CRIO_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";
+pub const CRIO_RUNTIME_ROOT: &str = crio::RUNTIME_ROOT;
 
 /// Why install or uninstall stops ([`super::EXIT_ERROR`]): one line,
 /// which names its cause.
@@ -41,6 +42,18 @@ pub enum InstallError {
     InTheWay(#[from] InTheWayError),
     #[error(transparent)]
     Toml(#[from] TomlError),
+    #[error("{}: {source}", path.display())]
+    Edit {
+        path: PathBuf,
+        #[source]
+        source: daemon::EditError,
+    },
+    #[error("{}: {source}", path.display())]
+    Crio {
+        path: PathBuf,
+        #[source]
+        source: crio::CrioRefusal,
+    },
     #[error("{what} {}: {source}", path.display())]
     Io {
         what: &'static str,
@@ -75,6 +88,14 @@ pub enum UsageError {
     ContainerdHook,
     #[error("--set-as-default: for podman, set `runtime = \"{0}\"` under [engine] in containers.conf by hand")]
     PodmanDefault(String),
+    #[error("--config {}: not this host's daemon config (it is outside /etc), yet its handler would need links in {} on this host; give --root DIR to stage a node's tree (links go under DIR), or use --dry-run to see the change", config.display(), handlers.display())]
+    HostLinksForCopy { config: PathBuf, handlers: PathBuf },
+    #[error("--hook: the hook would run {} ({why}), which a hook definition must not name: install the program (e.g. /usr/bin/userns-hostnet) and run install from there, or pass --force", tool.display())]
+    UnfitHookProgram { tool: PathBuf, why: String },
+    #[error("--root {}: not a directory", .0.display())]
+    RootNotADir(PathBuf),
+    #[error("--root: {} is not an absolute path on the node", .0.display())]
+    RelativeUnderRoot(PathBuf),
 }
 
 /// A daemon's config that install cannot edit, or cannot edit safely.
@@ -96,7 +117,9 @@ pub enum DaemonConfigError {
     },
     #[error("{p}: Docker's containerd config (version 1, disabled_plugins = [\"cri\"]): this containerd serves Docker, not the kubelet, and has no CRI runtime handlers; for Kubernetes, keep a copy and write containerd's own defaults (containerd config default > {p}), then install again", p = .0.display())]
     Docker(PathBuf),
-    #[error("{}: config version {version} (no `version` line is version 1, the format containerd 2.0 removed) is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or start from `containerd config default`; then install again", path.display())]
+    #[error("{}: config version 1 (no `version` line), the format containerd 2.0 removed, is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or write the defaults of the containerd that reads it (containerd config default > FILE); then install again", path.display())]
+    Version1 { path: PathBuf },
+    #[error("{}: config version {version} is newer than this install knows (2, 3 and 4): install a newer userns-hostnet, or add the handler table by hand (`--dry-run` on a copy with version = {newest} shows it)", path.display(), newest = containerd::NEWEST_VERSION)]
     Version { path: PathBuf, version: i64 },
     #[error("{}: config version {version} is not supported", path.display())]
     DropInVersion { path: PathBuf, version: i64 },
@@ -109,20 +132,6 @@ pub enum DaemonConfigError {
     },
     #[error("{}: --drop-in refused: cannot tell which containerd reads it ({} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in", path.display(), containerd.display())]
     DropInUnknownContainerd { path: PathBuf, containerd: PathBuf },
-    #[error("{key} is not a table")]
-    NotATable { key: String },
-    #[error("{}: {key} is not a value", path.display())]
-    NotAValue { path: PathBuf, key: String },
-    #[error("{}: {key}: cannot read what install replaced ({was}): {source}", path.display())]
-    Replaced {
-        path: PathBuf,
-        key: String,
-        was: String,
-        #[source]
-        source: Box<toml_edit::TomlError>,
-    },
-    #[error("{}: {key}: cannot read what install replaced", path.display())]
-    ReplacedNotAValue { path: PathBuf, key: String },
     #[error("{from} is an empty list: name a directory with --hooks-dir")]
     NoHooksDir { from: String },
     #[error("{from} names {}, not an absolute path", dir.display())]
@@ -150,6 +159,13 @@ pub enum InTheWayError {
     PodmanRuntime { file: PathBuf, name: String },
     #[error("{}: exists and registers no wrapper handler; leaving it alone", .0.display())]
     ForeignDropIn(PathBuf),
+    #[error("{}: already holds runtime handler {name}; {what} would register it twice: {undo} first, or choose another --handler", file.display())]
+    HandlerElsewhere {
+        file: PathBuf,
+        name: String,
+        what: &'static str,
+        undo: String,
+    },
     #[error("{}: exists and points to {}, not {}; remove it or choose another --handler", path.display(), found.display(), wanted.display())]
     LinkElsewhere {
         path: PathBuf,
@@ -243,7 +259,7 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
         return Err(UsageError::WrapperRelative(args.wrapper.clone()));
     }
     let mut notes = Vec::new();
-    if !is_executable(&args.wrapper) {
+    if !is_executable(&on_host(args, &args.wrapper)) {
         notes.push(format!(
             "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",
             args.wrapper.display()
@@ -269,11 +285,52 @@ fn install(args: &InstallArgs) -> Result<i32, InstallError> {
 }
 
 /// `uninstall`: the exit status.
-pub fn run_uninstall(args: &InstallArgs) -> Result<i32, InstallError> {
+pub fn run_uninstall(args: &UninstallArgs) -> Result<i32, InstallError> {
+    let args = &uninstall_as_install(args);
     reported(
         args,
         plan(args, false).and_then(|plan| apply(args, &plan, false)),
     )
+}
+
+/// uninstall's arguments in the shape planning reads (install's own
+/// options at their defaults).
+fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
+    InstallArgs {
+        daemon: u.daemon,
+        handler: u.handler.clone(),
+        config: u.config.clone(),
+        drop_in: u.drop_in,
+        containerd: PathBuf::from("containerd"),
+        dry_run: u.dry_run,
+        wrapper: PathBuf::from(format!("/usr/bin/{}", crate::WRAPPER_NAME)),
+        handlers_dir: u.handlers_dir.clone(),
+        more: InstallMore {
+            hook: u.hook,
+            hooks_dir: u.hooks_dir.clone(),
+            json: u.json,
+            check: u.check,
+            root: u.root.clone(),
+            ..InstallMore::default()
+        },
+    }
+}
+
+/// Where the node's path `node` is on this host: under `--root`, else
+/// itself.
+fn on_host(args: &InstallArgs, node: &Path) -> PathBuf {
+    match &args.more.root {
+        Some(root) => root.join(node.strip_prefix("/").unwrap_or(node)),
+        None => node.to_owned(),
+    }
+}
+
+/// `--root`, checked: a directory.
+fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
+    match &args.more.root {
+        Some(r) if !r.is_dir() => Err(UsageError::RootNotADir(r.clone())),
+        _ => Ok(()),
+    }
 }
 
 /// Under `--json` an error is the one document on standard output,
@@ -291,6 +348,7 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
 }
 
 fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+    check_root(args)?;
     match (args.daemon, args.more.hook) {
         (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
@@ -312,9 +370,6 @@ fn say(text: &str) {
 /// Marks an `imports` line that install added, so uninstall removes the
 /// whole line again rather than leaving an empty list behind.
 const IMPORTS_MARK: &str = " # added by userns-hostnet install";
-
-/// The start of the comment line above a handler table install wrote.
-const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
 
 fn daemon_name(d: Engine) -> &'static str {
     match d {
@@ -597,108 +652,25 @@ fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallE
     Ok(())
 }
 
-/// The table at `path` below `root`, created (implicit, so that it prints
-/// no header of its own and vanishes again when emptied) where missing.
-fn table_at<'a>(root: &'a mut Table, path: &[&str]) -> Result<&'a mut Table, DaemonConfigError> {
-    let mut t = root;
-    for key in path {
-        if !t.contains_key(key) {
-            let mut new = Table::new();
-            new.set_implicit(true);
-            t.insert(key, Item::Table(new));
-        }
-        t = t.get_mut(key).and_then(Item::as_table_mut).ok_or_else(|| {
-            DaemonConfigError::NotATable {
-                key: (*key).to_owned(),
-            }
-        })?;
-    }
-    Ok(t)
+/// Does this handler run the wrapper (its binary at `layout.binary`)?
+fn runs_wrapper(layout: &Layout, handler: &Item) -> bool {
+    daemon::binary_of(layout, handler).is_some_and(daemon::is_wrapper)
 }
 
-/// FNV-1a, 64 bits: a fingerprint, not a defence (the operator can edit
-/// the marker as easily as the table).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// The fingerprint of a handler's keys and values, whatever their layout,
-/// order or comments.
-fn fingerprint(handler: &Item) -> u64 {
-    let mut d = DocumentMut::new();
-    d.insert("h", handler.clone());
-    let canonical = ::toml::from_str::<::toml::Value>(&d.to_string())
-        .ok()
-        .and_then(|v| serde_json::to_string(&v).ok())
-        .unwrap_or_default();
-    fnv1a(canonical.as_bytes())
-}
-
-/// `handler` with the install marker above its header.
-fn marked(mut handler: Table) -> Table {
-    let fp = fingerprint(&Item::Table(handler.clone()));
-    handler.decor_mut().set_prefix(format!(
-        "\n{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall` removes it while unchanged\n"
-    ));
-    handler
-}
-
-/// Who a handler table belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Owner {
-    /// Marked by install and unchanged since.
-    Install,
-    /// Marked by install, changed since.
-    Changed,
-    /// No marker: the operator's.
-    Operator,
-}
-
-fn owner(handler: &Item) -> Owner {
-    let prefix = handler
-        .as_table()
-        .and_then(|t| t.decor().prefix())
-        .and_then(|p| p.as_str());
-    owner_by_marker(prefix.and_then(handler_marker), || fingerprint(handler))
-}
-
-/// The fingerprint in the install marker somewhere in `comment`.
-fn handler_marker(comment: &str) -> Option<u64> {
-    comment
-        .find(HANDLER_MARK)
-        .and_then(|at| marker_hex(&comment[at + HANDLER_MARK.len()..]))
-}
-
-/// The 16 hex digits of a fingerprint at the start of `rest`.
-fn marker_hex(rest: &str) -> Option<u64> {
-    rest.get(..16)
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-}
-
-/// Who wrote a thing marked with fingerprint `marked` (`None`: no marker)
-/// whose fingerprint is now `now`.
-fn owner_by_marker(marked: Option<u64>, now: impl FnOnce() -> u64) -> Owner {
-    match marked {
-        None => Owner::Operator,
-        Some(fp) if fp == now() => Owner::Install,
-        Some(_) => Owner::Changed,
-    }
-}
-
-/// Does this handler run the wrapper (its binary at `binary_key`)?
-fn runs_wrapper(handler: &Item, binary_key: &[&str]) -> bool {
-    dig(handler, binary_key)
-        .and_then(Item::as_str)
-        .is_some_and(daemons::is_wrapper)
-}
-
-/// The daemon's config file: `--config`, else `default`.
-fn config_path(args: &InstallArgs, default: &str) -> PathBuf {
-    args.config
+/// The daemon's config file as the node sees it: `--config`, else
+/// `default`; made absolute (under `--root` it must be).
+fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, InstallError> {
+    let p = args
+        .config
         .clone()
-        .unwrap_or_else(|| PathBuf::from(default))
+        .unwrap_or_else(|| PathBuf::from(default));
+    if p.is_absolute() {
+        return Ok(p);
+    }
+    if args.more.root.is_some() {
+        return Err(UsageError::RelativeUnderRoot(p).into());
+    }
+    std::path::absolute(&p).map_err(InstallError::DropInPath)
 }
 
 fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
@@ -708,28 +680,31 @@ fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
         .ok_or(UsageError::WrapperNotUtf8)
 }
 
-/// The handler install copies its settings from: the default runtime
-/// handler when it is a runc shim handler, else the one named `runc`.
-fn containerd_source<'a>(doc: &'a DocumentMut, runtimes: &[&str]) -> Option<(String, &'a Item)> {
-    let all = dig(doc.as_item(), runtimes)?;
-    let cri = &runtimes[..runtimes.len() - 1];
-    let default = dig(doc.as_item(), cri)
-        .and_then(|c| dig(c, &["default_runtime_name"]))
-        .and_then(Item::as_str);
-    let is_shim =
-        |h: &Item| dig(h, &["runtime_type"]).and_then(Item::as_str) == Some(daemons::RUNC_SHIM);
-    default.into_iter().chain(["runc"]).find_map(|name| {
-        let h = dig(all, &[name])?;
-        is_shim(h).then(|| (name.to_owned(), h))
-    })
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The real runtime a new handler keeps: the binary its source handler
-/// names (`what` says where it was read), unless the wrapper's own name
-/// already names one or that binary is the wrapper. A bare name is looked
-/// up in PATH now: a link needs a path.
+/// Where the node's PATH finds `name` (looked up under `--root`), as the
+/// node names it.
+fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
+    let path_var = std::env::var_os("PATH")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
+    std::env::split_paths(&path_var)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(name))
+        .find(|p| is_executable(&on_host(args, p)))
+}
+
+/// The runtime the source handler runs, which the new handler keeps as
+/// its real runtime: `binary` (read where `what` says; `implicit` when no
+/// setting names it and the daemon looks the name up in PATH), unless the
+/// wrapper's own name already names one or that binary is the wrapper.
 fn carried_runtime(
+    args: &InstallArgs,
     binary: Option<&str>,
+    implicit: bool,
     wrapper: &str,
     what: &str,
     notes: &mut Vec<String>,
@@ -742,7 +717,7 @@ fn carried_runtime(
         .and_then(|n| n.to_str())
         .and_then(|n| n.strip_prefix(runtime::OWN_NAME_PREFIX))
         .is_some_and(|r| !r.is_empty());
-    if own || daemons::is_wrapper(binary) {
+    if own || daemon::is_wrapper(binary) {
         return Ok(None);
     }
     let path = if binary.contains('/') {
@@ -755,18 +730,23 @@ fn carried_runtime(
         }
         p
     } else {
-        let path_var = std::env::var_os("PATH")
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
-        std::env::split_paths(&path_var)
-            .map(|d| d.join(binary))
-            .find(|p| is_executable(p))
-            .ok_or_else(|| InTheWayError::RuntimeNotInPath {
-                what: what.to_owned(),
-                binary: binary.to_owned(),
-            })?
+        match find_in_path(args, binary) {
+            Some(p) => p,
+            None if implicit => {
+                notes.push(format!(
+                    "warning: the {what} is not there: the wrapper will choose its real runtime when it runs"
+                ));
+                return Ok(None);
+            }
+            None => {
+                return Err(InTheWayError::RuntimeNotInPath {
+                    what: what.to_owned(),
+                    binary: binary.to_owned(),
+                })
+            }
+        }
     };
-    if !is_executable(&path) {
+    if !is_executable(&on_host(args, &path)) {
         notes.push(format!(
             "warning: {} ({what}) is not an executable file: containers of this handler will not start until it is",
             path.display()
@@ -775,24 +755,32 @@ fn carried_runtime(
     Ok(Some(path))
 }
 
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// The handlers directory as the node sees it.
+fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
+    args.handlers_dir
+        .clone()
+        .unwrap_or_else(runtime::handlers_dir)
+}
+
+/// Is `config` the config of a daemon of this host (under /etc, or a k3s
+/// or RKE2 template), so that links on this host serve it?
+fn is_hosts_config(config: &Path) -> bool {
+    config.starts_with("/etc") || daemons::rancher_distro(config).is_some()
 }
 
 /// The binary a new handler names, and the links it needs: the wrapper
-/// itself, or with a runtime carried from `source` (the binary of the
-/// handler it copies, read where `what` says) the handler's own link to it.
+/// itself, or with a runtime carried from the source (`real`, read where
+/// `what` says) the handler's own link to it.
 fn handler_binary(
     args: &InstallArgs,
+    config: &Path,
     wrapper: &str,
-    source: Option<&str>,
+    real: Option<PathBuf>,
     what: &str,
     plan: &mut Plan,
 ) -> Result<String, InstallError> {
     let name = args.handler.as_str();
-    let carried = carried_runtime(source, wrapper, what, &mut plan.notes)?;
-    let Some(real) = carried.as_deref() else {
+    let Some(real) = real else {
         plan.notes.push(format!(
             "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
             runtime::RUNTIME_ENV
@@ -802,16 +790,26 @@ fn handler_binary(
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
         return Err(UsageError::HandlerNotDirName(name.to_owned()).into());
     }
-    let dir = args
-        .handlers_dir
-        .clone()
-        .unwrap_or_else(runtime::handlers_dir)
-        .join(name);
+    let handlers = handlers_node_dir(args);
+    if args.more.root.is_none()
+        && args.handlers_dir.is_none()
+        && !is_hosts_config(config)
+        && !args.dry_run
+        && !args.more.check
+    {
+        return Err(UsageError::HostLinksForCopy {
+            config: config.to_owned(),
+            handlers,
+        }
+        .into());
+    }
+    let dir = handlers.join(name);
     let link = dir.join(crate::WRAPPER_NAME);
-    for (path, target) in [
+    for (node, target) in [
         (link.clone(), PathBuf::from(wrapper)),
-        (dir.join(HANDLER_RUNTIME_LINK), real.to_owned()),
+        (dir.join(HANDLER_RUNTIME_LINK), real.clone()),
     ] {
+        let path = on_host(args, &node);
         match std::fs::read_link(&path) {
             Ok(t) if t == target => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -839,22 +837,15 @@ fn handler_binary(
     Ok(bin)
 }
 
-/// The handler's own directory of links, when `binary` is a handler's
-/// link to the wrapper.
+/// The handler's own directory of links (as the node sees it), when
+/// `binary` is a handler's link to the wrapper.
 fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
-    let handlers = args
-        .handlers_dir
-        .clone()
-        .unwrap_or_else(runtime::handlers_dir);
+    let handlers = handlers_node_dir(args);
     let link = Path::new(binary?);
     link.parent()
         .filter(|d| d.parent() == Some(handlers.as_path()))
         .filter(|_| link.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
         .map(Path::to_owned)
-}
-
-fn is_handler_link(args: &InstallArgs, binary: Option<&str>) -> bool {
-    handler_dir(args, binary).is_some()
 }
 
 /// The links a removed handler leaves behind: those of its own directory,
@@ -866,35 +857,24 @@ fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
     [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
         .into_iter()
         .filter_map(|n| {
-            let path = dir.join(n);
+            let path = on_host(args, &dir.join(n));
             let target = std::fs::read_link(&path).ok()?;
             Some(LinkChange::Remove { path, target })
         })
         .collect()
 }
 
-/// The handler table: the runc shim with `binary` and the other options of
-/// the source handler (SystemdCgroup...), so that cgroups are managed the
-/// same way.
-fn containerd_handler(source: Option<&Item>, binary: &str) -> Table {
-    let mut options = Table::new();
-    if let Some(opts) = source
-        .and_then(|s| dig(s, &["options"]))
-        .and_then(Item::as_table_like)
-    {
-        for (k, v) in opts.iter() {
-            if let Some(v) = v.as_value() {
-                let mut v = v.clone();
-                v.decor_mut().clear();
-                options.insert(k, Item::Value(v));
-            }
-        }
+/// Notes for the settings a derived handler changed or could not carry.
+fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Plan) {
+    if !d.carried.is_empty() {
+        plan.notes.push(format!(
+            "handler {name} carries every setting of handler {from}: {}",
+            d.carried.join(", ")
+        ));
     }
-    options.insert("BinaryName", value(binary));
-    let mut h = Table::new();
-    h.insert("runtime_type", value(daemons::RUNC_SHIM));
-    h.insert("options", Item::Table(options));
-    h
+    for dropped in &d.dropped {
+        plan.notes.push(format!("warning: not carried: {dropped}"));
+    }
 }
 
 /// Whether install adds the handler (`Ok(true)`: none of that name in
@@ -905,7 +885,7 @@ fn changes_handler(
     args: &InstallArgs,
     install: bool,
     existing: Option<&Item>,
-    binary_key: &[&str],
+    layout: &Layout,
     file: &Path,
     plan: &mut Plan,
 ) -> Result<bool, InTheWayError> {
@@ -914,10 +894,10 @@ fn changes_handler(
     let Some(e) = existing else {
         return Ok(install);
     };
-    let binary = dig(e, binary_key).and_then(Item::as_str);
-    let why_left = match (owner(e), install) {
+    let binary = daemon::binary_of(layout, e);
+    let why_left = match (daemon::owner(e), install) {
         (Owner::Install, true) => {
-            if is_handler_link(args, binary) && handler_links(args, binary).len() < 2 {
+            if handler_dir(args, binary).is_some() && handler_links(args, binary).len() < 2 {
                 plan.notes.push(format!(
                     "warning: runtime handler {name} in {shown} runs {}, whose links are not all there: its containers cannot start; uninstall and install it again",
                     binary.unwrap_or_default()
@@ -935,10 +915,10 @@ fn changes_handler(
         (Owner::Changed, false) => format!(
             "left runtime handler {name} in {shown}: changed since install (its install marker's fingerprint no longer matches); remove it by hand if it should go"
         ),
-        (Owner::Operator, true) if runs_wrapper(e, binary_key) => format!(
+        (Owner::Operator, true) if runs_wrapper(layout, e) => format!(
             "runtime handler {name} in {shown} runs the wrapper but was not added by install (no install marker): left as it is, and uninstall will leave it too"
         ),
-        (Owner::Operator, false) if runs_wrapper(e, binary_key) => format!(
+        (Owner::Operator, false) if runs_wrapper(layout, e) => format!(
             "left runtime handler {name} in {shown}: not added by install (no install marker); remove it by hand if it should go"
         ),
         (Owner::Operator, true) => {
@@ -958,65 +938,84 @@ fn changes_handler(
     Ok(false)
 }
 
-/// The handler `name` in `doc`'s table at `runtimes`.
-fn handler_in<'a>(doc: &'a DocumentMut, runtimes: &[&str], name: &str) -> Option<&'a Item> {
-    dig(doc.as_item(), runtimes).and_then(|all| dig(all, &[name]))
-}
+/// Makes the handler table install adds, noting the links it needs.
+type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
 
-/// The handler in `doc`'s table at `runtimes`: install adds the one `make`
-/// makes, uninstall (`make` is `None`) removes it, when
-/// [`changes_handler`] says so; `Ok(true)` when `doc` changed.
+/// The handler in `doc`: install adds the one `make` makes, uninstall
+/// (`make` is `None`) removes it, when [`changes_handler`] says so;
+/// `Ok(true)` when `doc` changed.
 fn edit_handler(
     args: &InstallArgs,
     doc: &mut DocumentMut,
-    runtimes: &[&str],
-    binary_key: &[&str],
+    layout: &Layout,
     file: &Path,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> Result<bool, InstallError> {
     let name = args.handler.as_str();
-    let existing = handler_in(doc, runtimes, name);
-    if !changes_handler(args, make.is_some(), existing, binary_key, file, plan)? {
+    let existing = daemon::handler(layout, doc, name);
+    if !changes_handler(args, make.is_some(), existing, layout, file, plan)? {
         return Ok(false);
     }
+    let edit = |source| InstallError::Edit {
+        path: file.to_owned(),
+        source,
+    };
     match make {
         Some(make) => {
             let h = make(plan)?;
-            table_at(doc.as_table_mut(), runtimes)?.insert(name, Item::Table(h));
+            daemon::add(layout, doc, name, h).map_err(edit)?;
         }
         None => {
-            table_at(doc.as_table_mut(), runtimes)?.remove(name);
+            daemon::remove(layout, doc, name);
         }
     }
     Ok(true)
 }
 
-/// Makes the handler table install adds, noting the links it needs.
-type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
+/// The command that undoes an install of these arguments.
+fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
+    let mut cmd = format!("userns-hostnet uninstall {}", daemon_name(args.daemon));
+    if drop_in {
+        cmd.push_str(" --drop-in");
+    }
+    if args.handler != "userns-hostnet" {
+        cmd.push_str(&format!(" --handler {}", args.handler));
+    }
+    if let Some(c) = &args.config {
+        cmd.push_str(&format!(" --config {}", c.display()));
+    }
+    if let Some(r) = &args.more.root {
+        cmd.push_str(&format!(" --root {}", r.display()));
+    }
+    cmd
+}
 
-const CONTAINERD_BINARY: &[&str] = &["options", "BinaryName"];
-const CRIO_BINARY: &[&str] = &["runtime_path"];
-const CRIO_RUNTIMES: &[&str] = &["crio", "runtime", "runtimes"];
+/// The containerd files `config` imports, as (node path, host path).
+fn containerd_import_files(args: &InstallArgs, doc: &DocumentMut, config: &Path) -> Vec<PathBuf> {
+    let host_config = on_host(args, config);
+    daemons::containerd_imports(doc, &host_config, &|p| on_host(args, p))
+}
 
 /// What install (or uninstall) changes for containerd.
 pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG);
-    let Some(text) = toml::read_optional(&config)? else {
-        return Err(DaemonConfigError::NoContainerdConfig(config).into());
+    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+    let host_config = on_host(args, &config);
+    let Some(text) = toml::read_optional(&host_config)? else {
+        return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
     };
-    let mut doc = match toml::parse(&config, &text) {
+    let mut doc = match toml::parse(&host_config, &text) {
         Ok(d) => d,
         Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
             return Err(DaemonConfigError::GoTemplate {
-                path: config,
+                path: host_config,
                 parse,
             }
             .into())
         }
         Err(e) => return Err(e.into()),
     };
-    let version = daemons::containerd_version(&doc);
+    let version = containerd::version(&doc);
     if let Some(distro) = daemons::rancher_distro(&config)
         .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
     {
@@ -1032,13 +1031,16 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         }
         .into());
     }
-    let cri_off = daemons::containerd_cri_disabled(&doc);
+    let cri_off = containerd::cri_disabled(&doc);
     if version < 2 && cri_off.is_some() {
-        return Err(DaemonConfigError::Docker(config).into());
+        return Err(DaemonConfigError::Docker(host_config).into());
     }
-    let Some(runtimes) = daemons::containerd_runtimes_path(version).filter(|_| version >= 2) else {
+    if version < 2 {
+        return Err(DaemonConfigError::Version1 { path: host_config }.into());
+    }
+    let Some(layout) = containerd::layout(version) else {
         return Err(DaemonConfigError::Version {
-            path: config,
+            path: host_config,
             version,
         }
         .into());
@@ -1048,43 +1050,72 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         if let Some(plugin) = cri_off {
             plan.notes.push(format!(
                 "warning: {} lists {plugin:?} in disabled_plugins: containerd serves no CRI, so the kubelet cannot use any handler; remove it from disabled_plugins and restart containerd",
-                config.display()
+                host_config.display()
             ));
         }
     }
     let wrapper = wrapper_str(args)?;
-    // The handler install adds copies its settings from the main config's.
+    // The handler install adds is derived from the main config's default.
     let main = doc.clone();
     let make = |plan: &mut Plan| -> Result<Table, InstallError> {
-        let source = containerd_source(&main, &runtimes);
-        let what = match &source {
-            Some((s, _)) => format!("BinaryName of handler {s} in {}", config.display()),
-            None => String::new(),
-        };
-        let binary = source
+        let source = containerd::source(&layout, &main);
+        let named = source
             .as_ref()
-            .and_then(|(_, h)| dig(h, CONTAINERD_BINARY))
-            .and_then(Item::as_str);
-        let bin = handler_binary(args, &wrapper, binary, &what, plan)?;
-        Ok(marked(containerd_handler(source.map(|(_, h)| h), &bin)))
+            .and_then(|(_, h)| daemon::binary_of(&layout, h))
+            .filter(|b| !b.is_empty());
+        let (binary, implicit, what) = match (&source, named) {
+            (Some((s, _)), Some(b)) => (
+                b.to_owned(),
+                false,
+                format!("BinaryName of handler {s} in {}", config.display()),
+            ),
+            (Some((s, _)), None) => (
+                "runc".to_owned(),
+                true,
+                format!("runtime containerd's runc shim runs for handler {s}, which has no BinaryName: `runc` in PATH"),
+            ),
+            (None, _) => (
+                "runc".to_owned(),
+                true,
+                "runtime containerd's runc shim runs (no runc shim handler to derive from): `runc` in PATH".to_owned(),
+            ),
+        };
+        let real = carried_runtime(
+            args,
+            Some(&binary),
+            implicit,
+            &wrapper,
+            &what,
+            &mut plan.notes,
+        )?;
+        let bin = handler_binary(args, &config, &wrapper, real, &what, plan)?;
+        let derived = containerd::derive(source.as_ref().map(|(_, h)| *h), &bin);
+        if let Some((s, _)) = &source {
+            derived_notes(&args.handler, s, &derived, plan);
+        }
+        Ok(daemon::marked(derived.table))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
-        refuse_1x_drop_in(args, &config)?;
+        refuse_1x_drop_in(args, &host_config)?;
     }
     if args.drop_in {
-        plan_containerd_drop_in(args, &config, &text, doc, &runtimes, make, &mut plan)?;
+        if install && daemon::handler(&layout, &doc, &args.handler).is_some() {
+            return Err(InTheWayError::HandlerElsewhere {
+                file: host_config,
+                name: args.handler.clone(),
+                what: "a drop-in",
+                undo: undo_command(args, false),
+            }
+            .into());
+        }
+        plan_containerd_drop_in(args, &config, &text, doc, &layout, make, &mut plan)?;
     } else {
-        let absent = handler_in(&doc, &runtimes, &args.handler).is_none();
-        let edited = edit_handler(
-            args,
-            &mut doc,
-            &runtimes,
-            CONTAINERD_BINARY,
-            &config,
-            make,
-            &mut plan,
-        )?;
+        let absent = daemon::handler(&layout, &doc, &args.handler).is_none();
+        if install && absent {
+            refuse_imported_handler(args, &doc, &config, version)?;
+        }
+        let edited = edit_handler(args, &mut doc, &layout, &host_config, make, &mut plan)?;
         let new = if edited {
             doc.to_string()
         } else {
@@ -1093,27 +1124,77 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
             }
             text.clone()
         };
+        if !install && edited {
+            keep_links_still_named(args, &doc, &config, version, &host_config, &mut plan);
+        }
         if install && version == 2 {
-            let new_doc = toml::parse(&config, &new)?;
+            let new_doc = toml::parse(&host_config, &new)?;
             clobbered_handler(args, &config, new_doc, &mut plan);
         }
         plan.files.push(FileChange {
-            path: config.clone(),
+            path: host_config.clone(),
             old: Some(text),
             new: Some(new),
             backup: true,
         });
     }
-    let cri = &runtimes[..runtimes.len() - 1];
-    plan_default(
-        args,
-        install,
-        &config,
-        cri,
-        "default_runtime_name",
-        &mut plan,
-    )?;
+    plan_default(args, install, &host_config, &layout, &mut plan)?;
     Ok(plan)
+}
+
+/// The handler names each file `config` imports registers.
+fn imported_handlers(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+) -> Vec<(PathBuf, DocumentMut)> {
+    containerd_import_files(args, doc, config)
+        .into_iter()
+        .filter_map(|import| {
+            let d = toml::read(&import).ok()?;
+            daemons::containerd_handler_names(&d, version)
+                .contains(&args.handler)
+                .then_some((import, d))
+        })
+        .collect()
+}
+
+/// The drop-in's path as the node sees it.
+fn containerd_drop_in(config: &Path) -> PathBuf {
+    config
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .join(daemons::CONTAINERD_DROP_IN)
+}
+
+/// install without `--drop-in`: an import that registers the handler
+/// already would make two definitions of it, the import's winning.
+fn refuse_imported_handler(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+    version: i64,
+) -> Result<(), InstallError> {
+    let ours = on_host(args, &containerd_drop_in(config));
+    if let Some((import, _)) = imported_handlers(args, doc, config, version)
+        .into_iter()
+        .next()
+    {
+        let undo = if import == ours {
+            undo_command(args, true)
+        } else {
+            format!("remove it from {} by hand", import.display())
+        };
+        return Err(InTheWayError::HandlerElsewhere {
+            file: import,
+            name: args.handler.clone(),
+            what: "an install into the main config",
+            undo,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// uninstall without `--drop-in`, the main config holding no handler of
@@ -1125,18 +1206,9 @@ fn imported_handler(
     version: i64,
     plan: &mut Plan,
 ) {
-    let ours = config
-        .parent()
-        .map(|d| d.join(daemons::CONTAINERD_DROP_IN))
-        .and_then(|p| std::path::absolute(p).ok());
-    for import in daemons::containerd_imports(doc, config, &|p| p.to_owned()) {
-        let Ok(d) = toml::read(&import) else {
-            continue;
-        };
-        if !daemons::containerd_handler_names(&d, version).contains(&args.handler) {
-            continue;
-        }
-        let how = if std::path::absolute(&import).ok() == ours {
+    let ours = on_host(args, &containerd_drop_in(config));
+    for (import, _) in imported_handlers(args, doc, config, version) {
+        let how = if import == ours {
             "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
         } else {
             "remove it there by hand if it should go".to_owned()
@@ -1153,6 +1225,49 @@ fn imported_handler(
     }
 }
 
+/// uninstall: the links a removed handler used stay while another file
+/// (the main config, an import) still registers a handler of that name
+/// running them; a note says so.
+fn keep_links_still_named(
+    args: &InstallArgs,
+    main: &DocumentMut,
+    config: &Path,
+    version: i64,
+    edited: &Path,
+    plan: &mut Plan,
+) {
+    if plan.links.is_empty() {
+        return;
+    }
+    let Some(layout) = containerd::layout(version) else {
+        return;
+    };
+    let mut others: Vec<(PathBuf, DocumentMut)> = vec![(on_host(args, config), main.clone())];
+    others.extend(
+        imported_handlers(args, main, config, version)
+            .into_iter()
+            .filter(|(f, _)| f != edited),
+    );
+    for (file, doc) in others {
+        let Some(h) = daemon::handler(&layout, &doc, &args.handler) else {
+            continue;
+        };
+        let binary = daemon::binary_of(&layout, h);
+        if handler_dir(args, binary).is_some() {
+            plan.links.clear();
+            plan.leave(
+                false,
+                format!(
+                    "kept the links of handler {}: {} still registers it with them",
+                    args.handler,
+                    file.display()
+                ),
+            );
+            return;
+        }
+    }
+}
+
 /// install into a version 2 config: on containerd 1.x, an import that
 /// holds a CRI plugin table replaces the main config's, the new handler
 /// with it.
@@ -1160,8 +1275,9 @@ fn clobbered_handler(args: &InstallArgs, config: &Path, doc: DocumentMut, plan: 
     if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
         return;
     }
+    let imports = containerd_import_files(args, &doc, config);
     let mut files = vec![(config.to_owned(), doc)];
-    for import in daemons::containerd_imports(&files[0].1, config, &|p| p.to_owned()) {
+    for import in imports {
         if let Ok(d) = toml::read(&import) {
             files.push((import, d));
         }
@@ -1204,28 +1320,18 @@ fn refuse_1x_drop_in(args: &InstallArgs, config: &Path) -> Result<(), DaemonConf
     }
 }
 
-/// Is this drop-in, once the handler is gone, empty of settings (its
-/// `version` aside)?
-fn holds_nothing(doc: &DocumentMut) -> bool {
-    fn empty(t: &dyn toml_edit::TableLike) -> bool {
-        t.iter().all(|(_, v)| v.as_table_like().is_some_and(empty))
-    }
-    doc.iter()
-        .all(|(k, v)| k == "version" || v.as_table_like().is_some_and(empty))
-}
-
-/// A drop-in file that holds handlers: install adds the handler `make`
-/// makes (to a new file `fresh`, or to an existing one that already
-/// registers the wrapper); uninstall (`make` is `None`) removes it, and the file when nothing
-/// else is left in it. The new text, `None` for no file.
+/// A drop-in file that holds handlers (`path` on this host): install adds
+/// the handler `make` makes (to a new file `fresh`, or to an existing one
+/// that already registers the wrapper); uninstall (`make` is `None`)
+/// removes it, and the file when nothing else is left in it. The new
+/// text, `None` for no file.
 #[allow(clippy::too_many_arguments)]
 fn plan_drop_in(
     args: &InstallArgs,
     path: &Path,
     old: Option<&str>,
     fresh: DocumentMut,
-    runtimes: &[&str],
-    binary_key: &[&str],
+    layout: &Layout,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> Result<Option<String>, InstallError> {
@@ -1235,23 +1341,21 @@ fn plan_drop_in(
             return Ok(None);
         }
         let mut d = fresh;
-        edit_handler(args, &mut d, runtimes, binary_key, path, make, plan)?;
+        edit_handler(args, &mut d, layout, path, make, plan)?;
         return Ok(Some(d.to_string()));
     };
     let mut doc = toml::parse(path, old)?;
-    if install && handler_in(&doc, runtimes, &args.handler).is_none() {
-        let wrapper_handlers = dig(doc.as_item(), runtimes)
-            .and_then(Item::as_table_like)
-            .is_some_and(|t| t.iter().any(|(_, h)| runs_wrapper(h, binary_key)));
-        if !wrapper_handlers {
-            return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
-        }
+    if install
+        && daemon::handler(layout, &doc, &args.handler).is_none()
+        && daemon::wrapper_handlers(layout, &doc).is_empty()
+    {
+        return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
     }
-    if !edit_handler(args, &mut doc, runtimes, binary_key, path, make, plan)? {
+    if !edit_handler(args, &mut doc, layout, path, make, plan)? {
         return Ok(Some(old.to_owned()));
     }
     if !install {
-        if holds_nothing(&doc) {
+        if daemon::holds_nothing(&doc) {
             return Ok(None);
         }
         plan.notes
@@ -1261,7 +1365,8 @@ fn plan_drop_in(
 }
 
 /// `--drop-in`: the handler in `conf.d/99-userns-hostnet.toml` next to the
-/// main config, and the main config's `imports` naming it. The imports
+/// main config, and the main config's `imports` naming it, unless an
+/// entry there (a glob such as `conf.d/*.toml`) already does. The imports
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
 fn plan_containerd_drop_in(
@@ -1269,55 +1374,60 @@ fn plan_containerd_drop_in(
     config: &Path,
     text: &str,
     mut doc: DocumentMut,
-    runtimes: &[&str],
+    layout: &Layout,
     make: Option<&MakeHandler>,
     plan: &mut Plan,
 ) -> Result<(), InstallError> {
     let install = make.is_some();
-    let dir = config.parent().unwrap_or(Path::new("/"));
-    let drop_in = std::path::absolute(dir.join(daemons::CONTAINERD_DROP_IN))
-        .map_err(InstallError::DropInPath)?;
+    let host_config = on_host(args, config);
+    let drop_in = containerd_drop_in(config);
+    let host_drop_in = on_host(args, &drop_in);
     let drop_in_str = drop_in.to_string_lossy().into_owned();
-    let old_drop_in = toml::read_optional(&drop_in)?;
+    let old_drop_in = toml::read_optional(&host_drop_in)?;
+    let dir = config.parent().unwrap_or(Path::new("/"));
     let covered = |doc: &DocumentMut| {
-        daemons::containerd_imports(doc, config, &|p| p.to_owned())
-            .iter()
-            .any(|p| std::path::absolute(p).is_ok_and(|p| p == drop_in))
+        doc.get("imports")
+            .and_then(Item::as_array)
+            .is_some_and(|list| {
+                list.iter().filter_map(|v| v.as_str()).any(|entry| {
+                    let full = dir.join(entry);
+                    containerd::import_covers(&full.to_string_lossy(), &drop_in_str)
+                })
+            })
     };
-    let version = daemons::containerd_version(&doc);
+    let version = containerd::version(&doc);
     let mut fresh = DocumentMut::new();
     fresh.decor_mut().set_prefix(format!(
         "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
-        made_dir_line(&drop_in)
+        made_dir_line(&host_drop_in)
     ));
     fresh.insert("version", value(version));
     // A drop-in without `version` is read as the main config's.
-    let drop_in_runtimes: Vec<&str> = match &old_drop_in {
+    let drop_in_layout = match &old_drop_in {
         Some(old) => {
-            let v = toml::parse(&drop_in, old)?
+            let v = toml::parse(&host_drop_in, old)?
                 .get("version")
                 .and_then(Item::as_integer)
                 .unwrap_or(version);
-            daemons::containerd_runtimes_path(v)
-                .filter(|_| v >= 2)
-                .map(|p| p.to_vec())
-                .ok_or_else(|| DaemonConfigError::DropInVersion {
-                    path: drop_in.clone(),
-                    version: v,
-                })?
+            containerd::layout(v).ok_or_else(|| DaemonConfigError::DropInVersion {
+                path: host_drop_in.clone(),
+                version: v,
+            })?
         }
-        None => runtimes.to_vec(),
+        None => layout.clone(),
     };
     let new_drop_in = plan_drop_in(
         args,
-        &drop_in,
+        &host_drop_in,
         old_drop_in.as_deref(),
         fresh,
-        &drop_in_runtimes,
-        CONTAINERD_BINARY,
+        &drop_in_layout,
         make,
         plan,
     )?;
+    if !install && new_drop_in != old_drop_in {
+        keep_links_still_named(args, &doc, config, version, &host_drop_in, plan);
+    }
     let main = if install {
         if covered(&doc) {
             text.to_owned()
@@ -1358,13 +1468,13 @@ fn plan_containerd_drop_in(
         }
     };
     plan.files.push(FileChange {
-        path: config.to_owned(),
+        path: host_config,
         old: Some(text.to_owned()),
         new: Some(main),
         backup: true,
     });
     plan.files.push(FileChange {
-        path: drop_in,
+        path: host_drop_in,
         old: old_drop_in,
         new: new_drop_in,
         backup: false,
@@ -1372,70 +1482,95 @@ fn plan_containerd_drop_in(
     Ok(())
 }
 
-/// The real runtime of CRI-O's default handler, as CRI-O reads its files
-/// (crio.conf, then the drop-ins in name order, the last setting winning;
-/// the wrapper's own drop-in aside): `default_runtime` (else `runc`) and
-/// that handler's `runtime_path`, with where it was read.
-fn crio_source(conf: &Path, own: &Path) -> Result<Option<(String, String)>, TomlError> {
-    let mut default = None;
-    let mut paths: Vec<(String, String, PathBuf)> = Vec::new();
-    for file in daemons::crio_files(conf) {
-        if file == own {
-            continue;
-        }
-        let doc = toml::read(&file)?;
-        if let Some(d) =
-            dig(doc.as_item(), &["crio", "runtime", "default_runtime"]).and_then(Item::as_str)
-        {
-            default = Some(d.to_owned());
-        }
-        if let Some(all) = dig(doc.as_item(), CRIO_RUNTIMES).and_then(Item::as_table_like) {
-            for (name, h) in all.iter() {
-                if let Some(p) = dig(h, CRIO_BINARY).and_then(Item::as_str) {
-                    paths.retain(|(n, ..)| n != name);
-                    paths.push((name.to_owned(), p.to_owned(), file.clone()));
-                }
-            }
-        }
+/// The version of the `crio` in PATH (`crio version 1.36.3`), which
+/// decides CRI-O's default handler when no file names one; not asked
+/// under `--root`, where that binary is not the node's.
+fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
+    if args.more.root.is_some() {
+        return None;
     }
-    let default = default.unwrap_or_else(|| "runc".to_owned());
-    Ok(paths
-        .into_iter()
-        .find(|(n, ..)| *n == default)
-        .map(|(n, p, f)| (p, format!("runtime_path of handler {n} in {}", f.display()))))
+    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
+    let out = crate::sys::deadline::run(Path::new("crio"), "--version", deadline).ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.lines().next()?.strip_prefix("crio version ")?;
+    let mut parts = v.trim().split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
 pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let conf = config_path(args, daemons::CRIO_CONFIG);
-    let path = conf
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join(daemons::CRIO_DROP_IN);
+    let conf = config_path(args, daemons::CRIO_CONFIG)?;
+    let host_conf = on_host(args, &conf);
+    let path = on_host(
+        args,
+        &conf
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(daemons::CRIO_DROP_IN),
+    );
+    let layout = crio::layout();
     let old = toml::read_optional(&path)?;
     let mut plan = Plan::default();
+    let mut others = Vec::new();
+    if install {
+        for file in daemons::crio_files(&host_conf) {
+            if file != path {
+                let doc = toml::read(&file)?;
+                others.push((file, doc));
+            }
+        }
+        let defined_elsewhere = others
+            .iter()
+            .find(|(_, d)| daemon::handler(&layout, d, &args.handler).is_some());
+        let ours = old
+            .as_deref()
+            .and_then(|t| toml::parse(&path, t).ok())
+            .is_some_and(|d| daemon::handler(&layout, &d, &args.handler).is_some());
+        if let Some((file, _)) = defined_elsewhere.filter(|_| !ours) {
+            return Err(InTheWayError::HandlerElsewhere {
+                file: file.clone(),
+                name: args.handler.clone(),
+                what: "a second definition in CRI-O's drop-in",
+                undo: format!("remove it from {} by hand", file.display()),
+            }
+            .into());
+        }
+    }
     let make = |plan: &mut Plan| -> Result<Table, InstallError> {
         let wrapper = wrapper_str(args)?;
-        let source = crio_source(&conf, &path)?;
-        let (binary, what) = match &source {
-            Some((b, w)) => (Some(b.as_str()), w.as_str()),
-            None => (None, ""),
-        };
-        let bin = handler_binary(args, &wrapper, binary, what, plan)?;
-        Ok(marked(crio_handler(&bin)))
+        let builtin = crio::builtin_default(crio_version(args), &others);
+        let source = crio::source(&others, &builtin);
+        let runtime = source.runtime();
+        let what = source.runtime_from();
+        let implicit = runtime == source.name;
+        let real = carried_runtime(
+            args,
+            Some(&runtime),
+            implicit,
+            &wrapper,
+            &what,
+            &mut plan.notes,
+        )?;
+        let bin = handler_binary(args, &conf, &wrapper, real, &what, plan)?;
+        let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
+            path: host_conf.clone(),
+            source,
+        })?;
+        derived_notes(&args.handler, &source.name, &derived, plan);
+        Ok(daemon::marked(derived.table))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     // The default runtime install set goes before the handler, so that a
     // drop-in left with nothing else in it is removed.
     let before = match &old {
-        Some(text) if !install => Some(restore_default(
-            &path,
-            text,
-            CRIO_RUNTIME,
-            "default_runtime",
-            &args.handler,
-            &mut plan,
-        )?),
+        Some(text) if !install => {
+            let mut doc = toml::parse(&path, text)?;
+            if restore(&path, &layout, &mut doc, &args.handler, &mut plan)? {
+                Some(doc.to_string())
+            } else {
+                Some(text.clone())
+            }
+        }
         other => other.clone(),
     };
     let new = plan_drop_in(
@@ -1443,19 +1578,22 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         &path,
         before.as_deref(),
         crio_fresh(&path),
-        CRIO_RUNTIMES,
-        CRIO_BINARY,
+        &layout,
         make,
         &mut plan,
     )?;
     let new = match new {
-        Some(text) if install && args.more.set_as_default => Some(set_default(
-            &path,
-            &text,
-            CRIO_RUNTIME,
-            "default_runtime",
-            &args.handler,
-        )?),
+        Some(text) if install && args.more.set_as_default => {
+            let mut doc = toml::parse(&path, &text)?;
+            let changed =
+                daemon::set_default(&layout, &mut doc, &args.handler).map_err(|source| {
+                    InstallError::Edit {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+            Some(if changed { doc.to_string() } else { text })
+        }
         other => other,
     };
     plan.files.push(FileChange {
@@ -1466,8 +1604,6 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
     });
     Ok(plan)
 }
-
-const CRIO_RUNTIME: &[&str] = &["crio", "runtime"];
 
 fn crio_fresh(path: &Path) -> DocumentMut {
     let mut d = DocumentMut::new();
@@ -1490,139 +1626,41 @@ fn made_dir_line(drop_in: &Path) -> String {
     }
 }
 
-fn crio_handler(binary: &str) -> Table {
-    let mut h = Table::new();
-    h.insert("runtime_path", value(binary));
-    h.insert("runtime_type", value("oci"));
-    h.insert("runtime_root", value(CRIO_RUNTIME_ROOT));
-    h
-}
-
-/// The comment after a default runtime install set: what was there, to
-/// put back on uninstall (the value's own text and comment, or UNSET).
-const DEFAULT_MARK: &str =
-    " # set by `userns-hostnet install --set-as-default`; uninstall puts back: ";
-const UNSET: &str = "(unset)";
-
-/// The text between a value's `=` and the value itself.
-fn value_prefix(v: &Value) -> &str {
-    v.decor().prefix().and_then(|s| s.as_str()).unwrap_or(" ")
-}
-
-/// The text after a value on its line: spaces and a comment.
-fn value_suffix(v: &Value) -> &str {
-    v.decor().suffix().and_then(|s| s.as_str()).unwrap_or("")
-}
-
-/// `--set-as-default`: `key` in `table` names handler `name`, with what it
-/// was kept in the marker comment.
-fn set_default(
+/// uninstall: put back the default handler install set in `doc` (`path`
+/// on this host); whether `doc` changed. A default naming the handler set
+/// by hand gets a warning.
+fn restore(
     path: &Path,
-    text: &str,
-    table: &[&str],
-    key: &str,
-    name: &str,
-) -> Result<String, InstallError> {
-    let mut doc = toml::parse(path, text)?;
-    let t = table_at(doc.as_table_mut(), table)?;
-    let (was, prefix) = match t.get(key) {
-        Some(Item::Value(v)) if v.as_str() == Some(name) => return Ok(text.to_owned()),
-        Some(Item::Value(v)) => {
-            let mut bare = v.clone();
-            bare.decor_mut().set_prefix("");
-            bare.decor_mut().set_suffix("");
-            (
-                format!("{bare}{}", value_suffix(v)),
-                value_prefix(v).to_owned(),
-            )
-        }
-        Some(_) => {
-            return Err(DaemonConfigError::NotAValue {
-                path: path.to_owned(),
-                key: key.to_owned(),
-            }
-            .into())
-        }
-        None => (UNSET.to_owned(), " ".to_owned()),
-    };
-    let mut v = Value::from(name);
-    v.decor_mut().set_prefix(prefix);
-    v.decor_mut().set_suffix(format!("{DEFAULT_MARK}{was}"));
-    match t.get_mut(key) {
-        Some(item) => *item = Item::Value(v),
-        None => {
-            t.insert(key, Item::Value(v));
-        }
-    }
-    Ok(doc.to_string())
-}
-
-/// uninstall: put back the default runtime install set, when `key` still
-/// names handler `name` with install's marker; a note when it names it
-/// without one.
-fn restore_default(
-    path: &Path,
-    text: &str,
-    table: &[&str],
-    key: &str,
+    layout: &Layout,
+    doc: &mut DocumentMut,
     name: &str,
     plan: &mut Plan,
-) -> Result<String, InstallError> {
-    let mut doc = toml::parse(path, text)?;
-    let Some(t) = dig_table_mut(&mut doc, table) else {
-        return Ok(text.to_owned());
-    };
-    let Some(v) = t.get(key).and_then(Item::as_value) else {
-        return Ok(text.to_owned());
-    };
-    if v.as_str() != Some(name) {
-        return Ok(text.to_owned());
-    }
-    let Some(was) = value_suffix(v)
-        .strip_prefix(DEFAULT_MARK)
-        .map(str::to_owned)
-    else {
-        plan.notes.push(format!(
-            "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
-            path.display()
-        ));
-        return Ok(text.to_owned());
-    };
-    let prefix = value_prefix(v).to_owned();
-    if was == UNSET {
-        t.remove(key);
-    } else {
-        let parsed: DocumentMut = format!("x ={prefix}{was}\n").parse().map_err(|source| {
-            DaemonConfigError::Replaced {
-                path: path.to_owned(),
-                key: key.to_owned(),
-                was: was.clone(),
-                source: Box::new(source),
-            }
-        })?;
-        let old = parsed
-            .get("x")
-            .and_then(Item::as_value)
-            .cloned()
-            .ok_or_else(|| DaemonConfigError::ReplacedNotAValue {
-                path: path.to_owned(),
-                key: key.to_owned(),
-            })?;
-        if let Some(item) = t.get_mut(key) {
-            *item = Item::Value(old);
+) -> Result<bool, InstallError> {
+    match daemon::restore_default(layout, doc, name) {
+        Ok(daemon::Restored::Restored) => Ok(true),
+        Ok(daemon::Restored::NotDefault) => Ok(false),
+        Ok(daemon::Restored::SetByHand) => {
+            let key = layout.default.as_ref().map_or("", |(_, k)| k);
+            plan.notes.push(format!(
+                "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
+                path.display()
+            ));
+            Ok(false)
         }
+        Err(source) => Err(InstallError::Edit {
+            path: path.to_owned(),
+            source,
+        }),
     }
-    Ok(doc.to_string())
 }
 
 /// Apply `--set-as-default` (install) or put the old default back
-/// (uninstall) in the new text of `file` in the plan.
+/// (uninstall) in the new text of `file` (on this host) in the plan.
 fn plan_default(
     args: &InstallArgs,
     install: bool,
     file: &Path,
-    table: &[&str],
-    key: &str,
+    layout: &Layout,
     plan: &mut Plan,
 ) -> Result<(), InstallError> {
     let Some(i) = plan.files.iter().position(|c| c.path == file) else {
@@ -1631,93 +1669,129 @@ fn plan_default(
     let Some(text) = plan.files[i].new.clone() else {
         return Ok(());
     };
-    let new = if install && args.more.set_as_default {
-        set_default(file, &text, table, key, &args.handler)?
-    } else if install {
-        text
+    if install && !args.more.set_as_default {
+        return Ok(());
+    }
+    let mut doc = toml::parse(file, &text)?;
+    let changed = if install {
+        daemon::set_default(layout, &mut doc, &args.handler).map_err(|source| {
+            InstallError::Edit {
+                path: file.to_owned(),
+                source,
+            }
+        })?
     } else {
-        restore_default(file, &text, table, key, &args.handler, plan)?
+        restore(file, layout, &mut doc, &args.handler, plan)?
     };
-    plan.files[i].new = Some(new);
+    if changed {
+        plan.files[i].new = Some(doc.to_string());
+    }
     Ok(())
 }
 
-const PODMAN_RUNTIMES: &[&str] = &["engine", "runtimes"];
-
-/// Who the `runtimes` entry `name` of a containers.conf table belongs to:
-/// install's marker is the comment line above its key.
-fn podman_owner(runtimes: &Table, name: &str) -> Option<Owner> {
-    let (key, item) = runtimes.get_key_value(name)?;
-    let prefix = key.leaf_decor().prefix().and_then(|p| p.as_str());
-    Some(owner_by_marker(prefix.and_then(handler_marker), || {
-        fingerprint(item)
-    }))
-}
-
-/// Does this `runtimes` entry (a list of paths podman tries in order) run
-/// the wrapper?
-fn podman_runs_wrapper(item: &Item) -> bool {
-    item.as_array()
-        .and_then(|a| a.iter().next())
-        .and_then(|v| v.as_str())
-        .is_some_and(daemons::is_wrapper)
+/// podman's containers.conf files in the order podman reads them: the
+/// vendor's, `config`, then `containers.conf.d/*.conf` next to it.
+fn podman_files(
+    args: &InstallArgs,
+    config: &Path,
+) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    let mut paths = vec![on_host(
+        args,
+        Path::new("/usr/share/containers/containers.conf"),
+    )];
+    paths.push(on_host(args, config));
+    let dir = on_host(args, &config.with_file_name("containers.conf.d"));
+    let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .collect()
+        })
+        .unwrap_or_default();
+    drop_ins.sort();
+    paths.extend(drop_ins);
+    let mut out = Vec::new();
+    for p in paths {
+        if let Some(text) = toml::read_optional(&p)? {
+            out.push((p.clone(), toml::parse(&p, &text)?));
+        }
+    }
+    Ok(out)
 }
 
 /// `install podman`: an `[engine.runtimes]` entry in containers.conf, so
-/// that `podman --runtime NAME` runs the wrapper. uninstall removes the
-/// entry with its marker line, leaving the file byte for byte as it was
-/// (and no file where there was none).
+/// that `podman --runtime NAME` runs the wrapper, whose real runtime is
+/// the one podman runs by default (a custom path of its entry included).
+/// uninstall removes the entry with its marker line, leaving the file byte
+/// for byte as it was (and no file where there was none).
 pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::PODMAN_CONFIG);
-    let old = toml::read_optional(&config)?;
+    let config = config_path(args, daemons::PODMAN_CONFIG)?;
+    let host_config = on_host(args, &config);
+    let old = toml::read_optional(&host_config)?;
     let mut doc = match &old {
-        Some(text) => toml::parse(&config, text)?,
+        Some(text) => toml::parse(&host_config, text)?,
         None => DocumentMut::new(),
     };
     let name = args.handler.as_str();
     let mut plan = Plan::default();
-    let owner = dig(doc.as_item(), PODMAN_RUNTIMES)
-        .and_then(Item::as_table)
-        .and_then(|t| podman_owner(t, name));
-    let runs_wrapper =
-        dig(doc.as_item(), &["engine", "runtimes", name]).is_some_and(podman_runs_wrapper);
-    let shown = config.display();
+    let owner = podman::owner(&doc, name);
+    let runs_wrapper = podman::runs_wrapper(&doc, name);
+    let shown = host_config.display();
+    let entry_binary = |doc: &DocumentMut| -> Option<String> {
+        podman::runtimes(doc)?
+            .get(name)?
+            .as_array()?
+            .iter()
+            .next()?
+            .as_str()
+            .map(str::to_owned)
+    };
     let new = match (install, owner) {
         (true, None) => {
-            let mut list = Array::new();
-            list.push(wrapper_str(args)?);
-            let item = Item::Value(Value::Array(list));
-            let fp = fingerprint(&item);
-            let runtimes = table_at(doc.as_table_mut(), PODMAN_RUNTIMES)?;
-            runtimes.insert(name, item);
-            if let Some(mut key) = runtimes.key_mut(name) {
-                key.leaf_decor_mut().set_prefix(format!(
-                    "{HANDLER_MARK}{fp:016x}): `userns-hostnet uninstall podman` removes it while unchanged\n"
-                ));
-            }
-            plan.notes.push(format!(
-                "real runtime of podman runtime {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
-                runtime::RUNTIME_ENV
-            ));
+            let wrapper = wrapper_str(args)?;
+            let files = podman_files(args, &config)?;
+            let source = podman::source(&files, name);
+            let found = source.runtime(&|p| is_executable(&on_host(args, Path::new(p))));
+            let (runtime, implicit, what) = match (&found, &source.file) {
+                (Some(p), Some(f)) => (
+                    p.clone(),
+                    false,
+                    format!(
+                        "first path of podman runtime {} in {} that exists",
+                        source.name,
+                        f.display()
+                    ),
+                ),
+                _ => (
+                    source.name.clone(),
+                    true,
+                    format!("runtime podman runs by default: `{}` in PATH", source.name),
+                ),
+            };
+            let real = carried_runtime(
+                args,
+                Some(&runtime),
+                implicit,
+                &wrapper,
+                &what,
+                &mut plan.notes,
+            )?;
+            let bin = handler_binary(args, &config, &wrapper, real, &what, &mut plan)?;
+            podman::add(&mut doc, name, &bin).map_err(|source| InstallError::Edit {
+                path: host_config.clone(),
+                source,
+            })?;
             Some(doc.to_string())
         }
         (false, None) => old.clone(),
         (_, Some(Owner::Install)) if install => old.clone(),
         (_, Some(Owner::Install)) => {
-            // Tables left empty print no header, as before install made
-            // them (an empty `[engine.runtimes]` written by hand goes too).
-            for depth in (1..=PODMAN_RUNTIMES.len()).rev() {
-                if let Some(t) = dig_table_mut(&mut doc, &PODMAN_RUNTIMES[..depth]) {
-                    if depth == PODMAN_RUNTIMES.len() {
-                        t.remove(name);
-                    }
-                    if t.is_empty() {
-                        t.set_implicit(true);
-                    }
-                }
-            }
+            plan.links
+                .extend(handler_links(args, entry_binary(&doc).as_deref()));
+            podman::remove(&mut doc, name);
             let text = doc.to_string();
-            if old.is_some() && text.trim().is_empty() && holds_nothing(&doc) {
+            if old.is_some() && text.trim().is_empty() && daemon::holds_nothing(&doc) {
                 None
             } else {
                 Some(text)
@@ -1725,7 +1799,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
         }
         (_, Some(Owner::Operator)) if !runs_wrapper => {
             return Err(InTheWayError::PodmanRuntime {
-                file: config,
+                file: host_config,
                 name: name.to_owned(),
             }
             .into())
@@ -1752,7 +1826,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
         }
     };
     plan.files.push(FileChange {
-        path: config,
+        path: host_config,
         old,
         new,
         backup: true,
@@ -1760,103 +1834,26 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
     Ok(plan)
 }
 
-fn dig_table_mut<'a>(doc: &'a mut DocumentMut, path: &[&str]) -> Option<&'a mut Table> {
-    path.iter()
-        .try_fold(doc.as_table_mut(), |t, key| t.get_mut(key)?.as_table_mut())
-}
-
-/// The createRuntime hook definition the package ships inert.
-const SHIPPED_HOOK: &str = include_str!("../../hooks.d/userns-hostnet.json");
-/// The name install gives it in a hooks directory: the name the package
-/// ships, so that a definition under /etc masks one under /usr/share
-/// instead of running the hook twice.
-pub const HOOK_FILE: &str = "userns-hostnet.json";
-/// The start of the `comment` member of a hook definition install wrote
-/// (JSON has no comments; CRI-O and podman ignore unknown members).
-const HOOK_MARK: &str = "Added by `userns-hostnet install` (fingerprint ";
-
-/// A JSON value with every object's members in name order, so that a
-/// fingerprint does not depend on their layout.
-fn sorted_json(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            serde_json::Value::Object(
-                keys.into_iter()
-                    .filter_map(|k| Some((k.clone(), sorted_json(m.get(k)?))))
-                    .collect(),
-            )
-        }
-        serde_json::Value::Array(a) => {
-            serde_json::Value::Array(a.iter().map(sorted_json).collect())
-        }
-        other => other.clone(),
-    }
-}
-
-/// The fingerprint of a hook definition, its `comment` aside.
-fn hook_fingerprint(def: &serde_json::Value) -> u64 {
-    let mut def = def.clone();
-    if let Some(m) = def.as_object_mut() {
-        m.remove("comment");
-    }
-    fnv1a(sorted_json(&def).to_string().as_bytes())
-}
-
-/// The shipped definition, run by `tool`, with the install marker.
-fn hook_definition(tool: &str, daemon: &str) -> Result<String, InstallError> {
-    let mut def: serde_json::Value =
-        serde_json::from_str(SHIPPED_HOOK).map_err(InstallError::ShippedHook)?;
-    if let Some(hook) = def.get_mut("hook").and_then(|h| h.as_object_mut()) {
-        hook.insert("path".into(), serde_json::Value::from(tool));
-    }
-    let fp = hook_fingerprint(&def);
-    let mut out = serde_json::Map::new();
-    out.insert(
-        "comment".into(),
-        serde_json::Value::from(format!(
-            "{HOOK_MARK}{fp:016x}): `userns-hostnet uninstall {daemon} --hook` removes this file while unchanged"
-        )),
-    );
-    if let Some(m) = def.as_object() {
-        out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    // A JSON value always serializes.
-    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(out)).unwrap_or_default() + "\n")
-}
-
-/// Who a hook definition file belongs to.
-fn hook_owner(text: &str) -> Owner {
-    let Ok(def) = serde_json::from_str::<serde_json::Value>(text) else {
-        return Owner::Operator;
-    };
-    let marked = def
-        .get("comment")
-        .and_then(|c| c.as_str())
-        .and_then(|c| c.strip_prefix(HOOK_MARK))
-        .and_then(marker_hex);
-    owner_by_marker(marked, || hook_fingerprint(&def))
-}
-
-/// The hooks directory `--hook` writes to, and why that one.
+/// The hooks directory `--hook` writes to (as the node sees it), and why
+/// that one.
 fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
     if let Some(d) = &args.more.hooks_dir {
         return Ok((d.clone(), "--hooks-dir".into()));
     }
     let (dirs, from, defaults) = match args.daemon {
         Engine::Crio => {
-            let conf = config_path(args, daemons::CRIO_CONFIG);
+            let conf = config_path(args, daemons::CRIO_CONFIG)?;
             (
-                daemons::crio_hooks_dirs(&conf)?,
+                daemons::crio_hooks_dirs(&on_host(args, &conf))?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
                 &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
             )
         }
         _ => {
-            let conf = config_path(args, daemons::PODMAN_CONFIG);
-            let dirs = match toml::read_optional(&conf)? {
-                Some(text) => daemons::podman_hooks_dirs(&toml::parse(&conf, &text)?),
+            let conf = config_path(args, daemons::PODMAN_CONFIG)?;
+            let host = on_host(args, &conf);
+            let dirs = match toml::read_optional(&host)? {
+                Some(text) => podman::hooks_dirs(&toml::parse(&host, &text)?),
                 None => None,
             };
             (
@@ -1879,13 +1876,38 @@ fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
     if !dir.is_absolute() {
         return Err(DaemonConfigError::HooksDirRelative { from, dir }.into());
     }
+    let from = if dir.starts_with("/etc") {
+        format!("the administrator's, from {from}")
+    } else {
+        format!("the vendor's, the one directory of {from} (name /etc/containers/oci/hooks.d in hooks_dir to keep it apart from the packages' files)")
+    };
     Ok((dir, from))
+}
+
+/// The program a hook definition runs: this one, unless it is a
+/// temporary or build path or not root's (`--force` writes it anyway);
+/// under `--root`, the installed /usr/bin/userns-hostnet of the node.
+fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
+    use std::os::unix::fs::MetadataExt;
+    let tool = match &args.more.root {
+        Some(_) => PathBuf::from("/usr/bin/userns-hostnet"),
+        None => std::env::current_exe().map_err(InstallError::OwnPath)?,
+    };
+    let uid = std::fs::metadata(on_host(args, &tool))
+        .ok()
+        .map(|m| m.uid());
+    if let Some(why) = hookfile::unfit_tool(&tool, uid).filter(|_| !args.more.force) {
+        return Err(UsageError::UnfitHookProgram { tool, why }.into());
+    }
+    tool.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| InstallError::NotUtf8(tool.clone()))
 }
 
 /// `--hook`: the hook definition file in the daemon's hooks directory.
 fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let (dir, from) = hooks_dir(args)?;
-    let path = dir.join(HOOK_FILE);
+    let path = on_host(args, &dir.join(hookfile::FILE));
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -1894,7 +1916,7 @@ fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let mut plan = Plan::default();
     plan.notes
         .push(format!("hooks directory: {} ({from})", dir.display()));
-    let owner = old.as_deref().map(hook_owner);
+    let owner = old.as_deref().map(hookfile::owner);
     let new = match (install, owner) {
         (_, Some(left @ (Owner::Changed | Owner::Operator))) => {
             let why = if left == Owner::Changed {
@@ -1912,11 +1934,11 @@ fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
             old.clone()
         }
         (true, _) => {
-            let tool = std::env::current_exe().map_err(InstallError::OwnPath)?;
-            let tool = tool
-                .to_str()
-                .ok_or_else(|| InstallError::NotUtf8(tool.clone()))?;
-            Some(hook_definition(tool, daemon_name(args.daemon))?)
+            let tool = hook_program(args)?;
+            Some(
+                hookfile::definition(&tool, daemon_name(args.daemon))
+                    .map_err(InstallError::ShippedHook)?,
+            )
         }
         (false, _) => None,
     };
@@ -1932,83 +1954,6 @@ fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn handler(text: &str) -> Item {
-        let doc: DocumentMut = text.parse().unwrap();
-        doc["h"].clone()
-    }
-
-    #[test]
-    fn the_fingerprint_ignores_layout_and_sees_values() {
-        let a = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\n");
-        let b = handler(
-            "# c\n[h]\n  runtime_type   =   \"x\"  # why\n\n[h.options]\n  B = [ \"p\",\n    \"q\" ]\n  A = 1\n",
-        );
-        let c = handler("[h]\nruntime_type = \"x\"\n[h.options]\nA = 2\nB = [\"p\", \"q\"]\n");
-        let d = handler(
-            "[h]\nruntime_type = \"x\"\n[h.options]\nA = 1\nB = [\"p\", \"q\"]\nC = true\n",
-        );
-        assert_eq!(fingerprint(&a), fingerprint(&b));
-        assert_ne!(fingerprint(&a), fingerprint(&c));
-        assert_ne!(fingerprint(&a), fingerprint(&d));
-    }
-
-    #[test]
-    fn owner_reads_the_marker() {
-        let mut doc = DocumentMut::new();
-        let mut t = Table::new();
-        t.insert("runtime_path", value("/usr/bin/userns-hostnet-runtime"));
-        doc.insert("h", Item::Table(marked(t)));
-        let text = doc.to_string();
-        assert!(text.contains(HANDLER_MARK), "{text}");
-        assert_eq!(owner(&handler(&text)), Owner::Install);
-        let edited = text.replace("/usr/bin/", "/usr/local/bin/");
-        assert_eq!(owner(&handler(&edited)), Owner::Changed);
-        let unmarked: String = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        assert_eq!(owner(&handler(&unmarked)), Owner::Operator);
-        let garbled = text.replace("(fingerprint ", "(fingerprint zz");
-        assert_eq!(owner(&handler(&garbled)), Owner::Operator);
-        // An inline table carries no marker.
-        assert_eq!(owner(&handler("h = { a = 1 }\n")), Owner::Operator);
-    }
-
-    #[test]
-    fn an_emptied_drop_in_holds_nothing() {
-        let mut doc: DocumentMut = "version = 2\n[plugins.x.runtimes.h]\na = 1\n"
-            .parse()
-            .unwrap();
-        assert!(!holds_nothing(&doc));
-        table_at(doc.as_table_mut(), &["plugins", "x", "runtimes"])
-            .unwrap()
-            .remove("h");
-        assert!(holds_nothing(&doc));
-        let doc: DocumentMut = "version = 2\n[plugins.x]\nsandbox_image = \"p\"\n"
-            .parse()
-            .unwrap();
-        assert!(!holds_nothing(&doc));
-    }
-
-    #[test]
-    fn the_hook_marker_is_checked() {
-        let def = hook_definition("/usr/bin/userns-hostnet", "crio").unwrap();
-        assert_eq!(hook_owner(&def), Owner::Install, "{def}");
-        let v: serde_json::Value = serde_json::from_str(&def).unwrap();
-        assert_eq!(v["hook"]["path"], "/usr/bin/userns-hostnet");
-        assert_eq!(v["stages"][0], "createRuntime");
-        // Layout does not count, values do.
-        let compact = serde_json::to_string(&v).unwrap();
-        assert_eq!(hook_owner(&compact), Owner::Install);
-        assert_eq!(
-            hook_owner(&def.replace("\"timeout\": 10", "\"timeout\": 30")),
-            Owner::Changed
-        );
-        assert_eq!(hook_owner(SHIPPED_HOOK), Owner::Operator);
-        assert_eq!(hook_owner("not json"), Owner::Operator);
-    }
 
     #[test]
     fn handler_names_are_dns_labels() {
@@ -2058,29 +2003,61 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
     }
 
+    fn args(root: Option<&Path>) -> InstallArgs {
+        let u = UninstallArgs {
+            daemon: Engine::Containerd,
+            handler: "userns-hostnet".into(),
+            config: None,
+            drop_in: false,
+            dry_run: false,
+            handlers_dir: None,
+            hook: false,
+            hooks_dir: None,
+            json: false,
+            check: false,
+            root: root.map(Path::to_owned),
+        };
+        uninstall_as_install(&u)
+    }
+
+    #[test]
+    fn root_maps_node_paths() {
+        let a = args(Some(Path::new("/stage")));
+        assert_eq!(
+            on_host(&a, Path::new("/etc/crio/crio.conf")),
+            PathBuf::from("/stage/etc/crio/crio.conf")
+        );
+        let a = args(None);
+        assert_eq!(
+            on_host(&a, Path::new("/etc/crio/crio.conf")),
+            PathBuf::from("/etc/crio/crio.conf")
+        );
+    }
+
     #[test]
     fn which_binary_is_carried() {
         let mut notes = Vec::new();
+        let a = args(None);
         let w = "/usr/bin/userns-hostnet-runtime";
-        let carried = |b: Option<&str>, w: &str, notes: &mut Vec<String>| {
-            carried_runtime(b, w, "BinaryName of handler runc", notes)
+        let carried = |b: Option<&str>, implicit: bool, w: &str, notes: &mut Vec<String>| {
+            carried_runtime(&a, b, implicit, w, "BinaryName of handler runc", notes)
         };
-        assert_eq!(carried(None, w, &mut notes).unwrap(), None);
-        assert_eq!(carried(Some(""), w, &mut notes).unwrap(), None);
+        assert_eq!(carried(None, false, w, &mut notes).unwrap(), None);
+        assert_eq!(carried(Some(""), false, w, &mut notes).unwrap(), None);
         // The wrapper's own name names its runtime: it wins.
         assert_eq!(
             carried(
                 Some("/usr/sbin/runc"),
+                false,
                 "/usr/bin/userns-hostnet-runtime-crun",
                 &mut notes
             )
             .unwrap(),
             None
         );
-        // A source handler that already runs the wrapper.
-        assert_eq!(carried(Some(w), w, &mut notes).unwrap(), None);
+        assert_eq!(carried(Some(w), false, w, &mut notes).unwrap(), None);
         assert_eq!(
-            carried(Some("/opt/runc-1.4"), w, &mut notes).unwrap(),
+            carried(Some("/opt/runc-1.4"), false, w, &mut notes).unwrap(),
             Some(PathBuf::from("/opt/runc-1.4"))
         );
         assert!(
@@ -2089,14 +2066,18 @@ mod tests {
             ),
             "{notes:?}"
         );
-        let e = carried(Some("bin/runc"), w, &mut notes).unwrap_err();
-        assert!(matches!(e, InTheWayError::RuntimeRelative { .. }), "{e:?}");
+        let e = carried(Some("bin/runc"), false, w, &mut notes).unwrap_err();
         assert_eq!(
             e.to_string(),
             "BinaryName of handler runc = \"bin/runc\" is a relative path; make it absolute, then install again"
         );
-        let e = carried(Some("no-such-runtime-anywhere"), w, &mut notes).unwrap_err();
-        assert!(matches!(e, InTheWayError::RuntimeNotInPath { .. }), "{e:?}");
+        let e = carried(Some("no-such-runtime-anywhere"), false, w, &mut notes).unwrap_err();
         assert!(e.to_string().contains("not an executable in PATH"), "{e}");
+        // A name no setting gave: the wrapper chooses, with a warning.
+        assert_eq!(
+            carried(Some("no-such-runtime-anywhere"), true, w, &mut notes).unwrap(),
+            None
+        );
+        assert!(notes.last().unwrap().contains("is not there"), "{notes:?}");
     }
 }

@@ -2,6 +2,7 @@
 //! is implemented twice.
 
 pub mod configcmd;
+pub mod daemon;
 pub mod daemons;
 pub mod deploy;
 pub mod deploy_api;

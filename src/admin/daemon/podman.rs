@@ -1,0 +1,179 @@
+//! podman's runtimes: `[engine.runtimes] NAME = [paths...]` in
+//! containers.conf (podman tries the paths in order and runs the first
+//! that exists), `[engine] runtime` naming the default. install adds an
+//! entry running the wrapper; its real runtime is the one podman ran for
+//! the default runtime, a custom path (`runc = ["/opt/runc/runc-custom"]`)
+//! included.
+
+use super::{
+    dig, dig_table_mut, fingerprint, marker_in, marker_line, owner_by_marker, table_at, EditError,
+    Owner,
+};
+use std::path::PathBuf;
+use toml_edit::{Array, DocumentMut, Item, Table, Value};
+
+pub const RUNTIMES: &[&str] = &["engine", "runtimes"];
+/// podman's default runtime when no file sets `[engine] runtime`.
+pub const BUILTIN_DEFAULT: &str = "crun";
+
+/// Who the entry `name` belongs to: install's marker is the comment line
+/// above its key.
+pub fn owner(doc: &DocumentMut, name: &str) -> Option<Owner> {
+    let runtimes = dig(doc.as_item(), RUNTIMES)?.as_table()?;
+    let (key, item) = runtimes.get_key_value(name)?;
+    let prefix = key.leaf_decor().prefix().and_then(|p| p.as_str());
+    Some(owner_by_marker(prefix.and_then(marker_in), || {
+        fingerprint(item)
+    }))
+}
+
+/// Does the entry `name` (a list of paths podman tries in order) run the
+/// wrapper?
+pub fn runs_wrapper(doc: &DocumentMut, name: &str) -> bool {
+    dig(doc.as_item(), &["engine", "runtimes", name])
+        .and_then(Item::as_array)
+        .and_then(|a| a.iter().next())
+        .and_then(|v| v.as_str())
+        .is_some_and(super::is_wrapper)
+}
+
+/// Add the marked entry `name = [binary]`.
+pub fn add(doc: &mut DocumentMut, name: &str, binary: &str) -> Result<(), EditError> {
+    let mut list = Array::new();
+    list.push(binary);
+    let item = Item::Value(Value::Array(list));
+    let fp = fingerprint(&item);
+    let runtimes = table_at(doc.as_table_mut(), RUNTIMES)?;
+    runtimes.insert(name, item);
+    if let Some(mut key) = runtimes.key_mut(name) {
+        key.leaf_decor_mut()
+            .set_prefix(marker_line(fp, "userns-hostnet uninstall podman"));
+    }
+    Ok(())
+}
+
+/// Remove the entry `name`; tables left empty print no header, as before
+/// install made them.
+pub fn remove(doc: &mut DocumentMut, name: &str) {
+    for depth in (1..=RUNTIMES.len()).rev() {
+        if let Some(t) = dig_table_mut(doc, &RUNTIMES[..depth]) {
+            if depth == RUNTIMES.len() {
+                t.remove(name);
+            }
+            if t.is_empty() {
+                t.set_implicit(true);
+            }
+        }
+    }
+}
+
+/// The runtime podman runs by default, read from its containers.conf
+/// files in order (the last setting wins): its name, and the paths its
+/// `[engine.runtimes]` entry lists (empty: podman's built-in list, which
+/// finds the name in the usual bin directories), with where they were read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub name: String,
+    pub paths: Vec<String>,
+    pub file: Option<PathBuf>,
+}
+
+pub fn source(files: &[(PathBuf, DocumentMut)], own: &str) -> Source {
+    let mut out = Source {
+        name: BUILTIN_DEFAULT.to_owned(),
+        paths: Vec::new(),
+        file: None,
+    };
+    for (_, doc) in files {
+        if let Some(r) = dig(doc.as_item(), &["engine", "runtime"]).and_then(Item::as_str) {
+            out.name = r.to_owned();
+        }
+    }
+    if out.name == own {
+        // The wrapper made the default by hand: its real runtime is the
+        // wrapper's choice.
+        out.name = BUILTIN_DEFAULT.to_owned();
+    }
+    for (file, doc) in files {
+        if let Some(list) =
+            dig(doc.as_item(), &["engine", "runtimes", &out.name]).and_then(Item::as_array)
+        {
+            out.paths = list
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect();
+            out.file = Some(file.clone());
+        }
+    }
+    out
+}
+
+impl Source {
+    /// The path podman runs: the first of the entry's paths that exists
+    /// (`exists` tells), `None` when the entry lists none that does (the
+    /// name is then looked up as podman does, in PATH).
+    pub fn runtime(&self, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+        self.paths.iter().find(|p| exists(p)).cloned()
+    }
+}
+
+/// The `[engine] hooks_dir` list of one containers.conf document.
+pub fn hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
+    dig(doc.as_item(), &["engine", "hooks_dir"])
+        .and_then(Item::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+}
+
+/// The table holding the entries, for a test's look.
+pub fn runtimes(doc: &DocumentMut) -> Option<&Table> {
+    dig(doc.as_item(), RUNTIMES)?.as_table()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_custom_path_is_the_real_runtime() {
+        let f: Vec<(PathBuf, DocumentMut)> = vec![
+            (PathBuf::from("/usr/share/containers/containers.conf"), "[engine]\nruntime = \"crun\"\n".parse().unwrap()),
+            (
+                PathBuf::from("/etc/containers/containers.conf"),
+                "[engine]\nruntime = \"runc\"\n[engine.runtimes]\nrunc = [\"/opt/x/runc-custom\", \"/usr/sbin/runc\"]\n".parse().unwrap(),
+            ),
+        ];
+        let s = source(&f, "userns-hostnet");
+        assert_eq!(s.name, "runc");
+        assert_eq!(
+            s.runtime(&|p| p == "/opt/x/runc-custom").as_deref(),
+            Some("/opt/x/runc-custom")
+        );
+        assert_eq!(
+            s.runtime(&|p| p == "/usr/sbin/runc").as_deref(),
+            Some("/usr/sbin/runc")
+        );
+        assert_eq!(s.runtime(&|_| false), None);
+    }
+
+    #[test]
+    fn add_then_remove_is_byte_for_byte() {
+        for text in [
+            "",
+            "# mine\n[engine]\ncgroup_manager = \"systemd\"\n",
+            "[engine.runtimes]\nkata = [\"/k\"]\n",
+        ] {
+            let mut doc: DocumentMut = text.parse().unwrap();
+            add(&mut doc, "uhn", "/usr/bin/userns-hostnet-runtime").unwrap();
+            let added = doc.to_string();
+            let doc2: DocumentMut = added.parse().unwrap();
+            assert_eq!(owner(&doc2, "uhn"), Some(Owner::Install), "{added}");
+            assert!(runs_wrapper(&doc2, "uhn"));
+            remove(&mut doc, "uhn");
+            assert_eq!(doc.to_string(), text);
+        }
+    }
+}
