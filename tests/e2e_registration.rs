@@ -338,7 +338,11 @@ fn registers(d: Daemon, case: &str) {
         Ok(own) => {
             let carried: Vec<&String> = derived
                 .keys()
-                .filter(|k| *k != binary_key(d) && !own_keys(d).contains(&k.as_str()))
+                .filter(|k| {
+                    *k != binary_key(d)
+                        && !k.starts_with(PLATFORM_PATHS)
+                        && !own_keys(d).contains(&k.as_str())
+                })
                 .collect();
             println!(
                 "{label}: derived from {derived_name}; carried: {carried:?}; own: {own:?}; {} names the wrapper",
