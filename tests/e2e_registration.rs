@@ -11,7 +11,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -489,37 +489,106 @@ fn podman_43_dropin() {
 
 // The operator walk of the issue, one test each.
 
+/// The handler names a running daemon serves (`crictl info`).
+fn served(info: &serde_json::Value) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = info["runtimeHandlers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| h["name"].as_str())
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(t) = info["config"]["containerd"]["runtimes"].as_object() {
+        names.extend(t.keys().cloned());
+    }
+    names
+}
+
+/// Starts the daemon on the stage's config: the handlers it serves, or
+/// why it did not start.
+fn start_and_list(st: &Stage, when: &str) -> Result<BTreeSet<String>, String> {
+    let running = st.start().map_err(|log| {
+        format!(
+            "{}/{}: the daemon does not start {when}:\n{}",
+            st.daemon.fixture_dir(),
+            st.case,
+            last_lines(&log, 3)
+        )
+    })?;
+    Ok(served(&running.crictl_info()))
+}
+
+/// The daemon starts on the corpus file, after install (serving every
+/// handler it served and the new one, which runs the wrapper) and after
+/// uninstall (serving what it served before).
+fn starts_before_after_and_undone(st: &Stage, failed: &mut Vec<String>) {
+    let label = format!("{}/{}", st.daemon.fixture_dir(), st.case);
+    let before = match start_and_list(st, "on the corpus file itself") {
+        Ok(b) => b,
+        Err(e) => return failed.push(e),
+    };
+    let out = st.tool("install", &[]);
+    if !out.status.success() {
+        return failed.push(format!("{label}: install: {}", text(&out).trim()));
+    }
+    match st.start() {
+        Err(log) => {
+            return failed.push(format!(
+                "{label}: the daemon does not start after install:\n{}",
+                last_lines(&log, 3)
+            ))
+        }
+        Ok(running) => {
+            let info = running.crictl_info();
+            let now = served(&info);
+            let missing: Vec<String> = before
+                .iter()
+                .cloned()
+                .chain([HANDLER.to_owned()])
+                .filter(|n| !now.contains(n))
+                .collect();
+            if !missing.is_empty() {
+                failed.push(format!(
+                    "{label}: after install the daemon does not serve {missing:?} (serves {now:?})"
+                ));
+            }
+            if st.daemon.is_containerd() {
+                let h = &info["config"]["containerd"]["runtimes"][HANDLER];
+                let bin = h["options"]["BinaryName"].as_str().unwrap_or_default();
+                if !(Path::new(bin) == st.wrapper_link() || bin == common::WRAPPER) {
+                    failed.push(format!(
+                        "{label}: the served handler does not run the wrapper: {h}"
+                    ));
+                }
+            }
+        }
+    }
+    let out = st.tool("uninstall", &[]);
+    if !out.status.success() {
+        return failed.push(format!("{label}: uninstall: {}", text(&out).trim()));
+    }
+    match start_and_list(st, "after uninstall") {
+        Ok(after) if after == before => {}
+        Ok(after) => failed.push(format!(
+            "{label}: after uninstall the daemon serves {after:?}, before {before:?}"
+        )),
+        Err(e) => failed.push(e),
+    }
+}
+
 /// CRI-O 1.36.3 on a drop-in shaped like its packaging (monitor_path
 /// /usr/libexec/crio/conmon, no conmon in PATH) starts after install and
-/// serves the new handler.
+/// serves the new handler, and after uninstall serves what it did before.
 #[test]
 fn crio_starts_after_install_on_packaging_drop_in() {
+    let mut failed = Vec::new();
     for case in ["packaging", "packaging-crun-from-path"] {
-        let st = Stage::new(Daemon::Crio, case);
-        let before = st.start().unwrap_or_else(|log| {
-            panic!(
-                "crio/{case}: CRI-O does not start on the corpus file itself:\n{}",
-                last_lines(&log, 5)
-            )
-        });
-        drop(before);
-        st.install(&[]);
-        let crio = st.start().unwrap_or_else(|log| {
-            panic!(
-                "crio/{case}: CRI-O does not start after install:\n{}",
-                last_lines(&log, 3)
-            )
-        });
-        let info = crio.crictl_info();
-        let names: Vec<&str> = info["runtimeHandlers"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|h| h["name"].as_str()).collect())
-            .unwrap_or_default();
-        assert!(
-            names.contains(&HANDLER),
-            "crio/{case}: CRI-O serves {names:?}"
-        );
+        starts_before_after_and_undone(&Stage::new(Daemon::Crio, case), &mut failed);
     }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
 /// containerd 2.3.4's own `config default` (version 4) installs, and 2.3.4
@@ -865,7 +934,8 @@ fn install_on_a_copy_creates_nothing_on_the_host() {
 }
 
 /// Every containerd version starts on an installed operator config (and the
-/// drop-in variant of 2.x) and serves the handler, which runs the wrapper.
+/// drop-in variant of 2.x), serves every handler it served and the new one
+/// (running the wrapper), and after uninstall serves what it did before.
 #[test]
 fn containerd_starts_and_serves_the_handler() {
     let mut failed = Vec::new();
@@ -876,38 +946,7 @@ fn containerd_starts_and_serves_the_handler() {
         (Daemon::Containerd23, "operator"),
         (Daemon::Containerd23, "dropins"),
     ] {
-        let label = format!("{}/{case}", d.fixture_dir());
-        let st = Stage::new(d, case);
-        if let Err(log) = st.start() {
-            failed.push(format!(
-                "{label}: containerd does not start on the corpus file itself:\n{}",
-                last_lines(&log, 3)
-            ));
-            continue;
-        }
-        let out = st.tool("install", &[]);
-        if !out.status.success() {
-            failed.push(format!("{label}: install: {}", text(&out).trim()));
-            continue;
-        }
-        let running = match st.start() {
-            Ok(r) => r,
-            Err(log) => {
-                failed.push(format!(
-                    "{label}: containerd does not start after install:\n{}",
-                    last_lines(&log, 3)
-                ));
-                continue;
-            }
-        };
-        let info = running.crictl_info();
-        let h = &info["config"]["containerd"]["runtimes"][HANDLER];
-        let bin = h["options"]["BinaryName"].as_str().unwrap_or_default();
-        if !(Path::new(bin) == st.wrapper_link() || bin == common::WRAPPER) {
-            failed.push(format!(
-                "{label}: containerd serves no handler {HANDLER} running the wrapper: {h}"
-            ));
-        }
+        starts_before_after_and_undone(&Stage::new(d, case), &mut failed);
     }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }

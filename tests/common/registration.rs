@@ -138,6 +138,7 @@ impl Stage {
             case: case.to_owned(),
             dir,
         };
+        require_tools();
         let from = fixtures().join(daemon.fixture_dir()).join(case);
         assert!(from.is_dir(), "no case {from:?}");
         let to = stage.root().join(daemon.etc());
@@ -574,6 +575,30 @@ impl Stage {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+}
+
+/// The tier's prerequisites, or a panic naming what to install.
+fn require_tools() {
+    for (tool, hint) in [
+        ("runc", "the Debian package runc"),
+        ("crun", "the Debian package crun"),
+        ("conmon", "the Debian package conmon"),
+        ("podman", "the Debian package podman"),
+        ("unshare", "util-linux"),
+        ("nsenter", "util-linux"),
+    ] {
+        assert!(
+            super::find_in_path(tool).is_some(),
+            "`{tool}` is missing: install {hint}"
+        );
+    }
+    assert!(
+        Path::new("/usr/bin/conmon").is_file(),
+        "/usr/bin/conmon is missing: install the Debian package conmon"
+    );
+    for p in [crictl_path(), tools_target().join("cri-o/pinns")] {
+        assert!(p.is_file(), "{p:?} is missing: run scripts/cri-tools.sh");
     }
 }
 
