@@ -32,7 +32,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Register the wrapper as a runtime handler of containerd or CRI-O, or a podman runtime.
     #[command(
-        after_help = "The handler copies the settings of the default runtime handler (else runc). When that handler names its own runtime binary (BinaryName; CRI-O: runtime_path), the new handler keeps it as its real runtime: it runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary. A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error; with --check, 0 when everything is in place and 1 when install would change something."
+        after_help = "The handler copies every setting of the default runtime handler (else runc), changing only what names the runtime binary (see registering.md for what is carried, changed or refused per daemon). The runtime that handler ran (BinaryName, CRI-O's runtime_path, podman's runtime paths, else its name in PATH) stays the real runtime: the new handler runs the wrapper through /etc/userns-hostnet/handlers/NAME/userns-hostnet-runtime, a link next to a link `runtime` to that binary (under --root DIR, links and files go under DIR). A comment line marks the handler table install wrote; uninstall removes only a marked, unchanged one. Exit status: 0 on success, 2 on an error; with --check, 0 when everything is in place and 1 when install would change something."
     )]
     Install(InstallArgs),
     /// Remove a runtime handler registered by `install`, and only what install added.
@@ -283,10 +283,13 @@ pub struct InstallArgs {
 #[derive(Debug, Default, Args)]
 pub struct InstallMore {
     /// crio, podman: the createRuntime hook definition instead of a runtime
-    /// handler, written as userns-hostnet.json into the daemon's hooks
-    /// directory (its `hooks_dir`, else CRI-O's default
-    /// /usr/share/containers/oci/hooks.d, podman's /etc/containers/oci/hooks.d);
-    /// uninstall removes that file while unchanged.
+    /// handler, written as userns-hostnet.json into the administrator's
+    /// hooks directory /etc/containers/oci/hooks.d (for CRI-O, whose
+    /// default reads only the vendor's, with a crio.conf.d drop-in adding
+    /// it to hooks_dir), or the first under /etc of the daemon's own
+    /// `hooks_dir`; it runs this program, which must be installed (not a
+    /// temporary or build path: see --force); uninstall removes what
+    /// install wrote while unchanged.
     #[arg(long)]
     pub hook: bool,
     /// With --hook: the hooks directory to write to, instead of the one the

@@ -441,11 +441,12 @@ fn crio_drop_in() {
     assert!(out.contains("restart crio"), "{out}");
     let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&drop_in).unwrap()).unwrap();
     let h = &doc["crio"]["runtime"]["runtimes"]["uhn"];
-    // No crio.conf: CRI-O's built-in default handler, whose runtime is
-    // found in PATH, stays the real runtime.
+    // No crio.conf, no `crio` to ask: CRI-O's built-in runc handler runs
+    // `runc` from PATH, the wrapper's own first choice: the handler names
+    // the wrapper alone.
     assert_eq!(
         h["runtime_path"].as_str(),
-        Some(s(&dir.path().join("handlers/uhn/userns-hostnet-runtime")))
+        Some("/usr/bin/userns-hostnet-runtime")
     );
     assert_eq!(h["runtime_type"].as_str(), Some("oci"));
     assert_eq!(

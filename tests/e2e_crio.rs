@@ -977,6 +977,9 @@ fn docs_drop_in_matches_install() {
             h.remove("runtime_path").is_some(),
             "no runtime_path: {h:#?}"
         );
+        // Carried from this tier's default handler (runc), which the
+        // docs' snippet, written for a config without one, cannot know.
+        h.remove("monitor_path");
         h
     };
     assert_eq!(

@@ -40,6 +40,19 @@ fn crio_hook_goes_where_crio_reads_hooks() {
     .unwrap();
     let file = hooks.join("userns-hostnet.json");
 
+    // The program run from its build directory is no path for a hook.
+    let err = refused(&args_for(
+        "install",
+        "crio",
+        &conf,
+        &["--hook", "--dry-run"],
+    ));
+    assert!(
+        err.contains(&format!(
+            "--hook: the hook would run {TOOL} (a cargo build directory)"
+        )) && err.contains("or pass --force"),
+        "{err}"
+    );
     let out = install("crio", &conf, &["--hook", "--force", "--dry-run"]);
     assert!(out.contains(&format!("+++ {}", file.display())), "{out}");
     assert!(out.contains("\"createRuntime\""), "{out}");
@@ -438,7 +451,48 @@ fn crio_reads_the_hooks_dir_install_writes_to() {
 
     std::fs::write(&conf, "[crio]\n").unwrap();
     assert_eq!(crio_dirs(), vec!["/usr/share/containers/oci/hooks.d"]);
-    assert_eq!(chosen(), "/usr/share/containers/oci/hooks.d");
+    // Neither sets it: the administrator's directory, which a drop-in
+    // adds to CRI-O's hooks_dir (staged under --root: nothing on the host).
+    assert_eq!(chosen(), "/etc/containers/oci/hooks.d");
+    let root = dir.path().join("node");
+    std::fs::create_dir_all(root.join("etc/crio")).unwrap();
+    std::fs::write(root.join("etc/crio/crio.conf"), "[crio]\n").unwrap();
+    let r = s(&root);
+    let out = ok(&["install", "crio", "--hook", "--force", "--root", r]);
+    assert!(out.contains("restart crio"), "{out}");
+    assert!(
+        out.contains("hooks directory: /etc/containers/oci/hooks.d (the administrator's;"),
+        "{out}"
+    );
+    let def = read_json(&root.join("etc/containers/oci/hooks.d/userns-hostnet.json"));
+    assert_eq!(def["hook"]["path"], "/usr/bin/userns-hostnet");
+    let staged = Command::new(&crio)
+        .arg("--config")
+        .arg(root.join("etc/crio/crio.conf"))
+        .arg("--config-dir")
+        .arg(root.join("etc/crio/crio.conf.d"))
+        .arg("config")
+        .output()
+        .unwrap();
+    assert!(staged.status.success(), "{}", text(&staged));
+    let printed = String::from_utf8_lossy(&staged.stdout);
+    assert!(
+        printed.contains("hooks_dir = [\n\t\"/usr/share/containers/oci/hooks.d\",\n\t\"/etc/containers/oci/hooks.d\",\n]"),
+        "{printed}"
+    );
+    let out = ok(&["uninstall", "crio", "--hook", "--root", r]);
+    assert!(
+        !root
+            .join("etc/containers/oci/hooks.d/userns-hostnet.json")
+            .exists(),
+        "{out}"
+    );
+    assert!(
+        !root
+            .join("etc/crio/crio.conf.d/98-userns-hostnet-hooks.conf")
+            .exists(),
+        "{out}"
+    );
 
     std::fs::write(&conf, "[crio.runtime]\nhooks_dir = [\"/srv/hooks-a\"]\n").unwrap();
     std::fs::write(

@@ -20,6 +20,9 @@ pub const CONTAINERD_DROP_IN: &str = "conf.d/99-userns-hostnet.toml";
 pub const CRIO_CONFIG: &str = "/etc/crio/crio.conf";
 /// The drop-in `install crio` writes, under the directory of crio.conf.
 pub const CRIO_DROP_IN: &str = "crio.conf.d/99-userns-hostnet.conf";
+/// The drop-in `install crio --hook` writes when no file sets CRI-O's
+/// hooks_dir, adding the administrator's hooks directory to it.
+pub const CRIO_HOOKS_DROP_IN: &str = "crio.conf.d/98-userns-hostnet-hooks.conf";
 
 /// A runtime handler whose runtime binary is the wrapper.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,8 +279,19 @@ fn string_list(item: &Item) -> Option<Vec<String>> {
 pub fn crio_hooks_dirs(
     crio_conf: &Path,
 ) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
+    crio_hooks_dirs_except(crio_conf, None)
+}
+
+/// [`crio_hooks_dirs`], one drop-in (`except`) left out.
+pub fn crio_hooks_dirs_except(
+    crio_conf: &Path,
+    except: Option<&Path>,
+) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
     let mut dirs = None;
     for file in crio_files(crio_conf) {
+        if Some(file.as_path()) == except {
+            continue;
+        }
         let doc = crate::sys::toml::read(&file)?;
         if let Some(list) =
             dig(doc.as_item(), &["crio", "runtime", "hooks_dir"]).and_then(string_list)

@@ -227,6 +227,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// uninstall: a handler of that name stays registered.
     pub left: bool,
+    /// `--hook`: the daemon must restart to read a changed config.
+    pub restart: bool,
 }
 
 impl Plan {
@@ -437,7 +439,10 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallE
         files: Vec::new(),
         links: Vec::new(),
     };
-    let restart = if !changed.is_empty() && !args.more.hook && args.daemon != Engine::Podman {
+    let restart = if !changed.is_empty()
+        && (!args.more.hook || plan.restart)
+        && args.daemon != Engine::Podman
+    {
         Some(format!("systemctl restart {daemon}"))
     } else {
         None
@@ -586,7 +591,12 @@ fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallE
     }
     notes(&report);
     if !changed.is_empty() {
-        if args.more.hook {
+        if args.more.hook && plan.restart {
+            report.line(&format!(
+                "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
+                subject(args)
+            ));
+        } else if args.more.hook {
             report.line(&format!(
                 "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
                 subject(args)
@@ -782,7 +792,7 @@ fn handler_binary(
     let name = args.handler.as_str();
     let Some(real) = real else {
         plan.notes.push(format!(
-            "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH)",
+            "real runtime of handler {name}: as the wrapper chooses ({}, else `runtime` in /etc/userns-hostnet/config.toml, else runc or crun in PATH), as no handler of the config names one",
             runtime::RUNTIME_ENV
         ));
         return Ok(wrapper.to_owned());
@@ -1074,11 +1084,9 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
                 true,
                 format!("runtime containerd's runc shim runs for handler {s}, which has no BinaryName: `runc` in PATH"),
             ),
-            (None, _) => (
-                "runc".to_owned(),
-                true,
-                "runtime containerd's runc shim runs (no runc shim handler to derive from): `runc` in PATH".to_owned(),
-            ),
+            // No handler to derive from: containerd's built-in runc
+            // handler runs `runc` from PATH, the wrapper's own first choice.
+            (None, _) => (String::new(), true, String::new()),
         };
         let real = carried_runtime(
             args,
@@ -1540,9 +1548,16 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         let wrapper = wrapper_str(args)?;
         let builtin = crio::builtin_default(crio_version(args), &others);
         let source = crio::source(&others, &builtin);
-        let runtime = source.runtime();
+        let implicit = source.runtime() == source.name;
+        // No file defines the default handler and it is runc: CRI-O runs
+        // `runc` from PATH, the wrapper's own first choice.
+        let builtin_runc = source.table.is_none() && source.name == runtime::DEFAULT_CANDIDATES[0];
+        let runtime = if builtin_runc {
+            String::new()
+        } else {
+            source.runtime()
+        };
         let what = source.runtime_from();
-        let implicit = runtime == source.name;
         let real = carried_runtime(
             args,
             Some(&runtime),
@@ -1834,19 +1849,28 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
     Ok(plan)
 }
 
-/// The hooks directory `--hook` writes to (as the node sees it), and why
-/// that one.
-fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
+/// The hooks directory `--hook` writes to (as the node sees it), why that
+/// one, and for CRI-O reading none but the vendor's, the drop-in (on this
+/// host) that adds the administrator's.
+fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String, Option<PathBuf>), InstallError> {
     if let Some(d) = &args.more.hooks_dir {
-        return Ok((d.clone(), "--hooks-dir".into()));
+        return Ok((d.clone(), "--hooks-dir".into(), None));
     }
-    let (dirs, from, defaults) = match args.daemon {
+    let (dirs, from, defaults, drop_in) = match args.daemon {
         Engine::Crio => {
             let conf = config_path(args, daemons::CRIO_CONFIG)?;
+            let drop_in = on_host(
+                args,
+                &conf
+                    .parent()
+                    .unwrap_or(Path::new("/"))
+                    .join(daemons::CRIO_HOOKS_DROP_IN),
+            );
             (
-                daemons::crio_hooks_dirs(&on_host(args, &conf))?,
+                daemons::crio_hooks_dirs_except(&on_host(args, &conf), Some(&drop_in))?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
                 &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
+                Some(drop_in),
             )
         }
         _ => {
@@ -1860,14 +1884,31 @@ fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
                 dirs,
                 format!("hooks_dir of {}", conf.display()),
                 &daemons::PODMAN_DEFAULT_HOOKS_DIRS[..],
+                None,
             )
         }
     };
-    let (dirs, from) = match dirs {
-        Some(d) => (d, from),
-        None => (
+    let (dirs, from, drop_in) = match (dirs, drop_in) {
+        (Some(d), _) => (d, from, None),
+        // CRI-O reads the vendor's directory alone by default: the
+        // administrator's goes into its hooks_dir by a drop-in.
+        (None, Some(drop_in)) => (
+            vec![
+                hookfile::VENDOR_DIR.to_owned(),
+                hookfile::ADMIN_DIR.to_owned(),
+            ],
+            format!(
+                "{from} is not set: CRI-O reads only {}, so {} adds {}",
+                hookfile::VENDOR_DIR,
+                drop_in.display(),
+                hookfile::ADMIN_DIR
+            ),
+            Some(drop_in),
+        ),
+        (None, None) => (
             defaults.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
             format!("the default, as {from} is not set"),
+            None,
         ),
     };
     let Some(dir) = daemons::hooks_dir_to_write(&dirs) else {
@@ -1877,11 +1918,11 @@ fn hooks_dir(args: &InstallArgs) -> Result<(PathBuf, String), InstallError> {
         return Err(DaemonConfigError::HooksDirRelative { from, dir }.into());
     }
     let from = if dir.starts_with("/etc") {
-        format!("the administrator's, from {from}")
+        format!("the administrator's; {from}")
     } else {
-        format!("the vendor's, the one directory of {from} (name /etc/containers/oci/hooks.d in hooks_dir to keep it apart from the packages' files)")
+        format!("the vendor's, the only one of {from} (add {} to it to keep the hook apart from the packages' files)", hookfile::ADMIN_DIR)
     };
-    Ok((dir, from))
+    Ok((dir, from, drop_in))
 }
 
 /// The program a hook definition runs: this one, unless it is a
@@ -1906,7 +1947,7 @@ fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
 
 /// `--hook`: the hook definition file in the daemon's hooks directory.
 fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let (dir, from) = hooks_dir(args)?;
+    let (dir, from, drop_in) = hooks_dir(args)?;
     let path = on_host(args, &dir.join(hookfile::FILE));
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
@@ -1948,7 +1989,39 @@ fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
         new,
         backup: false,
     });
+    if let Some(drop_in) = drop_in {
+        plan_hooks_drop_in(install, &drop_in, &mut plan)?;
+    }
     Ok(plan)
+}
+
+/// CRI-O's drop-in adding the administrator's hooks directory: written
+/// with the hook, removed with it while it holds what install wrote.
+fn plan_hooks_drop_in(install: bool, path: &Path, plan: &mut Plan) -> Result<(), InstallError> {
+    let old = toml::read_optional(path)?;
+    let ours = hookfile::crio_hooks_drop_in();
+    let new = match (&old, install) {
+        (Some(text), _) if *text != ours => {
+            plan.leave(
+                install,
+                format!(
+                    "left {}: not as install wrote it; remove it by hand if it should go",
+                    path.display()
+                ),
+            );
+            old.clone()
+        }
+        (_, true) => Some(ours),
+        (_, false) => None,
+    };
+    plan.restart = plan.restart || old != new;
+    plan.files.push(FileChange {
+        path: path.to_owned(),
+        old,
+        new,
+        backup: false,
+    });
+    Ok(())
 }
 
 #[cfg(test)]

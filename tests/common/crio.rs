@@ -747,8 +747,10 @@ fn register_wrapper(d: &Path) {
     let mut text = run_install(d);
     let drop_in = d.join(INSTALL_DROP_IN);
     assert!(
-        text.trim_end()
-            .ends_with(&format!("runtime_root = \"{WRAPPER_RUNTIME_ROOT}\"")),
+        text.contains(&format!("runtime_root = \"{WRAPPER_RUNTIME_ROOT}\""))
+            && text.lines().rfind(|l| l.starts_with('['))
+                == Some("[crio.runtime.runtimes.userns-hostnet]")
+            && !text.contains("monitor_env"),
         "the handler table is no longer the last thing in {drop_in:?}:\n{text}"
     );
     text.push_str(&format!(

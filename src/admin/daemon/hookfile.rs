@@ -14,6 +14,18 @@ pub const SHIPPED: &str = include_str!("../../../hooks.d/userns-hostnet.json");
 pub const FILE: &str = "userns-hostnet.json";
 /// The administrator's hooks directory, which masks the vendor one.
 pub const ADMIN_DIR: &str = "/etc/containers/oci/hooks.d";
+/// The vendor's hooks directory, CRI-O's only one by default.
+pub const VENDOR_DIR: &str = "/usr/share/containers/oci/hooks.d";
+
+/// The CRI-O drop-in that makes CRI-O read the administrator's hooks
+/// directory besides the vendor's (CRI-O's default reads the vendor's
+/// alone); the later directory's file wins over a same-named one.
+pub fn crio_hooks_drop_in() -> String {
+    format!(
+        "# Written by `userns-hostnet install crio --hook`, removed by `userns-hostnet uninstall crio --hook`\n# while unchanged: CRI-O reads the administrator's hooks directory too.\n[crio.runtime]\nhooks_dir = [\n    \"{VENDOR_DIR}\",\n    \"{ADMIN_DIR}\",\n]\n"
+    )
+}
+
 /// The start of the `comment` member of a definition install wrote.
 const MARK: &str = "Added by `userns-hostnet install` (fingerprint ";
 
