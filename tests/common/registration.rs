@@ -284,6 +284,19 @@ impl Stage {
                 cmd.arg("--containerd").arg(self.daemon.containerd());
             }
         }
+        if self.daemon == Daemon::Crio {
+            // As on a CRI-O node, the crio that reads the config is in
+            // PATH: install asks it its version (its built-in default
+            // handler changed from runc to crun in 1.31).
+            cmd.env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    tools_target().join("cri-o").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            );
+        }
         cmd.args(more);
         cmd.output().unwrap()
     }
