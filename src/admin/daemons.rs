@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 
 pub const CONTAINERD_CONFIG: &str = "/etc/containerd/config.toml";
+/// The daemons' CRI sockets at their packaged places.
+pub const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
+pub const CRIO_SOCKET: &str = "/run/crio/crio.sock";
 /// The drop-in `install containerd --drop-in` writes, under the directory
 /// of the main config file.
 pub const CONTAINERD_DROP_IN: &str = "conf.d/99-userns-hostnet.toml";
@@ -252,6 +255,8 @@ pub fn rancher_distro(config: &Path) -> Option<&'static str> {
 
 /// podman's system-wide containers.conf, which `install podman` edits.
 pub const PODMAN_CONFIG: &str = "/etc/containers/containers.conf";
+/// The vendor's containers.conf, which podman reads first.
+pub const PODMAN_VENDOR_CONFIG: &str = "/usr/share/containers/containers.conf";
 /// Where CRI-O looks for hook definitions when its config names no
 /// `hooks_dir` (`crio config` prints it; /etc/containers/oci/hooks.d is
 /// not among them).

@@ -18,6 +18,7 @@
 //! instead. A rerun (pod restart, upgrade) keeps the first `before`, so the
 //! undo still returns the host to what it was before any deploy.
 
+use super::daemons::{CONTAINERD_SOCKET, CRIO_SOCKET};
 use super::install::{self, LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
 use crate::sys::atomic::{self, Attrs};
@@ -41,8 +42,6 @@ pub const RUNTIME_LINKS: [&str; 2] = [
 const CONFIG_FILE: &str = "/etc/userns-hostnet/config.toml";
 const SHIPPED_CONFIG: &str = include_str!("../../packaging/config.toml");
 const STATE_FILE: &str = "state.json";
-const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
-const CRIO_SOCKET: &str = "/run/crio/crio.sock";
 
 /// Why deploy stops.
 #[derive(Debug, thiserror::Error)]
@@ -345,10 +344,7 @@ fn save_state(state: &State) -> Result<(), DeployError> {
 
 /// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
 fn fnv1a(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{h:016x}")
+    format!("{:016x}", super::daemon::fnv1a(bytes))
 }
 
 fn after_file(bytes: &[u8]) -> After {

@@ -1710,10 +1710,7 @@ fn podman_files(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
-    let mut paths = vec![on_host(
-        args,
-        Path::new("/usr/share/containers/containers.conf"),
-    )];
+    let mut paths = vec![on_host(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))];
     paths.push(on_host(args, config));
     let dir = on_host(args, &config.with_file_name("containers.conf.d"));
     let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(dir)
