@@ -24,6 +24,7 @@ pub mod cri;
 pub mod crio;
 pub mod install;
 pub mod podman;
+pub mod registration;
 
 /// The wrapper under test.
 pub const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
