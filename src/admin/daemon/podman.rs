@@ -37,33 +37,49 @@ pub fn runs_wrapper(doc: &DocumentMut, name: &str) -> bool {
         .is_some_and(super::is_wrapper)
 }
 
+/// The comment line below the marker when install made the
+/// `[engine.runtimes]` header for its entry: uninstall removes the header
+/// only then. A table that was there before install (podman's shipped
+/// containers.conf has one holding only comments) stays, its comments
+/// with it.
+pub const TABLE_MADE: &str = "# and the [engine.runtimes] header above, which it added\n";
+
 /// Add the marked entry `name = [binary]`.
 pub fn add(doc: &mut DocumentMut, name: &str, binary: &str) -> Result<(), EditError> {
     let mut list = Array::new();
     list.push(binary);
     let item = Item::Value(Value::Array(list));
     let fp = fingerprint(&item);
+    // An implicit table prints no header until it holds a key.
+    let made = dig(doc.as_item(), RUNTIMES)
+        .and_then(Item::as_table)
+        .map_or(true, Table::is_implicit);
     let runtimes = table_at(doc.as_table_mut(), RUNTIMES)?;
     runtimes.insert(name, item);
     if let Some(mut key) = runtimes.key_mut(name) {
-        key.leaf_decor_mut()
-            .set_prefix(marker_line(fp, "userns-hostnet uninstall podman"));
+        let mut prefix = marker_line(fp, "userns-hostnet uninstall podman");
+        if made {
+            prefix.push_str(TABLE_MADE);
+        }
+        key.leaf_decor_mut().set_prefix(prefix);
     }
     Ok(())
 }
 
-/// Remove the entry `name`; tables left empty print no header, as before
-/// install made them.
+/// Remove the entry `name`; the `[engine.runtimes]` header goes with it
+/// only when install made it (or it prints none anyway).
 pub fn remove(doc: &mut DocumentMut, name: &str) {
-    for depth in (1..=RUNTIMES.len()).rev() {
-        if let Some(t) = dig_table_mut(doc, &RUNTIMES[..depth]) {
-            if depth == RUNTIMES.len() {
-                t.remove(name);
-            }
-            if t.is_empty() {
-                t.set_implicit(true);
-            }
-        }
+    let Some(t) = dig_table_mut(doc, RUNTIMES) else {
+        return;
+    };
+    let made = t
+        .get_key_value(name)
+        .and_then(|(k, _)| k.leaf_decor().prefix())
+        .and_then(|p| p.as_str())
+        .is_some_and(|p| p.contains(TABLE_MADE));
+    t.remove(name);
+    if t.is_empty() && made {
+        t.set_implicit(true);
     }
 }
 
@@ -169,11 +185,28 @@ mod tests {
             let mut doc: DocumentMut = text.parse().unwrap();
             add(&mut doc, "uhn", "/usr/bin/userns-hostnet-runtime").unwrap();
             let added = doc.to_string();
-            let doc2: DocumentMut = added.parse().unwrap();
+            let mut doc2: DocumentMut = added.parse().unwrap();
             assert_eq!(owner(&doc2, "uhn"), Some(Owner::Install), "{added}");
             assert!(runs_wrapper(&doc2, "uhn"));
             remove(&mut doc, "uhn");
             assert_eq!(doc.to_string(), text);
+            // As uninstall sees it: the file install wrote, read again.
+            remove(&mut doc2, "uhn");
+            assert_eq!(doc2.to_string(), text);
         }
+    }
+
+    #[test]
+    fn a_table_of_comments_install_did_not_make_stays() {
+        // podman's shipped containers.conf: [engine] and [engine.runtimes]
+        // hold only comments.
+        let text = "[containers]\n# [engine] comments\n[engine]\n# runtime = \"crun\"\n\n# The runtimes\n[engine.runtimes]\n#runc = [\"/usr/bin/runc\"]\n\n[engine.volume_plugins]\n";
+        let mut doc: DocumentMut = text.parse().unwrap();
+        add(&mut doc, "uhn", "/usr/bin/userns-hostnet-runtime").unwrap();
+        let added = doc.to_string();
+        assert!(!added.contains(TABLE_MADE), "{added}");
+        let mut doc: DocumentMut = added.parse().unwrap();
+        remove(&mut doc, "uhn");
+        assert_eq!(doc.to_string(), text);
     }
 }
