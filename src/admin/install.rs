@@ -152,6 +152,12 @@ pub enum DaemonConfigError {
     },
     #[error("{}: --drop-in refused: cannot tell which containerd reads it ({} --version gave no version); containerd before 2.0 replaces the whole CRI plugin table with an imported file's, so a drop-in is safe on 2.0 and later only: name the binary with --containerd PATH, or install without --drop-in", path.display(), containerd.display())]
     DropInUnknownContainerd { path: PathBuf, containerd: PathBuf },
+    #[error("{}: default_runtime_name names handler {name}, which neither this file nor the {imports} file(s) it imports define: install derives the new handler from the default one and will not guess; define handler {name} (or name a defined one) and install again", path.display())]
+    DefaultHandlerMissing {
+        path: PathBuf,
+        name: String,
+        imports: usize,
+    },
     #[error("{from} is an empty list: name a directory with --hooks-dir")]
     NoHooksDir { from: String },
     #[error("{from} names {}, not an absolute path", dir.display())]

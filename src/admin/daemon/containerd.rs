@@ -54,6 +54,81 @@ pub fn source<'a>(layout: &Layout, doc: &'a DocumentMut) -> Option<(String, &'a 
     })
 }
 
+/// How containerd merges an imported file into the config read so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// containerd 2.x: tables merge key by key, all the way down; a value
+    /// (an array included) of a later file replaces the earlier one.
+    Deep,
+    /// containerd 1.x: the table of each plugin an import names replaces
+    /// the one read before whole; other tables merge key by key.
+    WholePlugins,
+}
+
+/// The config containerd reads: `main` with `imports` (in the order
+/// containerd processes them: the list's order, each glob expanded and
+/// sorted) merged in. `version` and `imports` stay the main file's.
+pub fn merged(main: &DocumentMut, imports: &[DocumentMut], how: Merge) -> DocumentMut {
+    let mut out = main.clone();
+    for import in imports {
+        for (key, item) in import.iter() {
+            if key == "version" || key == "imports" {
+                continue;
+            }
+            match (how, key, item.as_table_like()) {
+                (Merge::WholePlugins, "plugins", Some(plugins)) => {
+                    let to = out
+                        .entry("plugins")
+                        .or_insert_with(|| Item::Table(Table::new()));
+                    if let Some(to) = as_table_mut(to) {
+                        for (name, plugin) in plugins.iter() {
+                            to.insert(name, plugin.clone());
+                        }
+                    }
+                }
+                _ => merge_item(out.as_table_mut(), key, item),
+            }
+        }
+    }
+    out
+}
+
+/// `to`'s item, made a (non-inline) table when it is table-like.
+fn as_table_mut(item: &mut Item) -> Option<&mut Table> {
+    if let Some(t) = item.as_inline_table() {
+        *item = Item::Table(bare_copy(t));
+    }
+    item.as_table_mut()
+}
+
+/// Merge `item` into `to[key]`: tables key by key, anything else replaces.
+fn merge_item(to: &mut Table, key: &str, item: &Item) {
+    match (to.get_mut(key), item.as_table_like()) {
+        (Some(existing), Some(from)) if existing.is_table_like() => {
+            if let Some(t) = as_table_mut(existing) {
+                for (k, v) in from.iter() {
+                    merge_item(t, k, v);
+                }
+            }
+        }
+        _ => {
+            to.insert(key, item.clone());
+        }
+    }
+}
+
+/// The handler `default_runtime_name` names, when it names one the
+/// document does not define. containerd's built-in `runc` handler is
+/// defined whether or not a file defines it.
+pub fn missing_default(layout: &Layout, doc: &DocumentMut) -> Option<String> {
+    let (table, key) = layout.default.as_ref()?;
+    let name = dig(doc.as_item(), table)
+        .and_then(|c| dig(c, &[key]))
+        .and_then(Item::as_str)?;
+    let defined = dig(doc.as_item(), &layout.runtimes).and_then(|all| dig(all, &[name]));
+    (defined.is_none() && name != "runc").then(|| name.to_owned())
+}
+
 /// The new handler: every setting of `source` (base_runtime_spec,
 /// snapshotter, cni_conf_dir, the annotations, privileged_without_host_devices,
 /// runtime_path, every option...), the runc shim, and `options.BinaryName`
@@ -188,6 +263,80 @@ Root = "/run/site-runc"
             .unwrap();
         let (name, _) = source(&layout(version(&doc)).unwrap(), &doc).unwrap();
         assert_eq!(name, "crun");
+    }
+
+    const MAIN_V3: &str = "version = 3\nimports = ['/etc/containerd/conf.d/*.toml']\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\ndefault_runtime_name = 'site'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\nruntime_type = 'io.containerd.runc.v2'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\nSystemdCgroup = false\n";
+    const SITE_V3: &str = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.site]\nruntime_type = 'io.containerd.runc.v2'\nsnapshotter = 'native'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.site.options]\nBinaryName = '/opt/x/runc-custom'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\nSystemdCgroup = true\n";
+
+    #[test]
+    fn the_default_handler_is_found_in_an_import() {
+        let main: DocumentMut = MAIN_V3.parse().unwrap();
+        let l = layout(3).unwrap();
+        // Alone, the main config names a default it does not define.
+        assert_eq!(missing_default(&l, &main).as_deref(), Some("site"));
+        let site: DocumentMut = SITE_V3.parse().unwrap();
+        let all = merged(&main, &[site], Merge::Deep);
+        assert_eq!(missing_default(&l, &all), None);
+        let (name, h) = source(&l, &all).unwrap();
+        assert_eq!(name, "site");
+        assert_eq!(
+            dig(h, BINARY).and_then(Item::as_str),
+            Some("/opt/x/runc-custom")
+        );
+        assert_eq!(
+            dig(h, &["snapshotter"]).and_then(Item::as_str),
+            Some("native")
+        );
+        // containerd 2.x merges deep: runc keeps its runtime_type and
+        // takes the import's SystemdCgroup.
+        let runc = handler_of(&l, &all, "runc");
+        assert_eq!(
+            dig(runc, &["runtime_type"]).and_then(Item::as_str),
+            Some(RUNC_SHIM)
+        );
+        assert_eq!(
+            dig(runc, &["options", "SystemdCgroup"]).and_then(Item::as_bool),
+            Some(true)
+        );
+        assert_eq!(all.get("version").and_then(Item::as_integer), Some(3));
+    }
+
+    fn handler_of<'a>(l: &Layout, doc: &'a DocumentMut, name: &str) -> &'a Item {
+        dig(doc.as_item(), &l.runtimes)
+            .and_then(|a| dig(a, &[name]))
+            .unwrap()
+    }
+
+    #[test]
+    fn containerd_1x_imports_replace_a_plugin_table_whole() {
+        let main: DocumentMut = "version = 2\n[plugins.'io.containerd.grpc.v1.cri']\nsandbox_image = 'p'\n[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.runc]\nruntime_type = 'io.containerd.runc.v2'\n[debug]\nlevel = 'info'\n".parse().unwrap();
+        let import: DocumentMut = "[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.runc.options]\nBinaryName = '/opt/runc'\n[debug]\naddress = '/d'\n".parse().unwrap();
+        let all = merged(&main, &[import], Merge::WholePlugins);
+        let l = layout(2).unwrap();
+        let runc = handler_of(&l, &all, "runc");
+        assert!(dig(runc, &["runtime_type"]).is_none());
+        assert!(dig(
+            all.as_item(),
+            &["plugins", "io.containerd.grpc.v1.cri", "sandbox_image"]
+        )
+        .is_none());
+        assert_eq!(
+            dig(all.as_item(), &["debug", "level"]).and_then(Item::as_str),
+            Some("info")
+        );
+        assert_eq!(
+            dig(all.as_item(), &["debug", "address"]).and_then(Item::as_str),
+            Some("/d")
+        );
+    }
+
+    #[test]
+    fn a_default_named_nowhere_is_missing_but_runc_is_built_in() {
+        let l = layout(3).unwrap();
+        let doc: DocumentMut = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\ndefault_runtime_name = 'runc'\n".parse().unwrap();
+        assert_eq!(missing_default(&l, &doc), None);
+        let doc: DocumentMut = "version = 3\n".parse().unwrap();
+        assert_eq!(missing_default(&l, &doc), None);
     }
 
     #[test]

@@ -75,8 +75,41 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         }
     }
     let wrapper = wrapper_str(args)?;
-    // The handler install adds is derived from the main config's default.
-    let main = doc.clone();
+    // The handler install adds is derived from the default handler of the
+    // config containerd reads: the main file with its imports merged in.
+    let files = if install {
+        read_imports(args, &doc, &config)?
+    } else {
+        Vec::new()
+    };
+    let how = if version == 2
+        && !daemons::containerd_binary_version(&args.containerd)
+            .is_some_and(|(major, _)| major >= 2)
+    {
+        containerd::Merge::WholePlugins
+    } else {
+        containerd::Merge::Deep
+    };
+    let imported: Vec<DocumentMut> = files.iter().map(|(_, d)| d.clone()).collect();
+    let main = containerd::merged(&doc, &imported, how);
+    if install {
+        if let Some(name) = containerd::missing_default(&layout, &main) {
+            return Err(DaemonConfigError::DefaultHandlerMissing {
+                path: host_config,
+                name,
+                imports: files.len(),
+            }
+            .into());
+        }
+    }
+    // Which file the source handler was read from, for the notes.
+    let defined_in = |name: &str| -> PathBuf {
+        files
+            .iter()
+            .rev()
+            .find(|(_, d)| daemon::handler(&layout, d, name).is_some())
+            .map_or_else(|| config.clone(), |(p, _)| p.clone())
+    };
     let make = |plan: &mut Plan| -> Result<Table, InstallError> {
         let source = containerd::source(&layout, &main);
         let named = source
@@ -87,7 +120,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
             (Some((s, _)), Some(b)) => (
                 b.to_owned(),
                 false,
-                format!("BinaryName of handler {s} in {}", config.display()),
+                format!("BinaryName of handler {s} in {}", defined_in(s).display()),
             ),
             (Some((s, _)), None) => (
                 "runc".to_owned(),
@@ -158,6 +191,24 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
     }
     plan_default(args, install, &host_config, &layout, &mut plan)?;
     Ok(plan)
+}
+
+/// The files `config` imports, read, in the order containerd merges them
+/// (a listed file that does not exist is left out, as a glob matching
+/// nothing is).
+pub(super) fn read_imports(
+    args: &InstallArgs,
+    doc: &DocumentMut,
+    config: &Path,
+) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    let mut out = Vec::new();
+    for import in containerd_import_files(args, doc, config) {
+        if let Some(text) = toml::read_optional(&import)? {
+            let d = toml::parse(&import, &text)?;
+            out.push((import, d));
+        }
+    }
+    Ok(out)
 }
 
 /// The handler names each file `config` imports registers.
