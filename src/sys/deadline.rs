@@ -38,8 +38,13 @@ pub struct Output {
 /// stdout is read while it runs, so a child that writes more than a pipe
 /// holds cannot stall until the deadline.
 pub fn run(program: &Path, arg: &str, deadline: Instant) -> Result<Output, RunError> {
+    run_args(program, &[arg], deadline)
+}
+
+/// [`run`] with several arguments.
+pub fn run_args(program: &Path, args: &[&str], deadline: Instant) -> Result<Output, RunError> {
     let mut cmd = command(program, Stdio::piped(), Stdio::null());
-    cmd.arg(arg);
+    cmd.args(args);
     let mut child = spawn(&mut cmd)?;
     let result = match child.stdout.take() {
         Some(stdout) => collect(&mut child, stdout, deadline),

@@ -103,6 +103,52 @@ pub fn source(files: &[(PathBuf, DocumentMut)], builtin: &str) -> Source {
     out
 }
 
+/// CRI-O's built-in handler `name` as `crio config` prints it. `crio
+/// config` writes a setting equal to CRI-O's built-in default as a
+/// comment, so with no config file (`crio --config /dev/null --config-dir
+/// "" config`) the built-in handler is a commented-out table:
+/// `# [crio.runtime.runtimes.crun]`, then `# key = value` lines.
+pub fn builtin_handler(printed: &str, name: &str) -> Option<Table> {
+    let header = format!("# [crio.runtime.runtimes.{name}]");
+    let mut lines = printed.lines().skip_while(|l| l.trim_end() != header);
+    lines.next()?;
+    let mut body = String::new();
+    for line in lines {
+        let Some(l) = line.strip_prefix('#') else {
+            break;
+        };
+        body.push_str(l.strip_prefix(' ').unwrap_or(l));
+        body.push('\n');
+    }
+    let doc: DocumentMut = body.parse().ok()?;
+    let t = bare_copy(doc.as_table());
+    (!t.is_empty()).then_some(t)
+}
+
+/// `source` with the table of CRI-O's built-in handler of its name (read
+/// by [`builtin_handler`]) when no file defines it. The built-in
+/// monitor_cgroup follows the cgroup manager (`crio config` prints
+/// systemd's, "system.slice", which CRI-O refuses with cgroupfs): with
+/// `cgroup_manager = "cgroupfs"` set, it is left for CRI-O to choose.
+pub fn with_builtin(
+    mut source: Source,
+    builtin: Table,
+    files: &[(PathBuf, DocumentMut)],
+) -> Source {
+    if source.table.is_some() {
+        return source;
+    }
+    let mut t = builtin;
+    let cgroupfs = files.iter().rev().find_map(|(_, d)| {
+        dig(d.as_item(), &["crio", "runtime", "cgroup_manager"]).and_then(Item::as_str)
+    }) == Some("cgroupfs");
+    if cgroupfs {
+        t.remove("monitor_cgroup");
+    }
+    source.table = Some(t);
+    source
+}
+
 /// Why a handler cannot be derived from CRI-O's default one.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CrioRefusal {
@@ -239,6 +285,49 @@ allowed_annotations = ["io.containers.trace-syscall"]
             d.carried
         );
         assert!(!d.carried.contains(&"runtime_root".to_owned()));
+    }
+
+    /// `crio --config /dev/null --config-dir "" config` of CRI-O 1.36.3, cut.
+    const PRINTED: &str = "# [crio.runtime.runtimes.runtime-handler]\n# runtime_path = \"/path/to/the/executable\"\n\n# [crio.runtime.runtimes.crun]\n# runtime_path = \"\"\n# runtime_type = \"oci\"\n# runtime_root = \"/run/crun\"\n# inherit_default_runtime = false\n# container_min_memory = \"500KiB\"\n# monitor_path = \"\"\n# monitor_cgroup = \"system.slice\"\n# monitor_env = [\n# \t\"PATH=/usr/local/sbin:/usr/bin\",\n# ]\n# allowed_annotations = [\n# \t\"io.containers.trace-syscall\",\n# \t\"devices.crio.io\",\n# ]\n# privileged_without_host_devices = false\n\n\n\n# The workloads table\n[crio.image]\n";
+
+    #[test]
+    fn the_builtin_handler_is_carried_when_no_file_defines_it() {
+        let b = builtin_handler(PRINTED, "crun").unwrap();
+        assert_eq!(
+            b.get("container_min_memory").and_then(Item::as_str),
+            Some("500KiB")
+        );
+        assert!(builtin_handler(PRINTED, "runc").is_none());
+        let f = files(&[("/etc/crio/crio.conf", "[crio.runtime]\n")]);
+        let s = with_builtin(source(&f, "crun"), b.clone(), &f);
+        assert_eq!(s.runtime(), "crun");
+        let d = derive(&s, "/w").unwrap();
+        let mut doc = DocumentMut::new();
+        doc.insert("h", Item::Table(d.table));
+        let got: ::toml::Value = ::toml::from_str(&doc.to_string()).unwrap();
+        let want: ::toml::Value = ::toml::from_str(
+            r#"[h]
+runtime_path = "/w"
+runtime_type = "oci"
+runtime_root = "/run/userns-hostnet-runtime"
+container_min_memory = "500KiB"
+monitor_path = ""
+monitor_cgroup = "system.slice"
+monitor_env = ["PATH=/usr/local/sbin:/usr/bin"]
+allowed_annotations = ["io.containers.trace-syscall", "devices.crio.io"]
+privileged_without_host_devices = false
+"#,
+        )
+        .unwrap();
+        assert_eq!(got, want);
+        // cgroupfs: CRI-O chooses the monitor's cgroup itself.
+        let f = files(&[("/c", "[crio.runtime]\ncgroup_manager = \"cgroupfs\"\n")]);
+        let s = with_builtin(source(&f, "crun"), b.clone(), &f);
+        assert!(s.table.unwrap().get("monitor_cgroup").is_none());
+        // A file's own table wins over the built-in one.
+        let f = files(&[("/c", PACKAGING)]);
+        let s = with_builtin(source(&f, "crun"), b, &f);
+        assert!(s.table.unwrap().get("container_min_memory").is_none());
     }
 
     #[test]

@@ -17,6 +17,24 @@ pub(super) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
+/// CRI-O's built-in handler `name`, as the `crio` in PATH prints its
+/// defaults; not asked under `--root` (that binary is not the node's).
+/// Err: why it could not be read, for the report.
+pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Table, String> {
+    if args.more.root.is_some() {
+        return Err("under --root, the crio in PATH is not the node's".into());
+    }
+    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
+    let argv = ["--config", "/dev/null", "--config-dir", "", "config"];
+    let out = crate::sys::deadline::run_args(Path::new("crio"), &argv, deadline)
+        .map_err(|e| format!("crio {}: {e}", argv.join(" ")))?;
+    if !out.status.success() {
+        return Err(format!("crio {}: {}", argv.join(" "), out.status));
+    }
+    crio::builtin_handler(&String::from_utf8_lossy(&out.stdout), name)
+        .ok_or_else(|| format!("`crio config` prints no built-in handler {name}"))
+}
+
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
 pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let conf = config_path(args, daemons::CRIO_CONFIG)?;
@@ -59,11 +77,21 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
     let make = |plan: &mut Plan| -> Result<Table, InstallError> {
         let wrapper = wrapper_str(args)?;
         let builtin = crio::builtin_default(crio_version(args), &others);
-        let source = crio::source(&others, &builtin);
+        let mut source = crio::source(&others, &builtin);
         let implicit = source.runtime() == source.name;
         // No file defines the default handler and it is runc: CRI-O runs
         // `runc` from PATH, the wrapper's own first choice.
         let builtin_runc = source.table.is_none() && source.name == runtime::DEFAULT_CANDIDATES[0];
+        if source.table.is_none() {
+            match crio_builtin_handler(args, &source.name) {
+                Ok(t) => source = crio::with_builtin(source, t, &others),
+                Err(why) => plan.notes.push(format!(
+                    "warning: no file defines CRI-O's handler {name} and its built-in settings could not be read ({why}): the new handler carries none of them (CRI-O gives its built-in {name} allowed_annotations, monitor_env, container_min_memory...); to carry them, define [crio.runtime.runtimes.{name}] in a file of {dir} and install again",
+                    name = source.name,
+                    dir = host_conf.with_extension("conf.d").display(),
+                )),
+            }
+        }
         let runtime = if builtin_runc {
             String::new()
         } else {
