@@ -280,7 +280,7 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
     );
     assert!(
         out.contains(&format!(
-            "+link {} -> /usr/bin/userns-hostnet-runtime\n",
+            "\nwould link {} -> /usr/bin/userns-hostnet-runtime\n",
             link.display()
         )),
         "{out}"

@@ -165,13 +165,19 @@ pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i3
                 ));
             }
         }
+        // Links are not lines of a file: worded apart from the diff's
+        // `+`/`-` lines.
         for l in &plan.links {
             report.line(&match l {
                 LinkChange::Create { path, target } => {
-                    format!("+link {} -> {}", path.display(), target.display())
+                    format!("would link {} -> {}", path.display(), target.display())
                 }
                 LinkChange::Remove { path, target } => {
-                    format!("-link {} -> {}", path.display(), target.display())
+                    format!(
+                        "would remove link {} -> {}",
+                        path.display(),
+                        target.display()
+                    )
                 }
             });
         }
