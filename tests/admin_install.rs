@@ -1687,3 +1687,56 @@ fn root_keeps_every_path_under_it() {
     );
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), COMMENTED);
 }
+
+/// containerd 2.x: the default handler defined only in a file imported by
+/// an import is found (imports are read breadth first, each glob sorted,
+/// tables merged deep), and a default that no file defines is refused
+/// with one line, nothing changed.
+#[test]
+fn containerd_default_handler_from_nested_imports_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c2 = containerd_23();
+    let cfg = dir.path().join("config.toml");
+    let main = format!(
+        "version = 3\nimports = ['{}/conf.d/*.toml']\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\ndefault_runtime_name = 'site'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\nruntime_type = 'io.containerd.runc.v2'\n",
+        dir.path().display()
+    );
+    std::fs::write(&cfg, &main).unwrap();
+    std::fs::create_dir_all(dir.path().join("conf.d/more")).unwrap();
+    std::fs::write(
+        dir.path().join("conf.d/10-a.toml"),
+        "version = 3\nimports = ['more/site.toml']\n",
+    )
+    .unwrap();
+    let runc = runc_in_path();
+    std::fs::write(
+        dir.path().join("conf.d/more/site.toml"),
+        format!("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.site]\nruntime_type = 'io.containerd.runc.v2'\nsnapshotter = 'native'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.site.options]\nBinaryName = '{}'\nSystemdCgroup = true\n", runc.display()),
+    )
+    .unwrap();
+    let said = install("containerd", &cfg, &["--containerd", s(&c2)]);
+    assert!(said.contains("BinaryName of handler site in "), "{said}");
+    assert!(said.contains("more/site.toml"), "{said}");
+    let after = dump_with(&c2, &cfg);
+    let h = handler_in(&after, "userns-hostnet").expect("containerd 2.3 loads the handler");
+    assert_eq!(h["snapshotter"].as_str(), Some("native"));
+    assert_eq!(h["options"]["SystemdCgroup"].as_bool(), Some(true));
+    let link = dir.path().join("handlers/userns-hostnet/runtime");
+    assert_eq!(std::fs::read_link(&link).unwrap(), runc);
+    uninstall("containerd", &cfg, &[]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), main);
+    // No file defines the default: refused, never derived from runc.
+    std::fs::remove_file(dir.path().join("conf.d/more/site.toml")).unwrap();
+    let err = refused(&args_for(
+        "install",
+        "containerd",
+        &cfg,
+        &["--containerd", s(&c2)],
+    ));
+    assert!(
+        err.contains("default_runtime_name names handler site, which neither this file nor"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), main);
+}

@@ -193,18 +193,34 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
     Ok(plan)
 }
 
-/// The files `config` imports, read, in the order containerd merges them
-/// (a listed file that does not exist is left out, as a glob matching
-/// nothing is).
+/// The files `config` imports, read, in the order containerd merges them:
+/// breadth first, an imported file's own imports after the files listed
+/// before them, each file once (a listed file that does not exist is left
+/// out, as a glob matching nothing is).
 pub(super) fn read_imports(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    let mut seen = vec![on_host(args, config)];
+    let mut pending: std::collections::VecDeque<PathBuf> =
+        containerd_import_files(args, doc, config).into();
     let mut out = Vec::new();
-    for import in containerd_import_files(args, doc, config) {
+    while let Some(import) = pending.pop_front() {
+        if seen.contains(&import) {
+            continue;
+        }
+        seen.push(import.clone());
         if let Some(text) = toml::read_optional(&import)? {
             let d = toml::parse(&import, &text)?;
+            // Its own imports, named as the node sees them.
+            let node = args
+                .more
+                .root
+                .as_ref()
+                .and_then(|r| import.strip_prefix(r).ok())
+                .map_or_else(|| import.clone(), |p| Path::new("/").join(p));
+            pending.extend(containerd_import_files(args, &d, &node));
             out.push((import, d));
         }
     }
