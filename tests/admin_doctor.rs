@@ -1012,7 +1012,7 @@ fn fix_lines_carry_the_flags_given() {
         .args(["doctor", "--json", "--root"])
         .arg(r.dir.path())
         .args(["--runtime", runtime])
-        .env("USERNS_HOSTNET_CONFIG", &elsewhere)
+        .env("USERNS_HOSTNET_CONFIG", "/srv/userns-hostnet.toml")
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

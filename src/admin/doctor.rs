@@ -815,10 +815,10 @@ fn user_namespaces(root: &Root, fx: &Fixes) -> Check {
 }
 
 /// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
-/// default path (under the fake root).
+/// default path (either under `--root`).
 fn config_path(root: &Root) -> PathBuf {
     match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
-        Some(p) => PathBuf::from(p),
+        Some(p) => root.at(p),
         None => root.at(config::DEFAULT_PATH),
     }
 }
