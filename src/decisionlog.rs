@@ -4,7 +4,8 @@
 //! never fails a container start.
 
 use crate::config::LogSettings;
-use crate::engine::{Change, Plan, Refusal};
+use crate::engine::strict::spans::POD_ANNOTATIONS;
+use crate::engine::{Change, Plan, Refusal, Spec};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
@@ -57,6 +58,53 @@ impl<'de> Deserialize<'de> for Level {
     }
 }
 
+/// What became of the container, for selecting lines (`jq
+/// 'select(.outcome == "refused")'`): set when the line is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The spec was converted and the runtime started on it.
+    Converted,
+    /// The wrapper refused the container: the runtime never ran.
+    Refused,
+    /// Something other than a rule stopped the start (an error).
+    Failed,
+    /// Passed to the runtime as it was: nothing to change, or no spec.
+    #[default]
+    Untouched,
+}
+
+/// The pod and container a line is about, from the spec's annotations
+/// (containerd's CRI plugin and CRI-O write them; a container started
+/// by hand has none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PodName {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+}
+
+impl PodName {
+    /// From a spec's annotations: containerd's keys, else CRI-O's.
+    pub fn of(spec: &Spec) -> PodName {
+        let [pod, namespace, container, crio_pod, crio_namespace, crio_container] = POD_ANNOTATIONS;
+        let get = |a: &str, b: &str| {
+            spec.annotation(a)
+                .or_else(|| spec.annotation(b))
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        PodName {
+            pod: get(pod, crio_pod),
+            namespace: get(namespace, crio_namespace),
+            container: get(container, crio_container),
+        }
+    }
+}
+
 /// One line of the log.
 #[derive(Debug, Serialize)]
 pub struct Entry<'a> {
@@ -64,8 +112,13 @@ pub struct Entry<'a> {
     pub level: &'static str,
     pub command: &'a str,
     pub id: Option<String>,
+    /// The pod's name and namespace and the container's name, when the
+    /// spec's annotations carry them.
+    #[serde(flatten)]
+    pub pod: PodName,
     pub bundle: String,
     pub runtime: Option<String>,
+    pub outcome: Outcome,
     pub converted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<&'static str>,
@@ -124,8 +177,10 @@ impl<'a> Entry<'a> {
             level: "",
             command,
             id: None,
+            pod: plan.map(|p| PodName::of(&p.spec)).unwrap_or_default(),
             bundle: String::new(),
             runtime: None,
+            outcome: Outcome::Untouched,
             converted: plan.is_some_and(Plan::changed),
             decision: plan.map(|p| p.decision.kind()),
             reason: plan.map(|p| p.decision.to_string()),
@@ -145,6 +200,19 @@ impl<'a> Entry<'a> {
     pub fn record(&mut self, log: &LogSettings) {
         if let Err(e) = append(&log.file, log.level, self) {
             tracing::debug!(log = %log.file.display(), error = %e, "cannot write the decision log");
+        }
+    }
+
+    /// What became of the container.
+    pub fn outcome(&self) -> Outcome {
+        if self.refused.is_some() {
+            Outcome::Refused
+        } else if self.error.is_some() {
+            Outcome::Failed
+        } else if self.converted {
+            Outcome::Converted
+        } else {
+            Outcome::Untouched
         }
     }
 
@@ -177,6 +245,7 @@ pub fn append(path: &Path, max: Level, entry: &mut Entry<'_>) -> std::io::Result
         Level::Warn => "warning",
         _ => "info",
     };
+    entry.outcome = entry.outcome();
     let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
     line.push(b'\n');
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -201,8 +270,10 @@ mod tests {
             level: "",
             command: "create",
             id: Some("c1".into()),
+            pod: PodName::default(),
             bundle: "/b".into(),
             runtime: Some("/usr/sbin/runc".into()),
+            outcome: Outcome::Untouched,
             converted: !changes.is_empty(),
             decision: Some("host-network"),
             reason: None,
@@ -239,12 +310,65 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["level"], "info");
+        assert_eq!(lines[0]["outcome"], "converted");
+        assert_eq!(lines[1]["outcome"], "refused");
         assert_eq!(lines[0]["converted"], true);
         assert_eq!(lines[0]["decision"], "host-network");
         assert_eq!(lines[0]["changes"][0]["rule"], "capabilities");
         assert_eq!(lines[1]["level"], "error");
         assert_eq!(lines[1]["refused"]["field"], "linux.sysctl");
         assert!(lines[1].get("changes").is_none());
+    }
+
+    /// containerd's annotations, else CRI-O's, name the pod; none: no
+    /// field at all.
+    #[test]
+    fn pod_names_come_from_the_annotations() {
+        let spec = |annotations: serde_json::Value| {
+            Spec::from_value(&serde_json::json!({
+                "ociVersion": "1.0.2",
+                "root": {"path": "rootfs"},
+                "annotations": annotations,
+            }))
+            .unwrap()
+        };
+        let containerd = spec(serde_json::json!({
+            "io.kubernetes.cri.container-type": "container",
+            "io.kubernetes.cri.sandbox-name": "web-0",
+            "io.kubernetes.cri.sandbox-namespace": "shop",
+            "io.kubernetes.cri.container-name": "nginx",
+        }));
+        let crio = spec(serde_json::json!({
+            "io.kubernetes.pod.name": "web-1",
+            "io.kubernetes.pod.namespace": "shop",
+            "io.kubernetes.container.name": "POD",
+        }));
+        let want = |p: &str, n: &str, c: &str| PodName {
+            pod: Some(p.into()),
+            namespace: Some(n.into()),
+            container: Some(c.into()),
+        };
+        assert_eq!(PodName::of(&containerd), want("web-0", "shop", "nginx"));
+        assert_eq!(PodName::of(&crio), want("web-1", "shop", "POD"));
+        let none = PodName::of(&spec(serde_json::json!({"other": "x"})));
+        assert_eq!(none, PodName::default());
+        let mut e = entry(None, &[]);
+        e.pod = PodName::of(&containerd);
+        let line = serde_json::to_value(&e).unwrap();
+        assert_eq!(
+            (&line["pod"], &line["namespace"], &line["container"]),
+            (
+                &serde_json::json!("web-0"),
+                &serde_json::json!("shop"),
+                &serde_json::json!("nginx")
+            )
+        );
+        e.pod = none;
+        let line = serde_json::to_value(&e).unwrap();
+        assert!(
+            line.get("pod").is_none() && line.get("container").is_none(),
+            "{line}"
+        );
     }
 
     #[test]
@@ -258,6 +382,7 @@ mod tests {
             "{reason}"
         );
         assert_eq!(entry.severity(), Level::Info);
+        assert_eq!(entry.outcome(), Outcome::Untouched);
     }
 
     #[test]
