@@ -1200,3 +1200,54 @@ fn the_daemon_that_serves_the_config_is_asked() {
         "{v:#}"
     );
 }
+
+/// The package's logrotate stanza names the default log file only: a
+/// log.file elsewhere that no stanza names is a warning whose fix is the
+/// stanza; one a stanza (or its glob) names is rotated.
+#[test]
+fn a_log_file_elsewhere_needs_its_own_rotation() {
+    let r = Root::ready();
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/logrotate"))
+            .unwrap();
+    r.write("etc/logrotate.d/userns-hostnet", &shipped);
+    let (_, v) = r.doctor();
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "log.rotate"),
+        "the default log file is the package's: {v:#}"
+    );
+    r.write(
+        "etc/userns-hostnet/config.toml",
+        "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/srv/log/decisions.jsonl\"\n",
+    );
+    r.write("srv/log/.keep", "");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "log.rotate")),
+        (0, "warn".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "log.rotate")
+            .starts_with("/srv/log/decisions.jsonl (log.file) is named by no logrotate stanza"),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "log.rotate"),
+        format!("{}write /etc/logrotate.d/userns-hostnet-log: /srv/log/decisions.jsonl {{ weekly maxsize 100M rotate 8 compress delaycompress missingok notifempty create 0640 root root }}", as_root())
+    );
+    r.write(
+        "etc/logrotate.d/site",
+        "# site logs\n/srv/log/*.jsonl /srv/other.log {\n\tdaily\n}\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "log.rotate"), "ok", "{v:#}");
+    assert!(
+        message(&v, "log.rotate").ends_with("etc/logrotate.d/site"),
+        "{v:#}"
+    );
+}

@@ -203,6 +203,7 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     out.push(config_check);
     if let Some(cfg) = &config {
         out.push(log_file(&root, cfg, &fx));
+        out.extend(log_rotation(&root, cfg, &fx));
     }
     let kubelet = kubelet(&root);
     out.push(kubelet_check(&kubelet));
@@ -941,6 +942,66 @@ fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
             fx.setting("log.file=/path/to/userns-hostnet.log")
         )),
     }
+}
+
+/// The logrotate stanza the package ships covers the default log file
+/// only: a `log.file` elsewhere that no stanza names grows without bound.
+fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
+    const NAME: &str = "log.rotate";
+    let file = &config.log.file;
+    if file == Path::new(config::DEFAULT_LOG_FILE) {
+        return None;
+    }
+    let shown = file.display();
+    let mut sources = vec![root.at("/etc/logrotate.conf")];
+    if let Ok(rd) = std::fs::read_dir(root.at("/etc/logrotate.d")) {
+        let mut more: Vec<PathBuf> = rd.filter_map(|e| Some(e.ok()?.path())).collect();
+        more.sort();
+        sources.extend(more);
+    }
+    let covering = sources.iter().find(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| {
+            logrotate_paths(&text)
+                .iter()
+                .any(|p| daemons::glob_match(p, &file.to_string_lossy()))
+        })
+    });
+    Some(match covering {
+        Some(f) => check(NAME, Status::Ok, format!("{shown} is rotated by {}", f.display())),
+        None => check(
+            NAME,
+            Status::Warn,
+            format!("{shown} (log.file) is named by no logrotate stanza: it grows without bound (the package's /etc/logrotate.d/userns-hostnet rotates {} only)", config::DEFAULT_LOG_FILE),
+        )
+        .fix(format!(
+            "{}write /etc/logrotate.d/userns-hostnet-log: {shown} {{ weekly maxsize 100M rotate 8 compress delaycompress missingok notifempty create 0640 root root }}",
+            fx.as_root
+        )),
+    })
+}
+
+/// The paths a logrotate config rotates: the words starting with `/`
+/// outside the braces of a stanza (globs kept).
+pub fn logrotate_paths(text: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        for word in line.split_whitespace() {
+            for part in word.split_inclusive(['{', '}']) {
+                let path = part.trim_end_matches(['{', '}']);
+                if depth == 0 && path.starts_with('/') {
+                    out.push(path.trim_matches('"').to_owned());
+                }
+                if part.ends_with('{') {
+                    depth += 1;
+                } else if part.ends_with('}') {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What only root can check, checked by another user: a warning, and the
