@@ -88,21 +88,48 @@ pub struct PodName {
 }
 
 impl PodName {
-    /// From a spec's annotations: containerd's keys, else CRI-O's.
+    /// From a spec's annotations: containerd's keys, else CRI-O's names.
     pub fn of(spec: &Spec) -> PodName {
-        let [pod, namespace, container, crio_pod, crio_namespace, crio_container] = POD_ANNOTATIONS;
-        let get = |a: &str, b: &str| {
-            spec.annotation(a)
-                .or_else(|| spec.annotation(b))
+        let [pod, namespace, container, crio_sandbox, crio_name] = POD_ANNOTATIONS;
+        let get = |key: &str| {
+            spec.annotation(key)
                 .filter(|v| !v.is_empty())
                 .map(str::to_owned)
         };
-        PodName {
-            pod: get(pod, crio_pod),
-            namespace: get(namespace, crio_namespace),
-            container: get(container, crio_container),
+        if let Some(pod) = get(pod) {
+            return PodName {
+                pod: Some(pod),
+                namespace: get(namespace),
+                container: get(container),
+            };
         }
+        let sandbox = spec.annotation(crio_sandbox).unwrap_or_default();
+        let name = spec.annotation(crio_name).unwrap_or_default();
+        crio_names(sandbox, name).unwrap_or_default()
     }
+}
+
+/// CRI-O's names: the sandbox's `k8s_POD_NAMESPACE_UID_ATTEMPT`, a
+/// container's `k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT` (Kubernetes names
+/// hold no `_`; the pod's own sandbox has its sandbox name as its name).
+pub fn crio_names(sandbox: &str, name: &str) -> Option<PodName> {
+    let parts: Vec<&str> = sandbox.split('_').collect();
+    let [k8s, pod, namespace, _uid, _attempt] = parts[..] else {
+        return None;
+    };
+    if k8s != "k8s" {
+        return None;
+    }
+    let own: Vec<&str> = name.split('_').collect();
+    let container = match own[..] {
+        [_, container, p, n, _, _] if p == pod && n == namespace => Some(container.to_owned()),
+        _ => None,
+    };
+    Some(PodName {
+        pod: Some(pod.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        container,
+    })
 }
 
 /// One line of the log.
@@ -339,9 +366,12 @@ mod tests {
             "io.kubernetes.cri.container-name": "nginx",
         }));
         let crio = spec(serde_json::json!({
-            "io.kubernetes.pod.name": "web-1",
-            "io.kubernetes.pod.namespace": "shop",
-            "io.kubernetes.container.name": "POD",
+            "io.kubernetes.cri-o.SandboxName": "k8s_web-1_shop_0b6d-11ef_0",
+            "io.kubernetes.cri-o.Name": "k8s_app_web-1_shop_0b6d-11ef_2",
+        }));
+        let crio_sandbox = spec(serde_json::json!({
+            "io.kubernetes.cri-o.SandboxName": "k8s_web-1_shop_0b6d-11ef_0",
+            "io.kubernetes.cri-o.Name": "k8s_web-1_shop_0b6d-11ef_0",
         }));
         let want = |p: &str, n: &str, c: &str| PodName {
             pod: Some(p.into()),
@@ -349,7 +379,16 @@ mod tests {
             container: Some(c.into()),
         };
         assert_eq!(PodName::of(&containerd), want("web-0", "shop", "nginx"));
-        assert_eq!(PodName::of(&crio), want("web-1", "shop", "POD"));
+        assert_eq!(PodName::of(&crio), want("web-1", "shop", "app"));
+        assert_eq!(
+            PodName::of(&crio_sandbox),
+            PodName {
+                container: None,
+                ..want("web-1", "shop", "")
+            }
+        );
+        assert_eq!(crio_names("not-k8s", ""), None);
+        assert_eq!(crio_names("k8s_a_b_c", ""), None);
         let none = PodName::of(&spec(serde_json::json!({"other": "x"})));
         assert_eq!(none, PodName::default());
         let mut e = entry(None, &[]);

@@ -59,9 +59,8 @@ fn a_refused_container_is_named_and_selectable() {
     bundle.edit(|spec| {
         spec["linux"]["sysctl"] = json!({ "net.ipv4.ip_forward": "1" });
         spec["annotations"] = json!({
-            "io.kubernetes.pod.name": "router-7",
-            "io.kubernetes.pod.namespace": "edge",
-            "io.kubernetes.container.name": "bird",
+            "io.kubernetes.cri-o.SandboxName": "k8s_router-7_edge_9f2e_0",
+            "io.kubernetes.cri-o.Name": "k8s_bird_router-7_edge_9f2e_0",
         });
     });
     let id = common::unique_id("dlog-refuse");
@@ -106,4 +105,78 @@ fn an_untouched_container_without_annotations() {
     for absent in ["pod", "namespace", "container"] {
         assert!(line.get(absent).is_none(), "{absent}: {line}");
     }
+}
+
+/// The real daemons' annotations: a userns pod on the host network with
+/// an app container, through the wrapper's handler; both the sandbox's
+/// and the app's lines name the pod, the app's its container.
+fn assert_named_by(decisions: &[Value], sandbox: &str, app: &str, pod: &str) {
+    let line = |id: &str| {
+        decisions
+            .iter()
+            .rev()
+            .find(|d| d["id"] == id && d["command"] == "create")
+            .unwrap_or_else(|| panic!("no create line for {id}: {decisions:#?}"))
+            .clone()
+    };
+    let app_line = line(app);
+    assert_eq!(app_line["outcome"], "converted", "{app_line}");
+    assert_eq!(
+        (
+            &app_line["pod"],
+            &app_line["namespace"],
+            &app_line["container"]
+        ),
+        (&json!(pod), &json!("uhn-e2e"), &json!("app")),
+        "{app_line}"
+    );
+    let sandbox_line = line(sandbox);
+    assert_eq!(
+        (&sandbox_line["pod"], &sandbox_line["namespace"]),
+        (&json!(pod), &json!("uhn-e2e")),
+        "{sandbox_line}"
+    );
+}
+
+#[test]
+fn containerd_pods_are_named() {
+    use common::cri::{self, Cri, Userns};
+    let cri = Cri::start();
+    let name = "dlog-ctd";
+    let userns = Userns::Pod {
+        host_id: cri::next_host_range(),
+    };
+    let pod = cri
+        .run_pod(
+            cri::handler::WRAPPER,
+            &cri::pod_config(name, userns, &cri.log_dir(name)),
+        )
+        .unwrap_or_else(|out| panic!("RunPodSandbox failed\n{}", out.describe()));
+    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    assert_named_by(&cri.decisions(), &pod.id, &app, name);
+    cri.stop_and_remove(&app);
+    cri.stop_and_remove_pod(&pod);
+}
+
+#[test]
+fn crio_pods_are_named() {
+    use common::cri::{self, Userns};
+    use common::crio::{handler, Crio, Mode};
+    let mut crio = Crio::start(Mode::InfraContainer);
+    let name = "dlog-crio";
+    let userns = Userns::Pod {
+        host_id: cri::next_host_range(),
+    };
+    let pod = crio
+        .run_pod(
+            handler::WRAPPER,
+            &cri::pod_config(name, userns, &crio.log_dir(name)),
+        )
+        .unwrap_or_else(|out| panic!("RunPodSandbox failed\n{}", out.describe()));
+    let app = crio.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    assert_named_by(&crio.decisions(), &pod.id, &app, name);
+    crio.stop_and_remove(&app);
+    crio.stop_and_remove_pod(&pod);
+    let left = crio.stop();
+    assert!(left.is_empty(), "{left:?}");
 }

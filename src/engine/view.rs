@@ -74,7 +74,6 @@ const ANNOTATIONS: &[(&str, Build)] = &[
     (spans::POD_ANNOTATIONS[2], Build::All),
     (spans::POD_ANNOTATIONS[3], Build::All),
     (spans::POD_ANNOTATIONS[4], Build::All),
-    (spans::POD_ANNOTATIONS[5], Build::All),
 ];
 
 const LINUX: &[(&str, Build)] = &[

@@ -172,14 +172,15 @@ pub const CHECK: Record = Record::Members(&[
 
 /// The annotations that name a container's pod and the container, which
 /// the decision log shows (read, never edited): containerd's CRI plugin
-/// writes the first three, CRI-O the last three.
-pub const POD_ANNOTATIONS: [&str; 6] = [
+/// writes the first three; CRI-O the last two, its names of the pod
+/// (`k8s_POD_NAMESPACE_UID_ATTEMPT`) and of the container
+/// (`k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT`).
+pub const POD_ANNOTATIONS: [&str; 5] = [
     "io.kubernetes.cri.sandbox-name",
     "io.kubernetes.cri.sandbox-namespace",
     "io.kubernetes.cri.container-name",
-    "io.kubernetes.pod.name",
-    "io.kubernetes.pod.namespace",
-    "io.kubernetes.container.name",
+    "io.kubernetes.cri-o.SandboxName",
+    "io.kubernetes.cri-o.Name",
 ];
 
 const ANNOTATIONS: &[(&str, Record)] = &[
@@ -188,7 +189,6 @@ const ANNOTATIONS: &[(&str, Record)] = &[
     (POD_ANNOTATIONS[2], Record::Whole),
     (POD_ANNOTATIONS[3], Record::Whole),
     (POD_ANNOTATIONS[4], Record::Whole),
-    (POD_ANNOTATIONS[5], Record::Whole),
 ];
 
 const LINUX: &[(&str, Record)] = &[
