@@ -211,9 +211,19 @@ pub struct DoctorArgs {
     /// CRI-O is not running.
     #[arg(long, value_name = "PATH")]
     pub crio_config: Option<PathBuf>,
-    /// Read /etc and /proc/sys files under this directory instead of / (for tests).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub root_dir: Option<PathBuf>,
+    /// The containerd binary that serves the config (default: the running
+    /// containerd started with that config, else containerd in PATH).
+    #[arg(long, value_name = "PATH")]
+    pub containerd: Option<PathBuf>,
+    /// The crio binary that serves the config (default: the running crio
+    /// started with that config, else crio in PATH).
+    #[arg(long, value_name = "PATH")]
+    pub crio: Option<PathBuf>,
+    /// Check the host whose root is DIR (a staging tree, an image, a test):
+    /// every path doctor reads, those named by options and in the daemons'
+    /// configs included, is read under DIR.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

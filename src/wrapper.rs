@@ -10,7 +10,7 @@ use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
 use crate::converted::{RecordError, Records};
-use crate::decisionlog::{Ending, Entry};
+use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, strict, view, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
@@ -412,6 +412,13 @@ fn log_decision(
         Err(f) => Ending::Failed(None, f.to_string()),
     };
     let mut entry = Entry::ending(creating.word(), ending);
+    // A refused spec's plan is gone: its annotations are read again, on
+    // this path alone, to name the pod.
+    if let Err(Failure::Refused(_)) = outcome {
+        if let Ok(Some((_, doc))) = read_spec(&spec) {
+            entry.pod = PodName::of(&doc);
+        }
+    }
     entry.id = inv
         .container_id
         .as_ref()

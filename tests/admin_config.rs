@@ -93,16 +93,29 @@ fn show_says_where_each_value_comes_from() {
             .unwrap_or_else(|| panic!("{k}: {v:#}"))
             .clone()
     };
-    assert_eq!(get("sysfs.fallback")["value"], "\"ro\"");
+    // JSON values, not TOML text.
+    assert_eq!(get("sysfs.fallback")["value"], "ro");
     assert_eq!(get("sysfs.fallback")["source"]["kind"], "file");
     assert_eq!(
         get("sysfs.fallback")["source"]["name"],
         file.to_str().unwrap()
     );
-    assert_eq!(get("runtime")["value"], "\"crun\"");
+    assert_eq!(get("runtime")["value"], "crun");
     assert_eq!(get("runtime")["source"]["name"], "USERNS_HOSTNET_RUNTIME");
-    assert_eq!(get("log.level")["value"], "\"info\"");
+    assert_eq!(get("log.level")["value"], "info");
     assert_eq!(get("log.level")["source"]["kind"], "default");
+    assert_eq!(get("idmap.allow_host_root")["value"], false);
+    assert_eq!(get("idmap.allowed_ranges")["value"], Value::Null);
+    let out = config(&["show", "--json"], Some(&file), None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runtime = v["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "runtime")
+        .unwrap()
+        .clone();
+    assert_eq!(runtime["value"], serde_json::json!(["runc", "crun"]));
 
     let out = config(&["show"], Some(&file), None);
     let t = text(&out.stdout);
@@ -145,24 +158,78 @@ fn set_edits_one_setting_and_keeps_the_rest() {
     let f = file.to_str().unwrap();
     let out = config(&["set", "log.level=debug", "--file", f], None, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // One line says what changed.
+    assert_eq!(
+        text(&out.stdout),
+        format!("{f}: log.level = \"debug\" (not set, the default \"info\")\n")
+    );
     let after = std::fs::read_to_string(&file).unwrap();
     assert!(after.starts_with(SHIPPED), "every comment kept");
-    assert_eq!(&after[SHIPPED.len()..], "\n[log]\nlevel = \"debug\"\n");
+    // The shipped file documents [log] last: its key goes after that block.
+    assert_eq!(&after[SHIPPED.len()..], "[log]\nlevel = \"debug\"\n");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     // Again, through the environment's file: the value is replaced in place.
     let out = config(&["set", "log.level = \"warn\""], Some(&file), None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
-        &std::fs::read_to_string(&file).unwrap()[SHIPPED.len()..],
-        "\n[log]\nlevel = \"warn\"\n"
+        text(&out.stdout),
+        format!("{f}: log.level = \"warn\" (was \"debug\")\n")
     );
-    // As doctor's fixes write it.
+    assert_eq!(
+        &std::fs::read_to_string(&file).unwrap()[SHIPPED.len()..],
+        "[log]\nlevel = \"warn\"\n"
+    );
+    // As doctor's fixes write it: in its table, where the file documents
+    // it, not in a new table at the end.
     let out = config(&["set", "sysfs.fallback=ro", "--file", f], None, None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(std::fs::read_to_string(&file)
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        after.contains("#   fallback = \"ro\"\n[sysfs]\nfallback = \"ro\"\n\n# [capabilities]\n"),
+        "{after}"
+    );
+    // A top-level setting: after its commented-out example, below the
+    // header comment and before every table.
+    let out = config(&["set", "runtime=[\"crun\"]", "--file", f], None, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        after.starts_with("# userns-hostnet configuration\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains(
+            "#   runtime = \"/usr/local/bin/youki\"\nruntime = [\"crun\"]\n\n# [sysfs]\n"
+        ),
+        "{after}"
+    );
+    // Nothing to change: said, nothing written.
+    let out = config(&["set", "runtime=[\"crun\"]", "--file", f], None, None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{f}: runtime = [\"crun\"] already; nothing written\n")
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
+    // The wrapper reads what was set.
+    let out = config(&["show", "--json"], Some(&file), None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<(String, Value)> = v["settings"]
+        .as_array()
         .unwrap()
-        .ends_with("\n[sysfs]\nfallback = \"ro\"\n"));
+        .iter()
+        .filter(|s| s["source"]["kind"] == "file")
+        .map(|s| (s["key"].as_str().unwrap().to_owned(), s["value"].clone()))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            ("runtime".to_owned(), serde_json::json!(["crun"])),
+            ("sysfs.fallback".to_owned(), serde_json::json!("ro")),
+            ("log.level".to_owned(), serde_json::json!("warn")),
+        ]
+    );
     let check = config(&["check", f], None, None);
     assert_eq!(check.status.code(), Some(0));
     // No leftover temporary or backup file.

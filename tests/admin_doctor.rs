@@ -1,10 +1,10 @@
-//! `userns-hostnet doctor` on prepared fake roots (`--root-dir` for /etc
+//! `userns-hostnet doctor` on prepared fake roots (`--root` for /etc
 //! and /proc files), one per branch of each check. tests/e2e_doctor.rs runs
 //! it on this machine.
 
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
@@ -17,6 +17,24 @@ const MOUNTINFO_HYBRID: &str =
 40 31 0:35 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 const MOUNTINFO_V1: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
 32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+
+/// containerd 2.3.4 and CRI-O 1.36.3 (`make cri-tools` unpacks them),
+/// Debian's containerd 1.6.20: doctor runs their `config` subcommands on
+/// the fake root's files.
+const CONTAINERD_23: &str = "target/containerd-2.3/containerd";
+const CONTAINERD_16: &str = "/usr/bin/containerd";
+const CRIO: &str = "target/cri-o/crio";
+
+/// A real daemon binary of this machine; its absence fails the test.
+fn real(path: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    assert!(
+        p.is_file(),
+        "{} is missing: `make cri-tools` unpacks containerd 2.3 and CRI-O; `apt-get install containerd` gives Debian's",
+        p.display()
+    );
+    p
+}
 
 /// A fake root that passes every check, to break one thing at a time.
 struct Root {
@@ -40,14 +58,14 @@ impl Root {
         );
         r.write("usr/bin/getsubids", "");
         // Daemons are found by binary, and in use when their socket is there.
-        r.write("usr/bin/containerd", "");
+        r.link("usr/bin/containerd", &real(CONTAINERD_23));
         r.write("run/containerd/containerd.sock", "");
         r.write(
             "etc/userns-hostnet/config.toml",
             "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/var/log/userns-hostnet.log\"\n",
         );
         r.write("var/log/.keep", "");
-        r.write("usr/bin/userns-hostnet-runtime", "");
+        r.exe("usr/bin/userns-hostnet-runtime");
         r.write(
             "etc/containerd/config.toml",
             "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet.options]\n    BinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
@@ -66,7 +84,25 @@ impl Root {
     fn write(&self, rel: &str, text: &str) {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        // Never through a link to one of this machine's binaries.
+        if p.is_symlink() {
+            std::fs::remove_file(&p).unwrap();
+        }
         std::fs::write(p, text).unwrap();
+    }
+
+    /// A link at `rel` to a binary of this machine.
+    fn link(&self, rel: &str, target: &Path) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(target, p).unwrap();
+    }
+
+    /// An executable file at `rel` (a runtime or conmon CRI-O looks for).
+    fn exe(&self, rel: &str) {
+        self.write(rel, "#!/bin/sh\n");
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn remove(&self, rel: &str) {
@@ -90,7 +126,7 @@ impl Root {
 
     fn doctor_with(&self, extra: &[&str]) -> (i32, Value) {
         let out = Command::new(TOOL)
-            .args(["doctor", "--json", "--root-dir"])
+            .args(["doctor", "--json", "--root"])
             .arg(self.dir.path())
             .args(extra)
             .env_remove("USERNS_HOSTNET_CONFIG")
@@ -144,11 +180,8 @@ fn a_ready_root_passes_every_check() {
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["ok"], true);
     for c in v["checks"].as_array().unwrap() {
-        // The version matrix asks the real containerd and runtime, which a
-        // unit test never runs (the fake containerd answers nothing):
-        // e2e_doctor checks it against the real binaries.
         // No kubelet in this root: every installed daemon is checked.
-        let skipped = ["crio", "matrix.containerd", "kubelet"];
+        let skipped = ["crio", "kubelet"];
         // Not root: the fake root's config file is this user's, which a
         // wrapper running as root would refuse.
         if c["name"] == "config" && !as_root().is_empty() {
@@ -164,6 +197,16 @@ fn a_ready_root_passes_every_check() {
         assert_eq!(c["fix"], Value::Null, "{c}");
     }
     assert!(message(&v, "subids").contains("room for 10 pods"));
+    // The containerd that reads the config is asked, and named.
+    assert!(
+        message(&v, "containerd.config")
+            .starts_with("containerd 2.3.4 at /usr/bin/containerd (first in PATH"),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "matrix.containerd").ends_with("asked containerd 2.3.4 at /usr/bin/containerd (first in PATH; no running containerd that doctor can see reads this file)"),
+        "{v:#}"
+    );
     assert!(message(&v, "containerd").contains("userns-hostnet -> /usr/bin/userns-hostnet-runtime"));
     assert!(message(&v, "ports").contains("every port"));
 }
@@ -173,7 +216,7 @@ fn text_output_has_one_line_per_check_and_the_fix() {
     let r = Root::ready();
     r.write("proc/sys/user/max_user_namespaces", "0\n");
     let out = Command::new(TOOL)
-        .args(["doctor", "--root-dir"])
+        .args(["doctor", "--root"])
         .arg(r.dir.path())
         .args(["--runtime", r.path("runtime").to_str().unwrap()])
         .env_remove("USERNS_HOSTNET_CONFIG")
@@ -356,6 +399,9 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
 #[test]
 fn runtime_branches() {
     let r = Root::ready();
+    // containerd 1.6 asks no runtime for `features`: the runtime's own
+    // checks alone decide.
+    r.link("usr/bin/containerd", &real(CONTAINERD_16));
     let (code, v) = r.doctor_with(&["--runtime", "/nonexistent/runc"]);
     assert_eq!(code, 1);
     assert_eq!(status(&v, "runtime"), "fail");
@@ -484,8 +530,8 @@ fn daemons_in_use_and_named_configs() {
     assert!(message(&v, "containerd").contains("containerd is not running"));
 
     // Named on the command line: checked, and the fix names it.
-    let named = r.path("etc/containerd/config.toml");
-    let named = named.to_str().unwrap();
+    // A host path: read under --root.
+    let named = "/etc/containerd/config.toml";
     let runtime = r.path("runtime");
     let runtime = runtime.to_str().unwrap();
     let (code, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", named]);
@@ -524,7 +570,8 @@ fn daemons_in_use_and_named_configs() {
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "crio")), (0, "warn".into()), "{v:#}");
     // A crio.conf named on the command line, its drop-ins beside it.
-    let other = r.path("srv/crio/crio.conf");
+    r.exe("usr/bin/conmon");
+    let other = Path::new("/srv/crio/crio.conf");
     r.write("srv/crio/crio.conf", "[crio.runtime]\n");
     r.write(
         "srv/crio/crio.conf.d/99-userns-hostnet.conf",
@@ -539,35 +586,149 @@ fn daemons_in_use_and_named_configs() {
     assert_eq!((code, status(&v, "crio")), (0, "ok".into()), "{v:#}");
 }
 
+/// CRI-O's packaging: each handler has its monitor_path, conmon is not in
+/// PATH, runc and crun live in /usr/libexec/crio.
+const CRIO_PACKAGING: &str = "[crio.runtime]\ndefault_runtime = \"crun\"\n\n[crio.runtime.runtimes.crun]\nruntime_path = \"/usr/libexec/crio/crun\"\nruntime_root = \"/run/crun\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\nallowed_annotations = [\n    \"io.containers.trace-syscall\",\n]\n\n[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/libexec/crio/runc\"\nruntime_root = \"/run/runc\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n";
+
 #[test]
 fn crio_branches() {
     let r = Root::ready();
-    r.write("usr/bin/crio", "");
+    r.link("usr/bin/crio", &real(CRIO));
     r.write("run/crio/crio.sock", "");
+    r.exe("usr/bin/runc");
+    r.exe("usr/bin/conmon");
     r.write(
         "etc/crio/crio.conf",
-        "[crio.runtime]\ndefault_runtime = \"runc\"\n",
+        "[crio.runtime]\ndefault_runtime = \"runc\"\n[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/bin/runc\"\n",
     );
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "crio")), (1, "fail".into()));
+    assert_eq!(status(&v, "crio.config"), "ok", "{v:#}");
     r.write(
         "etc/crio/crio.conf.d/99-userns-hostnet.conf",
         "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\nruntime_type = \"oci\"\n",
     );
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "crio")), (0, "ok".into()), "{v:#}");
+    assert_eq!(
+        message(&v, "crio.config"),
+        "crio 1.36.3 at /usr/bin/crio (first in PATH; no running crio that doctor can see reads this file) accepts /etc/crio/crio.conf (`config`), and every handler's runtime and monitor is there"
+    );
+    // What CRI-O refuses to read, in its own words.
+    r.write(
+        "etc/crio/crio.conf.d/50-typo.conf",
+        "[crio.runtime]\ndefault_runtime = \"nosuch\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "crio.config");
+    assert!(
+        m.contains("refuses /etc/crio/crio.conf: ")
+            && m.contains("default_runtime set to \"nosuch\"")
+            && !m.contains('\n'),
+        "{m}"
+    );
+    r.remove("etc/crio/crio.conf.d/50-typo.conf");
     r.write("etc/crio/crio.conf.d/10-broken.conf", "[crio\n");
     let (_, v) = r.doctor();
     assert_eq!(status(&v, "crio"), "fail");
+    assert_eq!(status(&v, "crio.config"), "fail");
+    r.remove("etc/crio/crio.conf.d/10-broken.conf");
+
+    // The packaging's shape: no crio.conf, conmon only where each
+    // handler's monitor_path names it. The wrapper's handler has none, so
+    // CRI-O looks for conmon in PATH and exits ("monitor fields
+    // translation ... executable file not found in $PATH").
+    r.remove("etc/crio/crio.conf");
+    r.remove("usr/bin/conmon");
+    r.write("etc/crio/crio.conf.d/10-crio.conf", CRIO_PACKAGING);
+    for exe in [
+        "usr/libexec/crio/crun",
+        "usr/libexec/crio/runc",
+        "usr/libexec/crio/conmon",
+    ] {
+        r.exe(exe);
+    }
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert_eq!(status(&v, "crio"), "ok", "{v:#}");
+    assert_eq!(
+        message(&v, "crio.config"),
+        "/etc/crio/crio.conf, as crio 1.36.3 at /usr/bin/crio (first in PATH; no running crio that doctor can see reads this file) reads it: handler userns-hostnet: monitor_path is unset and \"conmon\" is not in the daemon's PATH (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin): crio will not start"
+    );
+    // The handler carrying the monitor_path: ready.
+    r.write(
+        "etc/crio/crio.conf.d/99-userns-hostnet.conf",
+        "[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\nruntime_type = \"oci\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!((code, status(&v, "crio.config")), (0, "ok".into()), "{v:#}");
+    // A monitor_path naming a conmon that is not there.
+    r.remove("usr/libexec/crio/conmon");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "crio.config");
+    for h in ["crun", "runc", "userns-hostnet"] {
+        assert!(
+            m.contains(&format!(
+                "handler {h}: monitor_path /usr/libexec/crio/conmon does not exist"
+            )),
+            "{m}"
+        );
+    }
+    // No crio binary to ask: the same check on the files doctor merges.
+    r.write("usr/bin/crio", "");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "crio.config").starts_with("/etc/crio/crio.conf: handler crun: monitor_path /usr/libexec/crio/conmon does not exist"),
+        "{v:#}"
+    );
+    // A runtime that is not there: the default's stops CRI-O, another's
+    // handler is dropped (the wrapper's: a failure all the same).
+    r.link("usr/bin/crio", &real(CRIO));
+    r.exe("usr/libexec/crio/conmon");
+    r.remove("usr/libexec/crio/runc");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (0, "warn".into()),
+        "{v:#}"
+    );
+    assert!(message(&v, "crio.config").contains("handler runc: runtime_path /usr/libexec/crio/runc does not exist: CRI-O drops those handlers"), "{v:#}");
+    r.remove("usr/bin/userns-hostnet-runtime");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
 }
 
 /// containerd before 2.0 replaces a plugin's whole table with an import's:
 /// a drop-in holding only a handler throws the main config's CRI settings
-/// (and handlers) away. With no containerd binary to ask (a fake root),
-/// a version 2 config is read as 1.x reads it.
+/// (and handlers) away. The containerd that reads the file is asked its
+/// version: Debian's 1.6 here.
 #[test]
 fn an_import_that_replaces_the_cri_table_fails() {
     let r = Root::ready();
+    r.link("usr/bin/containerd", &real(CONTAINERD_16));
     r.write(
         "etc/containerd/config.toml",
         "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nbin_dir = \"/opt/custom-cni/bin\"\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -608,7 +769,8 @@ fn an_import_that_replaces_the_cri_table_fails() {
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
     assert!(message(&v, "containerd").contains("99-userns-hostnet.toml"));
-    // Version 3 is read by containerd 2.x only, which merges deeply.
+    // Version 3 is read by containerd 2.x only, which merges deeply;
+    // containerd 1.6 ignores its plugin tables.
     r.write(
         "etc/containerd/config.toml",
         "version = 3\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.cri.v1.images\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.cri.v1.runtime\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -618,7 +780,19 @@ fn an_import_that_replaces_the_cri_table_fails() {
         "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
     );
     let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "containerd.config").contains("containerd 1.6.20 at /usr/bin/containerd (first in PATH; no running containerd that doctor can see reads this file) reads config version 2 at most, and /etc/containerd/config.toml is version 3"),
+        "{v:#}"
+    );
+    r.link("usr/bin/containerd", &real(CONTAINERD_23));
+    let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
+    assert_eq!(status(&v, "containerd.config"), "ok", "{v:#}");
 }
 
 const KUBELET_CRIO: &str = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix:///var/run/crio/crio.sock\nfeatureGates:\n  UserNamespacesSupport: true\n  UserNamespacesHostNetworkSupport: true\n";
@@ -633,7 +807,10 @@ fn the_kubelet_chooses_the_daemon() {
         "etc/containerd/config.toml",
         "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
     );
-    r.write("usr/bin/crio", "");
+    r.link("usr/bin/crio", &real(CRIO));
+    // CRI-O's default handler, crun, and its monitor.
+    r.exe("usr/bin/crun");
+    r.exe("usr/bin/conmon");
     r.write("run/crio/crio.sock", "");
     r.write(
         "etc/crio/crio.conf.d/99-userns-hostnet.conf",
@@ -666,7 +843,7 @@ fn the_kubelet_chooses_the_daemon() {
         .ends_with("UserNamespacesSupport on, UserNamespacesHostNetworkSupport on"));
 
     // A named containerd config is checked all the same.
-    let named = r.path("etc/containerd/config.toml");
+    let named = Path::new("/etc/containerd/config.toml");
     let runtime = r.path("runtime");
     let (code, v) = r.doctor_with(&[
         "--runtime",
@@ -781,8 +958,7 @@ fn fix_lines_carry_the_flags_given() {
     r.write("run/crio/crio.sock", "");
     r.write("srv/crio/crio.conf", "[crio.runtime]\n");
     r.write("srv/containerd.toml", "version = 2\n");
-    let (crio, containerd) = (r.path("srv/crio/crio.conf"), r.path("srv/containerd.toml"));
-    let (crio, containerd) = (crio.to_str().unwrap(), containerd.to_str().unwrap());
+    let (crio, containerd) = ("/srv/crio/crio.conf", "/srv/containerd.toml");
     let (code, v) = r.doctor_with(&[
         "--runtime",
         runtime,
@@ -833,10 +1009,10 @@ fn fix_lines_carry_the_flags_given() {
         "[log]\nfile = \"/no/such/dir/x.log\"\n",
     );
     let out = Command::new(TOOL)
-        .args(["doctor", "--json", "--root-dir"])
+        .args(["doctor", "--json", "--root"])
         .arg(r.dir.path())
         .args(["--runtime", runtime])
-        .env("USERNS_HOSTNET_CONFIG", &elsewhere)
+        .env("USERNS_HOSTNET_CONFIG", "/srv/userns-hostnet.toml")
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -864,10 +1040,9 @@ fn fix_lines_as_another_user() {
     r.write("etc/containerd/config.toml", "version = 2\n");
     let runtime = r.path("runtime");
     let runtime = runtime.to_str().unwrap();
-    let containerd = r.path("etc/containerd/config.toml");
-    let containerd = containerd.to_str().unwrap();
+    let containerd = "/etc/containerd/config.toml";
     let mut cmd = Command::new(TOOL);
-    cmd.args(["doctor", "--json", "--root-dir"])
+    cmd.args(["doctor", "--json", "--root"])
         .arg(r.dir.path())
         .args(["--runtime", runtime, "--containerd-config", containerd])
         .env_remove("USERNS_HOSTNET_CONFIG")
@@ -909,5 +1084,170 @@ fn fix_lines_as_another_user() {
     assert_eq!(
         fix(&v, "config"),
         format!("as root: chown root:root {file}; chmod go-w {file}")
+    );
+}
+
+/// The containerd asked is the one that reads the config: the running
+/// daemon started with it (its /proc entry), else the one named with
+/// --containerd, else the first in PATH; each answer says which.
+#[test]
+fn the_daemon_that_serves_the_config_is_asked() {
+    let r = Root::ready();
+    let config_23 = "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.userns-hostnet]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.userns-hostnet.options]\n    BinaryName = \"/usr/bin/userns-hostnet-runtime\"\n";
+    r.write("etc/containerd/config.toml", config_23);
+    // Debian's 1.6 first in PATH: it ignores a version 3 file's plugins.
+    r.link("usr/bin/containerd", &real(CONTAINERD_16));
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "containerd.config").starts_with("containerd 1.6.20 at /usr/bin/containerd (first in PATH; no running containerd that doctor can see reads this file) reads config version 2 at most"),
+        "{v:#}"
+    );
+    // Named: that one is asked.
+    r.link("opt/containerd-2.3/containerd", &real(CONTAINERD_23));
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        r.path("runtime").to_str().unwrap(),
+        "--containerd",
+        "/opt/containerd-2.3/containerd",
+    ]);
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (0, "ok".into()),
+        "{v:#}"
+    );
+    assert_eq!(
+        message(&v, "containerd.config"),
+        "containerd 2.3.4 at /opt/containerd-2.3/containerd (--containerd on the command line) accepts /etc/containerd/config.toml (`config dump`), and every handler's runtime is there"
+    );
+    assert!(
+        message(&v, "matrix.containerd").starts_with("containerd 2.3.4 "),
+        "{v:#}"
+    );
+    // Running with this file (by default, no --config): asked before both.
+    r.link("proc/4242/exe", Path::new("/opt/containerd-2.3/containerd"));
+    r.write(
+        "proc/4242/cmdline",
+        "/opt/containerd-2.3/containerd\0--log-level\0info\0",
+    );
+    r.write("proc/4242/environ", "PATH=/opt/bin:/usr/bin\0");
+    // Another containerd, running with another file: not this one's.
+    r.link("proc/99/exe", Path::new("/usr/bin/containerd"));
+    r.write("proc/99/cmdline", "containerd\0--config=/srv/other.toml\0");
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        r.path("runtime").to_str().unwrap(),
+        "--containerd",
+        "/usr/bin/containerd",
+    ]);
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (0, "ok".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "containerd.config").starts_with("containerd 2.3.4 at /opt/containerd-2.3/containerd (the running daemon, PID 4242) accepts"),
+        "{v:#}"
+    );
+    // The other daemon's file: PID 99, containerd 1.6.
+    r.write("srv/other.toml", "version = 2\n");
+    let (_, v) = r.doctor_with(&[
+        "--runtime",
+        r.path("runtime").to_str().unwrap(),
+        "--containerd-config",
+        "/srv/other.toml",
+    ]);
+    assert!(
+        message(&v, "containerd.config").starts_with("containerd 1.6.20 at /usr/bin/containerd (the running daemon, PID 99) accepts /srv/other.toml"),
+        "{v:#}"
+    );
+    // What containerd refuses, in its words, on one line.
+    r.write(
+        "srv/other.toml",
+        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"\n",
+    );
+    let (code, v) = r.doctor_with(&[
+        "--runtime",
+        r.path("runtime").to_str().unwrap(),
+        "--containerd-config",
+        "/srv/other.toml",
+    ]);
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "containerd.config");
+    assert!(
+        m.starts_with("containerd 1.6.20 at /usr/bin/containerd (the running daemon, PID 99) refuses /srv/other.toml: containerd: failed to load TOML") && !m.contains('\n'),
+        "{m}"
+    );
+    // A handler whose runtime is not executable.
+    r.remove("usr/bin/userns-hostnet-runtime");
+    r.write("usr/bin/userns-hostnet-runtime", "");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "containerd.config")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "containerd.config").contains("handler userns-hostnet: BinaryName /usr/bin/userns-hostnet-runtime is not executable: the wrapper's handler cannot run a container"),
+        "{v:#}"
+    );
+}
+
+/// The package's logrotate stanza names the default log file only: a
+/// log.file elsewhere that no stanza names is a warning whose fix is the
+/// stanza; one a stanza (or its glob) names is rotated.
+#[test]
+fn a_log_file_elsewhere_needs_its_own_rotation() {
+    let r = Root::ready();
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/logrotate"))
+            .unwrap();
+    r.write("etc/logrotate.d/userns-hostnet", &shipped);
+    let (_, v) = r.doctor();
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "log.rotate"),
+        "the default log file is the package's: {v:#}"
+    );
+    r.write(
+        "etc/userns-hostnet/config.toml",
+        "[idmap]\nallowed_ranges = { subid_user = \"kubelet\" }\n[log]\nfile = \"/srv/log/decisions.jsonl\"\n",
+    );
+    r.write("srv/log/.keep", "");
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "log.rotate")),
+        (0, "warn".into()),
+        "{v:#}"
+    );
+    assert!(
+        message(&v, "log.rotate")
+            .starts_with("/srv/log/decisions.jsonl (log.file) is named by no logrotate stanza"),
+        "{v:#}"
+    );
+    assert_eq!(
+        fix(&v, "log.rotate"),
+        format!("{}write /etc/logrotate.d/userns-hostnet-log: /srv/log/decisions.jsonl {{ weekly maxsize 100M rotate 8 compress delaycompress missingok notifempty create 0640 root root }}", as_root())
+    );
+    r.write(
+        "etc/logrotate.d/site",
+        "# site logs\n/srv/log/*.jsonl /srv/other.log {\n\tdaily\n}\n",
+    );
+    let (_, v) = r.doctor();
+    assert_eq!(status(&v, "log.rotate"), "ok", "{v:#}");
+    assert!(
+        message(&v, "log.rotate").ends_with("etc/logrotate.d/site"),
+        "{v:#}"
     );
 }

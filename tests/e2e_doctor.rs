@@ -4,7 +4,10 @@
 
 mod common;
 
+use common::containerd::{Containerd, Launch};
+use common::crio::{Crio, Mode};
 use serde_json::Value;
+use std::path::Path;
 use std::process::Command;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
@@ -127,4 +130,245 @@ fn version_matrix_with_the_real_binaries() {
             .contains("UserNamespacesHostNetworkSupport will not admit"),
         "{k}"
     );
+}
+
+fn check(v: &Value, name: &str) -> Value {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {v:#}"))
+        .clone()
+}
+
+fn doctor_json(args: &[&std::ffi::OsStr], path: &str) -> Value {
+    let out = Command::new(TOOL)
+        .args(["doctor", "--json"])
+        .args(args)
+        .env("PATH", path)
+        .env_remove("USERNS_HOSTNET_CONFIG")
+        .env_remove("USERNS_HOSTNET_RUNTIME")
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// A containerd 2.3 config (version 4, as `containerd config migrate`
+/// of 2.3.4 writes it) served by a running containerd 2.3.4, while
+/// Debian's containerd 1.6.20 is first in PATH: doctor asks the running
+/// daemon, and says so; with no daemon running, it asks 1.6.20, which
+/// ignores that file's plugin tables, and fails.
+#[test]
+fn the_running_containerd_is_asked_not_the_one_in_path() {
+    let bin_23 = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/containerd-2.3");
+    assert!(
+        bin_23.join("containerd").is_file(),
+        "{} is missing: make cri-tools",
+        bin_23.display()
+    );
+    let system = common::find_in_path("containerd").expect("Debian's containerd is installed");
+    let path = format!(
+        "{}:{}",
+        system.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut daemon = Containerd::launch(Launch {
+        bin_dir: Some(&bin_23),
+        install_hint: "make cri-tools",
+        extra_config: &|_| String::new(),
+        setup: &|_| {},
+    });
+    let config = daemon.dir().join("config.toml");
+    // The running daemon's file, rewritten as 2.3.4 writes it.
+    let migrated = Command::new(bin_23.join("containerd"))
+        .arg("--config")
+        .arg(&config)
+        .args(["config", "migrate"])
+        .output()
+        .unwrap();
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
+    std::fs::write(&config, &migrated.stdout).unwrap();
+    assert!(String::from_utf8_lossy(&migrated.stdout).starts_with("version = 4"));
+    let pid = daemon.pid().expect("containerd runs");
+    let args = [
+        std::ffi::OsStr::new("--containerd-config"),
+        config.as_os_str(),
+    ];
+    let v = doctor_json(&args, &path);
+    let c = check(&v, "containerd.config");
+    assert_eq!(c["status"], "ok", "{c}");
+    // The daemon is started through a shell that execs it: its PID is the shell's.
+    let m = c["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(&format!(
+            "containerd 2.3.4 at {} (the running daemon, PID ",
+            bin_23.join("containerd").display()
+        )),
+        "{m} (daemon {pid})"
+    );
+    let matrix = check(&v, "matrix.containerd");
+    assert!(
+        matrix["message"]
+            .as_str()
+            .unwrap()
+            .contains("asked containerd 2.3.4 at "),
+        "{matrix}"
+    );
+    let _ = daemon.stop();
+    // No daemon reads it now: the first in PATH, 1.6.20, is asked.
+    let copy_dir = tempfile::Builder::new()
+        .prefix("userns-hostnet-doctor-ctd-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let config = copy_dir.path().join("config.toml");
+    std::fs::write(&config, &migrated.stdout).unwrap();
+    let args = [
+        std::ffi::OsStr::new("--containerd-config"),
+        config.as_os_str(),
+    ];
+    let v = doctor_json(&args, &path);
+    let c = check(&v, "containerd.config");
+    assert_eq!(c["status"], "fail", "{c}");
+    assert_eq!(
+        c["message"].as_str().unwrap(),
+        format!(
+            "containerd 1.6.20 at {} (first in PATH; no running containerd that doctor can see reads this file) reads config version 2 at most, and {} is version 4: it ignores that file's plugin tables, its runtime handlers included",
+            system.display(),
+            config.display()
+        )
+    );
+    // Named: that one is asked.
+    let bin_23_containerd = bin_23.join("containerd");
+    let named = [
+        args[0],
+        args[1],
+        std::ffi::OsStr::new("--containerd"),
+        bin_23_containerd.as_os_str(),
+    ];
+    let v = doctor_json(&named, &path);
+    let c = check(&v, "containerd.config");
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("(--containerd on the command line) accepts"),
+        "{c}"
+    );
+}
+
+/// CRI-O's packaging drop-in (each handler with a monitor_path) naming a
+/// conmon that is not there: doctor fails naming the handler and the
+/// path, and the real crio refuses to start on the same files with CRI-O's
+/// own "monitor fields translation" error. The running daemon of the
+/// same tier is found by its --config.
+#[test]
+fn crio_packaging_drop_in_without_its_conmon() {
+    let crio = Crio::start(Mode::DropInfra);
+    let d = crio.dir();
+    let crio_bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cri-o/crio");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let conf = d.join("crio.conf");
+    let v = doctor_json(
+        &[std::ffi::OsStr::new("--crio-config"), conf.as_os_str()],
+        &path,
+    );
+    let c = check(&v, "crio.config");
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(
+        c["message"].as_str().unwrap().starts_with(&format!(
+            "crio 1.36.3 at {} (the running daemon, PID ",
+            crio_bin.display()
+        )),
+        "{c}"
+    );
+    // The same daemon's files, elsewhere, with the packaging's crun handler.
+    let e = tempfile::Builder::new()
+        .prefix("userns-hostnet-doctor-crio-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let e = e.path();
+    let moved = |text: String| text.replace(&d.display().to_string(), &e.display().to_string());
+    std::fs::create_dir_all(e.join("crio.conf.d")).unwrap();
+    // What the daemon reads there (its runtime, the handler's links,
+    // policy, hooks, CNI dirs) is the running daemon's.
+    for shared in [
+        "bin",
+        "handlers",
+        "policy.json",
+        "hooks",
+        "cni",
+        "wrapper.toml",
+    ] {
+        std::os::unix::fs::symlink(d.join(shared), e.join(shared)).unwrap();
+    }
+    std::fs::write(
+        e.join("crio.conf"),
+        moved(std::fs::read_to_string(&conf).unwrap()),
+    )
+    .unwrap();
+    for f in std::fs::read_dir(d.join("crio.conf.d")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::write(
+            e.join("crio.conf.d").join(f.file_name().unwrap()),
+            moved(std::fs::read_to_string(&f).unwrap()),
+        )
+        .unwrap();
+    }
+    assert!(
+        !Path::new("/usr/libexec/crio/conmon").exists(),
+        "this test needs /usr/libexec/crio/conmon absent"
+    );
+    std::fs::write(
+        e.join("crio.conf.d/10-crio.conf"),
+        format!(
+            "[crio.runtime.runtimes.crun]\nruntime_path = \"{}\"\nruntime_root = \"/run/crun\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\nallowed_annotations = [\n    \"io.containers.trace-syscall\",\n]\n",
+            common::Runtime::Crun.path().display()
+        ),
+    )
+    .unwrap();
+    let conf_e = e.join("crio.conf");
+    let v = doctor_json(
+        &[std::ffi::OsStr::new("--crio-config"), conf_e.as_os_str()],
+        &path,
+    );
+    let c = check(&v, "crio.config");
+    assert_eq!(c["status"], "fail", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(
+        m.contains("handler crun: monitor_path /usr/libexec/crio/conmon does not exist")
+            && m.ends_with("crio will not start"),
+        "{m}"
+    );
+    assert_eq!(v["ok"], false);
+    // The real daemon agrees: it exits before it serves anything.
+    let out = common::run_capture(
+        Command::new("timeout")
+            .arg("60")
+            .arg(&crio_bin)
+            .arg("--config")
+            .arg(&conf_e)
+            .arg("--config-dir")
+            .arg(e.join("crio.conf.d")),
+    );
+    assert!(
+        !out.success(),
+        "crio started on {}: {}",
+        e.display(),
+        out.describe()
+    );
+    assert!(
+        out.describe().contains(
+            "monitor fields translation: failed to translate monitor fields for runtime crun"
+        ),
+        "{}",
+        out.describe()
+    );
+    drop(crio);
 }

@@ -78,9 +78,53 @@ pub enum Source {
 #[derive(Debug, Clone, Serialize)]
 pub struct Setting {
     pub key: &'static str,
-    /// As TOML.
+    /// As TOML, for the text output.
+    #[serde(skip)]
     pub value: String,
+    /// As a JSON value (`null`: not set, with no default value).
+    #[serde(rename = "value")]
+    pub json: serde_json::Value,
     pub source: Source,
+}
+
+impl Setting {
+    fn new(key: &'static str, value: String, source: Source) -> Setting {
+        let json = toml_to_json(&value);
+        Setting {
+            key,
+            value,
+            json,
+            source,
+        }
+    }
+}
+
+/// A TOML value's text as the JSON value it stands for; text that is
+/// no TOML value (a note such as "(not set: ...)") is `null`.
+pub fn toml_to_json(text: &str) -> serde_json::Value {
+    match text.parse::<toml_edit::Value>() {
+        Ok(v) => value_to_json(&v),
+        Err(_) => serde_json::Value::Null,
+    }
+}
+
+fn value_to_json(v: &toml_edit::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        toml_edit::Value::String(s) => J::String(s.value().clone()),
+        toml_edit::Value::Integer(i) => J::from(*i.value()),
+        toml_edit::Value::Float(f) => {
+            serde_json::Number::from_f64(*f.value()).map_or(J::Null, J::Number)
+        }
+        toml_edit::Value::Boolean(b) => J::Bool(*b.value()),
+        toml_edit::Value::Datetime(d) => J::String(d.value().to_string()),
+        toml_edit::Value::Array(a) => J::Array(a.iter().map(value_to_json).collect()),
+        toml_edit::Value::InlineTable(t) => J::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_owned(), value_to_json(v)))
+                .collect(),
+        ),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -111,24 +155,16 @@ pub fn effective(
         .map(|&key| {
             if key == "runtime" {
                 if let Some(r) = runtime_env {
-                    return Setting {
+                    return Setting::new(
                         key,
-                        value: toml_edit::Value::from(r).to_string(),
-                        source: Source::Env(RUNTIME_ENV.to_owned()),
-                    };
+                        toml_edit::Value::from(r).to_string(),
+                        Source::Env(RUNTIME_ENV.to_owned()),
+                    );
                 }
             }
             match doc.as_ref().and_then(|d| lookup(d, key)) {
-                Some(v) => Setting {
-                    key,
-                    value: v,
-                    source: Source::File(path.to_owned()),
-                },
-                None => Setting {
-                    key,
-                    value: default_value(&defaults, key),
-                    source: Source::Default,
-                },
+                Some(v) => Setting::new(key, v, Source::File(path.to_owned())),
+                None => Setting::new(key, default_value(&defaults, key), Source::Default),
             }
         })
         .collect())
@@ -292,14 +328,115 @@ pub fn parse_assignment(
     Ok((known, parsed))
 }
 
-/// `text` with `key` set to `value`, every other line kept.
+/// `text` with `key` set to `value`, every other line kept. A setting
+/// already there is changed in place; a new one goes into its table when
+/// the file has it, else where the file documents it (after the
+/// commented-out block holding `# [section]`, or `# runtime =` for a
+/// top-level key, as the shipped file has them), else a top-level key
+/// after the file's header comment and a section's key into a new table
+/// at the end.
 pub fn edited(
     path: &Path,
     text: &str,
     key: &str,
     value: toml_edit::Value,
 ) -> Result<String, ConfigCmdError> {
-    let mut doc = parse_doc(path, text)?;
+    let doc = parse_doc(path, text)?;
+    let present = match key.split_once('.') {
+        Some((section, name)) => doc.get(section).map(|t| t.get(name).is_some()),
+        None => Some(doc.contains_key(key)),
+    };
+    // Not in the file, nor its table: placed by its documentation.
+    if present.is_none() || present == Some(false) && !key.contains('.') {
+        if let Some(placed) = placed_by_comments(text, key, &value) {
+            // Only when every other setting reads as it did.
+            let same = parse_doc(path, &placed).is_ok_and(|d| {
+                lookup(&d, key).is_some()
+                    && KEYS
+                        .iter()
+                        .filter(|k| **k != key)
+                        .all(|k| lookup(&d, k) == lookup(&doc, k))
+            });
+            if same {
+                return Ok(placed);
+            }
+        }
+    }
+    edited_in_doc(path, doc, key, value)
+}
+
+/// The line number (0-based) after which a new `key` goes, by the text's
+/// comments: the end of the comment block holding `# [section]` (or `#
+/// key =` for a top-level key), else, for a top-level key, the end of the
+/// file's header comment. A top-level key must come before every table.
+fn comment_anchor(lines: &[&str], key: &str) -> Option<usize> {
+    let first_table = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .unwrap_or(lines.len());
+    let bare = |l: &str| l.trim_start_matches('#').trim().to_owned();
+    let start = match key.split_once('.') {
+        Some((section, _)) => lines
+            .iter()
+            .position(|l| l.trim_start().starts_with('#') && bare(l) == format!("[{section}]"))?,
+        None => {
+            let documented = lines[..first_table].iter().position(|l| {
+                l.trim_start().starts_with('#')
+                    && bare(l)
+                        .strip_prefix(key)
+                        .is_some_and(|rest| rest.trim_start().starts_with('='))
+            });
+            match documented {
+                Some(at) => at,
+                // The header comment: the file's first block of comments.
+                None if lines
+                    .first()
+                    .is_some_and(|l| l.trim_start().starts_with('#')) =>
+                {
+                    0
+                }
+                None => return None,
+            }
+        }
+    };
+    // The block ends at the first line that is not a comment.
+    let end = lines[start..]
+        .iter()
+        .position(|l| !l.trim_start().starts_with('#'))
+        .map_or(lines.len(), |n| start + n);
+    (key.contains('.') || end <= first_table).then_some(end)
+}
+
+fn placed_by_comments(text: &str, key: &str, value: &toml_edit::Value) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = comment_anchor(&lines, key)?;
+    let mut value = value.clone();
+    value.decor_mut().clear();
+    let mut insert = Vec::new();
+    let name = match key.split_once('.') {
+        Some((section, name)) => {
+            insert.push(format!("[{section}]"));
+            name
+        }
+        None => key,
+    };
+    insert.push(format!("{name} = {value}"));
+    let mut out: Vec<String> = lines[..at].iter().map(|l| (*l).to_owned()).collect();
+    out.extend(insert);
+    out.extend(lines[at..].iter().map(|l| (*l).to_owned()));
+    let mut joined = out.join("\n");
+    joined.push('\n');
+    Some(joined)
+}
+
+/// The edit on the parsed document: in place, or in its table, or a new
+/// table at the end.
+fn edited_in_doc(
+    path: &Path,
+    mut doc: DocumentMut,
+    key: &str,
+    value: toml_edit::Value,
+) -> Result<String, ConfigCmdError> {
     // Comments after the last setting (all of a file whose settings are
     // commented out, as shipped) stay above a section added at the end.
     if let Some((section, _)) = key.split_once('.') {
@@ -364,7 +501,30 @@ fn set(assignment: &str, file: Option<&Path>) -> Result<i32, ConfigCmdError> {
         eprintln!("userns-hostnet: {e}");
         return Ok(1);
     }
+    let before = parse_doc(&path, &text)
+        .ok()
+        .and_then(|d| lookup(&d, key))
+        .map_or_else(
+            || {
+                format!(
+                    "not set, the default {}",
+                    default_value(&Config::default(), key)
+                )
+            },
+            |v| format!("was {v}"),
+        );
+    let after = parse_doc(&path, &new)
+        .ok()
+        .and_then(|d| lookup(&d, key))
+        .unwrap_or_default();
     if new == text {
+        super::print(
+            format!(
+                "{}: {key} = {after} already; nothing written\n",
+                path.display()
+            )
+            .as_bytes(),
+        )?;
         return Ok(0);
     }
     super::files::write_atomic(&path, new.as_bytes()).map_err(|source| {
@@ -373,6 +533,7 @@ fn set(assignment: &str, file: Option<&Path>) -> Result<i32, ConfigCmdError> {
             source,
         }
     })?;
+    super::print(format!("{}: {key} = {after} ({before})\n", path.display()).as_bytes())?;
     Ok(0)
 }
 
@@ -436,6 +597,52 @@ mod tests {
         assert!(edited(p(), text, k, v)
             .unwrap()
             .starts_with("# top\nruntime = [\"crun\", \"runc\"] # pinned\n"));
+    }
+
+    #[test]
+    fn a_new_key_goes_where_the_file_documents_it() {
+        let header = "# my header\n# more\n\n";
+        // A top-level key with no example: after the header comment.
+        let (k, v) = parse_assignment("runtime=crun").unwrap();
+        assert_eq!(
+            edited(p(), &format!("{header}[log]\nlevel = \"info\"\n"), k, v).unwrap(),
+            "# my header\n# more\nruntime = \"crun\"\n\n[log]\nlevel = \"info\"\n"
+        );
+        // Its example after a table: a top-level key cannot go there.
+        let text = "[log]\nlevel = \"info\"\n# runtime = \"runc\"\n";
+        let (k, v) = parse_assignment("runtime=crun").unwrap();
+        let out = edited(p(), text, k, v).unwrap();
+        assert!(out.starts_with("runtime = \"crun\"\n"), "{out}");
+        // A documented section whose header would capture a setting below
+        // it: the new table goes at the end instead.
+        let text = "# [sysfs]\n# fallback = \"refuse\"\n\nruntime = \"runc\"\n";
+        let (k, v) = parse_assignment("sysfs.fallback=ro").unwrap();
+        let out = edited(p(), text, k, v).unwrap();
+        assert_eq!(config::parse(&out, p()).unwrap().runtime, ["runc"], "{out}");
+        assert!(out.ends_with("[sysfs]\nfallback = \"ro\"\n"), "{out}");
+    }
+
+    #[test]
+    fn shown_values_are_json_values() {
+        use serde_json::json;
+        assert_eq!(toml_to_json("\"refuse\""), json!("refuse"));
+        assert_eq!(
+            toml_to_json("[\"runc\", \"crun\"]"),
+            json!(["runc", "crun"])
+        );
+        assert_eq!(toml_to_json("false"), json!(false));
+        assert_eq!(
+            toml_to_json("{ subid_user = \"kubelet\" }"),
+            json!({"subid_user": "kubelet"})
+        );
+        assert_eq!(
+            toml_to_json("[{ start = 100000, count = 65536 }]"),
+            json!([{"start": 100000, "count": 65536}])
+        );
+        assert_eq!(
+            toml_to_json("(not set: any host range)"),
+            serde_json::Value::Null
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::daemons::{self, Handler};
 use super::matrix;
+use super::serving::{self, Daemon};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
@@ -14,6 +15,7 @@ use crate::{host, probe};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use toml_edit::DocumentMut;
 
 /// IDs kubelet gives each pod's user namespace.
 pub const IDS_PER_POD: u64 = 65536;
@@ -112,7 +114,7 @@ pub fn render(checks: &[Check]) -> String {
     s
 }
 
-/// Files of the host: under `--root-dir` when given.
+/// Files of the host: under `--root` when given.
 struct Root(Option<PathBuf>);
 
 impl Root {
@@ -190,7 +192,7 @@ impl Fixes {
 
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
-    let root = Root(args.root_dir.clone());
+    let root = Root(args.root.clone());
     let fx = Fixes::new(args, &root);
     let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
     let (config_check, config) = config_file(&root, &fx);
@@ -201,6 +203,7 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     out.push(config_check);
     if let Some(cfg) = &config {
         out.push(log_file(&root, cfg, &fx));
+        out.extend(log_rotation(&root, cfg, &fx));
     }
     let kubelet = kubelet(&root);
     out.push(kubelet_check(&kubelet));
@@ -208,12 +211,322 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         out.push(gates);
     }
     let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
-    out.push(containerd(&root, args, uses, &fx));
-    out.push(crio(&root, args, uses, &fx));
+    let containerd_bin = serving_binary(&root, args, Daemon::Containerd);
+    let c = containerd(&root, args, uses, containerd_bin.as_ref(), &fx);
+    let checked = c.status != Status::Skip;
+    out.push(c);
+    if checked {
+        out.push(daemon_config(
+            &root,
+            args,
+            Daemon::Containerd,
+            containerd_bin.as_ref(),
+            &fx,
+        ));
+    }
+    let crio_bin = serving_binary(&root, args, Daemon::Crio);
+    let c = crio(&root, args, uses, &fx);
+    let checked = c.status != Status::Skip;
+    out.push(c);
+    if checked {
+        out.push(daemon_config(
+            &root,
+            args,
+            Daemon::Crio,
+            crio_bin.as_ref(),
+            &fx,
+        ));
+    }
     if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
-        out.extend(matrix_checks(&root, args, config.as_ref(), &kubelet));
+        out.extend(matrix_checks(
+            args,
+            config.as_ref(),
+            &kubelet,
+            containerd_bin.as_ref(),
+        ));
     }
     out
+}
+
+/// The config file a daemon reads, as a host path: named, else its default.
+fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
+    let named = match daemon {
+        Daemon::Containerd => args.containerd_config.as_deref(),
+        Daemon::Crio => args.crio_config.as_deref(),
+    };
+    named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
+}
+
+/// The daemon binary that serves its config (`serving::find`).
+fn serving_binary(root: &Root, args: &DoctorArgs, daemon: Daemon) -> Option<serving::Binary> {
+    let named = match daemon {
+        Daemon::Containerd => args.containerd.as_deref(),
+        Daemon::Crio => args.crio.as_deref(),
+    };
+    // Under --root, the host's usual binary directories; else doctor's PATH.
+    let path_env = if root.fake() {
+        serving::SERVICE_PATH.to_owned()
+    } else {
+        std::env::var("PATH").unwrap_or_default()
+    };
+    serving::find(
+        daemon,
+        &daemon_config_path(args, daemon),
+        named,
+        &path_env,
+        &|p| root.at(p),
+    )
+}
+
+/// The daemon's own check of its config file (`containerd config dump`,
+/// `crio config`), then the binaries each handler needs, which CRI-O
+/// checks only when it starts: any of them missing stops the daemon
+/// (CRI-O) or loses the handler.
+fn daemon_config(
+    root: &Root,
+    args: &DoctorArgs,
+    daemon: Daemon,
+    bin: Option<&serving::Binary>,
+    fx: &Fixes,
+) -> Check {
+    let name = match daemon {
+        Daemon::Containerd => "containerd.config",
+        Daemon::Crio => "crio.config",
+    };
+    let host = daemon_config_path(args, daemon);
+    let file = root.at(&host);
+    let shown = host.display();
+    let map = |p: &Path| root.at(p);
+    let Some(bin) = bin else {
+        let mut c = check(
+            name,
+            Status::Warn,
+            format!(
+                "no {0} binary found (no running {0} that doctor can see reads {shown}, none in PATH): its own check of the file was not run",
+                daemon.binary_name()
+            ),
+        )
+        .fix(format!(
+            "name the binary that serves the file: userns-hostnet doctor {} PATH",
+            daemon.flag()
+        ));
+        if daemon == Daemon::Crio {
+            // What CRI-O checks on start needs no crio binary.
+            let docs: Vec<DocumentMut> = daemons::crio_files(&file)
+                .iter()
+                .filter_map(|f| toml::read(f).ok())
+                .collect();
+            let missing =
+                serving::crio_missing(&serving::crio_merge(&docs), serving::SERVICE_PATH, &map);
+            if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), "", fx) {
+                c = fail;
+            }
+        }
+        return c;
+    };
+    let asked = bin.describe();
+    let config_dir = (daemon == Daemon::Crio)
+        .then(|| file.parent().unwrap_or(Path::new("/")).join("crio.conf.d"));
+    // No crio.conf: CRI-O reads its drop-ins alone (`--config ""`).
+    let staged = if daemon == Daemon::Containerd && root.fake() {
+        StagedCopy::of_containerd(root, &file)
+    } else {
+        None
+    };
+    let read = if let Some(copy) = &staged {
+        copy.0.clone()
+    } else if file.is_file() {
+        file.clone()
+    } else if daemon == Daemon::Crio {
+        PathBuf::new()
+    } else {
+        return check(
+            name,
+            Status::Skip,
+            format!("{shown}: no file, so {asked} has nothing to check"),
+        );
+    };
+    let effective = match serving::check_config(bin, &read, config_dir.as_deref()) {
+        serving::Verdict::Accepts(text) => text,
+        // Not root: the daemon may refuse for want of root's files alone.
+        serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+            return not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx)
+        }
+        serving::Verdict::Refuses(said) => {
+            return check(
+                name,
+                Status::Fail,
+                format!("{asked} refuses {shown}: {said}"),
+            )
+            .fix(format!(
+                "{}correct {shown} (the daemon will not start on it); if another {} binary serves it, name that one: userns-hostnet doctor {} PATH",
+                fx.as_root,
+                daemon.binary_name(),
+                daemon.flag()
+            ))
+        }
+        serving::Verdict::NotRun(why) => {
+            return check(
+                name,
+                Status::Warn,
+                format!("{asked}: cannot run its config check: {why}"),
+            )
+            .fix(format!(
+                "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
+                daemon.flag()
+            ))
+        }
+    };
+    let verb = match daemon {
+        Daemon::Containerd => "config dump",
+        Daemon::Crio => "config",
+    };
+    let dumped = effective.parse::<DocumentMut>();
+    if let (Daemon::Containerd, Ok(doc), Ok(own)) = (daemon, &dumped, toml::read(&file)) {
+        let (theirs, read) = (
+            daemons::containerd_version(&own),
+            daemons::containerd_version(doc),
+        );
+        // containerd 1.x reads a newer file without a word, as a version 2
+        // file whose plugin tables it does not know: none of them counts.
+        if theirs > read {
+            return check(
+                name,
+                Status::Fail,
+                format!("{asked} reads config version {read} at most, and {shown} is version {theirs}: it ignores that file's plugin tables, its runtime handlers included"),
+            )
+            .fix(format!(
+                "run a containerd that reads version {theirs} (if one does and is not running, name it: userns-hostnet doctor --containerd PATH); or write {shown} for this one: {}containerd config default > FILE, then userns-hostnet install containerd --config FILE",
+                fx.as_root
+            ));
+        }
+    }
+    let missing = match dumped {
+        Ok(doc) => match daemon {
+            Daemon::Containerd => serving::containerd_missing(&doc, &map),
+            Daemon::Crio => serving::crio_missing(&doc, &bin.search_path, &map),
+        },
+        Err(_) => Vec::new(),
+    };
+    if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), &asked, fx) {
+        return fail;
+    }
+    check(
+        name,
+        Status::Ok,
+        format!(
+            "{asked} accepts {shown} (`{verb}`), and every handler's runtime{} is there",
+            if daemon == Daemon::Crio {
+                " and monitor"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// Under `--root`, containerd would read a config's absolute imports on
+/// this host: it reads a temporary copy whose imports name the files
+/// under the root instead (removed when dropped).
+struct StagedCopy(PathBuf);
+
+impl StagedCopy {
+    fn of_containerd(root: &Root, file: &Path) -> Option<StagedCopy> {
+        let mut doc = toml::read(file).ok()?;
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        let list = doc.get("imports").and_then(toml_edit::Item::as_array)?;
+        let mapped: toml_edit::Array = list
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(|e| {
+                let p = Path::new(e);
+                let p = if p.is_absolute() {
+                    root.at(p)
+                } else {
+                    dir.join(p)
+                };
+                p.to_string_lossy().into_owned()
+            })
+            .collect();
+        doc["imports"] = toml_edit::value(mapped);
+        let path = std::env::temp_dir().join(format!(
+            "userns-hostnet-doctor-{}-{}",
+            std::process::id(),
+            file.file_name()?.to_string_lossy()
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .ok()?;
+        let copy = StagedCopy(path);
+        std::io::Write::write_all(&mut f, doc.to_string().as_bytes()).ok()?;
+        Some(copy)
+    }
+}
+
+impl Drop for StagedCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The handlers' missing binaries as one check: a failure when the daemon
+/// will not start or a handler of the wrapper is lost, else a warning.
+fn missing_check(
+    name: &'static str,
+    daemon: Daemon,
+    missing: &[serving::Missing],
+    shown: &str,
+    asked: &str,
+    fx: &Fixes,
+) -> Option<Check> {
+    if missing.is_empty() {
+        return None;
+    }
+    let list = missing
+        .iter()
+        .map(serving::Missing::sentence)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let fatal = missing.iter().any(|m| m.fatal);
+    let ours = missing
+        .iter()
+        .any(|m| m.role != "monitor_path" && daemons::is_wrapper(&m.what));
+    let by = if asked.is_empty() {
+        String::new()
+    } else {
+        format!(", as {asked} reads it")
+    };
+    let (status, effect) = match (fatal, ours, daemon) {
+        (true, _, _) => (
+            Status::Fail,
+            format!("{} will not start", daemon.binary_name()),
+        ),
+        (false, true, _) => (
+            Status::Fail,
+            "the wrapper's handler cannot run a container".to_owned(),
+        ),
+        (false, false, Daemon::Crio) => (
+            Status::Warn,
+            "CRI-O drops those handlers when it starts".to_owned(),
+        ),
+        (false, false, Daemon::Containerd) => (
+            Status::Warn,
+            "containers of those handlers fail to start".to_owned(),
+        ),
+    };
+    Some(
+        check(name, status, format!("{shown}{by}: {list}: {effect}")).fix(format!(
+            "{}install what is missing, or point the handler at the binary that is there{}",
+            fx.as_root,
+            if daemon == Daemon::Crio {
+                " (a handler's monitor_path: CRI-O's packages put conmon at /usr/libexec/crio/conmon, Debian's at /usr/bin/conmon)"
+            } else {
+                ""
+            }
+        )),
+    )
 }
 
 /// Where the kubelet's flags may be kept, besides a running kubelet's
@@ -405,20 +718,11 @@ fn kubelet_gates(k: &Kubelet, fx: &Fixes) -> Option<Check> {
 /// The version matrix (`admin/matrix.rs`), when containerd is installed:
 /// its version, the real runtime's `features`, the kubelet's gate.
 fn matrix_checks(
-    root: &Root,
     args: &DoctorArgs,
     config: Option<&Config>,
     kubelet: &Kubelet,
+    containerd: Option<&serving::Binary>,
 ) -> Vec<Check> {
-    let containerd = if root.fake() {
-        Some(root.at("/usr/bin/containerd")).filter(|p| p.is_file())
-    } else {
-        std::env::var_os("PATH").and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("containerd"))
-                .find(|c| c.is_file())
-        })
-    };
     let Some(containerd) = containerd else {
         return Vec::new();
     };
@@ -438,8 +742,10 @@ fn matrix_checks(
         )
     });
     let facts = matrix::Facts {
-        containerd: answer(&containerd, "--version")
-            .and_then(|v| matrix::parse_containerd_version(&v)),
+        containerd: containerd
+            .version
+            .as_deref()
+            .and_then(matrix::parse_containerd_version),
         runtime: shown,
         features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
         gate: match &kubelet.config {
@@ -456,10 +762,16 @@ fn matrix_checks(
                 matrix::Level::Warn => Status::Warn,
                 matrix::Level::Fail => Status::Fail,
             };
+            // Say which containerd was asked: the one that serves the config.
+            let message = if f.name == "matrix.containerd" && status != Status::Skip {
+                format!("{}; asked {}", f.message, containerd.describe())
+            } else {
+                f.message
+            };
             Check {
                 name: f.name,
                 status,
-                message: f.message,
+                message,
                 fix: f.fix,
             }
         })
@@ -504,10 +816,10 @@ fn user_namespaces(root: &Root, fx: &Fixes) -> Check {
 }
 
 /// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
-/// default path (under the fake root).
+/// default path (either under `--root`).
 fn config_path(root: &Root) -> PathBuf {
     match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
-        Some(p) => PathBuf::from(p),
+        Some(p) => root.at(p),
         None => root.at(config::DEFAULT_PATH),
     }
 }
@@ -630,6 +942,66 @@ fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
             fx.setting("log.file=/path/to/userns-hostnet.log")
         )),
     }
+}
+
+/// The logrotate stanza the package ships covers the default log file
+/// only: a `log.file` elsewhere that no stanza names grows without bound.
+fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
+    const NAME: &str = "log.rotate";
+    let file = &config.log.file;
+    if file == Path::new(config::DEFAULT_LOG_FILE) {
+        return None;
+    }
+    let shown = file.display();
+    let mut sources = vec![root.at("/etc/logrotate.conf")];
+    if let Ok(rd) = std::fs::read_dir(root.at("/etc/logrotate.d")) {
+        let mut more: Vec<PathBuf> = rd.filter_map(|e| Some(e.ok()?.path())).collect();
+        more.sort();
+        sources.extend(more);
+    }
+    let covering = sources.iter().find(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| {
+            logrotate_paths(&text)
+                .iter()
+                .any(|p| daemons::glob_match(p, &file.to_string_lossy()))
+        })
+    });
+    Some(match covering {
+        Some(f) => check(NAME, Status::Ok, format!("{shown} is rotated by {}", f.display())),
+        None => check(
+            NAME,
+            Status::Warn,
+            format!("{shown} (log.file) is named by no logrotate stanza: it grows without bound (the package's /etc/logrotate.d/userns-hostnet rotates {} only)", config::DEFAULT_LOG_FILE),
+        )
+        .fix(format!(
+            "{}write /etc/logrotate.d/userns-hostnet-log: {shown} {{ weekly maxsize 100M rotate 8 compress delaycompress missingok notifempty create 0640 root root }}",
+            fx.as_root
+        )),
+    })
+}
+
+/// The paths a logrotate config rotates: the words starting with `/`
+/// outside the braces of a stanza (globs kept).
+pub fn logrotate_paths(text: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        for word in line.split_whitespace() {
+            for part in word.split_inclusive(['{', '}']) {
+                let path = part.trim_end_matches(['{', '}']);
+                if depth == 0 && path.starts_with('/') {
+                    out.push(path.trim_matches('"').to_owned());
+                }
+                if part.ends_with('{') {
+                    depth += 1;
+                } else if part.ends_with('}') {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What only root can check, checked by another user: a warning, and the
@@ -1033,7 +1405,13 @@ fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) ->
     ))
 }
 
-fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
+fn containerd(
+    root: &Root,
+    args: &DoctorArgs,
+    uses: Option<matrix::Cri>,
+    bin: Option<&serving::Binary>,
+    fx: &Fixes,
+) -> Check {
     let named = args.containerd_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
@@ -1044,16 +1422,18 @@ fn containerd(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fi
     if !named && !installed(root, "containerd") {
         return check("containerd", Status::Skip, "containerd is not installed");
     }
-    let c = containerd_handlers(root, args, fx);
+    let c = containerd_handlers(root, args, bin, fx);
     unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
 }
 
-fn containerd_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
+fn containerd_handlers(
+    root: &Root,
+    args: &DoctorArgs,
+    bin: Option<&serving::Binary>,
+    fx: &Fixes,
+) -> Check {
     const NAME: &str = "containerd";
-    let config = args
-        .containerd_config
-        .clone()
-        .unwrap_or_else(|| root.at(daemons::CONTAINERD_CONFIG));
+    let config = root.at(daemon_config_path(args, Daemon::Containerd));
     let flag = &fx.containerd_flag;
     let fix = &fx.admin(format!(
         "userns-hostnet install containerd{flag}, then restart containerd"
@@ -1102,9 +1482,9 @@ fn containerd_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     }
     // Before 2.0, containerd replaces a plugin's whole table with an
     // import's; a version 3 config is read by 2.x only.
-    let binary = (!root.fake())
-        .then(|| daemons::containerd_binary_version(Path::new("containerd")))
-        .flatten();
+    let binary = bin
+        .and_then(|b| b.version.as_deref())
+        .and_then(daemons::parse_containerd_version);
     let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
     let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
     if replaces {
@@ -1237,10 +1617,7 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -
 
 fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "crio";
-    let conf = args
-        .crio_config
-        .clone()
-        .unwrap_or_else(|| root.at(daemons::CRIO_CONFIG));
+    let conf = root.at(daemon_config_path(args, Daemon::Crio));
     let mut handlers = Vec::new();
     for file in daemons::crio_files(&conf) {
         match toml::read(&file) {

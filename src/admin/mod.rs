@@ -12,6 +12,7 @@ pub mod explain;
 pub mod files;
 pub mod install;
 pub mod matrix;
+pub mod serving;
 pub mod version;
 
 /// Exit status of the admin tool for an error that stops a subcommand.

@@ -181,6 +181,12 @@ impl Spec {
         &mut self.view
     }
 
+    /// One of the annotations the view holds
+    /// ([`spans::POD_ANNOTATIONS`]), when it is a string.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.view.get("annotations")?.get(key)?.as_str()
+    }
+
     pub(crate) fn mount_member(&self) -> &Mounts {
         &self.mounts
     }

@@ -61,11 +61,20 @@ impl Build {
 /// [`spans::SPEC`](super::strict::spans::SPEC) names (a rule that reads
 /// another member must add it to both).
 pub const VIEW: Build = Build::Some(&[
+    ("annotations", Build::Some(ANNOTATIONS)),
     ("linux", Build::Some(LINUX)),
     ("mounts", Build::Mounts),
     ("process", Build::Some(PROCESS)),
     ("root", Build::All),
 ]);
+
+const ANNOTATIONS: &[(&str, Build)] = &[
+    (spans::POD_ANNOTATIONS[0], Build::All),
+    (spans::POD_ANNOTATIONS[1], Build::All),
+    (spans::POD_ANNOTATIONS[2], Build::All),
+    (spans::POD_ANNOTATIONS[3], Build::All),
+    (spans::POD_ANNOTATIONS[4], Build::All),
+];
 
 const LINUX: &[(&str, Build)] = &[
     ("namespaces", Build::All),

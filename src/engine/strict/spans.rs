@@ -149,9 +149,11 @@ impl MountSpans {
 /// What the rules read of a spec: `decide` and `own_ns` the namespaces,
 /// `idmap` the mappings, the process's user and every mount's mappings,
 /// `sysctl` the sysctls, the mount rules the mounts, `caps` the
-/// capabilities, the hook the root path. A rule that reads another member
+/// capabilities, the hook the root path, the decision log the pod's
+/// annotations. A rule that reads another member
 /// must add it here (and to [`view::VIEW`], which the writer follows).
 pub const SPEC: Record = Record::Members(&[
+    ("annotations", Record::Members(ANNOTATIONS)),
     ("linux", Record::Members(LINUX)),
     ("mounts", Record::Mounts),
     ("process", Record::Members(PROCESS)),
@@ -161,11 +163,33 @@ pub const SPEC: Record = Record::Members(&[
 /// What the check of a written spec records: as [`SPEC`], but of the
 /// mounts only where each is (they are compared in place).
 pub const CHECK: Record = Record::Members(&[
+    ("annotations", Record::Members(ANNOTATIONS)),
     ("linux", Record::Members(LINUX)),
     ("mounts", Record::Elements),
     ("process", Record::Members(PROCESS)),
     ("root", Record::Whole),
 ]);
+
+/// The annotations that name a container's pod and the container, which
+/// the decision log shows (read, never edited): containerd's CRI plugin
+/// writes the first three; CRI-O the last two, its names of the pod
+/// (`k8s_POD_NAMESPACE_UID_ATTEMPT`) and of the container
+/// (`k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT`).
+pub const POD_ANNOTATIONS: [&str; 5] = [
+    "io.kubernetes.cri.sandbox-name",
+    "io.kubernetes.cri.sandbox-namespace",
+    "io.kubernetes.cri.container-name",
+    "io.kubernetes.cri-o.SandboxName",
+    "io.kubernetes.cri-o.Name",
+];
+
+const ANNOTATIONS: &[(&str, Record)] = &[
+    (POD_ANNOTATIONS[0], Record::Whole),
+    (POD_ANNOTATIONS[1], Record::Whole),
+    (POD_ANNOTATIONS[2], Record::Whole),
+    (POD_ANNOTATIONS[3], Record::Whole),
+    (POD_ANNOTATIONS[4], Record::Whole),
+];
 
 const LINUX: &[(&str, Record)] = &[
     ("namespaces", Record::Whole),

@@ -117,7 +117,12 @@ fn the_view_holds_only_what_the_rules_read() {
     let spec = Spec::read(text).unwrap();
     let view = spec.view();
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(view), ["process", "root", "mounts", "linux"]);
+    assert_eq!(
+        keys(view),
+        ["process", "root", "mounts", "annotations", "linux"]
+    );
+    // Of the annotations, only those naming the pod (none here).
+    assert_eq!(view["annotations"], json!({}));
     assert_eq!(keys(&view["process"]), ["user", "capabilities"]);
     assert_eq!(
         keys(&view["linux"]),

@@ -1,0 +1,713 @@
+//! The daemon binary that serves a config file, and what that binary says
+//! of the file. doctor asks the daemon that reads the file (the running
+//! process started with it, else the binary named with `--containerd` or
+//! `--crio`, else the first in PATH), never merely the first in PATH: a
+//! host may carry several containerd builds, and only one reads the file.
+//!
+//! `containerd config dump` and `crio config` read the file as the daemon
+//! does at start, but CRI-O checks the runtime and monitor (conmon)
+//! binaries only when it starts for real (its validation "on execution"),
+//! so those are checked here against the effective config CRI-O prints.
+
+use crate::sys::deadline::{self, RunError};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use toml_edit::{DocumentMut, Item};
+
+/// How long a daemon's config check may take: it reads files only.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+/// The PATH a daemon started by systemd has (systemd's default), for a
+/// daemon whose own environment cannot be read.
+pub const SERVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Daemon {
+    Containerd,
+    Crio,
+}
+
+impl Daemon {
+    pub fn binary_name(self) -> &'static str {
+        match self {
+            Daemon::Containerd => "containerd",
+            Daemon::Crio => "crio",
+        }
+    }
+
+    /// The config file the daemon reads when started without `--config`.
+    pub fn default_config(self) -> &'static str {
+        match self {
+            Daemon::Containerd => super::daemons::CONTAINERD_CONFIG,
+            Daemon::Crio => super::daemons::CRIO_CONFIG,
+        }
+    }
+
+    /// The option that names the binary to doctor.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Daemon::Containerd => "--containerd",
+            Daemon::Crio => "--crio",
+        }
+    }
+}
+
+/// How the binary was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The running daemon that reads the file: its PID.
+    Running(u32),
+    /// Named on the command line.
+    Named,
+    /// The first in PATH (no running daemon reads the file).
+    InPath,
+}
+
+/// The daemon binary to ask.
+#[derive(Debug, Clone)]
+pub struct Binary {
+    pub daemon: Daemon,
+    /// The host path (as shown).
+    pub shown: PathBuf,
+    /// Where to run it from (under doctor's `--root`).
+    pub path: PathBuf,
+    pub found: Found,
+    /// The PATH the daemon looks binaries up in: the running daemon's
+    /// own, else systemd's default.
+    pub search_path: String,
+    /// `--version`'s first line, when it answers.
+    pub version: Option<String>,
+}
+
+impl Binary {
+    /// "containerd 2.3.4 at /usr/bin/containerd (the running daemon, PID 7)".
+    pub fn describe(&self) -> String {
+        let how = match &self.found {
+            Found::Running(pid) => format!("the running daemon, PID {pid}"),
+            Found::Named => format!("{} on the command line", self.daemon.flag()),
+            Found::InPath => format!(
+                "first in PATH; no running {} that doctor can see reads this file",
+                self.daemon.binary_name()
+            ),
+        };
+        let version = self
+            .version
+            .as_deref()
+            .and_then(|v| version_word(self.daemon, v))
+            .map_or(String::new(), |v| format!(" {v}"));
+        format!(
+            "{}{version} at {} ({how})",
+            self.daemon.binary_name(),
+            self.shown.display()
+        )
+    }
+}
+
+/// The version in a `--version` line: `v2.3.4` -> `2.3.4`; CRI-O's
+/// `crio version 1.36.3`.
+fn version_word(daemon: Daemon, line: &str) -> Option<String> {
+    match daemon {
+        Daemon::Containerd => {
+            super::matrix::parse_containerd_version(line).map(|(a, b, c)| format!("{a}.{b}.{c}"))
+        }
+        Daemon::Crio => line
+            .strip_prefix("crio version ")
+            .map(|v| v.trim().to_owned()),
+    }
+}
+
+/// The value of a Go command-line option in an argv: `--name V`,
+/// `--name=V`, `-name V`, `-name=V`, and the short form likewise.
+pub fn option_value<'a>(argv: &'a [String], long: &str, short: &str) -> Option<&'a str> {
+    let mut it = argv.iter().skip(1);
+    let mut found = None;
+    while let Some(a) = it.next() {
+        let Some(bare) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
+            continue;
+        };
+        let (name, attached) = match bare.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (bare, None),
+        };
+        if name != long && name != short {
+            continue;
+        }
+        found = match attached {
+            Some(v) => Some(v),
+            None => it.next().map(String::as_str),
+        };
+    }
+    found
+}
+
+/// Lexically normal form of an absolute path (`.` and `..` and doubled
+/// slashes gone), to compare a daemon's `--config` with a file.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Does a daemon with this command line (`cwd` its working directory)
+/// read `config` (a host path)?
+pub fn reads_config(daemon: Daemon, argv: &[String], cwd: &Path, config: &Path) -> bool {
+    let named = option_value(argv, "config", "c").unwrap_or(daemon.default_config());
+    normal(&cwd.join(named)) == normal(config)
+}
+
+/// A running daemon whose command line makes it read `config`: its PID,
+/// executable (a host path) and PATH. `map` turns a host path into where
+/// to read it.
+fn running(
+    daemon: Daemon,
+    config: &Path,
+    map: &dyn Fn(&Path) -> PathBuf,
+) -> Option<(u32, PathBuf, String)> {
+    let proc = map(Path::new("/proc"));
+    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter().find_map(|pid| {
+        let dir = proc.join(pid.to_string());
+        let exe = std::fs::read_link(dir.join("exe")).ok()?;
+        let exe_text = exe.to_string_lossy();
+        // A binary replaced on disk since it started: the name remains.
+        let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
+        if exe.file_name()? != daemon.binary_name() {
+            return None;
+        }
+        let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+        let argv: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
+        if !reads_config(daemon, &argv, &cwd, config) {
+            return None;
+        }
+        let path = std::fs::read(dir.join("environ"))
+            .ok()
+            .and_then(|env| {
+                env.split(|b| *b == 0)
+                    .find_map(|v| v.strip_prefix(b"PATH="))
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            })
+            .unwrap_or_else(|| SERVICE_PATH.to_owned());
+        Some((pid, exe, path))
+    })
+}
+
+/// The first executable file `name` in the directories of `path`.
+pub fn look_path(name: &str, path: &str, map: &dyn Fn(&Path) -> PathBuf) -> Option<PathBuf> {
+    path.split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(|d| Path::new(d).join(name))
+        .find(|p| executable(&map(p)).is_ok())
+}
+
+/// Is `path` an executable file? Why not, when it is not.
+pub fn executable(path: &Path) -> Result<(), &'static str> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("does not exist"),
+        Err(_) => Err("cannot be read"),
+        Ok(m) if !m.is_file() => Err("is not a file"),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => Err("is not executable"),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The binary that serves `config` (a host path): the running daemon
+/// that reads it, else `named`, else the first in `path_env`.
+pub fn find(
+    daemon: Daemon,
+    config: &Path,
+    named: Option<&Path>,
+    path_env: &str,
+    map: &dyn Fn(&Path) -> PathBuf,
+) -> Option<Binary> {
+    let (shown, found, search_path) = if let Some((pid, exe, path)) = running(daemon, config, map) {
+        (exe, Found::Running(pid), path)
+    } else if let Some(n) = named {
+        (n.to_owned(), Found::Named, SERVICE_PATH.to_owned())
+    } else {
+        let p = look_path(daemon.binary_name(), path_env, map)?;
+        (p, Found::InPath, SERVICE_PATH.to_owned())
+    };
+    let path = map(&shown);
+    let version = deadline::run(
+        &path,
+        "--version",
+        Instant::now() + crate::probe::PROBE_TIMEOUT,
+    )
+    .ok()
+    .filter(|o| o.status.success())
+    .and_then(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .map(|l| l.trim().to_owned())
+    });
+    Some(Binary {
+        daemon,
+        shown,
+        path,
+        found,
+        search_path,
+        version,
+    })
+}
+
+/// What the daemon's own check said.
+#[derive(Debug)]
+pub enum Verdict {
+    /// It accepts the file: the effective config it printed.
+    Accepts(String),
+    /// It refuses the file: its message, on one line.
+    Refuses(String),
+    /// It could not be asked.
+    NotRun(String),
+}
+
+/// Ask the daemon's own config check: `containerd --config F config dump`,
+/// `crio --config F --config-dir D config`.
+pub fn check_config(bin: &Binary, config: &Path, config_dir: Option<&Path>) -> Verdict {
+    use std::ffi::OsStr;
+    let mut args: Vec<&OsStr> = vec![OsStr::new("--config"), config.as_os_str()];
+    if let Some(d) = config_dir {
+        args.extend([OsStr::new("--config-dir"), d.as_os_str()]);
+    }
+    match bin.daemon {
+        Daemon::Containerd => args.extend([OsStr::new("config"), OsStr::new("dump")]),
+        Daemon::Crio => args.push(OsStr::new("config")),
+    }
+    let (Ok(out), Ok(err)) = (memfd("stdout"), memfd("stderr")) else {
+        return Verdict::NotRun("cannot make a buffer for its output".to_owned());
+    };
+    let (Ok(out2), Ok(err2)) = (out.try_clone(), err.try_clone()) else {
+        return Verdict::NotRun("cannot make a buffer for its output".to_owned());
+    };
+    let status = deadline::run_status(
+        &bin.path,
+        &args,
+        Stdio::from(out2),
+        Stdio::from(err2),
+        Instant::now() + CHECK_TIMEOUT,
+    );
+    let read = |f: std::fs::File| {
+        use std::io::{Read, Seek};
+        let mut f = f;
+        let mut s = String::new();
+        let _ = f.rewind();
+        let _ = f.take(deadline::MAX_OUTPUT as u64).read_to_string(&mut s);
+        s
+    };
+    match status {
+        Ok(s) if s.success() => Verdict::Accepts(read(out)),
+        Ok(s) => {
+            let said = one_line(&read(err));
+            Verdict::Refuses(if said.is_empty() {
+                format!("it exits with {s} and says nothing")
+            } else {
+                said
+            })
+        }
+        Err(RunError::Timeout) => Verdict::NotRun("it did not answer in time".to_owned()),
+        Err(e) => Verdict::NotRun(e.to_string()),
+    }
+}
+
+/// An anonymous in-memory file.
+fn memfd(name: &str) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(name).unwrap_or_default();
+    // SAFETY: a plain system call with a valid C string; the descriptor
+    // it returns is owned by the File alone.
+    let fd = unsafe { nix::libc::memfd_create(name.as_ptr(), nix::libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a new descriptor no one else owns.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// A daemon's error output on one line: a logrus line gives its `msg`,
+/// info and warning lines are left out, the rest joined with "; ".
+pub fn one_line(stderr: &str) -> String {
+    const MAX: usize = 600;
+    let mut parts: Vec<String> = Vec::new();
+    for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let level = logrus_field(line, "level");
+        if matches!(
+            level.as_deref(),
+            Some("info" | "debug" | "trace" | "warning")
+        ) {
+            continue;
+        }
+        let text = logrus_field(line, "msg").unwrap_or_else(|| line.to_owned());
+        if !parts.contains(&text) {
+            parts.push(text);
+        }
+    }
+    let mut s = parts.join("; ");
+    if s.len() > MAX {
+        let mut cut = MAX;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+/// A `key=value` or `key="quoted value"` field of a logrus text line.
+fn logrus_field(line: &str, key: &str) -> Option<String> {
+    let at = line
+        .match_indices(&format!("{key}="))
+        .find(|(i, _)| *i == 0 || line.as_bytes()[i - 1] == b' ')?
+        .0;
+    let rest = &line[at + key.len() + 1..];
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push(chars.next()?),
+                '"' => return Some(out),
+                c => out.push(c),
+            }
+        }
+        Some(out)
+    } else {
+        Some(rest.split(' ').next().unwrap_or("").to_owned())
+    }
+}
+
+/// A binary a daemon's handler needs that is not there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub handler: String,
+    /// What the binary is: "runtime_path", "monitor_path", "BinaryName".
+    pub role: &'static str,
+    /// The path, or for a lookup the name and the PATH searched.
+    pub what: String,
+    pub why: &'static str,
+    /// The daemon will not start (else: the handler alone is lost).
+    pub fatal: bool,
+}
+
+impl Missing {
+    pub fn sentence(&self) -> String {
+        let why = if self.why.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.why)
+        };
+        format!("handler {}: {} {}{why}", self.handler, self.role, self.what)
+    }
+}
+
+/// The item of a table at `key`, as a string.
+fn str_at<'a>(t: &'a dyn toml_edit::TableLike, key: &str) -> Option<&'a str> {
+    t.get(key).and_then(Item::as_str)
+}
+
+/// CRI-O's runtime handlers of an effective config (`crio config`
+/// output, or the files merged), checked as CRI-O does on start: an
+/// `oci` handler's monitor (`monitor_path`, or the deprecated
+/// `[crio.runtime] conmon`, else `conmon` in PATH) must be there or CRI-O
+/// exits; a runtime (`runtime_path`, else the handler's name in PATH)
+/// that is not there stops CRI-O for the default handler and drops any
+/// other.
+pub fn crio_missing(
+    doc: &DocumentMut,
+    search_path: &str,
+    map: &dyn Fn(&Path) -> PathBuf,
+) -> Vec<Missing> {
+    let runtime =
+        super::daemons::dig(doc.as_item(), &["crio", "runtime"]).and_then(Item::as_table_like);
+    let Some(runtime) = runtime else {
+        return Vec::new();
+    };
+    let default = str_at(runtime, "default_runtime")
+        .filter(|d| !d.is_empty())
+        .unwrap_or("crun");
+    let conmon = str_at(runtime, "conmon").filter(|c| !c.is_empty());
+    let Some(handlers) = runtime.get("runtimes").and_then(Item::as_table_like) else {
+        return Vec::new();
+    };
+    let default_path = handlers
+        .get(default)
+        .and_then(Item::as_table_like)
+        .and_then(|h| str_at(h, "runtime_path"))
+        .unwrap_or("");
+    let mut out = Vec::new();
+    for (name, h) in handlers.iter() {
+        let Some(h) = h.as_table_like() else { continue };
+        let inherit = h.get("inherit_default_runtime").and_then(Item::as_bool) == Some(true);
+        let runtime_path = if inherit {
+            default_path
+        } else {
+            str_at(h, "runtime_path").unwrap_or("")
+        };
+        let lookup = if inherit { default } else { name };
+        // CRI-O's built-in handlers (crun, with no runtime_path) are
+        // dropped without a word when their runtime is missing: only the
+        // default's lookup matters.
+        let checked = !runtime_path.is_empty() || name == default;
+        if let Some(m) = checked
+            .then(|| binary_missing(name, "runtime_path", runtime_path, lookup, search_path, map))
+            .flatten()
+        {
+            out.push(Missing {
+                fatal: name == default,
+                ..m
+            });
+        }
+        let kind = str_at(h, "runtime_type").unwrap_or("");
+        if kind.is_empty() || kind == "oci" {
+            let monitor = conmon.unwrap_or(str_at(h, "monitor_path").unwrap_or(""));
+            if let Some(m) =
+                binary_missing(name, "monitor_path", monitor, "conmon", search_path, map)
+            {
+                out.push(Missing { fatal: true, ..m });
+            }
+        }
+    }
+    out
+}
+
+/// `path` when set must be an executable file; when empty, `name` must be
+/// found in `search_path`.
+fn binary_missing(
+    handler: &str,
+    role: &'static str,
+    path: &str,
+    name: &str,
+    search_path: &str,
+    map: &dyn Fn(&Path) -> PathBuf,
+) -> Option<Missing> {
+    let (what, why) = if path.is_empty() {
+        if look_path(name, search_path, map).is_some() {
+            return None;
+        }
+        (
+            format!("is unset and {name:?} is not in the daemon's PATH ({search_path})"),
+            "",
+        )
+    } else {
+        match executable(&map(Path::new(path))) {
+            Ok(()) => return None,
+            Err(why) => (path.to_owned(), why),
+        }
+    };
+    Some(Missing {
+        handler: handler.to_owned(),
+        role,
+        what,
+        why,
+        fatal: false,
+    })
+}
+
+/// CRI-O's config files merged key by key, handler by handler, in the
+/// order CRI-O reads them: the effective config when no crio binary can
+/// print it.
+pub fn crio_merge(docs: &[DocumentMut]) -> DocumentMut {
+    let mut out = DocumentMut::new();
+    for doc in docs {
+        merge_into(out.as_table_mut(), doc.as_table());
+    }
+    out
+}
+
+fn merge_into(to: &mut toml_edit::Table, from: &toml_edit::Table) {
+    for (k, v) in from.iter() {
+        match (to.get_mut(k), v.as_table_like()) {
+            (Some(existing), Some(src)) if existing.is_table_like() => {
+                let mut sub = toml_edit::Table::new();
+                for (kk, vv) in src.iter() {
+                    sub.insert(kk, vv.clone());
+                }
+                if let Some(t) = existing.as_table_mut() {
+                    merge_into(t, &sub);
+                } else if let Some(t) = existing.as_inline_table_mut() {
+                    let mut dst = t.clone().into_table();
+                    merge_into(&mut dst, &sub);
+                    *existing = Item::Table(dst);
+                }
+            }
+            _ => {
+                to.insert(k, v.clone());
+            }
+        }
+    }
+}
+
+/// containerd's runc handlers of an effective config (`config dump`):
+/// a `BinaryName` that is not there.
+pub fn containerd_missing(doc: &DocumentMut, map: &dyn Fn(&Path) -> PathBuf) -> Vec<Missing> {
+    let version = super::daemons::containerd_version(doc);
+    // A version 4 config keeps the runtimes where version 3 does.
+    let path = super::daemons::containerd_runtimes_path(version.min(3));
+    let Some(handlers) = path
+        .and_then(|p| super::daemons::dig(doc.as_item(), &p))
+        .and_then(Item::as_table_like)
+    else {
+        return Vec::new();
+    };
+    handlers
+        .iter()
+        .filter_map(|(name, h)| {
+            let binary = super::daemons::dig(h, &["options", "BinaryName"])?.as_str()?;
+            if binary.is_empty() {
+                return None;
+            }
+            let why = executable(&map(Path::new(binary))).err()?;
+            Some(Missing {
+                handler: name.to_owned(),
+                role: "BinaryName",
+                what: binary.to_owned(),
+                why,
+                fatal: false,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn option_values_in_every_go_spelling() {
+        for line in [
+            "containerd --config /a.toml",
+            "containerd --config=/a.toml",
+            "containerd -c /a.toml",
+            "containerd -config /a.toml --log-level debug",
+            "containerd -c=/a.toml",
+        ] {
+            assert_eq!(
+                option_value(&argv(line), "config", "c"),
+                Some("/a.toml"),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            option_value(&argv("containerd --log-level debug"), "config", "c"),
+            None
+        );
+        assert_eq!(
+            option_value(&argv("crio -d /x --config-dir /y"), "config-dir", "d"),
+            Some("/y")
+        );
+    }
+
+    #[test]
+    fn a_daemon_without_config_reads_its_default() {
+        let root = Path::new("/");
+        assert!(reads_config(
+            Daemon::Containerd,
+            &argv("containerd"),
+            root,
+            Path::new("/etc/containerd/config.toml")
+        ));
+        assert!(!reads_config(
+            Daemon::Containerd,
+            &argv("containerd"),
+            root,
+            Path::new("/srv/c.toml")
+        ));
+        assert!(reads_config(
+            Daemon::Crio,
+            &argv("crio --config ../srv/./c.conf"),
+            Path::new("/tmp"),
+            Path::new("/srv/c.conf")
+        ));
+        assert!(reads_config(
+            Daemon::Crio,
+            &argv("crio"),
+            root,
+            Path::new("/etc/crio/crio.conf")
+        ));
+    }
+
+    #[test]
+    fn one_line_keeps_the_errors_only() {
+        let said = "time=\"2026\" level=info msg=\"Updating config\"\n\
+time=\"2026\" level=fatal msg=\"validating runtime config: monitor fields translation: failed: exec: \\\"conmon\\\": executable file not found in $PATH\"\n";
+        assert_eq!(
+            one_line(said),
+            "validating runtime config: monitor fields translation: failed: exec: \"conmon\": executable file not found in $PATH"
+        );
+        assert_eq!(
+            one_line("time=\"x\" level=error msg=\"containerd config version `4` is not supported\"\ncontainerd: failed to load TOML from c.toml: unsupported config version `4`\n"),
+            "containerd config version `4` is not supported; containerd: failed to load TOML from c.toml: unsupported config version `4`"
+        );
+    }
+
+    fn no_file(_: &Path) -> PathBuf {
+        PathBuf::from("/nonexistent-for-the-test")
+    }
+
+    #[test]
+    fn crio_handlers_missing_their_monitor_or_runtime() {
+        let doc: DocumentMut = "[crio.runtime]\ndefault_runtime = \"runc\"\n\
+[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/bin/runc\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n\
+[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\nruntime_type = \"oci\"\n\
+[crio.runtime.runtimes.kata]\nruntime_path = \"/opt/kata\"\nruntime_type = \"vm\"\n"
+            .parse()
+            .unwrap();
+        let m = crio_missing(&doc, "/usr/bin", &no_file);
+        let said: Vec<String> = m.iter().map(Missing::sentence).collect();
+        assert_eq!(
+            said,
+            [
+                "handler runc: runtime_path /usr/bin/runc does not exist",
+                "handler runc: monitor_path /usr/libexec/crio/conmon does not exist",
+                "handler userns-hostnet: runtime_path /usr/bin/userns-hostnet-runtime does not exist",
+                "handler userns-hostnet: monitor_path is unset and \"conmon\" is not in the daemon's PATH (/usr/bin)",
+                "handler kata: runtime_path /opt/kata does not exist",
+            ]
+        );
+        assert_eq!(
+            m.iter().map(|m| m.fatal).collect::<Vec<_>>(),
+            [true, true, false, true, false]
+        );
+    }
+
+    #[test]
+    fn crio_files_merge_key_by_key() {
+        let a: DocumentMut = "[crio.runtime]\ndefault_runtime = \"runc\"\n[crio.runtime.runtimes.runc]\nruntime_path = \"/a\"\nmonitor_path = \"/m\"\n".parse().unwrap();
+        let b: DocumentMut = "[crio.runtime.runtimes.runc]\nruntime_path = \"/b\"\n"
+            .parse()
+            .unwrap();
+        let m = crio_merge(&[a, b]);
+        let runc =
+            super::super::daemons::dig(m.as_item(), &["crio", "runtime", "runtimes", "runc"])
+                .unwrap();
+        assert_eq!(runc["runtime_path"].as_str(), Some("/b"));
+        assert_eq!(runc["monitor_path"].as_str(), Some("/m"));
+        assert_eq!(
+            m["crio"]["runtime"]["default_runtime"].as_str(),
+            Some("runc")
+        );
+    }
+}
