@@ -48,6 +48,11 @@ pub enum Command {
         after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
+    /// List what on this host still runs the packaged binaries, each with the command that undoes it.
+    #[command(
+        after_help = "Looks for handler links under /etc/userns-hostnet/handlers, containerd, CRI-O and podman config files (and their drop-ins) naming /usr/bin/userns-hostnet-runtime or those links, OCI hook definitions in /etc/containers/oci/hooks.d and /usr/share/containers/oci/hooks.d, and a deploy into /usr/bin. The package refuses to be removed while there is any. Exit status: 0 when there is none, 1 when there is some (one line each: what, then the command), 2 on an error."
+    )]
+    Registrations(RegistrationsArgs),
     /// Print the version, the commit and build date, and the real runtime the wrapper would run.
     #[command(
         after_help = "The real runtime is chosen as the wrapper chooses it ($USERNS_HOSTNET_RUNTIME, else the config file's `runtime`), and its `--version` first line is shown. The build date is SOURCE_DATE_EPOCH of the build when it was set. Exit status: 0, 2 on an error."
@@ -118,6 +123,13 @@ pub enum ConfigCommand {
         #[arg(long, value_name = "PATH")]
         file: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RegistrationsArgs {
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod files;
 pub mod install;
 pub mod matrix;
+pub mod registrations;
 pub mod version;
 
 /// Exit status of the admin tool for an error that stops a subcommand.
