@@ -45,7 +45,7 @@ pub enum Command {
     Hook(HookCommand),
     /// The installer image's mode: install onto the node whose root is mounted, label the node, wait.
     #[command(
-        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
+        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits; SIGTERM ends the wait and leaves the install in place. --uninstall (the cleanup DaemonSet) removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host; so does SIGTERM with --cleanup. --check is the readiness probe. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
     /// List what on this host still runs the packaged binaries, each with the command that undoes it.
@@ -165,7 +165,7 @@ pub struct DeployArgs {
     /// The daemon's systemd unit (default containerd.service, crio.service).
     #[arg(long, value_name = "UNIT", env = "USERNS_HOSTNET_UNIT")]
     pub unit: Option<String>,
-    /// On SIGTERM or SIGINT, remove the label and undo the install.
+    /// On SIGTERM or SIGINT, remove the label and undo the install (throw-away clusters; the manifests never set it).
     #[arg(long, env = "USERNS_HOSTNET_CLEANUP")]
     pub cleanup: bool,
     /// The node to label (the DaemonSet passes spec.nodeName).
@@ -177,6 +177,12 @@ pub struct DeployArgs {
     /// Undo what an earlier deploy installed, now, and exit.
     #[arg(long)]
     pub uninstall: bool,
+    /// Write nothing; exit 0 when an earlier deploy's files and handler are in place and no restart is pending, else 1 (the readiness probe); with --uninstall, 0 when nothing of a deploy is left.
+    #[arg(long, conflicts_with = "once")]
+    pub check: bool,
+    /// With --uninstall: wait for SIGTERM afterwards instead of exiting (the cleanup DaemonSet's pod).
+    #[arg(long, requires = "uninstall")]
+    pub wait: bool,
     /// The directory holding the binaries to copy (default: this program's own).
     #[arg(long, value_name = "DIR", hide = true)]
     pub from: Option<PathBuf>,
