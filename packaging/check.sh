@@ -70,10 +70,40 @@ ok "rpm URL and summary"
 rpm -qp --requires "$rpm" 2>/dev/null | grep -qx '(runc or crun)' || fail "rpm does not require (runc or crun)"
 ok "rpm requires (runc or crun)"
 
+# rpm: the erase is refused while registered, an upgrade never is (%preun's $1).
+rpm -qp --scripts "$rpm" 2>/dev/null | grep -q '^preuninstall scriptlet' || fail "rpm has no %preun"
+preun=$(rpm -qp --qf '%{PREUN}' "$rpm" 2>/dev/null)
+grep -q 'userns-hostnet registrations' <<<"$preun" || fail "rpm %preun does not ask for registrations: $preun"
+ok "rpm %preun asks userns-hostnet registrations"
+
 # Install on this machine; leave nothing behind.
-cleanup() { dpkg -P userns-hostnet >/dev/null 2>&1 || true; }
+reg=$(mktemp -d /tmp/uhn-pkg-reg.XXXXXX)
+handler=uhn-pkg-check-$$
+ctr_id=uhn-pkg-check-$$
+ctrd_pid=
+stop_containerd() {
+	if [ -n "$ctrd_pid" ]; then
+		kill "$ctrd_pid" 2>/dev/null || true
+		wait "$ctrd_pid" 2>/dev/null || true
+		ctrd_pid=
+	fi
+}
+cleanup() {
+	if [ -n "$ctrd_pid" ]; then
+		ctr -a "$reg/c.sock" task kill -s KILL "$ctr_id" >/dev/null 2>&1 || true
+		sleep 1
+		ctr -a "$reg/c.sock" task delete "$ctr_id" >/dev/null 2>&1 || true
+		ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null 2>&1 || true
+	fi
+	stop_containerd
+	[ -x /usr/bin/userns-hostnet ] && /usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" >/dev/null 2>&1 || true
+	umount "$reg/state"/io.containerd.runtime.v2.task/*/*/rootfs >/dev/null 2>&1 || true
+	rm -rf "$reg"
+	dpkg -P userns-hostnet >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 cleanup
+mkdir -p "$reg"
 out=$(dpkg -i "$deb" 2>&1) || fail "dpkg -i: $out"
 grep -q 'nothing has been registered yet' <<<"$out" || fail "post-install message missing: $out"
 ok "dpkg -i (post-install message says nothing was registered)"
@@ -123,6 +153,88 @@ grep -q 'every mount at or under /sys is read-only' <<<"$demo" || fail "installe
 grep -q 'CAP_NET_RAW *dropped' <<<"$demo" || fail "installed wrapper kept CAP_NET_RAW: $demo"
 ok "a userns + host-network container runs through /usr/bin/userns-hostnet-runtime, /sys read-only"
 
+# Registered with a containerd (private config, root, state and socket;
+# its runc handler names its runc, so install makes the handler's links),
+# with a container of the handler running: removal is refused with the
+# command to run first, the package stays whole, the daemon still starts
+# on its config and the container can be stopped and deleted. An upgrade
+# (dpkg -i of the same package) is not refused.
+containerd config default |
+	sed -e "s#^root = .*#root = \"$reg/root\"#" -e "s#^state = .*#state = \"$reg/state\"#" \
+		-e "s#\"/run/containerd/containerd.sock\"#\"$reg/c.sock\"#" \
+		-e "s#^disabled_plugins = .*#disabled_plugins = [\"io.containerd.grpc.v1.cri\"]#" \
+		-e "s#BinaryName = \"\"#BinaryName = \"$(command -v runc)\"#" >"$reg/config.toml"
+out=$(/usr/bin/userns-hostnet install containerd --config "$reg/config.toml" --handler "$handler" 2>&1) || fail "install: $out"
+links=/etc/userns-hostnet/handlers/$handler
+[ "$(readlink "$links/userns-hostnet-runtime")" = /usr/bin/userns-hostnet-runtime ] || fail "install made no handler link: $out"
+registered=$(/usr/bin/userns-hostnet registrations) && fail "registrations found nothing after install"
+grep -q -- "--handler $handler" <<<"$registered" || fail "registrations: $registered"
+ok "userns-hostnet registrations lists the handler: $registered"
+start_containerd() {
+	containerd --config "$reg/config.toml" >>"$reg/containerd.log" 2>&1 &
+	ctrd_pid=$!
+	for _ in $(seq 100); do
+		ctr -a "$reg/c.sock" version >/dev/null 2>&1 && return 0
+		kill -0 "$ctrd_pid" 2>/dev/null || fail "containerd did not start on $reg/config.toml: $(tail -20 "$reg/containerd.log")"
+		sleep 0.1
+	done
+	fail "containerd never answered on $reg/c.sock"
+}
+start_containerd
+mkdir -p "$reg/rootfs/bin"
+cp "$(command -v busybox)" "$reg/rootfs/bin/busybox"
+out=$(ctr -a "$reg/c.sock" run -d --runtime io.containerd.runc.v2 \
+	--runc-binary "$links/userns-hostnet-runtime" --rootfs "$reg/rootfs" "$ctr_id" /bin/busybox sleep 600 2>&1) || fail "ctr run through the handler: $out"
+ctr -a "$reg/c.sock" task ls | grep -q "^$ctr_id .*RUNNING" || fail "the container does not run: $(ctr -a "$reg/c.sock" task ls)"
+ok "a container runs through the handler's link to /usr/bin/userns-hostnet-runtime"
+
+set +e
+removal=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y userns-hostnet 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "apt-get remove succeeded while registered: $removal"
+grep -q 'userns-hostnet: not removing: the runtime wrapper is still registered' <<<"$removal" || fail "apt-get remove: no refusal message: $removal"
+grep -q -- "userns-hostnet uninstall containerd --handler $handler" <<<"$removal" || fail "apt-get remove: the refusal lacks the command: $removal"
+echo "$removal" | grep -A3 'not removing' | sed 's/^/     /'
+ok "apt-get remove is refused while registered, naming the command (exit $rc)"
+set +e
+removal=$(dpkg -r userns-hostnet 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && grep -q -- "--handler $handler" <<<"$removal" || fail "dpkg -r while registered (exit $rc): $removal"
+ok "dpkg -r is refused while registered"
+# dpkg keeps the wish (deinstall) and the state (installed).
+[ "$(dpkg-query -W -f '${db:Status-Status}' userns-hostnet)" = installed ] || fail "after the refusal: $(dpkg-query -W -f '${Status}' userns-hostnet)"
+[ -x /usr/bin/userns-hostnet-runtime ] && [ -L /usr/bin/userns-hostnet-runtime-crun ] || fail "a refused removal deleted files"
+ok "after the refusal the package is installed and whole"
+
+set +e
+preun_rc=$(sh -c "$preun" preun 0 >/dev/null 2>&1; echo $?)
+upgrade_rc=$(sh -c "$preun" preun 1 >/dev/null 2>&1; echo $?)
+set -e
+[ "$preun_rc" = 1 ] && [ "$upgrade_rc" = 0 ] || fail "rpm %preun while registered: erase exit $preun_rc (want 1), upgrade exit $upgrade_rc (want 0)"
+ok "rpm %preun while registered: erase refused, upgrade allowed"
+
+out=$(dpkg -i "$deb" 2>&1 </dev/null) || fail "upgrade while registered: $out"
+ok "an upgrade (dpkg -i over the installed package) is not refused while registered"
+
+stop_containerd
+start_containerd
+ok "containerd starts again on the registered config"
+ctr -a "$reg/c.sock" task kill -s KILL "$ctr_id" >/dev/null || fail "task kill through the wrapper"
+for _ in $(seq 50); do
+	ctr -a "$reg/c.sock" task ls | grep -q "^$ctr_id .*STOPPED" && break
+	sleep 0.1
+done
+ctr -a "$reg/c.sock" task delete "$ctr_id" >/dev/null || fail "task delete through the wrapper"
+ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null || fail "container delete"
+ok "the running container is stopped and deleted through the wrapper"
+stop_containerd
+
+out=$(/usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" 2>&1) || fail "uninstall: $out"
+/usr/bin/userns-hostnet registrations >/dev/null || fail "registrations after uninstall: $(/usr/bin/userns-hostnet registrations)"
+ok "after uninstall nothing is registered"
+
 conf=/etc/userns-hostnet/config.toml
 printf '\n[capabilities]\nnet = "keep"\n' >>"$conf"
 edited=$(sha256sum "$conf")
@@ -143,6 +255,9 @@ dpkg -P userns-hostnet >/dev/null
 for f in /var/log/userns-hostnet.log /run/userns-hostnet; do
 	[ ! -e "$f" ] || fail "dpkg -P left $f"
 done
-ok "dpkg -P removes the config, the decision log and /run/userns-hostnet"
+for f in /etc/userns-hostnet /usr/share/userns-hostnet; do
+	[ ! -e "$f" ] || fail "dpkg -P after uninstall left $f: $(find "$f")"
+done
+ok "dpkg -P removes the config, the decision log and /run/userns-hostnet; nothing of the package is left"
 
 echo "packages: $passed passed, 0 failed"

@@ -45,9 +45,14 @@ pub enum Command {
     Hook(HookCommand),
     /// The installer image's mode: install onto the node whose root is mounted, label the node, wait.
     #[command(
-        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits. On SIGTERM with --cleanup it removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
+        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits; SIGTERM ends the wait and leaves the install in place. --uninstall (the cleanup DaemonSet) removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host; so does SIGTERM with --cleanup. --check is the readiness probe. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
+    /// List what on this host still runs the packaged binaries, each with the command that undoes it.
+    #[command(
+        after_help = "Looks for handler links under /etc/userns-hostnet/handlers, containerd, CRI-O and podman config files (and their drop-ins) naming /usr/bin/userns-hostnet-runtime or those links, OCI hook definitions in /etc/containers/oci/hooks.d and /usr/share/containers/oci/hooks.d, and a deploy into /usr/bin. The package refuses to be removed while there is any. Exit status: 0 when there is none, 1 when there is some (one line each: what, then the command), 2 on an error."
+    )]
+    Registrations(RegistrationsArgs),
     /// Print the version, the commit and build date, and the real runtime the wrapper would run.
     #[command(
         after_help = "The real runtime is chosen as the wrapper chooses it ($USERNS_HOSTNET_RUNTIME, else the config file's `runtime`), and its `--version` first line is shown. The build date is SOURCE_DATE_EPOCH of the build when it was set. Exit status: 0, 2 on an error."
@@ -121,6 +126,13 @@ pub enum ConfigCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct RegistrationsArgs {
+    /// One JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct DeployArgs {
     /// Where the host's root is mounted; / runs on the host itself.
     #[arg(
@@ -153,7 +165,7 @@ pub struct DeployArgs {
     /// The daemon's systemd unit (default containerd.service, crio.service).
     #[arg(long, value_name = "UNIT", env = "USERNS_HOSTNET_UNIT")]
     pub unit: Option<String>,
-    /// On SIGTERM or SIGINT, remove the label and undo the install.
+    /// On SIGTERM or SIGINT, remove the label and undo the install (throw-away clusters; the manifests never set it).
     #[arg(long, env = "USERNS_HOSTNET_CLEANUP")]
     pub cleanup: bool,
     /// The node to label (the DaemonSet passes spec.nodeName).
@@ -165,6 +177,12 @@ pub struct DeployArgs {
     /// Undo what an earlier deploy installed, now, and exit.
     #[arg(long)]
     pub uninstall: bool,
+    /// Write nothing; exit 0 when an earlier deploy's files and handler are in place and no restart is pending, else 1 (the readiness probe); with --uninstall, 0 when nothing of a deploy is left.
+    #[arg(long, conflicts_with = "once")]
+    pub check: bool,
+    /// With --uninstall: wait for SIGTERM afterwards instead of exiting (the cleanup DaemonSet's pod).
+    #[arg(long, requires = "uninstall")]
+    pub wait: bool,
     /// The directory holding the binaries to copy (default: this program's own).
     #[arg(long, value_name = "DIR", hide = true)]
     pub from: Option<PathBuf>,

@@ -23,6 +23,7 @@ fn pages_and_completions_are_generated() {
         "uninstall",
         "hook",
         "deploy",
+        "registrations",
         "version",
         "completion",
     ] {
@@ -45,7 +46,7 @@ fn pages_and_completions_are_generated() {
     let fish = non_empty(&comp.join("userns-hostnet.fish"));
     assert!(fish.contains("complete -c userns-hostnet"), "{fish}");
     // The config subcommand has a page, and one per subcommand of its own.
-    assert_eq!(files.len(), 16 + 3, "{files:?}");
+    assert_eq!(files.len(), 17 + 3, "{files:?}");
 }
 
 /// Every page has the sections an operator looks for, and names only pages
@@ -67,7 +68,7 @@ fn pages_have_real_sections_and_name_only_real_pages() {
         })
         .collect();
     pages.sort();
-    assert_eq!(pages.len(), 16, "{pages:?}");
+    assert_eq!(pages.len(), 17, "{pages:?}");
     let runtime_page =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/userns-hostnet-runtime.1");
     let mut texts: Vec<(String, String)> = pages

@@ -135,10 +135,6 @@ fn the_daemonset_is_privileged_with_one_host_mount_and_no_host_pid() {
     assert_eq!(pod["serviceAccountName"], SERVICE_ACCOUNT);
     assert_ne!(pod["hostPID"], true, "the restart needs no hostPID");
     assert_ne!(pod["hostNetwork"], true);
-    assert!(
-        pod["terminationGracePeriodSeconds"].as_u64().unwrap() >= 60,
-        "time for the undo and a daemon restart"
-    );
     let containers = pod["containers"].as_array().unwrap();
     assert_eq!(containers.len(), 1);
     let c = &containers[0];
@@ -163,7 +159,15 @@ fn the_daemonset_is_privileged_with_one_host_mount_and_no_host_pid() {
     );
     assert_eq!(get("USERNS_HOSTNET_BIN_DIR")["value"], "/usr/local/bin");
     assert_eq!(get("USERNS_HOSTNET_RESTART")["value"], "true");
-    assert_eq!(get("USERNS_HOSTNET_CLEANUP")["value"], "true");
+    assert!(
+        env.iter().all(|(n, _)| n != "USERNS_HOSTNET_CLEANUP"),
+        "a stopping installer pod must not undo the install"
+    );
+    assert_eq!(
+        parse_deploy(c, "readinessProbe"),
+        ["--check"],
+        "ready when the node is registered"
+    );
     assert_eq!(
         get("NODE_NAME")["valueFrom"]["fieldRef"]["fieldPath"],
         "spec.nodeName"
@@ -185,6 +189,73 @@ fn the_daemonset_is_privileged_with_one_host_mount_and_no_host_pid() {
             "{name} is not read by deploy: {read:?}"
         );
     }
+}
+
+/// The `deploy` options of a container's `args` (`key` "args") or of an
+/// exec probe (`key` the probe), checked to parse as the CLI parses them.
+fn parse_deploy(container: &Value, key: &str) -> Vec<String> {
+    let words: Vec<String> = if key == "args" {
+        container["args"]
+            .as_array()
+            .map(|a| a.iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default()
+    } else {
+        let cmd: Vec<String> = container[key]["exec"]["command"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no exec {key}: {container:#}"))
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            cmd[..2],
+            ["/usr/local/bin/userns-hostnet", "deploy"],
+            "{key} runs the image's deploy"
+        );
+        cmd[2..].to_vec()
+    };
+    let argv = ["userns-hostnet", "deploy"]
+        .into_iter()
+        .map(String::from)
+        .chain(words.iter().cloned());
+    if let Err(e) = <Cli as clap::Parser>::try_parse_from(argv) {
+        panic!("{key} {words:?} does not parse: {e}");
+    }
+    words
+}
+
+/// deploy/cleanup/: its own kustomization, a DaemonSet of the same image,
+/// namespace, service account and host mount that runs `deploy
+/// --uninstall --wait`, ready once nothing is left.
+#[test]
+fn the_cleanup_kustomization_removes_by_an_explicit_daemonset() {
+    let k = one("cleanup/kustomization.yaml");
+    assert_eq!(k["kind"], "Kustomization");
+    assert_eq!(k["namespace"], NAMESPACE);
+    assert_eq!(k["resources"], serde_json::json!(["daemonset.yaml"]));
+    assert_eq!(k["images"], kustomization()["images"], "the same image");
+    let ds = one("cleanup/daemonset.yaml");
+    let installer = one("daemonset.yaml");
+    assert_eq!(ds["kind"], "DaemonSet");
+    assert_ne!(ds["metadata"]["name"], installer["metadata"]["name"]);
+    let pod = &ds["spec"]["template"]["spec"];
+    let ipod = &installer["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], SERVICE_ACCOUNT);
+    assert_eq!(pod["volumes"], ipod["volumes"]);
+    assert_eq!(pod["nodeSelector"], ipod["nodeSelector"]);
+    assert_eq!(pod["tolerations"], ipod["tolerations"]);
+    let c = &pod["containers"][0];
+    let ic = &ipod["containers"][0];
+    assert_eq!(c["image"], ic["image"]);
+    assert_eq!(c["volumeMounts"], ic["volumeMounts"]);
+    assert_eq!(c["securityContext"]["privileged"], true);
+    assert_eq!(parse_deploy(c, "args"), ["--uninstall", "--wait"]);
+    assert_eq!(
+        parse_deploy(c, "readinessProbe"),
+        ["--check", "--uninstall"]
+    );
+    // The same settings as the installer, so that the undo takes out the
+    // handler and binaries it put there.
+    assert_eq!(env_of(c), env_of(ic));
 }
 
 #[test]
@@ -236,6 +307,9 @@ fn the_cluster_doc_covers_every_piece() {
         "deploy/runtimeclass.yaml",
         "deploy/sample-pod.yaml",
         "deploy/namespace.yaml",
+        "deploy/cleanup/",
+        "deploy --uninstall",
+        "deploy --check",
         "Containerfile",
         "scripts/image.sh",
         "/var/lib/userns-hostnet/deploy",

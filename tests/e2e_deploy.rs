@@ -3,8 +3,11 @@
 //! with etc/containerd/config.toml (containerd's own defaults) and
 //! usr/local/bin holding an older admin tool. The binaries land, the
 //! handler is registered as containerd reads it (`containerd config dump`),
-//! a second run changes nothing, and SIGTERM in cleanup mode puts every
-//! file back byte for byte.
+//! a second run changes nothing, SIGTERM (a pod stopping) leaves the
+//! install in place, `--check` (the readiness probe) says so, an upgrade
+//! replaces the wrapper by rename while a container of the handler runs,
+//! and `--uninstall` (the cleanup DaemonSet) puts every file back byte for
+//! byte.
 //!
 //! Prerequisites (root, podman, containerd, file, and the staged image
 //! context target/image from `make image`) fail the tests when missing.
@@ -209,7 +212,7 @@ fn dumped_handler(config: &Path, handler: &str) -> Option<toml::Value> {
 }
 
 #[test]
-fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
+fn the_image_installs_a_stop_leaves_it_and_uninstall_restores_it() {
     let image = build_image("e2e-deploy");
     let size = run_capture(Command::new("podman").args([
         "image",
@@ -289,7 +292,8 @@ fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
     assert_eq!(changes(&installed, &again), Vec::<String>::new());
     assert_eq!(identities(r, &again), ids, "a second run rewrote a file");
 
-    // The DaemonSet's way: wait, and undo on SIGTERM.
+    // The DaemonSet's way: wait; the readiness probe says registered; a
+    // SIGTERM (rollout, eviction, drain, deletion) leaves everything.
     let name = format!("uhn-deploy-{}", std::process::id());
     let mut cmd = Command::new("podman");
     cmd.args(PODMAN_RUN)
@@ -304,18 +308,25 @@ fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
         .args(common::podman::ULIMITS)
         .arg("--volume")
         .arg(format!("{}:/host", r.display()))
-        .args(["--env", "USERNS_HOSTNET_CLEANUP=true", &image]);
+        .arg(&image);
     run_capture(&mut cmd).assert_success();
     let logs = || run_capture(Command::new("podman").args(["logs", &name]));
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !logs().stdout.contains("waiting for SIGTERM") {
-        assert!(
-            Instant::now() < deadline,
-            "the installer never waited:\n{}",
-            logs().describe()
-        );
+    while !logs().stdout.contains("installed; waiting") {
+        if Instant::now() > deadline {
+            let out = logs();
+            let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+            panic!("the installer never waited:\n{}", out.describe());
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
+    let probe = run_capture(Command::new("podman").args([
+        "exec",
+        &name,
+        "/usr/local/bin/userns-hostnet",
+        "deploy",
+        "--check",
+    ]));
     run_capture(Command::new("podman").args(["stop", "--time", "60", &name])).assert_success();
     let code = run_capture(Command::new("podman").args([
         "inspect",
@@ -325,7 +336,43 @@ fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
     ]));
     let out = logs();
     let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
+    // Without --restart containerd has not read the handler yet: not ready.
+    assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
+    assert_eq!(
+        probe.stdout,
+        "not registered: containerd must be restarted for handler userns-hostnet to take effect\n",
+        "{}",
+        probe.describe()
+    );
     assert_eq!(code.stdout.trim(), "0", "{}", out.describe());
+    assert!(
+        out.stdout.contains("SIGTERM: stopping"),
+        "{}",
+        out.describe()
+    );
+    assert!(!out.stdout.contains("removed"), "{}", out.describe());
+    let stopped = snapshot(r);
+    assert_eq!(
+        changes(&installed, &stopped),
+        Vec::<String>::new(),
+        "a stopping pod leaves the install"
+    );
+    assert_eq!(
+        identities(r, &stopped),
+        ids,
+        "a stopping pod rewrote a file"
+    );
+    let not_removed = podman_run(&image, r, &[], &["--check", "--uninstall"]);
+    assert_eq!(
+        not_removed.status.code(),
+        Some(1),
+        "{}",
+        not_removed.describe()
+    );
+
+    // The cleanup DaemonSet's way: --uninstall, then nothing is left.
+    let out = podman_run(&image, r, &[], &["--uninstall"]);
+    out.assert_success();
     assert!(out.stdout.contains("undone"), "{}", out.describe());
     let after = snapshot(r);
     println!(
@@ -333,7 +380,18 @@ fn the_image_installs_onto_a_host_root_and_cleanup_restores_it() {
         changes(&before, &after)
     );
     assert_eq!(changes(&before, &after), Vec::<String>::new());
-    assert_eq!(after, before, "cleanup restores every file byte for byte");
+    assert_eq!(
+        after, before,
+        "the uninstall restores every file byte for byte"
+    );
+    podman_run(&image, r, &[], &["--check", "--uninstall"]).assert_success();
+    let probe = podman_run(&image, r, &[], &["--check"]);
+    assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
+    assert!(
+        probe.stdout.contains("not registered: no deploy state"),
+        "{}",
+        probe.describe()
+    );
 }
 
 #[test]
@@ -399,6 +457,19 @@ fn deploy_here(
     mode: &str,
 ) -> common::Outcome {
     let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    deploy_here_from(cri, bin, handlers, systemctl, mode, admin.parent().unwrap())
+}
+
+/// [`deploy_here`] with the binaries to copy taken from `from`.
+fn deploy_here_from(
+    cri: &common::cri::Cri,
+    bin: &Path,
+    handlers: &Path,
+    systemctl: &Path,
+    mode: &str,
+    from: &Path,
+) -> common::Outcome {
+    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
     let mut cmd = Command::new(admin);
     cmd.args(["deploy", "--host-root", "/", "--daemon", "containerd"])
         .arg("--daemon-config")
@@ -414,7 +485,7 @@ fn deploy_here(
             mode,
         ])
         .arg("--from")
-        .arg(admin.parent().unwrap())
+        .arg(from)
         .env("USERNS_HOSTNET_SYSTEMCTL", systemctl)
         .env("USERNS_HOSTNET_HANDLERS_DIR", handlers)
         .env_remove("NODE_NAME")
@@ -448,6 +519,16 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
         "{}",
         out.describe()
     );
+    // The readiness probe: registered, and the restart done.
+    let probe = deploy_here(&cri, &bin, &handlers, &systemctl, "--check");
+    probe.assert_success();
+    assert!(
+        probe
+            .stdout
+            .starts_with("registered: handler deployed with containerd in "),
+        "{}",
+        probe.describe()
+    );
     // Without the restart the daemon does not know the handler yet.
     let userns = Userns::Pod {
         host_id: cri::next_host_range(),
@@ -466,6 +547,73 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     assert_eq!(lines.len(), 1, "{lines:#?}");
     assert_eq!(lines[0]["converted"], true, "{:#}", lines[0]);
     common::assert_converted_spec(&cri.bundle_spec(&pod.id));
+    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, "sleep 600"));
+
+    // An upgrade (a new image's deploy) while the container runs: the
+    // wrapper is replaced by rename, nothing else changes, no restart; the
+    // container is exec'd, stopped and removed through the new wrapper.
+    let wrapper = bin.join("userns-hostnet-runtime");
+    let old_inode = fs::metadata(&wrapper).unwrap().ino();
+    let config_before = fs::read(&config).unwrap();
+    let links = |dir: &Path| {
+        if dir.exists() {
+            snapshot(dir)
+        } else {
+            Snapshot::new()
+        }
+    };
+    let links_before = links(&handlers);
+    let upgrade = tempfile::Builder::new()
+        .prefix("uhn-deploy-upgrade-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    fs::copy(admin, upgrade.path().join("userns-hostnet")).unwrap();
+    // The same program with bytes appended past its end: another file
+    // that still runs.
+    let mut newer = fs::read(admin.with_file_name("userns-hostnet-runtime")).unwrap();
+    newer.extend_from_slice(b"\0userns-hostnet upgrade marker\n");
+    fs::write(upgrade.path().join("userns-hostnet-runtime"), &newer).unwrap();
+    for round in 0..2 {
+        let out = deploy_here_from(&cri, &bin, &handlers, &systemctl, "--once", upgrade.path());
+        out.assert_success();
+        assert!(
+            out.stdout.contains("already registered"),
+            "{}",
+            out.describe()
+        );
+        assert_eq!(
+            out.stdout.contains("wrote "),
+            round == 0,
+            "the upgrade writes the wrapper once, a rerun nothing\n{}",
+            out.describe()
+        );
+    }
+    assert_eq!(fs::read(&wrapper).unwrap(), newer, "the new wrapper landed");
+    assert_ne!(
+        fs::metadata(&wrapper).unwrap().ino(),
+        old_inode,
+        "by rename"
+    );
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        config_before,
+        "config untouched"
+    );
+    assert_eq!(links(&handlers), links_before, "handler links untouched");
+    assert_eq!(
+        fs::read_to_string(&requests).unwrap().lines().count(),
+        1,
+        "no restart for an upgrade"
+    );
+    let exec = cri.exec_sync(&app, &["sh", "-c", "echo exec-after-upgrade"]);
+    exec.assert_success();
+    assert!(
+        exec.stdout.contains("exec-after-upgrade"),
+        "{}",
+        exec.describe()
+    );
+    cri.stop_and_remove(&app);
     cri.stop_and_remove_pod(&pod);
 
     let out = deploy_here(&cri, &bin, &handlers, &systemctl, "--uninstall");
@@ -483,6 +631,13 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     );
     assert!(!bin.exists(), "{}", out.describe());
     assert!(!handlers.exists(), "{}", out.describe());
+    let probe = deploy_here(&cri, &bin, &handlers, &systemctl, "--check");
+    assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
+    assert!(
+        probe.stdout.contains("no deploy state"),
+        "{}",
+        probe.describe()
+    );
     cri.restart();
     assert!(cri.run_pod("deployed", &pod_config).is_err());
     let left = cri.leftovers();
@@ -578,10 +733,10 @@ impl Drop for ApiServer {
     }
 }
 
-/// The label goes on through the API with the pod's service account, and
-/// comes off on SIGTERM in cleanup mode.
+/// The label goes on through the API with the pod's service account,
+/// stays when the pod stops, and comes off with the explicit removal.
 #[test]
-fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
+fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
     let image = build_image("e2e-deploy");
     let root = fake_host_root();
     let work = tempfile::Builder::new()
@@ -613,34 +768,31 @@ fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
     let port = fs::read_to_string(&port_file).unwrap();
 
     let name = format!("uhn-deploy-api-{}", std::process::id());
-    let mut cmd = Command::new("podman");
-    cmd.args(PODMAN_RUN)
-        .args([
-            "--detach",
-            "--privileged",
-            "--network",
-            "host",
-            "--name",
-            &name,
-        ])
-        .args(common::podman::ULIMITS)
-        .arg("--volume")
-        .arg(format!("{}:/host", root.path().display()))
-        .arg("--volume")
-        .arg(format!(
-            "{}:/var/run/secrets/kubernetes.io/serviceaccount:ro",
-            sa.display()
-        ))
-        .args(["--env", "USERNS_HOSTNET_CLEANUP=true"])
-        .args(["--env", "NODE_NAME=node-a"])
-        .args(["--env", "KUBERNETES_SERVICE_HOST=127.0.0.1"])
-        .arg("--env")
-        .arg(format!("KUBERNETES_SERVICE_PORT={port}"))
-        .arg(&image);
-    run_capture(&mut cmd).assert_success();
+    let pod = |run: &[&str], args: &[&str]| {
+        let mut cmd = Command::new("podman");
+        cmd.args(PODMAN_RUN)
+            .args(run)
+            .args(["--privileged", "--network", "host"])
+            .args(common::podman::ULIMITS)
+            .arg("--volume")
+            .arg(format!("{}:/host", root.path().display()))
+            .arg("--volume")
+            .arg(format!(
+                "{}:/var/run/secrets/kubernetes.io/serviceaccount:ro",
+                sa.display()
+            ))
+            .args(["--env", "NODE_NAME=node-a"])
+            .args(["--env", "KUBERNETES_SERVICE_HOST=127.0.0.1"])
+            .arg("--env")
+            .arg(format!("KUBERNETES_SERVICE_PORT={port}"))
+            .arg(&image)
+            .args(args);
+        run_capture(&mut cmd)
+    };
+    pod(&["--detach", "--name", &name], &[]).assert_success();
     let logs = || run_capture(Command::new("podman").args(["logs", &name]));
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !logs().stdout.contains("waiting for SIGTERM") {
+    while !logs().stdout.contains("installed; waiting") {
         if Instant::now() > deadline {
             let out = logs();
             let _ = run_capture(Command::new("podman").args(["rm", "--force", &name]));
@@ -654,15 +806,32 @@ fn the_installer_labels_its_node_and_unlabels_it_on_cleanup() {
     assert!(
         out.stdout
             .contains("node node-a labelled: userns-hostnet.io/installed")
-            && out.stdout.contains("node node-a unlabelled"),
+            && !out.stdout.contains("unlabelled"),
         "{}",
         out.describe()
     );
-    let requests: Vec<serde_json::Value> = fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let requests = || -> Vec<serde_json::Value> {
+        fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(
+        requests().len(),
+        1,
+        "the stop kept the label: {:#?}",
+        requests()
+    );
+    // The cleanup DaemonSet's command takes it off.
+    let out = pod(&["--rm"], &["--uninstall"]);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("node node-a unlabelled"),
+        "{}",
+        out.describe()
+    );
+    let requests = requests();
     assert_eq!(requests.len(), 2, "{requests:#?}");
     for (r, value) in requests
         .iter()

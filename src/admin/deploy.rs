@@ -183,6 +183,12 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
         s.thread_block().map_err(DeployError::Signal)?;
         s
     };
+    if args.check {
+        enter_host(&args.host_root)?;
+        let (ready, why) = check(args.uninstall)?;
+        say(&why);
+        return Ok(i32::from(!ready));
+    }
     let source = if args.uninstall {
         None
     } else {
@@ -193,6 +199,11 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     if args.uninstall {
         label(&api, false);
         undo(args)?;
+        if args.wait {
+            say("removed; waiting (delete the cleanup DaemonSet when every node is done)");
+            let sig = signals.wait().map_err(DeployError::Signal)?;
+            say(&format!("{sig}: stopping"));
+        }
         return Ok(0);
     }
     let Some(source) = source else {
@@ -206,7 +217,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     say(if args.cleanup {
         "installed; waiting for SIGTERM to undo it"
     } else {
-        "installed; waiting (no --cleanup: the install stays when this stops)"
+        "installed; waiting (the install stays when this stops: a rollout replaces it, `deploy --uninstall` removes it)"
     });
     let sig = signals.wait().map_err(DeployError::Signal)?;
     say(&format!("{sig}: stopping"));
@@ -221,6 +232,57 @@ fn label(api: &super::deploy_api::Api, on: bool) {
     match api.set_label(LABEL, on) {
         Ok(line) | Err(line) => say(&line),
     }
+}
+
+/// The readiness probe: whether an earlier deploy's every file is in
+/// place and its handler live (no restart pending), or with `removed`,
+/// whether nothing of a deploy is left. The line says why.
+fn check(removed: bool) -> Result<(bool, String), DeployError> {
+    let state = load_state()?;
+    if removed {
+        return Ok(match state {
+            None => (true, "removed: no deploy state on this host".into()),
+            Some(s) => (
+                false,
+                format!(
+                    "not removed: handler {} is still deployed ({})",
+                    s.handler,
+                    state_path().display()
+                ),
+            ),
+        });
+    }
+    let Some(state) = state else {
+        return Ok((false, "not registered: no deploy state on this host".into()));
+    };
+    if let Some(e) = state
+        .entries
+        .iter()
+        .find(|e| current(&e.path).as_ref() != Some(&e.after))
+    {
+        return Ok((
+            false,
+            format!("not registered: {} changed since deploy", e.path.display()),
+        ));
+    }
+    if state.restart_pending {
+        return Ok((
+            false,
+            format!(
+                "not registered: {} must be restarted for handler {} to take effect",
+                state.daemon, state.handler
+            ),
+        ));
+    }
+    Ok((
+        true,
+        format!(
+            "registered: handler {} with {} in {}",
+            state.handler,
+            state.daemon,
+            state.daemon_config.display()
+        ),
+    ))
 }
 
 /// chroot into the host's root, unless it is already /.

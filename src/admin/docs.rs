@@ -163,6 +163,17 @@ fn extra_sections(page: &str, pages: &[String]) -> String {
                 ("Undo it:", "userns-hostnet uninstall containerd"),
             ],
         ),
+        "registrations" => (
+            &[
+                ("/etc/userns-hostnet/handlers/", "Handlers' links to the packaged wrapper."),
+                ("/etc/containerd/config.toml, /etc/crio/crio.conf, /etc/containers/containers.conf", "Daemon configs, and their conf.d, crio.conf.d, containers.conf.d drop-ins, read for handlers naming the packaged wrapper."),
+                ("/etc/containers/oci/hooks.d, /usr/share/containers/oci/hooks.d", "OCI hook definitions naming the packaged binary."),
+                ("/var/lib/userns-hostnet/deploy/state.json", "A deploy's record, when it wrote into /usr/bin."),
+            ],
+            &[],
+            "0 when nothing names the packaged binaries, 1 when something does (one line each, with the command that undoes it), 2 on an error. The package's removal scripts refuse the removal on anything but 0.",
+            &[("Before removing the package:", "userns-hostnet registrations")],
+        ),
         "version" => (
             &[CONFIG],
             &[ENV_CONFIG, ENV_RUNTIME],

@@ -12,6 +12,7 @@ pub mod explain;
 pub mod files;
 pub mod install;
 pub mod matrix;
+pub mod registrations;
 pub mod serving;
 pub mod version;
 

@@ -14,6 +14,7 @@ fn main() {
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),
+        Command::Registrations(a) => admin::registrations::run(a.json).map_err(Into::into),
         Command::Version(a) => admin::version::run(a).map_err(Into::into),
         Command::Completion(a) => admin::docs::run_completion(a).map_err(Into::into),
         Command::Config(c) => admin::configcmd::run(c).map_err(Into::into),

@@ -1,0 +1,380 @@
+//! `userns-hostnet registrations`: what on this host still runs the
+//! packaged binaries. The package's removal scripts ask it before deleting
+//! /usr/bin/userns-hostnet-runtime: a daemon whose handler names a file
+//! that is gone can neither start nor stop that handler's containers.
+//!
+//! A registration is anything a daemon reads that names a file the package
+//! removes: a handler's links under /etc/userns-hostnet/handlers, a string
+//! of a containerd, CRI-O or podman config file (main file and drop-ins),
+//! an OCI hook definition in a hooks directory, a deploy that wrote into
+//! /usr/bin. Registrations of binaries elsewhere (deploy's /usr/local/bin)
+//! are not the package's and do not count. The scan reads only; every
+//! path is taken under `root` so that a test can give a directory.
+
+use std::path::{Path, PathBuf};
+
+/// The files the package owns that a daemon can be told to run.
+pub const PACKAGE_FILES: [&str; 5] = [
+    "/usr/bin/userns-hostnet-runtime",
+    "/usr/bin/userns-hostnet-runtime-crun",
+    "/usr/bin/userns-hostnet-runtime-youki",
+    "/usr/bin/userns-hostnet",
+    "/usr/share/userns-hostnet/hooks.d/userns-hostnet.json",
+];
+
+/// Config files and drop-in directories, per daemon.
+const CONFIGS: [(&str, &str, Option<&str>); 3] = [
+    (
+        "containerd",
+        "/etc/containerd/config.toml",
+        Some("/etc/containerd/conf.d"),
+    ),
+    ("crio", "/etc/crio/crio.conf", Some("/etc/crio/crio.conf.d")),
+    (
+        "podman",
+        "/etc/containers/containers.conf",
+        Some("/etc/containers/containers.conf.d"),
+    ),
+];
+
+/// Hooks directories podman and CRI-O read by default.
+const HOOKS_DIRS: [&str; 2] = [
+    "/etc/containers/oci/hooks.d",
+    "/usr/share/containers/oci/hooks.d",
+];
+
+const DEPLOY_STATE: &str = "/var/lib/userns-hostnet/deploy/state.json";
+
+/// One thing that still runs a packaged binary, and the command that
+/// undoes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Registration {
+    /// What and where, e.g. `containerd handler NAME in FILE`.
+    pub what: String,
+    /// The command to run first.
+    pub undo: String,
+}
+
+/// Whether `text` names a packaged file or a handler's link directory.
+fn names_package(text: &str, handlers_dir: &str) -> bool {
+    PACKAGE_FILES.iter().any(|f| text.contains(f)) || text.contains(handlers_dir)
+}
+
+/// The handler a string at `keys` belongs to: the key after the last
+/// `runtimes` table (containerd, CRI-O, podman all keep handlers there).
+fn handler_of(keys: &[String]) -> Option<&str> {
+    let at = keys.iter().rposition(|k| k == "runtimes")?;
+    keys.get(at + 1).map(String::as_str)
+}
+
+/// Every (keys, string) of a TOML document.
+fn strings(item: &toml_edit::Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    use toml_edit::Item;
+    match item {
+        Item::Value(v) => value_strings(v, keys, out),
+        Item::Table(t) => {
+            for (k, i) in t.iter() {
+                keys.push(k.to_owned());
+                strings(i, keys, out);
+                keys.pop();
+            }
+        }
+        Item::ArrayOfTables(a) => {
+            for t in a.iter() {
+                for (k, i) in t.iter() {
+                    keys.push(k.to_owned());
+                    strings(i, keys, out);
+                    keys.pop();
+                }
+            }
+        }
+        Item::None => {}
+    }
+}
+
+fn value_strings(
+    v: &toml_edit::Value,
+    keys: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    use toml_edit::Value;
+    match v {
+        Value::String(s) => out.push((keys.clone(), s.value().clone())),
+        Value::Array(a) => a.iter().for_each(|v| value_strings(v, keys, out)),
+        Value::InlineTable(t) => {
+            for (k, v) in t.iter() {
+                keys.push(k.to_owned());
+                value_strings(v, keys, out);
+                keys.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The handlers of one config file's text that name a packaged file, in
+/// order, once each; a file that is not TOML is searched as text.
+pub fn handlers_in(text: &str, handlers_dir: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return if names_package(text, handlers_dir) {
+            vec![String::new()]
+        } else {
+            Vec::new()
+        };
+    };
+    let mut found = Vec::new();
+    strings(doc.as_item(), &mut Vec::new(), &mut found);
+    let mut names: Vec<String> = Vec::new();
+    for (keys, s) in found {
+        if !names_package(&s, handlers_dir) {
+            continue;
+        }
+        let name = handler_of(&keys).unwrap_or_default().to_owned();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn under(root: &Path, path: &str) -> PathBuf {
+    root.join(path.trim_start_matches('/'))
+}
+
+/// Regular files (or links to them) directly in `dir`, sorted.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() || p.is_symlink())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// `link`'s target as an absolute path on the host (without `root`).
+fn link_target(link: &Path, root: &Path) -> Option<PathBuf> {
+    let t = std::fs::read_link(link).ok()?;
+    let abs = if t.is_absolute() {
+        t
+    } else {
+        link.parent()?
+            .strip_prefix(root)
+            .ok()
+            .map(|d| Path::new("/").join(d).join(t))?
+    };
+    Some(abs)
+}
+
+fn is_package_file(p: &Path) -> bool {
+    PACKAGE_FILES.iter().any(|f| Path::new(f) == p)
+}
+
+/// Everything under `root` that still runs a packaged binary.
+pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
+    let handlers_text = handlers_dir.display().to_string();
+    let mut out = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    for (daemon, main, drop_ins) in CONFIGS {
+        let mut files = vec![under(root, main)];
+        if let Some(d) = drop_ins {
+            files.extend(files_in(&under(root, d)));
+        }
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let shown = Path::new("/").join(file.strip_prefix(root).unwrap_or(&file));
+            for name in handlers_in(&text, &handlers_text) {
+                let (what, undo) = if name.is_empty() {
+                    (
+                        format!("{} names {}", shown.display(), PACKAGE_FILES[0]),
+                        format!(
+                            "userns-hostnet uninstall {daemon} --config {}",
+                            shown.display()
+                        ),
+                    )
+                } else {
+                    (
+                        format!("{daemon} handler {name} in {}", shown.display()),
+                        format!(
+                            "userns-hostnet uninstall {daemon} --handler {name} --config {}",
+                            shown.display()
+                        ),
+                    )
+                };
+                named.push(name);
+                out.push(Registration { what, undo });
+            }
+        }
+    }
+    let links_dir = under(root, &handlers_text);
+    let mut handler_dirs: Vec<PathBuf> = std::fs::read_dir(&links_dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    handler_dirs.sort();
+    for dir in handler_dirs {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if named.contains(&name) {
+            continue;
+        }
+        let Some((link, target)) = files_in(&dir)
+            .into_iter()
+            .filter_map(|l| link_target(&l, root).map(|t| (l, t)))
+            .find(|(_, t)| is_package_file(t))
+        else {
+            continue;
+        };
+        let shown = Path::new("/").join(link.strip_prefix(root).unwrap_or(&link));
+        out.push(Registration {
+            what: format!(
+                "handler {name}: {} -> {}",
+                shown.display(),
+                target.display()
+            ),
+            undo: format!(
+                "userns-hostnet uninstall containerd --handler {name} --config FILE (or crio, podman: with the config file that registered it)"
+            ),
+        });
+    }
+    for dir in HOOKS_DIRS {
+        for file in files_in(&under(root, dir)) {
+            let by_link = link_target(&file, root).is_some_and(|t| is_package_file(&t));
+            let by_text = std::fs::read_to_string(&file)
+                .is_ok_and(|t| PACKAGE_FILES.iter().any(|f| t.contains(f)));
+            if !(by_link || by_text) {
+                continue;
+            }
+            let shown = Path::new("/").join(file.strip_prefix(root).unwrap_or(&file));
+            out.push(Registration {
+                what: format!("OCI hook {}", shown.display()),
+                undo: format!(
+                    "userns-hostnet uninstall podman --hook --hooks-dir {dir} (or, linked by hand: rm {})",
+                    shown.display()
+                ),
+            });
+        }
+    }
+    if let Ok(bytes) = std::fs::read(under(root, DEPLOY_STATE)) {
+        if let Ok(state) = serde_json::from_slice::<super::deploy::State>(&bytes) {
+            if state.entries.iter().any(|e| is_package_file(&e.path)) {
+                out.push(Registration {
+                    what: format!("a deploy into /usr/bin ({DEPLOY_STATE})"),
+                    undo: "userns-hostnet deploy --host-root / --bin-dir /usr/bin --uninstall"
+                        .into(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Run `registrations`: each one a line (what: command), exit 1 when
+/// there is any, 0 when none.
+pub fn run(json: bool) -> Result<i32, super::AdminError> {
+    let found = scan(Path::new("/"), &crate::runtime::handlers_dir());
+    if json {
+        super::print(&super::json_line(&found))?;
+    } else {
+        let text: String = found
+            .iter()
+            .map(|r| format!("{}: {}\n", r.what, r.undo))
+            .collect();
+        super::print(text.as_bytes())?;
+    }
+    Ok(i32::from(!found.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HANDLERS: &str = "/etc/userns-hostnet/handlers";
+
+    #[test]
+    fn containerd_handler_naming_the_wrapper() {
+        let text = r#"version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+BinaryName = "/usr/sbin/runc"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.uhn.options]
+BinaryName = "/usr/bin/userns-hostnet-runtime"
+"#;
+        assert_eq!(handlers_in(text, HANDLERS), vec!["uhn".to_owned()]);
+    }
+
+    #[test]
+    fn handler_through_its_link_directory() {
+        let text = "[crio.runtime.runtimes.x]\nruntime_path = \"/etc/userns-hostnet/handlers/x/userns-hostnet-runtime\"\n";
+        assert_eq!(handlers_in(text, HANDLERS), vec!["x".to_owned()]);
+    }
+
+    #[test]
+    fn podman_runtime_array() {
+        let text = "[engine.runtimes]\nuhn = [\"/usr/bin/userns-hostnet-runtime\"]\nrunc = [\"/usr/bin/runc\"]\n";
+        assert_eq!(handlers_in(text, HANDLERS), vec!["uhn".to_owned()]);
+    }
+
+    #[test]
+    fn a_config_of_other_binaries_is_not_a_registration() {
+        let text = "[engine.runtimes]\nuhn = [\"/usr/local/bin/userns-hostnet-runtime\"]\n";
+        assert!(handlers_in(text, HANDLERS).is_empty());
+        assert!(handlers_in("not = [toml", HANDLERS).is_empty());
+    }
+
+    #[test]
+    fn scan_finds_links_hooks_and_configs_under_a_root() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        assert!(scan(r, Path::new(HANDLERS)).is_empty());
+        let h = r.join("etc/userns-hostnet/handlers/h");
+        std::fs::create_dir_all(&h).unwrap();
+        std::os::unix::fs::symlink(
+            "/usr/bin/userns-hostnet-runtime",
+            h.join("userns-hostnet-runtime"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/usr/sbin/runc", h.join("runtime")).unwrap();
+        let hooks = r.join("etc/containers/oci/hooks.d");
+        std::fs::create_dir_all(&hooks).unwrap();
+        std::os::unix::fs::symlink(
+            "/usr/share/userns-hostnet/hooks.d/userns-hostnet.json",
+            hooks.join("userns-hostnet.json"),
+        )
+        .unwrap();
+        std::fs::write(
+            hooks.join("other.json"),
+            "{\"hook\":{\"path\":\"/bin/true\"}}",
+        )
+        .unwrap();
+        let found = scan(r, Path::new(HANDLERS));
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert_eq!(
+            found[0].what,
+            "handler h: /etc/userns-hostnet/handlers/h/userns-hostnet-runtime -> /usr/bin/userns-hostnet-runtime"
+        );
+        assert!(found[0].undo.contains("--handler h"), "{}", found[0].undo);
+        assert_eq!(
+            found[1].what,
+            "OCI hook /etc/containers/oci/hooks.d/userns-hostnet.json"
+        );
+
+        // A config naming the handler's links: one line, with its file.
+        std::fs::create_dir_all(r.join("etc/containerd")).unwrap();
+        std::fs::write(
+            r.join("etc/containerd/config.toml"),
+            "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.h.options]\nBinaryName = \"/etc/userns-hostnet/handlers/h/userns-hostnet-runtime\"\n",
+        )
+        .unwrap();
+        let found = scan(r, Path::new(HANDLERS));
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert_eq!(
+            found[0].undo,
+            "userns-hostnet uninstall containerd --handler h --config /etc/containerd/config.toml"
+        );
+    }
+}
