@@ -20,8 +20,9 @@
 //! a trailing or doubled slash, a symbolic link or the default given
 //! explicitly all find the same record. The id is the container's name in
 //! that directory: runc refuses any id that is not a plain name
-//! (`^[\w+,.-]+$`, not `.` or `..`); crun and youki join the id to the
-//! root as a path, so `./ID`, `ID/` or `../crun/ID` reach `ID`: at exec
+//! (`^[\w+,.-]+$`, not `.` or `..`) and youki 0.7 any with a `/`; crun
+//! joins the id to the root as a path (youki and unknown runtimes are
+//! treated the same way, which costs nothing when they refuse it), so `./ID`, `ID/` or `../crun/ID` reach `ID`: at exec
 //! such an id is resolved in the file system to the directory the runtime
 //! will open, and at create it is refused for a converted container.
 

@@ -239,6 +239,7 @@ fn exec_spellings(runtime: Runtime, root: &Path, id: &str, link: &Path) -> Vec<(
         (link.as_os_str().to_owned(), id.into()),
         (format!("{}/", link.display()).into(), id.into()),
     ];
+    // crun joins the id to the root as a path (youki 0.7 refuses a `/`).
     if runtime == Runtime::Crun {
         let base = root.file_name().unwrap().to_str().unwrap();
         v.extend([
@@ -420,5 +421,9 @@ mod youki {
     #[test]
     fn spec_spellings_reach_no_set() {
         super::spec_spellings_reach_no_set(crate::common::Runtime::Youki);
+    }
+    #[test]
+    fn exec_by_any_spelling_is_recognised() {
+        super::exec_by_any_spelling_is_recognised(crate::common::Runtime::Youki);
     }
 }
