@@ -9,7 +9,7 @@
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
-use crate::converted::{RecordError, Records};
+use crate::converted::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, strict, view, Plan, Refusal, Spec};
@@ -88,9 +88,13 @@ fn become_runtime(
     // The command line as the runtime exec'd will read it, when it may
     // name a subcommand the wrapper acts on (a pass-through such as
     // `state` resolves nothing more).
+    let mut kind = converted::Runtime::Other;
     if argv::may_act_on(args) {
+        let name = runtime::resolved_name(&runtime);
+        kind = converted::Runtime::from_file_name(name.as_deref());
+        let dialect = name.map_or(Dialect::Strict, |n| Dialect::from_file_name(&n));
         let argv0 = inv.argv0.take();
-        *inv = argv::scan(args, runtime::dialect(&runtime));
+        *inv = argv::scan(args, dialect);
         inv.argv0 = argv0;
     }
     let inv = &*inv;
@@ -112,7 +116,7 @@ fn become_runtime(
         let outcome = match &inv.problem {
             Some(p) => Err(argv_refusal(p).into()),
             None => prepare_spec(&inv.spec_file(), config, &runtime, |plan| {
-                remember(&records, inv, plan, config.policy.net_capabilities)
+                remember(&records, inv, kind, plan, config.policy.net_capabilities)
             }),
         };
         log_decision(inv, creating, bundle, &runtime, config, &outcome);
@@ -120,12 +124,12 @@ fn become_runtime(
         // spec value by value first would only add to every create.
         std::mem::forget(outcome?);
     } else if let Some(exec) = &inv.exec {
-        if let Some(hardened) = harden_exec(&records, inv, exec, args)? {
+        if let Some(hardened) = harden_exec(&records, inv, kind, exec, args)? {
             argv = Cow::Owned(hardened);
         }
     } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
         if let Some(id) = &inv.container_id {
-            records.forget(inv.root.as_deref(), id);
+            records.forget(&target(inv, kind, id));
         }
     }
     if is_version_request(inv, args) {
@@ -220,18 +224,40 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
 fn remember(
     records: &Records,
     inv: &Invocation,
+    kind: converted::Runtime,
     plan: Option<&Plan>,
     policy: NetCapabilities,
 ) -> Result<(), Failure> {
     let Some(id) = &inv.container_id else {
         return Ok(());
     };
-    let root = inv.root.as_deref();
+    let t = target(inv, kind, id);
     match plan {
-        Some(p) if p.decision.converts() => records.mark(root, id, policy)?,
-        _ => records.forget(root, id),
+        Some(p) if p.decision.converts() => records
+            .mark(&t, policy)
+            .map_err(|e| record_failure("create", e))?,
+        _ => records.forget(&t),
     }
     Ok(())
+}
+
+/// The container a command line names, for the records.
+fn target<'a>(inv: &'a Invocation, runtime: converted::Runtime, id: &'a OsStr) -> Target<'a> {
+    Target {
+        runtime,
+        root: inv.root.as_deref(),
+        id,
+    }
+}
+
+/// A container the wrapper cannot identify the way the runtime will is a
+/// refusal (`<word>: container id: ...`); a record it cannot write is a
+/// failure of its own.
+fn record_failure(word: &'static str, e: RecordError) -> Failure {
+    match e {
+        RecordError::Unidentified { why } => Refusal::new(word, "container id", why).into(),
+        e => e.into(),
+    }
 }
 
 /// For an `exec` into a container the wrapper converted: the network
@@ -241,15 +267,24 @@ fn remember(
 fn harden_exec(
     records: &Records,
     inv: &Invocation,
+    kind: converted::Runtime,
     exec: &argv::Exec,
     args: &[OsString],
 ) -> Result<Option<Vec<OsString>>, Failure> {
-    let root = inv.root.as_deref();
-    let Some((id, policy)) = [inv.container_id.as_deref(), exec.next_word.as_deref()]
+    let mut found = None;
+    for id in [inv.container_id.as_deref(), exec.next_word.as_deref()]
         .into_iter()
         .flatten()
-        .find_map(|id| records.lookup(root, id).map(|p| (id, p)))
-    else {
+    {
+        if let Some(p) = records
+            .lookup(&target(inv, kind, id))
+            .map_err(|e| record_failure("exec", e))?
+        {
+            found = Some((id, p));
+            break;
+        }
+    }
+    let Some((id, policy)) = found else {
         return Ok(None);
     };
     if let Some(option) = &exec.unknown_option {

@@ -452,7 +452,15 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     sandbox.wrapper().run(&["start", &id]).assert_success();
     assert!(
         userns_hostnet::converted::Records::system()
-            .lookup(Some(root.as_os_str()), std::ffi::OsStr::new(&id))
+            .lookup(&userns_hostnet::converted::Target {
+                runtime: match runtime {
+                    Runtime::Crun => userns_hostnet::converted::Runtime::Crun,
+                    _ => userns_hostnet::converted::Runtime::Runc,
+                },
+                root: Some(root.as_os_str()),
+                id: std::ffi::OsStr::new(&id),
+            })
+            .unwrap()
             .is_some(),
         "no record of the conversion under {}",
         root.display()

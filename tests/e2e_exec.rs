@@ -10,7 +10,26 @@ use std::fs;
 
 use common::{Bundle, Cli, ContainerGuard, Runtime, Sandbox};
 use serde_json::json;
-use userns_hostnet::converted::Records;
+
+/// The wrapper's record of a container, found as an exec finds it.
+fn record_of(
+    runtime: Runtime,
+    root: &std::path::Path,
+    id: &str,
+) -> Option<userns_hostnet::engine::policy::NetCapabilities> {
+    let kind = match runtime {
+        Runtime::Crun => userns_hostnet::converted::Runtime::Crun,
+        Runtime::Youki => userns_hostnet::converted::Runtime::Youki,
+        _ => userns_hostnet::converted::Runtime::Runc,
+    };
+    userns_hostnet::converted::Records::system()
+        .lookup(&userns_hostnet::converted::Target {
+            runtime: kind,
+            root: Some(root.as_os_str()),
+            id: std::ffi::OsStr::new(id),
+        })
+        .unwrap()
+}
 
 fn exit_status_passes_through(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
@@ -140,10 +159,8 @@ fn exec_into_a_converted_container_gets_no_network_capabilities(runtime: Runtime
     let _guard = ContainerGuard::new(&sandbox, &id);
     let wrapper = sandbox.wrapper();
     create_started(&wrapper, &bundle, &id);
-    let root = sandbox.root().into_os_string();
-    assert!(Records::system()
-        .lookup(Some(&root), OsStr::new(&id))
-        .is_some());
+    let root = sandbox.root();
+    assert!(record_of(runtime, &root, &id).is_some());
 
     let process = sandbox.path().join("process.json");
     let p = process.to_str().unwrap();
@@ -206,9 +223,7 @@ fn exec_into_a_converted_container_gets_no_network_capabilities(runtime: Runtime
     wrapper.run(&["kill", &id, "KILL"]).assert_success();
     sandbox.real().wait_for_status(&id, "stopped");
     wrapper.run(&["delete", &id]).assert_success();
-    assert!(Records::system()
-        .lookup(Some(&root), OsStr::new(&id))
-        .is_none());
+    assert!(record_of(runtime, &root, &id).is_none());
 }
 
 /// A container the wrapper did not convert (its own network namespace):

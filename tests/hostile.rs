@@ -396,8 +396,13 @@ fn cases() -> Vec<Case> {
             s["x-vendor"] = json!({"a": [1, 2.5, null]});
             s["process"]["x-extra"] = json!(true);
             s["mounts"][0]["x-extra"] = json!("y");
-            s["process"]["capabilities"]["bounding"] = json!(["CAP_FROBNICATE", "CAP_NET_RAW"]);
+            s["process"]["capabilities"]["bounding"] = json!(["cap_kill1", "CAP_NET_RAW"]);
         }),
+        spec_case(
+            "a capability name no runtime reads",
+            r("capabilities", "process.capabilities.bounding"),
+            |s| s["process"]["capabilities"]["bounding"] = json!(["CAP_KILL", "CAP_FROBNICATE"]),
+        ),
         spec_case("linux a string", PassThrough, |s| {
             s["linux"] = json!("linux")
         }),

@@ -4,6 +4,7 @@
 //! on top of the container's: both get the same capability rule as the
 //! container's init.
 
+use super::cap_names::{classify, Class};
 use super::policy::NetCapabilities;
 use super::report::{Change, Refusal};
 use super::rules::caps;
@@ -30,10 +31,14 @@ pub fn net_cap_args<'a>(
     if policy == NetCapabilities::Keep {
         return Ok(Vec::new());
     }
-    let net: Vec<(usize, &str)> = values
-        .into_iter()
-        .filter(|(_, v)| caps::is_net_capability(v))
-        .collect();
+    let mut net: Vec<(usize, &str)> = Vec::new();
+    for (i, v) in values {
+        match classify(v.as_bytes()) {
+            Class::Network(_) => net.push((i, v)),
+            Class::Other(_) => {}
+            Class::Unknown => return Err(caps::unknown("exec --cap", v)),
+        }
+    }
     if policy == NetCapabilities::Refuse && !net.is_empty() {
         let names: Vec<&str> = net.iter().map(|(_, v)| *v).collect();
         return Err(caps::refusal("exec --cap", &names));
@@ -115,13 +120,19 @@ mod tests {
             (3, "chown"),
             (5, "net_admin"),
             (6, "12"),
-            (7, " 13 "),
+            (7, "0xd"),
             (8, "14"),
+            (9, "CAP_NET_RAW1"),
         ];
         assert_eq!(
             net_cap_args(args, NetCapabilities::Drop).unwrap(),
-            [1, 5, 6, 7]
+            [1, 5, 6, 7, 9]
         );
+        let r = net_cap_args([(1, " 13 ")], NetCapabilities::Drop).unwrap_err();
+        assert_eq!(r.field, "exec --cap");
+        assert!(net_cap_args([(1, " 13 ")], NetCapabilities::Keep)
+            .unwrap()
+            .is_empty());
         assert!(net_cap_args(args, NetCapabilities::Keep)
             .unwrap()
             .is_empty());

@@ -10,6 +10,7 @@
 //! bytes ([`view::write`]): everything not deliberately changed comes out
 //! byte for byte.
 
+pub mod cap_names;
 pub mod decide;
 pub mod document;
 pub mod exec;

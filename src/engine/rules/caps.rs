@@ -2,9 +2,12 @@
 //! and CAP_NET_BROADCAST are checked against the user namespace that owns
 //! the network namespace. In a container on the host network they grant
 //! nothing, so they are dropped from all five sets (or kept, or refused, as
-//! the policy says). Every other entry, unknown names included, stays in
-//! place and in order.
+//! the policy says). A name is one when any runtime reads it as one
+//! ([`cap_names`]: runc's exact names, crun's libcap, youki's); a name no
+//! runtime reads as a capability is refused unless the policy keeps the
+//! network capabilities. Every other entry stays in place and in order.
 
+use crate::engine::cap_names::{self, Class};
 use crate::engine::policy::NetCapabilities as Policy;
 use crate::engine::report::{Change, Names, Refusal};
 use crate::engine::{spec, Context, Findings, Rule, Spec};
@@ -18,28 +21,22 @@ pub const SETS: [&str; 5] = [
     "permitted",
     "ambient",
 ];
-pub const NET: [&str; 4] = [
-    "CAP_NET_ADMIN",
-    "CAP_NET_RAW",
-    "CAP_NET_BIND_SERVICE",
-    "CAP_NET_BROADCAST",
-];
 
-/// Runtimes differ in how strictly they spell names; match the loosest
-/// spelling any of them accepts, so nothing they would grant survives:
-/// any case, with or without `CAP_`, surrounding blanks, and crun's bare
-/// numbers (10 to 13).
+/// Whether any runtime reads `name` as a network capability.
 pub fn is_net_capability(name: &str) -> bool {
-    let name = name.trim();
-    if name.starts_with(|c: char| c.is_ascii_digit() || c == '+') {
-        return name.parse::<u32>().is_ok_and(|n| (10..=13).contains(&n));
-    }
-    // Compared with no copy: this runs for every entry of every set.
-    let bare = match name.get(..4) {
-        Some(prefix) if prefix.eq_ignore_ascii_case("CAP_") => &name[4..],
-        _ => name,
-    };
-    NET.iter().any(|n| n[4..].eq_ignore_ascii_case(bare))
+    cap_names::is_network(name)
+}
+
+/// The refusal of a name no runtime reads as a capability, in a converted
+/// container: `field` holds it.
+pub fn unknown(field: &str, name: &str) -> Refusal {
+    Refusal::new(
+        NAME,
+        field,
+        format!(
+            "{name:?}: not a capability runc, crun (libcap) or youki reads; in a container on the host network every capability name must be one the wrapper can classify, since another reader might take it for a network capability"
+        ),
+    )
 }
 
 /// Drop the network capabilities from every set of a process object (a
@@ -77,15 +74,23 @@ pub fn drop_from_process(
     let mut found: Vec<(&str, Vec<String>)> = Vec::new();
     for set in SETS {
         let mut net = Vec::new();
+        let mut unclassified: Option<Refusal> = None;
         spec::for_each_string(
             || field_of(&format!("capabilities.{set}")),
             caps.get(set),
-            |n| {
-                if is_net_capability(n) {
-                    net.push(n.to_owned());
+            |n| match cap_names::classify(n.as_bytes()) {
+                Class::Network(_) => net.push(n.to_owned()),
+                Class::Other(_) => {}
+                Class::Unknown => {
+                    unclassified.get_or_insert_with(|| {
+                        unknown(&field_of(&format!("capabilities.{set}")), n)
+                    });
                 }
             },
         )?;
+        if let Some(r) = unclassified.take() {
+            return Err(r);
+        }
         if !net.is_empty() {
             found.push((set, net));
         }
@@ -158,56 +163,53 @@ impl Rule for NetCapabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    /// The definition, written plainly (with copies).
-    fn spelled_as_net(name: &str) -> bool {
-        let name = name.trim();
-        if let Ok(n) = name.parse::<u32>() {
-            return (10..=13).contains(&n);
-        }
-        let upper = name.to_ascii_uppercase();
-        let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
-        NET.iter().any(|n| &n[4..] == bare)
+    fn apply(caps: Value, policy: Policy) -> (Value, Result<Vec<Change>, Refusal>) {
+        let mut process = json!({ "capabilities": caps });
+        let mut out = Findings::default();
+        let r = drop_from_process(&mut process, "process", policy, &mut out).map(|()| out.changes);
+        (process, r)
     }
 
     #[test]
-    fn every_spelling_a_runtime_accepts_is_a_network_capability() {
-        let net = [
-            "CAP_NET_RAW",
-            "cap_net_raw",
-            "NET_ADMIN",
-            " Cap_Net_Broadcast\t",
-            "net_bind_service",
-            "10",
-            "+13",
-            "012",
-        ];
-        let other = [
-            "CAP_CHOWN",
-            "CAP_",
-            "",
-            "9",
-            "14",
-            "-10",
-            "CAP_NET_RAWX",
-            "ÇAP_NET_RAW",
-            "CAP_10",
-            "NET",
-        ];
-        for n in net {
-            assert!(is_net_capability(n), "{n:?}");
-        }
-        for n in other {
-            assert!(!is_net_capability(n), "{n:?}");
-        }
+    fn every_spelling_a_runtime_reads_as_network_leaves_every_set() {
+        let names = json!([
+            "CAP_KILL",
+            "CAP_NET_RAW1",
+            "cap_net_admin-x",
+            "014",
+            "0xd",
+            "NET_BIND_SERVICE"
+        ]);
+        let caps = json!({"bounding": names, "effective": names, "ambient": ["cap_net_raw"]});
+        let (after, r) = apply(caps, Policy::Drop);
+        assert_eq!(r.unwrap().len(), 3);
+        assert_eq!(after["capabilities"]["bounding"], json!(["CAP_KILL"]));
+        assert_eq!(after["capabilities"]["effective"], json!(["CAP_KILL"]));
+        assert_eq!(after["capabilities"]["ambient"], json!([]));
     }
 
-    proptest::proptest! {
-        #[test]
-        fn the_check_without_copies_is_the_definition(
-            name in r"[ \t]?(\+|[cC][aA][pP]_|ÇAP_)?([nN][eE][tT]_?(RAW|raw|ADMIN|Bind_Service|BROADCAST)|[0-9]{1,3}|CHOWN|é)[ ]?"
-        ) {
-            proptest::prop_assert_eq!(is_net_capability(&name), spelled_as_net(&name), "{:?}", name);
-        }
+    #[test]
+    fn a_name_no_runtime_reads_is_refused_unless_kept() {
+        let caps = json!({"bounding": ["CAP_KILL"], "permitted": ["CAP_KILL", "64"]});
+        let (_, r) = apply(caps.clone(), Policy::Drop);
+        let r = r.unwrap_err();
+        assert_eq!(r.field, "process.capabilities.permitted");
+        assert!(
+            r.message
+                .starts_with("\"64\": not a capability runc, crun (libcap) or youki reads"),
+            "{r}"
+        );
+        assert_eq!(apply(caps.clone(), Policy::Refuse).1.unwrap_err(), r);
+        assert!(apply(caps, Policy::Keep).1.unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuse_names_what_was_asked_for() {
+        let (_, r) = apply(json!({"bounding": ["0xd", "CAP_NET_RAW"]}), Policy::Refuse);
+        let r = r.unwrap_err();
+        assert_eq!(r.field, "process.capabilities");
+        assert!(r.message.starts_with("0xd, CAP_NET_RAW asked for"), "{r}");
     }
 }
