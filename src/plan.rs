@@ -48,14 +48,21 @@ impl Prepared {
         self.decided.decision.converts()
     }
 
-    /// Run the rules under `policy`.
-    pub fn evaluate(self, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
+    /// Run the rules under `policy`. `bundle` is the directory the
+    /// runtime resolves relative bind sources in (`None`: not known, and a
+    /// relative source in a converted container is refused).
+    pub fn evaluate(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+    ) -> Result<Plan, Refusal> {
         let Prepared { decided, mut facts } = self;
         if decided.decision.has_user_namespace() {
             host::add_policy_facts(&mut facts, policy);
         }
         if decided.decision.converts() {
-            facts.host_sys_sources = host::host_sys_sources(&decided.spec);
+            facts.host_sys_sources = host::host_sys_sources(&decided.spec, bundle);
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
@@ -71,8 +78,13 @@ impl Prepared {
 }
 
 /// [`prepare`] then [`Prepared::evaluate`].
-pub fn plan(spec: Spec, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
-    prepare(spec)?.evaluate(policy, rro)
+pub fn plan(
+    spec: Spec,
+    bundle: Option<&Path>,
+    policy: &Policy,
+    rro: Rro<'_>,
+) -> Result<Plan, Refusal> {
+    prepare(spec)?.evaluate(bundle, policy, rro)
 }
 
 #[cfg(test)]
@@ -86,7 +98,7 @@ mod tests {
         let p = prepare(doc(json!({"linux": {"namespaces": [{"type": "mount"}]}}))).unwrap();
         assert!(!p.needs_conversion());
         assert_eq!(p.decision(), &Decision::NoUserNamespace);
-        let plan = p.evaluate(&Policy::default(), Rro::Assume).unwrap();
+        let plan = p.evaluate(None, &Policy::default(), Rro::Assume).unwrap();
         assert!(!plan.changed());
     }
 
@@ -108,7 +120,7 @@ mod tests {
             },
             "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
         });
-        let plan = plan(doc(spec), &Policy::default(), Rro::Assume).unwrap();
+        let plan = plan(doc(spec), None, &Policy::default(), Rro::Assume).unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
         assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }
