@@ -393,20 +393,21 @@ struct RootMappedNs {
 
 impl RootMappedNs {
     fn start() -> RootMappedNs {
-        let child = Command::new("unshare")
-            .args(["--user", "--map-root-user", "sleep", "600"])
-            .spawn()
-            .expect("unshare --user (util-linux)");
-        let pid = child.id();
+        let held = RootMappedNs {
+            child: Command::new("unshare")
+                .args(["--user", "--map-root-user", "sleep", "600"])
+                .spawn()
+                .expect("unshare --user (util-linux)"),
+        };
+        let pid = held.pid();
         // Wait until the child is in its namespace with its maps written.
         for _ in 0..200 {
             let map = std::fs::read_to_string(format!("/proc/{pid}/uid_map")).unwrap_or_default();
             let own = std::fs::read_link(format!("/proc/{pid}/ns/user")).ok();
-            if map.split_whitespace().count() == 3
-                && map.split_whitespace().nth(2) == Some("1")
+            if map.split_whitespace().nth(2) == Some("1")
                 && own != std::fs::read_link("/proc/self/ns/user").ok()
             {
-                return RootMappedNs { child };
+                return held;
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
