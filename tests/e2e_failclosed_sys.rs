@@ -443,30 +443,37 @@ fn joined_user_namespace_by_any_path_is_checked(runtime: Runtime) {
         (link.display().to_string(), String::new()),
         (bound.display().to_string(), bind_ns),
     ];
+    // The spec gives no mappings (crun reads the namespace's), or gives
+    // harmless ones that are not the namespace's (runc 1.1.5 wants some):
+    // either way the container would run with uid_map `0 0 1`.
+    let lie = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
     for (path, prepare) in cases {
-        let sandbox = Sandbox::new(runtime);
-        let bundle = Bundle::userns_hostnet(&common::probe_args());
-        bundle.edit(|spec| {
-            let namespaces = spec["linux"]["namespaces"].as_array_mut().unwrap();
-            for n in namespaces.iter_mut() {
-                if n["type"] == "user" {
-                    n["path"] = json!(path);
-                }
-            }
-            let linux = spec["linux"].as_object_mut().unwrap();
-            linux.remove("uidMappings");
-            linux.remove("gidMappings");
-        });
-        let id = common::unique_id("fcns");
-        let _guard = ContainerGuard::new(&sandbox, &id);
-        let (out, seen) = run_case(&sandbox, &bundle, &prepare, &id);
-        let case = Case {
-            name: format!("user namespace joined by {path}"),
-            mount: json!({"destination": "/"}),
-            prepare,
-            expect: Expect::Refused("idmap: linux.uidMappings[0]: maps host root (host 0)"),
-        };
-        judge(runtime, &case, &out, &seen);
+        for given in [None, Some(&lie)] {
+            let sandbox = Sandbox::new(runtime);
+            let bundle = Bundle::userns_hostnet(&common::probe_args());
+            bundle.edit(|spec| join_user_namespace(spec, &path, given));
+            let id = common::unique_id("fcns");
+            let _guard = ContainerGuard::new(&sandbox, &id);
+            let (out, seen) = run_case(&sandbox, &bundle, &prepare, &id);
+            let case = Case {
+                name: format!(
+                    "user namespace joined by {path}, {}",
+                    if given.is_some() {
+                        "other mappings given"
+                    } else {
+                        "no mappings given"
+                    }
+                ),
+                mount: json!({"destination": "/"}),
+                prepare: prepare.clone(),
+                expect: Expect::Refused(if given.is_some() {
+                    "idmap: linux.uidMappings: differ from "
+                } else {
+                    "idmap: linux.uidMappings[0]: maps host root (host 0)"
+                }),
+            };
+            judge(runtime, &case, &out, &seen);
+        }
     }
     // A namespace no process is in any more, kept by its bind mount: its
     // maps cannot be read, and it is refused. The process holding it is
@@ -474,13 +481,7 @@ fn joined_user_namespace_by_any_path_is_checked(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let bundle = Bundle::userns_hostnet(&common::probe_args());
     let path = bound.display().to_string();
-    bundle.edit(|spec| {
-        for n in spec["linux"]["namespaces"].as_array_mut().unwrap() {
-            if n["type"] == "user" {
-                n["path"] = json!(path);
-            }
-        }
-    });
+    bundle.edit(|spec| join_user_namespace(spec, &path, None));
     let id = common::unique_id("fcnsgone");
     let _guard = ContainerGuard::new(&sandbox, &id);
     let prepare = format!(
@@ -497,6 +498,34 @@ fn joined_user_namespace_by_any_path_is_checked(runtime: Runtime) {
         expect: Expect::Refused("no process is in the user namespace of"),
     };
     judge(runtime, &case, &out, &seen);
+}
+
+/// Join the user namespace at `path`, with `mappings` given for it or
+/// none; devpts without `gid=5`, which a one-ID namespace does not map.
+fn join_user_namespace(spec: &mut Value, path: &str, mappings: Option<&Value>) {
+    for n in spec["linux"]["namespaces"].as_array_mut().unwrap() {
+        if n["type"] == "user" {
+            n["path"] = json!(path);
+        }
+    }
+    let linux = spec["linux"].as_object_mut().unwrap();
+    match mappings {
+        Some(m) => {
+            linux.insert("uidMappings".into(), m.clone());
+            linux.insert("gidMappings".into(), m.clone());
+        }
+        None => {
+            linux.remove("uidMappings");
+            linux.remove("gidMappings");
+        }
+    }
+    for m in spec["mounts"].as_array_mut().unwrap() {
+        if m["type"] == "devpts" {
+            if let Some(options) = m["options"].as_array_mut() {
+                options.retain(|o| o != "gid=5");
+            }
+        }
+    }
 }
 
 common::for_runtimes!(

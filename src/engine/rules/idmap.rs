@@ -262,12 +262,11 @@ fn match_joined(
                 .map(|e| format!("{} {} {}", e.container, e.host, e.size))
                 .collect::<Vec<_>>()
         };
-        let dir = path.strip_suffix("/ns/user").unwrap_or(path);
         return Err(Refusal::new(
             NAME,
             field,
             format!(
-                "differ from {dir}/{} of the joined user namespace: given [{}], actual [{}]",
+                "differ from the {} of the joined user namespace {path}: given [{}], actual [{}]",
                 kind.proc_file(),
                 Names(&show(&given)),
                 Names(&show(&actual))
@@ -656,7 +655,7 @@ mod tests {
             .insert("/proc/42/ns/user".into(), Ok(actual(200000)));
         assert_eq!(
             check_with(s.clone(), &facts, &Policy::default()).unwrap_err().to_string(),
-            "idmap: linux.uidMappings: differ from /proc/42/uid_map of the joined user namespace: given [0 100000 65536], actual [0 200000 65536]"
+            "idmap: linux.uidMappings: differ from the uid_map of the joined user namespace /proc/42/ns/user: given [0 100000 65536], actual [0 200000 65536]"
         );
         // Without mappings in the spec, the namespace's own are checked.
         s["linux"]["uidMappings"] = Value::Null;
