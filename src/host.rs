@@ -131,7 +131,7 @@ pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
 /// only a converted spec asks.
 pub fn host_sys_sources(
     spec_doc: &crate::engine::Spec,
-    bundle: Option<&Path>,
+    relative_bases: &[&Path],
 ) -> BTreeMap<String, SysSource> {
     let mut out = BTreeMap::new();
     let Ok(mounts) = spec_doc.mounts() else {
@@ -150,14 +150,17 @@ pub fn host_sys_sources(
             continue;
         }
         let view = view.get_or_insert_with(SysView::read);
-        out.insert(source.to_owned(), classify_source(source, bundle, view));
+        out.insert(
+            source.to_owned(),
+            classify_source(source, relative_bases, view),
+        );
     }
     out
 }
 
-/// What one source is: each spelling the runtimes may take of it resolved,
-/// the worse kept.
-pub fn classify_source(source: &str, bundle: Option<&Path>, view: &SysView) -> SysSource {
+/// What one source is: each spelling the runtimes may take of it resolved
+/// (a relative one in each of `relative_bases`), the worse kept.
+pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -> SysSource {
     let spellings: Vec<PathBuf> = if source.starts_with('/') {
         let clean = crate::engine::spec::clean_path(source);
         let mut v = vec![PathBuf::from(source)];
@@ -166,22 +169,24 @@ pub fn classify_source(source: &str, bundle: Option<&Path>, view: &SysView) -> S
         }
         v
     } else {
-        let Some(bundle) = bundle else {
+        if relative_bases.is_empty() {
             return SysSource::Unresolved(
-                "a relative source, and the bundle directory it is relative to is not known".into(),
+                "a relative source, and the directory it is relative to is not known".into(),
             );
-        };
-        let real = match std::fs::canonicalize(bundle) {
-            Ok(real) => real,
-            Err(e) => return SysSource::Unresolved(format!("bundle {}: {e}", bundle.display())),
-        };
-        vec![
-            bundle.join(source),
-            PathBuf::from(crate::engine::spec::clean_path(&format!(
+        }
+        let mut v = Vec::new();
+        for base in relative_bases {
+            let real = match std::fs::canonicalize(base) {
+                Ok(real) => real,
+                Err(e) => return SysSource::Unresolved(format!("{}: {e}", base.display())),
+            };
+            v.push(base.join(source));
+            v.push(PathBuf::from(crate::engine::spec::clean_path(&format!(
                 "{}/{source}",
                 real.display()
-            ))),
-        ]
+            ))));
+        }
+        v
     };
     spellings
         .iter()
@@ -491,7 +496,7 @@ mod tests {
             {"destination": "/g", "type": "bind", "source": "/", "options": ["rbind"]},
             {"destination": "/h", "type": "bind", "source": "/etc/../sys/fs", "options": ["rbind"]}
         ]});
-        let got = host_sys_sources(&crate::engine::document::doc(spec), None);
+        let got = host_sys_sources(&crate::engine::document::doc(spec), &[]);
         assert_eq!(got["/proc/self/root/sys"], SysSource::Sys);
         assert_eq!(got["///sys/."], SysSource::Sys);
         assert_eq!(got["/sys/kernel"], SysSource::InTree);
@@ -521,14 +526,18 @@ mod tests {
             {"destination": "/d", "type": "bind", "source": "plain", "options": ["rbind"]}
         ]});
         let doc = crate::engine::document::doc(spec);
-        let got = host_sys_sources(&doc, Some(&bundle));
+        let got = host_sys_sources(&doc, &[&bundle]);
         assert_eq!(got["l1"], SysSource::Sys);
         assert_eq!(got["../up"], SysSource::Sys);
         assert_eq!(got["./l2/cgroup"], SysSource::InTree);
         assert_eq!(got["plain"], SysSource::Other);
         // Without a bundle, a relative source cannot be placed.
-        let got = host_sys_sources(&doc, None);
+        let got = host_sys_sources(&doc, &[]);
         assert!(matches!(&got["plain"], SysSource::Unresolved(why) if why.contains("relative")));
+        // Resolved in two places (youki's working directory and the
+        // bundle), a source missing in one cannot be decided.
+        let got = host_sys_sources(&doc, &[&bundle, dir.path()]);
+        assert!(matches!(&got["l1"], SysSource::Unresolved(_)), "{got:?}");
     }
 
     #[test]
@@ -548,6 +557,11 @@ mod tests {
         assert_eq!(Parent.worst(Other), Parent);
         assert_eq!(Sys.worst(Unresolved("x".into())), Unresolved("x".into()));
         assert_eq!(Sys.worst(Sys), Sys);
+        assert_eq!(
+            Unresolved("a".into()).worst(Unresolved("b".into())),
+            Unresolved("a".into())
+        );
+        assert_eq!(InTree.worst(Sys), InTree);
     }
 
     #[test]

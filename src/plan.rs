@@ -62,7 +62,8 @@ impl Prepared {
             host::add_policy_facts(&mut facts, policy);
         }
         if decided.decision.converts() {
-            facts.host_sys_sources = host::host_sys_sources(&decided.spec, bundle);
+            let bases = relative_bases(bundle, rro);
+            facts.host_sys_sources = host::host_sys_sources(&decided.spec, &bases);
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
@@ -75,6 +76,26 @@ impl Prepared {
         }
         engine::convert(decided, &facts, policy)
     }
+}
+
+/// Where the runtime resolves a relative bind source. runc and crun work
+/// in the bundle directory (runc joins the source to it, crun chdirs
+/// there); youki (0.7.0 seen) canonicalizes it in the working directory
+/// it was started in, the wrapper's own. For any runtime but runc and
+/// crun both are resolved, and the worse kept. The hooks, which do not
+/// know the runtime, resolve in the bundle the state names.
+fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
+    let mut bases: Vec<&Path> = bundle.into_iter().collect();
+    if let Rro::Probe(runtime) = rro {
+        let name = crate::runtime::resolved_name(runtime);
+        if !matches!(
+            name.as_deref().and_then(|n| n.to_str()),
+            Some("runc" | "crun")
+        ) {
+            bases.push(Path::new("."));
+        }
+    }
+    bases
 }
 
 /// [`prepare`] then [`Prepared::evaluate`].

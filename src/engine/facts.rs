@@ -64,9 +64,13 @@ impl SysSource {
         match (rank(&self), rank(&other)) {
             (a, b) if a > b => self,
             (a, b) if a < b => other,
-            // The same rank: /sys itself only if both say so.
-            _ if self == other => self,
-            _ => SysSource::InTree,
+            // The same rank: /sys itself only if both say so; of two
+            // reasons, the first.
+            _ => match (self, other) {
+                (SysSource::Sys, SysSource::Sys) => SysSource::Sys,
+                (SysSource::Sys | SysSource::InTree, _) => SysSource::InTree,
+                (first, _) => first,
+            },
         }
     }
 }
