@@ -245,6 +245,18 @@ impl SysView {
         ) {
             // SAFETY: `open` just returned this descriptor and nothing else owns it.
             Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            // Nothing there (a missing source, a dangling link): the
+            // runtime's bind fails the same way, so nothing is mounted.
+            // Judged by its path, as far as it says anything.
+            Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {
+                return match path.to_str().map(crate::engine::spec::clean_path) {
+                    Some(p) if p == "/sys" || crate::engine::spec::is_below(&p, "/sys") => {
+                        SysSource::InTree
+                    }
+                    Some(_) => SysSource::Other,
+                    None => SysSource::Unresolved(format!("{}: not UTF-8", path.display())),
+                }
+            }
             Err(e) => return SysSource::Unresolved(format!("{}: {}", path.display(), e.desc())),
         };
         let st = match fstat(fd.as_raw_fd()) {
@@ -503,10 +515,8 @@ mod tests {
         assert_eq!(got["/etc/../sys/fs"], SysSource::InTree);
         assert_eq!(got["/etc"], SysSource::Other);
         assert_eq!(got["/"], SysSource::Parent);
-        assert!(
-            matches!(&got["/nonexistent/x"], SysSource::Unresolved(why) if why.contains("No such file")),
-            "{got:?}"
-        );
+        // Missing: the runtime cannot bind it either.
+        assert_eq!(got["/nonexistent/x"], SysSource::Other);
         assert_eq!(got.len(), 7, "{got:?}");
     }
 
@@ -535,9 +545,20 @@ mod tests {
         let got = host_sys_sources(&doc, &[]);
         assert!(matches!(&got["plain"], SysSource::Unresolved(why) if why.contains("relative")));
         // Resolved in two places (youki's working directory and the
-        // bundle), a source missing in one cannot be decided.
+        // bundle), the worse counts.
+        std::os::unix::fs::symlink("/etc", dir.path().join("plain")).unwrap();
         let got = host_sys_sources(&doc, &[&bundle, dir.path()]);
-        assert!(matches!(&got["l1"], SysSource::Unresolved(_)), "{got:?}");
+        assert_eq!(got["l1"], SysSource::Sys);
+        let cwd = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/sys/kernel", cwd.path().join("plain")).unwrap();
+        let got = host_sys_sources(&doc, &[&bundle, cwd.path()]);
+        assert_eq!(got["plain"], SysSource::InTree);
+        // A missing path under /sys still counts as the /sys tree.
+        let view = SysView::read();
+        assert_eq!(
+            classify_source("/sys/no-such-dir", &[], &view),
+            SysSource::InTree
+        );
     }
 
     #[test]
