@@ -343,6 +343,7 @@ impl File {
                 net_capabilities: self.capabilities.net,
                 net_sysctls: self.sysctl.net,
                 own_cgroup_view: self.cgroup.own_view,
+                allow_writable_cgroup_v1: self.cgroup.allow_writable_v1,
                 idmap: self.idmap,
             },
             log: self.log,
@@ -368,12 +369,14 @@ struct NetSection<T: Default> {
 #[serde(default, deny_unknown_fields)]
 struct CgroupSection {
     own_view: bool,
+    allow_writable_v1: bool,
 }
 
 impl Default for CgroupSection {
     fn default() -> Self {
         CgroupSection {
             own_view: Policy::default().own_cgroup_view,
+            allow_writable_v1: Policy::default().allow_writable_cgroup_v1,
         }
     }
 }
@@ -496,6 +499,7 @@ allowed_ranges = { uid = [{ start = 100000, size = 65536 }], gid = [{ start = 20
 require_process_user_mapped = false
 [cgroup]
 own_view = false
+allow_writable_v1 = true
 [log]
 file = "/tmp/u.log"
 level = "debug"
@@ -510,6 +514,7 @@ level = "debug"
                     net_capabilities: NetCapabilities::Refuse,
                     net_sysctls: NetSysctls::Drop,
                     own_cgroup_view: false,
+                    allow_writable_cgroup_v1: true,
                     idmap: IdmapPolicy {
                         allow_host_root: true,
                         allowed_ranges: AllowedRanges::Explicit {

@@ -108,7 +108,7 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let sys_in_spec = mounts_at_sys(prepared.spec());
     // This stage makes the tree read-only itself: the runtime's support for
     // `rro` does not matter here.
-    let planned = prepared.evaluate(&config.policy, Rro::Assume);
+    let planned = prepared.evaluate(Some(&state.bundle), &config.policy, Rro::Assume);
     let result = match &planned {
         Err(r) => Err(HookError::Refused(r.clone())),
         Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(HookError::Harden),
@@ -284,7 +284,7 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     // wrapper would choose.
     let runtime = runtime::choose(None, &config.runtime);
     let planned = match &runtime {
-        Ok(rt) => plan::plan(doc, &config.policy, Rro::Probe(rt)).map_err(Failed::Refused),
+        Ok(rt) => plan::plan(doc, None, &config.policy, Rro::Probe(rt)).map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };
     // Written and checked as the wrapper checks what it writes, before the

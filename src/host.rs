@@ -1,9 +1,12 @@
 //! Gathering the host facts the engine needs. Only what the spec asks about
 //! is read: a container without namespace paths costs no system call here.
 
-use crate::engine::facts::{proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds};
+use crate::engine::facts::{
+    proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds, SysSource,
+};
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::engine::spec::Namespace;
+use crate::sys::mountinfo;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
 use std::collections::BTreeMap;
@@ -27,6 +30,10 @@ pub enum HostError {
     },
     #[error("{}: unexpected contents", path.display())]
     IdMapContents { path: PathBuf },
+    #[error(
+        "no process is in the user namespace of {path}, so its uid_map and gid_map cannot be read"
+    )]
+    NoProcessInUserNs { path: String },
     #[error("{}: no range for {user}", path.display())]
     NoSubidRange { path: PathBuf, user: String },
 }
@@ -85,16 +92,16 @@ pub fn namespace_facts_of(namespaces: &[Namespace]) -> HostFacts {
     for n in namespaces {
         let Some(path) = &n.path else { continue };
         let owner = n.kind == LinuxNamespaceType::Network;
-        facts
-            .namespaces
-            .insert(path.clone(), namespace_facts(path, owner).map_err(text));
+        let found = namespace_facts(path, owner).map_err(text);
         if n.kind == LinuxNamespaceType::User {
-            if let Some(dir) = proc_dir_of_user_ns(path) {
-                facts
-                    .joined_maps
-                    .insert(path.clone(), read_id_maps(dir).map_err(text));
-            }
-        } else {
+            let maps = match &found {
+                Ok(ns) => joined_user_maps(path, ns.id).map_err(text),
+                Err(why) => Err(why.clone()),
+            };
+            facts.joined_maps.insert(path.clone(), maps);
+        }
+        facts.namespaces.insert(path.clone(), found);
+        if n.kind != LinuxNamespaceType::User {
             // Whether a joined namespace is the runtime's own: the wrapper
             // execs the runtime, so its namespaces are the runtime's.
             let name = proc_name(n.kind);
@@ -114,17 +121,23 @@ pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
     }
 }
 
-/// For each bind source of the spec: is it the host's /sys or in its
-/// tree? Resolved through links and other spellings (`canonicalize`), and
-/// by file system: a path on a file system mounted at or under /sys (an
-/// alias of /sys bound elsewhere on the host) counts too. A source that
-/// does not resolve is left out: the engine then judges its cleaned path.
-pub fn host_sys_sources(spec_doc: &crate::engine::Spec) -> BTreeMap<String, bool> {
+/// For each bind source of the spec: what it is, seen from the host's
+/// /sys ([`SysSource`]). A source is resolved as the runtime will resolve
+/// it: a relative one in the bundle directory (runc joins it to the
+/// bundle's real path as text, the kernel walks it from the bundle: both
+/// are resolved and the worse kept), links and `/proc/PID/root` followed
+/// by the kernel (`open(O_PATH)`), then known by the device and inode it
+/// opened and the mount it is on. Costs a few system calls per bind, so
+/// only a converted spec asks.
+pub fn host_sys_sources(
+    spec_doc: &crate::engine::Spec,
+    relative_bases: &[&Path],
+) -> BTreeMap<String, SysSource> {
     let mut out = BTreeMap::new();
     let Ok(mounts) = spec_doc.mounts() else {
         return out;
     };
-    let mut sys_devices: Option<Vec<u64>> = None;
+    let mut view: Option<SysView> = None;
     for (i, m) in mounts.iter().enumerate() {
         if !m.is_bind(i).unwrap_or(false) {
             continue;
@@ -136,39 +149,172 @@ pub fn host_sys_sources(spec_doc: &crate::engine::Spec) -> BTreeMap<String, bool
         if out.contains_key(source) {
             continue;
         }
-        let Ok(resolved) = std::fs::canonicalize(source) else {
-            continue;
-        };
-        let in_tree = resolved == Path::new("/sys") || resolved.starts_with("/sys/");
-        let on_sys_fs = !in_tree
-            && stat(&resolved).is_ok_and(|st| {
-                sys_devices
-                    .get_or_insert_with(sys_tree_devices)
-                    .contains(&st.st_dev)
-            });
-        out.insert(source.to_owned(), in_tree || on_sys_fs);
+        let view = view.get_or_insert_with(SysView::read);
+        out.insert(
+            source.to_owned(),
+            classify_source(source, relative_bases, view),
+        );
     }
     out
 }
 
-/// The devices of the file systems mounted at or under /sys, from this
-/// process's mountinfo (field 3 is `major:minor`, field 5 the mount point).
-fn sys_tree_devices() -> Vec<u64> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            let point = *f.get(4)?;
-            if point != "/sys" && !point.starts_with("/sys/") {
-                return None;
+/// What one source is: each spelling the runtimes may take of it resolved
+/// (a relative one in each of `relative_bases`), the worse kept.
+pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -> SysSource {
+    let spellings: Vec<PathBuf> = if source.starts_with('/') {
+        let clean = crate::engine::spec::clean_path(source);
+        let mut v = vec![PathBuf::from(source)];
+        if clean != source.trim_end_matches('/') || source.ends_with("/.") {
+            v.push(PathBuf::from(clean));
+        }
+        v
+    } else {
+        if relative_bases.is_empty() {
+            return SysSource::Unresolved(
+                "a relative source, and the directory it is relative to is not known".into(),
+            );
+        }
+        let mut v = Vec::new();
+        for base in relative_bases {
+            let real = match std::fs::canonicalize(base) {
+                Ok(real) => real,
+                Err(e) => return SysSource::Unresolved(format!("{}: {e}", base.display())),
+            };
+            v.push(base.join(source));
+            v.push(PathBuf::from(crate::engine::spec::clean_path(&format!(
+                "{}/{source}",
+                real.display()
+            ))));
+        }
+        v
+    };
+    spellings
+        .iter()
+        .map(|p| view.classify(p))
+        .reduce(SysSource::worst)
+        .unwrap_or(SysSource::Other)
+}
+
+/// The /sys tree as this process sees it (the runtime it execs sees the
+/// same): /sys's identity and the mounts.
+pub struct SysView {
+    sys: Option<NsId>,
+    mounts: Vec<mountinfo::Mount>,
+    /// Devices of the /sys family: file systems mounted at or under /sys,
+    /// and of a /sys-family type wherever they are.
+    family: Vec<u64>,
+}
+
+/// File system types that belong under /sys, wherever they are mounted.
+const SYS_FAMILY: &[&str] = &[
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "bpf",
+    "securityfs",
+    "debugfs",
+    "tracefs",
+    "efivarfs",
+    "configfs",
+    "pstore",
+    "fusectl",
+];
+
+impl SysView {
+    pub fn read() -> SysView {
+        let mounts =
+            mountinfo::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+        let family = mounts
+            .iter()
+            .filter(|m| m.is_at_or_under("/sys") || SYS_FAMILY.contains(&m.fstype.as_str()))
+            .map(|m| m.dev)
+            .collect();
+        SysView {
+            sys: stat("/sys").ok().map(|st| ns_id(&st)),
+            mounts,
+            family,
+        }
+    }
+
+    /// Open `path` as the kernel resolves it, and judge what it opened.
+    fn classify(&self, path: &Path) -> SysSource {
+        let fd = match nix::fcntl::open(
+            path,
+            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        ) {
+            // SAFETY: `open` just returned this descriptor and nothing else owns it.
+            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            // Nothing there (a missing source, a dangling link): the
+            // runtime's bind fails the same way, so nothing is mounted.
+            // Judged by its path, as far as it says anything.
+            Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {
+                return match path.to_str().map(crate::engine::spec::clean_path) {
+                    Some(p) if p == "/sys" || crate::engine::spec::is_below(&p, "/sys") => {
+                        SysSource::InTree
+                    }
+                    Some(_) => SysSource::Other,
+                    None => SysSource::Unresolved(format!("{}: not UTF-8", path.display())),
+                }
             }
-            let (major, minor) = f.get(2)?.split_once(':')?;
-            Some(nix::sys::stat::makedev(
-                major.parse().ok()?,
-                minor.parse().ok()?,
-            ))
-        })
-        .collect()
+            Err(e) => return SysSource::Unresolved(format!("{}: {}", path.display(), e.desc())),
+        };
+        let st = match fstat(fd.as_raw_fd()) {
+            Ok(st) => st,
+            Err(e) => return SysSource::Unresolved(format!("{}: {}", path.display(), e.desc())),
+        };
+        if Some(ns_id(&st)) == self.sys {
+            return SysSource::Sys;
+        }
+        if self.family.contains(&st.st_dev) {
+            return SysSource::InTree;
+        }
+        let fd_path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let mnt_id = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd()))
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("mnt_id:"))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            });
+        let real = std::fs::read_link(&fd_path).ok();
+        let (Some(mnt_id), Some(real)) = (mnt_id, real) else {
+            return SysSource::Unresolved(format!(
+                "{}: the mount it is on cannot be read",
+                path.display()
+            ));
+        };
+        // A mount of another mount namespace (through /proc/PID/root, say):
+        // what lies below it is not in this view.
+        if !self.mounts.iter().any(|m| m.id == mnt_id) {
+            return SysSource::Unresolved(format!(
+                "{}: on a mount outside the runtime's mount namespace",
+                path.display()
+            ));
+        }
+        let Some(real) = real.to_str() else {
+            return SysSource::Unresolved(format!("{}: not UTF-8", path.display()));
+        };
+        self.judge_path(real)
+    }
+
+    /// A path of this mount namespace, resolved.
+    fn judge_path(&self, real: &str) -> SysSource {
+        use crate::engine::spec::is_below;
+        if real == "/sys" || is_below(real, "/sys") {
+            return SysSource::InTree;
+        }
+        let below = |p: &str| real == "/" || is_below(p, real);
+        if below("/sys")
+            || self.mounts.iter().any(|m| {
+                below(&m.mount_point)
+                    && (SYS_FAMILY.contains(&m.fstype.as_str()) || self.family.contains(&m.dev))
+            })
+        {
+            return SysSource::Parent;
+        }
+        SysSource::Other
+    }
 }
 
 /// The engine's facts carry reasons as text.
@@ -197,11 +343,51 @@ pub fn runtime_cgroup_v1_writable(runtime: &Path) -> Option<String> {
     })
 }
 
-/// `/proc/PID/ns/user` -> `/proc/PID`: the only form whose maps can be read.
+/// `/proc/PID/ns/user` -> `/proc/PID`: the form that names its process.
 fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
     let dir = path.strip_suffix("/ns/user")?;
     let pid = dir.strip_prefix("/proc/")?;
     (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) || pid == "self").then_some(dir)
+}
+
+/// The maps of the user namespace `id`, named in the spec by `path` (any
+/// path to its nsfs file: `/proc/PID/ns/user`, a task's, a bind mount of
+/// it). They are a property of the namespace, read from a process in it:
+/// the one the path names, if it names one and is in it, else the first
+/// found in /proc. Read twice-checked: the process must still be in the
+/// namespace after its maps were read, or a reused pid could lend its own.
+pub fn joined_user_maps(path: &str, id: NsId) -> Result<IdMaps, HostError> {
+    let in_ns =
+        |dir: &str| stat(format!("{dir}/ns/user").as_str()).is_ok_and(|st| ns_id(&st) == id);
+    let read_from = |dir: &str| -> Option<Result<IdMaps, HostError>> {
+        if !in_ns(dir) {
+            return None;
+        }
+        let maps = read_id_maps(dir);
+        in_ns(dir).then_some(maps)
+    };
+    if let Some(found) = proc_dir_of_user_ns(path).and_then(read_from) {
+        return found;
+    }
+    let entries = std::fs::read_dir("/proc").map_err(|source| HostError::Read {
+        path: PathBuf::from("/proc"),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if let Some(Ok(maps)) = read_from(&format!("/proc/{pid}")) {
+            return Ok(maps);
+        }
+    }
+    Err(HostError::NoProcessInUserNs {
+        path: path.to_owned(),
+    })
 }
 
 /// The uid_map and gid_map of a process.
@@ -317,14 +503,116 @@ mod tests {
             {"destination": "/b", "type": "bind", "source": "/sys/kernel", "options": ["rbind"]},
             {"destination": "/c", "type": "bind", "source": "/etc", "options": ["rbind"]},
             {"destination": "/d", "type": "bind", "source": "/nonexistent/x", "options": ["rbind"]},
-            {"destination": "/e", "type": "tmpfs", "source": "/sys"}
+            {"destination": "/e", "type": "tmpfs", "source": "/sys"},
+            {"destination": "/f", "type": "bind", "source": "///sys/.", "options": ["rbind"]},
+            {"destination": "/g", "type": "bind", "source": "/", "options": ["rbind"]},
+            {"destination": "/h", "type": "bind", "source": "/etc/../sys/fs", "options": ["rbind"]}
         ]});
-        let got = host_sys_sources(&crate::engine::document::doc(spec));
-        assert_eq!(got.get("/proc/self/root/sys"), Some(&true));
-        assert_eq!(got.get("/sys/kernel"), Some(&true));
-        assert_eq!(got.get("/etc"), Some(&false));
-        assert_eq!(got.get("/nonexistent/x"), None);
-        assert_eq!(got.len(), 3, "{got:?}");
+        let got = host_sys_sources(&crate::engine::document::doc(spec), &[]);
+        assert_eq!(got["/proc/self/root/sys"], SysSource::Sys);
+        assert_eq!(got["///sys/."], SysSource::Sys);
+        assert_eq!(got["/sys/kernel"], SysSource::InTree);
+        assert_eq!(got["/etc/../sys/fs"], SysSource::InTree);
+        assert_eq!(got["/etc"], SysSource::Other);
+        assert_eq!(got["/"], SysSource::Parent);
+        // Missing: the runtime cannot bind it either.
+        assert_eq!(got["/nonexistent/x"], SysSource::Other);
+        assert_eq!(got.len(), 7, "{got:?}");
+    }
+
+    #[test]
+    fn relative_sources_resolve_in_the_bundle_through_link_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("bundle");
+        std::fs::create_dir(&bundle).unwrap();
+        std::os::unix::fs::symlink("/sys", dir.path().join("up")).unwrap();
+        std::os::unix::fs::symlink("../up", bundle.join("l1")).unwrap();
+        std::os::unix::fs::symlink("l1/fs", bundle.join("l2")).unwrap();
+        std::fs::create_dir(bundle.join("plain")).unwrap();
+        let spec = serde_json::json!({"mounts": [
+            {"destination": "/a", "type": "bind", "source": "l1", "options": ["rbind"]},
+            {"destination": "/b", "type": "bind", "source": "../up", "options": ["rbind"]},
+            {"destination": "/c", "type": "bind", "source": "./l2/cgroup", "options": ["rbind"]},
+            {"destination": "/d", "type": "bind", "source": "plain", "options": ["rbind"]}
+        ]});
+        let doc = crate::engine::document::doc(spec);
+        let got = host_sys_sources(&doc, &[&bundle]);
+        assert_eq!(got["l1"], SysSource::Sys);
+        assert_eq!(got["../up"], SysSource::Sys);
+        assert_eq!(got["./l2/cgroup"], SysSource::InTree);
+        assert_eq!(got["plain"], SysSource::Other);
+        // Without a bundle, a relative source cannot be placed.
+        let got = host_sys_sources(&doc, &[]);
+        assert!(matches!(&got["plain"], SysSource::Unresolved(why) if why.contains("relative")));
+        // Resolved in two places (youki's working directory and the
+        // bundle), the worse counts.
+        std::os::unix::fs::symlink("/etc", dir.path().join("plain")).unwrap();
+        let got = host_sys_sources(&doc, &[&bundle, dir.path()]);
+        assert_eq!(got["l1"], SysSource::Sys);
+        let cwd = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/sys/kernel", cwd.path().join("plain")).unwrap();
+        let got = host_sys_sources(&doc, &[&bundle, cwd.path()]);
+        assert_eq!(got["plain"], SysSource::InTree);
+        // A missing path under /sys still counts as the /sys tree.
+        let view = SysView::read();
+        assert_eq!(
+            classify_source("/sys/no-such-dir", &[], &view),
+            SysSource::InTree
+        );
+    }
+
+    #[test]
+    fn a_parent_is_known_by_the_sys_family_mounts_below_it() {
+        let view = SysView::read();
+        assert_eq!(view.judge_path("/"), SysSource::Parent);
+        assert_eq!(view.judge_path("/sys"), SysSource::InTree);
+        assert_eq!(view.judge_path("/sysx"), SysSource::Other);
+        assert_eq!(view.judge_path("/usr"), SysSource::Other);
+    }
+
+    #[test]
+    fn the_worse_resolution_wins() {
+        use SysSource::*;
+        assert_eq!(Other.worst(Sys), Sys);
+        assert_eq!(Sys.worst(InTree), InTree);
+        assert_eq!(Parent.worst(Other), Parent);
+        assert_eq!(Sys.worst(Unresolved("x".into())), Unresolved("x".into()));
+        assert_eq!(Sys.worst(Sys), Sys);
+        assert_eq!(
+            Unresolved("a".into()).worst(Unresolved("b".into())),
+            Unresolved("a".into())
+        );
+        assert_eq!(InTree.worst(Sys), InTree);
+    }
+
+    #[test]
+    fn a_user_namespace_is_found_by_identity_whatever_the_path() {
+        let tid = nix::unistd::gettid();
+        let by_task = format!("/proc/self/task/{tid}/ns/user");
+        let id = namespace_facts(&by_task, false).unwrap().id;
+        let maps = joined_user_maps(&by_task, id).unwrap();
+        assert_eq!(maps, read_id_maps("/proc/self").unwrap());
+        // A link to the namespace file is the same namespace.
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("userns");
+        std::os::unix::fs::symlink(&by_task, &link).unwrap();
+        let spec = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": link.to_str().unwrap()}]}});
+        let facts = gather(&spec, &Policy::default());
+        assert_eq!(
+            facts.joined_maps[link.to_str().unwrap()].as_ref().unwrap(),
+            &maps
+        );
+        // A file no process is in is no namespace whose maps can be read.
+        let not_ns = dir.path().join("plain");
+        std::fs::write(&not_ns, "").unwrap();
+        let spec = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": not_ns.to_str().unwrap()}]}});
+        let e = gather(&spec, &Policy::default()).joined_maps[not_ns.to_str().unwrap()]
+            .clone()
+            .unwrap_err();
+        assert!(
+            e.starts_with("no process is in the user namespace of"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -349,7 +637,7 @@ mod tests {
         let dead = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": "/proc/999999999/ns/user"}]}});
         assert!(gather(&dead, &Policy::default()).joined_maps["/proc/999999999/ns/user"].is_err());
         let other = serde_json::json!({"linux": {"namespaces": [{"type": "user", "path": "/run/userns/x"}]}});
-        assert!(gather(&other, &Policy::default()).joined_maps.is_empty());
+        assert!(gather(&other, &Policy::default()).joined_maps["/run/userns/x"].is_err());
     }
 
     #[test]

@@ -48,14 +48,22 @@ impl Prepared {
         self.decided.decision.converts()
     }
 
-    /// Run the rules under `policy`.
-    pub fn evaluate(self, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
+    /// Run the rules under `policy`. `bundle` is the directory the
+    /// runtime resolves relative bind sources in (`None`: not known, and a
+    /// relative source in a converted container is refused).
+    pub fn evaluate(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+    ) -> Result<Plan, Refusal> {
         let Prepared { decided, mut facts } = self;
         if decided.decision.has_user_namespace() {
             host::add_policy_facts(&mut facts, policy);
         }
         if decided.decision.converts() {
-            facts.host_sys_sources = host::host_sys_sources(&decided.spec);
+            let bases = relative_bases(bundle, rro);
+            facts.host_sys_sources = host::host_sys_sources(&decided.spec, &bases);
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
@@ -70,9 +78,34 @@ impl Prepared {
     }
 }
 
+/// Where the runtime resolves a relative bind source. runc and crun work
+/// in the bundle directory (runc joins the source to it, crun chdirs
+/// there); youki (0.7.0 seen) canonicalizes it in the working directory
+/// it was started in, the wrapper's own. For any runtime but runc and
+/// crun both are resolved, and the worse kept. The hooks, which do not
+/// know the runtime, resolve in the bundle the state names.
+fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
+    let mut bases: Vec<&Path> = bundle.into_iter().collect();
+    if let Rro::Probe(runtime) = rro {
+        let name = crate::runtime::resolved_name(runtime);
+        if !matches!(
+            name.as_deref().and_then(|n| n.to_str()),
+            Some("runc" | "crun")
+        ) {
+            bases.push(Path::new("."));
+        }
+    }
+    bases
+}
+
 /// [`prepare`] then [`Prepared::evaluate`].
-pub fn plan(spec: Spec, policy: &Policy, rro: Rro<'_>) -> Result<Plan, Refusal> {
-    prepare(spec)?.evaluate(policy, rro)
+pub fn plan(
+    spec: Spec,
+    bundle: Option<&Path>,
+    policy: &Policy,
+    rro: Rro<'_>,
+) -> Result<Plan, Refusal> {
+    prepare(spec)?.evaluate(bundle, policy, rro)
 }
 
 #[cfg(test)]
@@ -86,7 +119,7 @@ mod tests {
         let p = prepare(doc(json!({"linux": {"namespaces": [{"type": "mount"}]}}))).unwrap();
         assert!(!p.needs_conversion());
         assert_eq!(p.decision(), &Decision::NoUserNamespace);
-        let plan = p.evaluate(&Policy::default(), Rro::Assume).unwrap();
+        let plan = p.evaluate(None, &Policy::default(), Rro::Assume).unwrap();
         assert!(!plan.changed());
     }
 
@@ -108,7 +141,7 @@ mod tests {
             },
             "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
         });
-        let plan = plan(doc(spec), &Policy::default(), Rro::Assume).unwrap();
+        let plan = plan(doc(spec), None, &Policy::default(), Rro::Assume).unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
         assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }

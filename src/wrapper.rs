@@ -115,7 +115,7 @@ fn become_runtime(
         let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
         let outcome = match &inv.problem {
             Some(p) => Err(argv_refusal(p).into()),
-            None => prepare_spec(&inv.spec_file(), config, &runtime, |plan| {
+            None => prepare_spec(&inv.spec_file(), bundle, config, &runtime, |plan| {
                 remember(&records, inv, kind, plan, config.policy.net_capabilities)
             }),
         };
@@ -382,6 +382,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 /// anything is written, and may stop the create.
 pub fn prepare_spec(
     spec: &Path,
+    bundle: &Path,
     config: &Config,
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
@@ -392,7 +393,7 @@ pub fn prepare_spec(
         return Ok(None);
     };
     let doc = Spec::read(std::mem::take(&mut file.bytes))?;
-    let plan = plan::plan(doc, &config.policy, Rro::Probe(runtime))?;
+    let plan = plan::plan(doc, Some(bundle), &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {

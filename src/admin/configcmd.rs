@@ -26,6 +26,7 @@ pub const KEYS: &[&str] = &[
     "idmap.allowed_ranges",
     "idmap.require_process_user_mapped",
     "cgroup.own_view",
+    "cgroup.allow_writable_v1",
     "log.file",
     "log.level",
 ];
@@ -210,6 +211,7 @@ fn default_value(d: &Config, key: &str) -> String {
         "idmap.allowed_ranges" => "(not set: any host range)".to_owned(),
         "idmap.require_process_user_mapped" => p.idmap.require_process_user_mapped.to_string(),
         "cgroup.own_view" => p.own_cgroup_view.to_string(),
+        "cgroup.allow_writable_v1" => p.allow_writable_cgroup_v1.to_string(),
         "log.file" => toml_edit::Value::from(d.log.file.display().to_string()).to_string(),
         "log.level" => {
             toml_edit::Value::from(format!("{:?}", d.log.level).to_lowercase()).to_string()

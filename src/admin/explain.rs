@@ -232,7 +232,14 @@ fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Exp
             format!("{e} (the wrapper would refuse every container)"),
         )
     })?;
-    explain(shown.clone(), doc, &config, output).map_err(|e| {
+    // Relative bind sources are resolved where the runtime would: the
+    // bundle directory (unknown for standard input).
+    let bundle = match input {
+        i if i.as_os_str() == "-" => None,
+        i if i.is_dir() => Some(i.to_owned()),
+        i => i.parent().map(Path::to_owned),
+    };
+    explain(shown.clone(), doc, bundle.as_deref(), &config, output).map_err(|e| {
         let field = output.map_or_else(|| shown.clone(), |p| p.display().to_string());
         Stop::unreadable(&shown, field, e)
     })
@@ -243,6 +250,7 @@ fn explain_input(input: &Path, shown: &str, output: Option<&Path>) -> Result<Exp
 pub fn explain(
     input: String,
     doc: Spec,
+    bundle: Option<&Path>,
     config: &Config,
     output: Option<&Path>,
 ) -> Result<Explanation, AdminError> {
@@ -253,14 +261,14 @@ pub fn explain(
     let result = plan::prepare(doc).and_then(|prepared| {
         decision = Some(prepared.decision().clone());
         match &runtime {
-            Ok(rt) => prepared.evaluate(&config.policy, Rro::Probe(rt)),
+            Ok(rt) => prepared.evaluate(bundle, &config.policy, Rro::Probe(rt)),
             Err(e) => {
                 if prepared.needs_conversion() {
                     warnings.push(format!(
                         "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
                     ));
                 }
-                prepared.evaluate(&config.policy, Rro::Assume)
+                prepared.evaluate(bundle, &config.policy, Rro::Assume)
             }
         }
     });

@@ -30,6 +30,51 @@ pub enum RroSupport {
     Unsupported(String),
 }
 
+/// What a bind source is, seen from the host's /sys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SysSource {
+    /// The host's /sys itself: the same device and inode.
+    Sys,
+    /// In the /sys tree: below /sys, or on a file system mounted at or
+    /// under /sys (sysfs, cgroup, bpf, securityfs, ...) wherever it is
+    /// bound.
+    InTree,
+    /// A parent of /sys (the host's `/`, or a bind of it): a recursive bind
+    /// of it carries /sys and every mount under it.
+    Parent,
+    /// Nothing of the /sys tree.
+    Other,
+    /// Could not be resolved, and why: whether it binds /sys is unknown.
+    Unresolved(String),
+}
+
+impl SysSource {
+    /// The worse of two resolutions of one source (runc joins a relative
+    /// source to the bundle as text, the kernel walks it): unresolved
+    /// first, then the /sys tree itself, then a parent.
+    pub fn worst(self, other: SysSource) -> SysSource {
+        fn rank(s: &SysSource) -> u8 {
+            match s {
+                SysSource::Unresolved(_) => 4,
+                SysSource::Sys | SysSource::InTree => 3,
+                SysSource::Parent => 2,
+                SysSource::Other => 1,
+            }
+        }
+        match (rank(&self), rank(&other)) {
+            (a, b) if a > b => self,
+            (a, b) if a < b => other,
+            // The same rank: /sys itself only if both say so; of two
+            // reasons, the first.
+            _ => match (self, other) {
+                (SysSource::Sys, SysSource::Sys) => SysSource::Sys,
+                (SysSource::Sys | SysSource::InTree, _) => SysSource::InTree,
+                (first, _) => first,
+            },
+        }
+    }
+}
+
 /// One line of a uid_map or gid_map, or one entry of the spec's mappings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Extent {
@@ -63,14 +108,16 @@ pub struct HostFacts {
     /// `uts`, ...): only those of the kinds the spec joins by path.
     pub runtime_namespaces: BTreeMap<&'static str, NsId>,
     pub rro: RroSupport,
-    /// For a user namespace joined by `/proc/PID/ns/user`: that process's
-    /// uid_map and gid_map, keyed by the namespace path.
+    /// For a user namespace joined by path (any path to its nsfs file): the
+    /// uid_map and gid_map of a process in that namespace, keyed by the
+    /// namespace path, or why none could be read.
     pub joined_maps: BTreeMap<String, Result<IdMaps, String>>,
-    /// Bind sources of the spec (as written) that are the host's /sys or in
-    /// its tree, resolved by the shell: through links and other spellings
-    /// (`/proc/self/root/sys`), or on a file system mounted in /sys.
-    /// A source missing here is judged by its cleaned path alone.
-    pub host_sys_sources: BTreeMap<String, bool>,
+    /// What each bind source of the spec (as written) is on the host,
+    /// resolved by the shell as the runtime will resolve it (a relative
+    /// source in the bundle directory, links followed, identified by device
+    /// and inode). A source missing here is judged by its cleaned path
+    /// alone.
+    pub host_sys_sources: BTreeMap<String, SysSource>,
     /// The subordinate ranges of the user the policy names, if it names one.
     pub subids: Option<Result<SubIds, String>>,
     /// Why the real runtime will mount the container's own cgroup v1

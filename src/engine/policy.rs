@@ -103,6 +103,10 @@ pub struct Policy {
     pub net_sysctls: NetSysctls,
     /// Give a container with its own cgroup namespace its own cgroup mount.
     pub own_cgroup_view: bool,
+    /// Run a converted container under a runtime that mounts its cgroup v1
+    /// hierarchies writable whatever the spec says (youki on a cgroup v1
+    /// host), with a warning; refused otherwise.
+    pub allow_writable_cgroup_v1: bool,
     pub idmap: IdmapPolicy,
 }
 
@@ -113,6 +117,7 @@ impl Default for Policy {
             net_capabilities: NetCapabilities::default(),
             net_sysctls: NetSysctls::default(),
             own_cgroup_view: true,
+            allow_writable_cgroup_v1: false,
             idmap: IdmapPolicy::default(),
         }
     }

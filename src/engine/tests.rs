@@ -673,15 +673,29 @@ fn app_container_joining_the_runtimes_own_namespaces_reads_as_host_network() {
 }
 
 /// youki on a cgroup v1 host mounts the container's cgroup hierarchies
-/// writable whatever the options say: the plan says so, and changes nothing
-/// for it; without that fact, or without a cgroup mount, nothing is said.
+/// writable whatever the options say: refused by default, naming the
+/// mount; allowed by the policy, the plan says so and changes nothing for
+/// it; without that fact, or without a cgroup mount, nothing is said.
 #[test]
-fn a_runtime_that_mounts_cgroup_v1_writable_is_a_warning() {
+fn a_runtime_that_mounts_cgroup_v1_writable_is_refused_unless_allowed() {
     let facts = HostFacts {
         runtime_cgroup_v1_writable: Some("youki does it".to_owned()),
         ..HostFacts::default()
     };
-    let plan = run_with(userns_hostnet(), &facts, &Policy::default()).unwrap();
+    let r = run_with(userns_hostnet(), &facts, &Policy::default()).unwrap_err();
+    assert_eq!(r.rule, rules::cgroup::V1_NAME);
+    assert!(r.field.starts_with("mounts["), "{}", r.field);
+    assert!(
+        r.message.contains("youki does it")
+            && r.message.contains("cgroup.allow_writable_v1 = true"),
+        "{}",
+        r.message
+    );
+    let allow = Policy {
+        allow_writable_cgroup_v1: true,
+        ..Policy::default()
+    };
+    let plan = run_with(userns_hostnet(), &facts, &allow).unwrap();
     let cg = destinations(&plan.spec)
         .iter()
         .position(|d| d == "/sys/fs/cgroup")

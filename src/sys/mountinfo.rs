@@ -8,6 +8,9 @@ use crate::engine::spec::is_below;
 pub struct Mount {
     pub id: u64,
     pub parent: u64,
+    /// Field 3, `major:minor`: the device of the file system, as `st_dev`
+    /// of a file on it reads.
+    pub dev: u64,
     /// Field 5, unescaped: relative to the process's root.
     pub mount_point: String,
     /// Field 6: the per-mount options (`ro`, `nosuid`, ...).
@@ -39,10 +42,19 @@ fn parse_line(line: &str) -> Option<Mount> {
     Some(Mount {
         id: f[0].parse().ok()?,
         parent: f[1].parse().ok()?,
+        dev: parse_dev(f[2])?,
         mount_point: unescape(f[4]),
         options: f[5].split(',').map(str::to_owned).collect(),
         fstype: right.split(' ').next().unwrap_or_default().to_owned(),
     })
+}
+
+fn parse_dev(field: &str) -> Option<u64> {
+    let (major, minor) = field.split_once(':')?;
+    Some(nix::sys::stat::makedev(
+        major.parse().ok()?,
+        minor.parse().ok()?,
+    ))
 }
 
 /// The kernel writes space, tab, newline and backslash as `\ooo`.
@@ -82,6 +94,7 @@ mod tests {
             vec![Mount {
                 id: 36,
                 parent: 35,
+                dev: nix::sys::stat::makedev(98, 0),
                 mount_point: "/mnt/with space".into(),
                 options: vec!["rw".into(), "noatime".into()],
                 fstype: "ext3".into(),

@@ -56,9 +56,11 @@ impl Rule for OwnCgroupView {
 
 /// A runtime that mounts cgroup v1 hierarchies read-write whatever the
 /// options say (youki 0.7.0 on a cgroup v1 host: a writable tmpfs at
-/// /sys/fs/cgroup and each controller writable under it) leaves them so in
-/// a converted container too. Nothing in the spec can make it honour `ro`,
-/// so this rule changes nothing and says so in the decision log.
+/// /sys/fs/cgroup and each controller writable under it) would leave them
+/// so in a converted container too, less hardened than under runc or crun.
+/// Nothing in the spec can make it honour `ro`: such a container is
+/// refused, unless the policy allows it (`cgroup.allow_writable_v1`), and
+/// then the decision log says what stays writable.
 pub struct RuntimeCgroupV1;
 
 pub const V1_NAME: &str = "runtime-cgroup-v1";
@@ -78,11 +80,21 @@ impl Rule for RuntimeCgroupV1 {
             m.get("type").as_deref().and_then(Value::as_str) == Some("cgroup")
                 && (d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
         });
-        if let Some(i) = cgroup {
-            out.warnings.push(format!(
-                "mounts[{i}]: {CGROUP_DIR}: {why}: the container's own cgroup hierarchies stay writable at the mount level (the kernel still confines writes to what its user namespace owns)"
+        let Some(i) = cgroup else {
+            return Ok(());
+        };
+        if !cx.policy.allow_writable_cgroup_v1 {
+            return Err(Refusal::new(
+                V1_NAME,
+                format!("mounts[{i}]"),
+                format!(
+                    "{CGROUP_DIR}: {why}: the container's cgroup hierarchies would stay writable at the mount level (set cgroup.allow_writable_v1 = true to accept that, or use runc or crun)"
+                ),
             ));
         }
+        out.warnings.push(format!(
+            "mounts[{i}]: {CGROUP_DIR}: {why}: the container's own cgroup hierarchies stay writable at the mount level (the kernel still confines writes to what its user namespace owns)"
+        ));
         Ok(())
     }
 }

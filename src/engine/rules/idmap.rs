@@ -68,7 +68,6 @@ impl Rule for IdMappings {
             .and_then(|n| n.path.as_deref());
         let linux = spec.view().get("linux");
         let mut effective = IdMaps::default();
-        let mut known = true;
         for kind in [Kind::Uid, Kind::Gid] {
             let field = format!("linux.{}", kind.key());
             let given = extents(&field, linux.and_then(|l| l.get(kind.key())))?;
@@ -82,13 +81,7 @@ impl Rule for IdMappings {
                     ))
                 }
                 None => given,
-                Some(path) => match match_joined(&field, kind, path, given, cx)? {
-                    Some(list) => list,
-                    None => {
-                        known = false;
-                        continue;
-                    }
-                },
+                Some(path) => match_joined(&field, kind, path, given, cx)?,
             };
             check_policy(&field, kind, &list, cx)?;
             match kind {
@@ -96,7 +89,7 @@ impl Rule for IdMappings {
                 Kind::Gid => effective.gid = list,
             }
         }
-        if known && cx.policy.idmap.require_process_user_mapped {
+        if cx.policy.idmap.require_process_user_mapped {
             check_process_user(spec.view(), &effective)?;
         }
         // An idmapped mount maps file owners as its own mappings say: the
@@ -115,7 +108,7 @@ impl Rule for IdMappings {
                     Kind::Uid => &effective.uid,
                     Kind::Gid => &effective.gid,
                 };
-                if !(known && same_extents(&list, own)) {
+                if !same_extents(&list, own) {
                     check_policy(&field, kind, &list, cx)?;
                 }
             }
@@ -222,31 +215,41 @@ pub fn check_structure(field: &str, list: &[Extent]) -> Result<(), Refusal> {
 
 /// A user namespace joined by path already has its mappings: any given in
 /// the spec must be the same, or the spec says something untrue. Returns
-/// the mappings in force, `None` when they cannot be known.
+/// the mappings in force; a namespace whose maps cannot be read is refused.
 fn match_joined(
     field: &str,
     kind: Kind,
     path: &str,
     given: Vec<Extent>,
     cx: &Context<'_>,
-) -> Result<Option<Vec<Extent>>, Refusal> {
-    let actual = match (cx.facts.joined_maps.get(path), given.is_empty()) {
-        (None, true) | (Some(Err(_)), true) => return Ok(None),
-        (None, false) => return Ok(Some(given)),
-        (Some(Err(why)), false) => {
+) -> Result<Vec<Extent>, Refusal> {
+    // The maps in force are the namespace's own, whatever the spec says:
+    // without them nothing (host root, the allowed ranges) can be checked.
+    let actual = match cx.facts.joined_maps.get(path) {
+        Some(Ok(maps)) => kind.of(maps).to_vec(),
+        Some(Err(why)) => {
             return Err(Refusal::new(
                 NAME,
                 field,
                 format!(
-                    "given for the joined user namespace {path}, whose {} cannot be read: {why}",
+                    "the joined user namespace {path}: its {} cannot be read ({why}), so what it maps cannot be checked",
                     kind.proc_file()
                 ),
             ))
         }
-        (Some(Ok(maps)), _) => kind.of(maps).to_vec(),
+        None => {
+            return Err(Refusal::new(
+                NAME,
+                field,
+                format!(
+                    "the joined user namespace {path}: its {} was not read, so what it maps cannot be checked",
+                    kind.proc_file()
+                ),
+            ))
+        }
     };
     if given.is_empty() {
-        return Ok(Some(actual));
+        return Ok(actual);
     }
     let sorted = |l: &[Extent]| {
         let mut l = l.to_vec();
@@ -259,19 +262,18 @@ fn match_joined(
                 .map(|e| format!("{} {} {}", e.container, e.host, e.size))
                 .collect::<Vec<_>>()
         };
-        let dir = path.strip_suffix("/ns/user").unwrap_or(path);
         return Err(Refusal::new(
             NAME,
             field,
             format!(
-                "differ from {dir}/{} of the joined user namespace: given [{}], actual [{}]",
+                "differ from the {} of the joined user namespace {path}: given [{}], actual [{}]",
                 kind.proc_file(),
                 Names(&show(&given)),
                 Names(&show(&actual))
             ),
         ));
     }
-    Ok(Some(actual))
+    Ok(actual)
 }
 
 /// The same extents, in any order.
@@ -653,7 +655,7 @@ mod tests {
             .insert("/proc/42/ns/user".into(), Ok(actual(200000)));
         assert_eq!(
             check_with(s.clone(), &facts, &Policy::default()).unwrap_err().to_string(),
-            "idmap: linux.uidMappings: differ from /proc/42/uid_map of the joined user namespace: given [0 100000 65536], actual [0 200000 65536]"
+            "idmap: linux.uidMappings: differ from the uid_map of the joined user namespace /proc/42/ns/user: given [0 100000 65536], actual [0 200000 65536]"
         );
         // Without mappings in the spec, the namespace's own are checked.
         s["linux"]["uidMappings"] = Value::Null;
@@ -673,12 +675,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("maps host root"));
-        // A dead process: nothing to compare, nothing given: the runtime reports it.
+        // Maps that cannot be read (a dead process, a namespace no process
+        // is in), or were not read, cannot be checked: refused, given or not.
         facts.joined_maps.insert(
             "/proc/42/ns/user".into(),
             Err("No such file or directory".into()),
         );
-        assert!(check_with(s, &facts, &Policy::default()).is_ok());
+        assert_eq!(
+            check_with(s.clone(), &facts, &Policy::default()).unwrap_err().to_string(),
+            "idmap: linux.uidMappings: the joined user namespace /proc/42/ns/user: its uid_map cannot be read (No such file or directory), so what it maps cannot be checked"
+        );
+        s["linux"]["uidMappings"] = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
+        assert!(check_with(s.clone(), &facts, &Policy::default()).is_err());
+        assert_eq!(
+            check_with(s, &HostFacts::default(), &Policy::default()).unwrap_err().to_string(),
+            "idmap: linux.uidMappings: the joined user namespace /proc/42/ns/user: its uid_map was not read, so what it maps cannot be checked"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! that drops locked flags fails with EPERM. Privileged containers too:
 //! container root cannot write the host's sysfs anyway.
 
-use crate::engine::facts::RroSupport;
+use crate::engine::facts::{RroSupport, SysSource};
 use crate::engine::policy::SysfsFallback;
 use crate::engine::report::{Change, Refusal};
 use crate::engine::{spec, Context, Findings, MountRef, Rule, Spec};
@@ -39,7 +39,7 @@ impl Rule for SysfsBind {
         let mounts = spec.mounts()?;
         let mut targets = Vec::new();
         for (i, m) in mounts.iter().enumerate() {
-            if mounts.destination(i)? != "/sys" || !mounts_sysfs(i, &m)? {
+            if mounts.destination(i)? != "/sys" || !mounts_sysfs(i, &m, cx)? {
                 continue;
             }
             let options = m.options(i)?;
@@ -121,15 +121,21 @@ fn readonly_fallback(cx: &Context<'_>) -> bool {
     cx.policy.sysfs_fallback == SysfsFallback::Ro && cx.facts.rro != RroSupport::Supported
 }
 
-/// Does this mount at /sys mount sysfs, or bind the host's /sys? A tmpfs or
-/// anything else a spec puts over /sys mounts fine and is left alone.
-fn mounts_sysfs(i: usize, m: &MountRef<'_>) -> Result<bool, Refusal> {
+/// Does this mount at /sys mount sysfs, or bind the host's /sys itself? A
+/// tmpfs or anything else a spec puts over /sys mounts fine and is left
+/// alone; a bind of part of /sys, or of a parent of it, is the sys-binds
+/// rule's: it keeps its source. The source is known by what it resolved
+/// to on the host, in any spelling; without that fact, by its cleaned path.
+fn mounts_sysfs(i: usize, m: &MountRef<'_>, cx: &Context<'_>) -> Result<bool, Refusal> {
     if m.str_member(i, "type")?.as_deref() == Some("sysfs") {
         return Ok(true);
     }
-    let source = m.str_member(i, "source")?.map(|s| spec::clean_path(&s));
-    if source.as_deref() != Some("/sys") {
+    let Some(source) = m.str_member(i, "source")? else {
         return Ok(false);
-    }
-    m.is_bind(i)
+    };
+    let is_sys = match cx.facts.host_sys_sources.get(source.as_ref()) {
+        Some(known) => *known == SysSource::Sys,
+        None => spec::clean_path(&source) == "/sys",
+    };
+    Ok(is_sys && m.is_bind(i)?)
 }
