@@ -222,6 +222,46 @@ fn assert_nothing_left(what: &str, leftovers: &dyn Fn() -> Vec<String>) {
     }
 }
 
+/// Twenty of the feature's pods (one container each) applied at once all
+/// run through the wrapper, each in a user namespace of its own, and
+/// leave nothing behind.
+fn scenario_twenty_at_once(k: &Cluster, cri_leftovers: &dyn Fn() -> Vec<String>) {
+    let names: Vec<String> = (0..20).map(|i| format!("many-{i}")).collect();
+    let pods: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let mut pod = feature_pod(name, WRAPPER_CLASS);
+            pod["spec"]["initContainers"] = json!([]);
+            pod["spec"]["containers"] = json!([container("app")]);
+            pod
+        })
+        .collect();
+    let started = Instant::now();
+    k.apply(
+        &json!({"apiVersion": "v1", "kind": "List", "metadata": {"name": "many"}, "items": pods}),
+    );
+    let mut maps = std::collections::BTreeSet::new();
+    for name in &names {
+        k.wait_running(name);
+    }
+    eprintln!("20 pods at once: all Running after {:?}", started.elapsed());
+    for name in &names {
+        let p = look(k, name, "app");
+        assert!(net_caps(&p).is_empty(), "{name}: {}", summary(name, &p));
+        assert_own_uid_map(&p);
+        maps.insert(
+            p.uid_map
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .to_string(),
+        );
+    }
+    assert_eq!(maps.len(), 20, "the 20 pods share host ID ranges: {maps:?}");
+    k.kubectl_ok(&["delete", "pods", "--all", "--wait=true", "--timeout=180s"]);
+    assert_nothing_left("deleting the 20 pods", cri_leftovers);
+}
+
 /// A `net.*` sysctl on a host-network pod never reaches the node: the API
 /// server refuses the pod.
 fn scenario_net_sysctl_refused(k: &Cluster) {
@@ -252,6 +292,7 @@ fn containerd_2_3_kubelet_1_37() {
     runtime_classes(&k, handler::WRAPPER, handler::RUNC);
 
     scenario_hardened_pod(&k, &|| cri.leftovers());
+    scenario_twenty_at_once(&k, &|| cri.leftovers());
 
     // The same pod on runc 1.4.3 alone runs too, as containerd 2.3.4
     // converts /sys itself; the network capabilities of the kubelet's
