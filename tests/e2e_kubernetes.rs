@@ -285,7 +285,7 @@ fn scenario_net_sysctl_refused(k: &Cluster) {
 #[test]
 fn containerd_2_3_kubelet_1_37() {
     let _row = one_row();
-    let cri = Cri::start_on(Stack::Containerd23);
+    let mut cri = Cri::start_on(Stack::Containerd23);
     let k = containerd_cluster(&cri);
     let declared = k.declared_features();
     eprintln!("containerd 2.3.4 node declares {declared:?}");
@@ -293,6 +293,16 @@ fn containerd_2_3_kubelet_1_37() {
 
     scenario_hardened_pod(&k, &|| cri.leftovers());
     scenario_twenty_at_once(&k, &|| cri.leftovers());
+
+    // containerd restarts under a running pod: the pod keeps running, can
+    // be exec'd into and deleted afterwards.
+    k.apply(&feature_pod("survivor", WRAPPER_CLASS));
+    k.wait_running("survivor");
+    cri.restart();
+    assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    assert_hardened(&look(&k, "survivor", "app"), "after containerd restarted");
+    k.delete_pod("survivor");
+    assert_nothing_left("deleting the pod after the restart", &|| cri.leftovers());
 
     // The same pod on runc 1.4.3 alone runs too, as containerd 2.3.4
     // converts /sys itself; the network capabilities of the kubelet's
