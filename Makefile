@@ -4,9 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl
+DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins
 
-.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image
+.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
 
 all: build
 
@@ -26,6 +26,14 @@ clippy:
 # tests/e2e_crio.rs, cached in target/.
 cri-tools:
 	./scripts/cri-tools.sh
+
+# kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
+# kubectl 1.37.2 built from the Go module proxy, and etcd 3.5.16 (Debian
+# trixie, unpacked), for tests/e2e_kubernetes.rs, cached in
+# /var/cache/userns-hostnet/kubernetes (outside the checkout: a machine
+# builds them once).
+kubernetes:
+	./scripts/kubernetes.sh
 
 # The installer image (Containerfile): static release binaries, checked,
 # staged in target/image and built with podman; tests/e2e_deploy.rs builds
@@ -59,7 +67,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check cri-tools youki image
+test: fmt-check clippy package-check cri-tools youki image kubernetes
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \
@@ -86,7 +94,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: cri-tools youki image
+e2e: cri-tools youki image kubernetes
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \

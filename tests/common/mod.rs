@@ -23,6 +23,7 @@ pub mod containerd;
 pub mod cri;
 pub mod crio;
 pub mod install;
+pub mod kubernetes;
 pub mod podman;
 pub mod registration;
 
