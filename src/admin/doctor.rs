@@ -963,7 +963,7 @@ fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
         std::fs::read_to_string(f).is_ok_and(|text| {
             logrotate_paths(&text)
                 .iter()
-                .any(|p| daemons::glob_match(p, &file.to_string_lossy()))
+                .any(|p| logrotate_covers(p, &file.to_string_lossy()))
         })
     });
     Some(match covering {
@@ -978,6 +978,17 @@ fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
             fx.as_root
         )),
     })
+}
+
+/// Does `pattern`, a path of a logrotate stanza (glob(3): `*` and `?`
+/// never cross a `/`), name `path`?
+fn logrotate_covers(pattern: &str, path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
 }
 
 /// The paths a logrotate config rotates: the words starting with `/`
