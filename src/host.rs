@@ -385,9 +385,57 @@ pub fn joined_user_maps(path: &str, id: NsId) -> Result<IdMaps, HostError> {
             return Ok(maps);
         }
     }
+    // A namespace pinned by a bind mount alone (CRI-O's pinns): a child
+    // enters it, and its maps are read from that child as from any other.
+    if let Some(found) = read_from_entered_child(path, &read_from) {
+        return found;
+    }
     Err(HostError::NoProcessInUserNs {
         path: path.to_owned(),
     })
+}
+
+/// Forks a child that enters the user namespace of `path` (root may enter
+/// any namespace it owns) and waits; `read_from` reads the child's maps,
+/// checked against the namespace's identity like any process's, and the
+/// child is killed. `None` when `path` cannot be entered.
+fn read_from_entered_child(
+    path: &str,
+    read_from: &dyn Fn(&str) -> Option<Result<IdMaps, HostError>>,
+) -> Option<Result<IdMaps, HostError>> {
+    use nix::sched::{setns, CloneFlags};
+    use nix::sys::signal::{kill, Signal};
+    use nix::sys::wait::waitpid;
+    use nix::unistd::{fork, pipe, read, write, ForkResult};
+    let ns = std::fs::File::open(path).ok()?;
+    let (ready_r, ready_w) = pipe().ok()?;
+    // Safety: the child only makes system calls (setns, write, pause) and
+    // exits with _exit; it allocates nothing and takes no lock.
+    match unsafe { fork() }.ok()? {
+        ForkResult::Child => {
+            drop(ready_r);
+            if setns(&ns, CloneFlags::CLONE_NEWUSER).is_ok() {
+                let _ = write(&ready_w, b"1");
+                loop {
+                    nix::unistd::pause();
+                }
+            }
+            unsafe { nix::libc::_exit(1) }
+        }
+        ForkResult::Parent { child } => {
+            drop(ready_w);
+            let mut byte = [0u8; 1];
+            let entered = matches!(read(ready_r.as_raw_fd(), &mut byte), Ok(1));
+            let found = if entered {
+                read_from(&format!("/proc/{child}"))
+            } else {
+                None
+            };
+            let _ = kill(child, Signal::SIGKILL);
+            let _ = waitpid(child, None);
+            found
+        }
+    }
 }
 
 /// The uid_map and gid_map of a process.
