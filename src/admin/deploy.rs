@@ -357,7 +357,10 @@ fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs
         containerd: PathBuf::from("containerd"),
         dry_run: false,
         wrapper: args.bin_dir.join(crate::WRAPPER_NAME),
-        handlers_dir: None,
+        // Named, not defaulted: deploy always registers on the node it
+        // runs on, so install's guard against host links for a copied
+        // config does not apply.
+        handlers_dir: Some(crate::runtime::handlers_dir()),
         more: Default::default(),
     }
 }
