@@ -96,7 +96,7 @@ cleanup() {
 		ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null 2>&1 || true
 	fi
 	stop_containerd
-	[ -x /usr/bin/userns-hostnet ] && /usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" >/dev/null 2>&1 || true
+	[ -x /usr/bin/userns-hostnet ] && /usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers >/dev/null 2>&1 || true
 	umount "$reg/state"/io.containerd.runtime.v2.task/*/*/rootfs >/dev/null 2>&1 || true
 	rm -rf "$reg"
 	dpkg -P userns-hostnet >/dev/null 2>&1 || true
@@ -164,7 +164,8 @@ containerd config default |
 		-e "s#\"/run/containerd/containerd.sock\"#\"$reg/c.sock\"#" \
 		-e "s#^disabled_plugins = .*#disabled_plugins = [\"io.containerd.grpc.v1.cri\"]#" \
 		-e "s#BinaryName = \"\"#BinaryName = \"$(command -v runc)\"#" >"$reg/config.toml"
-out=$(/usr/bin/userns-hostnet install containerd --config "$reg/config.toml" --handler "$handler" 2>&1) || fail "install: $out"
+# The config is a private copy for the test, so the links of this node are named explicitly (install refuses host links for a copy otherwise).
+out=$(/usr/bin/userns-hostnet install containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers 2>&1) || fail "install: $out"
 links=/etc/userns-hostnet/handlers/$handler
 [ "$(readlink "$links/userns-hostnet-runtime")" = /usr/bin/userns-hostnet-runtime ] || fail "install made no handler link: $out"
 registered=$(/usr/bin/userns-hostnet registrations) && fail "registrations found nothing after install"
@@ -231,7 +232,7 @@ ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null || fail "container de
 ok "the running container is stopped and deleted through the wrapper"
 stop_containerd
 
-out=$(/usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" 2>&1) || fail "uninstall: $out"
+out=$(/usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers 2>&1) || fail "uninstall: $out"
 /usr/bin/userns-hostnet registrations >/dev/null || fail "registrations after uninstall: $(/usr/bin/userns-hostnet registrations)"
 ok "after uninstall nothing is registered"
 
