@@ -219,15 +219,7 @@ pub fn crio_files(crio_conf: &Path) -> Vec<PathBuf> {
         .parent()
         .unwrap_or(Path::new("/"))
         .join("crio.conf.d");
-    let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
-                .collect()
-        })
-        .unwrap_or_default();
-    drop_ins.sort();
+    let drop_ins = sorted_conf_files(&dir);
     files.extend(drop_ins);
     files
 }
@@ -320,6 +312,21 @@ pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
         .find(|d| d.starts_with("/etc/"))
         .or_else(|| dirs.first())
         .map(PathBuf::from)
+}
+
+/// The `*.conf` files of a drop-in directory, in the order the daemons
+/// (CRI-O, podman) read them: sorted by name; none when it cannot be read.
+pub fn sorted_conf_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 #[cfg(test)]

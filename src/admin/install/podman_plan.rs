@@ -12,15 +12,7 @@ pub(super) fn podman_files(
     let mut paths = vec![on_host(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))];
     paths.push(on_host(args, config));
     let dir = on_host(args, &config.with_file_name("containers.conf.d"));
-    let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
-                .collect()
-        })
-        .unwrap_or_default();
-    drop_ins.sort();
+    let drop_ins = daemons::sorted_conf_files(&dir);
     paths.extend(drop_ins);
     let mut out = Vec::new();
     for p in paths {
