@@ -105,7 +105,7 @@ e2e: cri-tools youki image kubernetes
 deps:
 	@missing=""; \
 	for p in $(DEB_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep 'install ok installed' >/dev/null || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: these Debian packages are missing and will now be installed with apt-get (and their dependencies):$$missing"; \

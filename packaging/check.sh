@@ -34,7 +34,7 @@ same "deb conffiles" "$here/expected-rpm-configfiles.txt" "$(dpkg-deb --info "$d
 summary=$(sed -n 's/^description = "\(.*\)"$/\1/p' Cargo.toml)
 desc=$(dpkg-deb -f "$deb" Description)
 [ "$(head -1 <<<"$desc")" = "$summary" ] || fail "deb synopsis is not the package description: $desc"
-sed -n 2p <<<"$desc" | grep -q '^ A runc-compatible wrapper' || fail "deb long description missing: $desc"
+sed -n 2p <<<"$desc" | grep '^ A runc-compatible wrapper' >/dev/null || fail "deb long description missing: $desc"
 [ "${#summary}" -le 80 ] || fail "synopsis longer than 80 characters: $summary"
 homepage=$(sed -n 's/^homepage = "\(.*\)"$/\1/p' Cargo.toml)
 [ -n "$homepage" ] && [ "$(dpkg-deb -f "$deb" Homepage)" = "$homepage" ] || fail "deb Homepage is not $homepage"
@@ -67,11 +67,11 @@ same "rpm config files" "$here/expected-rpm-configfiles.txt" "$(rpm -qp --config
 [ "$(rpm -qp --qf '%{URL}' "$rpm" 2>/dev/null)" = "$homepage" ] || fail "rpm URL is not $homepage"
 [ "$(rpm -qp --qf '%{SUMMARY}' "$rpm" 2>/dev/null)" = "$summary" ] || fail "rpm summary is not the package description"
 ok "rpm URL and summary"
-rpm -qp --requires "$rpm" 2>/dev/null | grep -qx '(runc or crun)' || fail "rpm does not require (runc or crun)"
+rpm -qp --requires "$rpm" 2>/dev/null | grep -x '(runc or crun)' >/dev/null || fail "rpm does not require (runc or crun)"
 ok "rpm requires (runc or crun)"
 
 # rpm: the erase is refused while registered, an upgrade never is (%preun's $1).
-rpm -qp --scripts "$rpm" 2>/dev/null | grep -q '^preuninstall scriptlet' || fail "rpm has no %preun"
+rpm -qp --scripts "$rpm" 2>/dev/null | grep '^preuninstall scriptlet' >/dev/null || fail "rpm has no %preun"
 preun=$(rpm -qp --qf '%{PREUN}' "$rpm" 2>/dev/null)
 grep -q 'userns-hostnet registrations' <<<"$preun" || fail "rpm %preun does not ask for registrations: $preun"
 ok "rpm %preun asks userns-hostnet registrations"
@@ -125,14 +125,14 @@ ok "userns-hostnet doctor runs from /usr/bin (exit $rc)"
 
 # Static-pie: no program interpreter, no shared library needed.
 for bin in /usr/bin/userns-hostnet-runtime /usr/bin/userns-hostnet; do
-	if readelf -lW "$bin" | grep -q 'INTERP' || readelf -dW "$bin" | grep -q '(NEEDED)'; then
+	if readelf -lW "$bin" | grep 'INTERP' >/dev/null || readelf -dW "$bin" | grep '(NEEDED)' >/dev/null; then
 		fail "$bin is dynamically linked: $(readelf -dW "$bin" | grep '(NEEDED)')"
 	fi
 done
 ok "the installed binaries are static (no interpreter, no NEEDED)"
 
 [ "$(readlink /usr/bin/userns-hostnet-runtime-crun)" = userns-hostnet-runtime ] || fail "crun name is not a link"
-/usr/bin/userns-hostnet-runtime-crun --version | grep -q '^crun version' || fail "userns-hostnet-runtime-crun does not run crun"
+/usr/bin/userns-hostnet-runtime-crun --version | grep '^crun version' >/dev/null || fail "userns-hostnet-runtime-crun does not run crun"
 ok "userns-hostnet-runtime-crun runs crun"
 
 [ "$(readlink /usr/bin/userns-hostnet-runtime-youki)" = userns-hostnet-runtime ] || fail "youki name is not a link"
@@ -186,7 +186,7 @@ mkdir -p "$reg/rootfs/bin"
 cp "$(command -v busybox)" "$reg/rootfs/bin/busybox"
 out=$(ctr -a "$reg/c.sock" run -d --runtime io.containerd.runc.v2 \
 	--runc-binary "$links/userns-hostnet-runtime" --rootfs "$reg/rootfs" "$ctr_id" /bin/busybox sleep 600 2>&1) || fail "ctr run through the handler: $out"
-ctr -a "$reg/c.sock" task ls | grep -q "^$ctr_id .*RUNNING" || fail "the container does not run: $(ctr -a "$reg/c.sock" task ls)"
+ctr -a "$reg/c.sock" task ls | grep "^$ctr_id .*RUNNING" >/dev/null || fail "the container does not run: $(ctr -a "$reg/c.sock" task ls)"
 ok "a container runs through the handler's link to /usr/bin/userns-hostnet-runtime"
 
 set +e
@@ -224,7 +224,7 @@ start_containerd
 ok "containerd starts again on the registered config"
 ctr -a "$reg/c.sock" task kill -s KILL "$ctr_id" >/dev/null || fail "task kill through the wrapper"
 for _ in $(seq 50); do
-	ctr -a "$reg/c.sock" task ls | grep -q "^$ctr_id .*STOPPED" && break
+	ctr -a "$reg/c.sock" task ls | grep "^$ctr_id .*STOPPED" >/dev/null && break
 	sleep 0.1
 done
 ctr -a "$reg/c.sock" task delete "$ctr_id" >/dev/null || fail "task delete through the wrapper"

@@ -36,14 +36,14 @@ else
 		"$uri" >"$A/etc/trixie.sources"
 	printf 'Dir::Etc::sourcelist "/dev/null";\nDir::Etc::sourceparts "%s/etc";\nDir::State::Lists "%s/lists";\nDir::Cache "%s/cache";\n' \
 		"$A" "$A" "$A" >"$A/apt.conf"
-	deb=$(ls target/containerd_1.7.24*.deb 2>/dev/null | head -1 || true)
+	deb=$(ls target/containerd_1.7.24*.deb 2>/dev/null | sed -n 1p || true)
 	if [ -z "$deb" ]; then
 		APT_CONFIG=$A/apt.conf apt-get update -q
 		if ! (cd target && APT_CONFIG=$A/apt.conf apt-get download "containerd=$version"); then
 			echo "cri-tools.sh: containerd=$version is not in trixie any more (a point release replaced it): update the pinned version here" >&2
 			exit 1
 		fi
-		deb=$(ls target/containerd_1.7.24*.deb | head -1)
+		deb=$(ls target/containerd_1.7.24*.deb | sed -n 1p)
 	fi
 	rm -rf "$dest.tmp"
 	dpkg -x "$deb" "$dest.tmp"

@@ -72,7 +72,7 @@ cp "$bundle/config.json" "$work/before.json"
 note "bundle:     $bundle"
 note "namespaces: $(jq -c '[.linux.namespaces[].type]' "$bundle/config.json")"
 note "/sys mount: $(jq -c '.mounts[] | select(.destination == "/sys")' "$bundle/config.json")"
-note "runtime:    $runtime $(  "$runtime" --version | head -1 | awk '{print $NF}')"
+note "runtime:    $runtime $(  "$runtime" --version | awk 'NR == 1 {print $NF}')"
 note "every runtime call runs in a private mount namespace with bpffs and"
 note "securityfs under /sys and a cgroup v2 view (scripts/sys-view.sh)"
 
@@ -121,7 +121,7 @@ else
 	note "=> $rw_count mount(s) under /sys are WRITABLE"
 fi
 
-if ! awk '/^### mountinfo/{m=1;next} /^###/{m=0} m && $5 == "/sys/fs/bpf"' "$work/wrapped.out" | grep -q .; then
+if ! awk '/^### mountinfo/{m=1;next} /^###/{m=0} m && $5 == "/sys/fs/bpf"' "$work/wrapped.out" | grep . >/dev/null; then
 	note "   (the host's bpffs/securityfs submounts are not visible: $runtime cloned"
 	note "    the /sys bind without its submounts, which hides them, read-only or not)"
 fi

@@ -113,14 +113,14 @@ etcd() {
 		"$uri" >"$A/etc/trixie.sources"
 	printf 'Dir::Etc::sourcelist "/dev/null";\nDir::Etc::sourceparts "%s/etc";\nDir::State::Lists "%s/lists";\nDir::Cache "%s/cache";\n' \
 		"$A" "$A" "$A" >"$A/apt.conf"
-	deb=$(ls "$cache"/etcd-server_3.5.16*.deb 2>/dev/null | head -1 || true)
+	deb=$(ls "$cache"/etcd-server_3.5.16*.deb 2>/dev/null | sed -n 1p || true)
 	if [ -z "$deb" ]; then
 		APT_CONFIG=$A/apt.conf apt-get update -q
 		if ! (cd "$cache" && APT_CONFIG=$A/apt.conf apt-get download "etcd-server=$version"); then
 			echo "kubernetes.sh: etcd-server=$version is not in trixie any more: update the pinned version here" >&2
 			exit 1
 		fi
-		deb=$(ls "$cache"/etcd-server_3.5.16*.deb | head -1)
+		deb=$(ls "$cache"/etcd-server_3.5.16*.deb | sed -n 1p)
 	fi
 	rm -rf "$dest.tmp"
 	dpkg -x "$deb" "$dest.tmp"
@@ -131,7 +131,7 @@ etcd() {
 
 mkdir -p "$cache"
 etcd
-"$cache/etcd/usr/bin/etcd" --version | head -1
+"$cache/etcd/usr/bin/etcd" --version | sed -n 1p
 for version; do
 	build "$version"
 done

@@ -20,7 +20,7 @@ if is_built "$dest"; then
 fi
 if ! is_built "$cache"; then
 	for p in libseccomp-dev libsystemd-dev pkg-config; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null ||
 			{ echo "youki.sh: the Debian package $p is missing (apt-get install $p)" >&2; exit 1; }
 	done
 	cargo install --quiet --locked --root "$cache" --version "$version" youki --features v1,v2,systemd,seccomp
