@@ -43,6 +43,36 @@ const HOOKS_DIRS: [&str; 2] = [
     "/usr/share/containers/oci/hooks.d",
 ];
 
+/// Enough for any real chain of containerd imports; a loop stops here.
+const MAX_CONFIG_FILES: usize = 256;
+
+/// The default hooks directories and those CRI-O's and podman's configs
+/// name under `root` (`hooks_dir`), each once; an unreadable config adds
+/// nothing (the scan reads what it can and never fails).
+fn hooks_dirs(root: &Path) -> Vec<String> {
+    let mut dirs: Vec<String> = HOOKS_DIRS.iter().map(|d| d.to_string()).collect();
+    let crio = super::daemons::crio_hooks_dirs(&under(root, CONFIGS[1].1))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let podman_files = std::iter::once(under(root, CONFIGS[2].1)).chain(
+        CONFIGS[2]
+            .2
+            .map(|d| files_in(&under(root, d)))
+            .unwrap_or_default(),
+    );
+    let podman = podman_files
+        .filter_map(|f| crate::sys::toml::read(&f).ok())
+        .filter_map(|doc| super::daemon::podman::hooks_dirs(&doc))
+        .flatten();
+    for dir in crio.into_iter().chain(podman) {
+        if Path::new(&dir).is_absolute() && !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
 const DEPLOY_STATE: &str = "/var/lib/userns-hostnet/deploy/state.json";
 
 /// One thing that still runs a packaged binary, and the command that
@@ -182,6 +212,28 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
         if let Some(d) = drop_ins {
             files.extend(files_in(&under(root, d)));
         }
+        if daemon == "containerd" {
+            // containerd reads what `imports` names wherever it is, and
+            // what those files import in turn.
+            let mut at = 0;
+            while at < files.len() && files.len() < MAX_CONFIG_FILES {
+                let imported = std::fs::read_to_string(&files[at])
+                    .ok()
+                    .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+                    .map(|doc| {
+                        super::daemons::containerd_imports(&doc, &files[at], &|p| {
+                            under(root, &p.to_string_lossy())
+                        })
+                    })
+                    .unwrap_or_default();
+                for f in imported {
+                    if !files.contains(&f) {
+                        files.push(f);
+                    }
+                }
+                at += 1;
+            }
+        }
         for file in files {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
@@ -242,8 +294,8 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             ),
         });
     }
-    for dir in HOOKS_DIRS {
-        for file in files_in(&under(root, dir)) {
+    for dir in hooks_dirs(root) {
+        for file in files_in(&under(root, &dir)) {
             let by_link = link_target(&file, root).is_some_and(|t| is_package_file(&t));
             let by_text = std::fs::read_to_string(&file)
                 .is_ok_and(|t| PACKAGE_FILES.iter().any(|f| t.contains(f)));
@@ -375,6 +427,53 @@ BinaryName = "/usr/bin/userns-hostnet-runtime"
         assert_eq!(
             found[0].undo,
             "userns-hostnet uninstall containerd --handler h --config /etc/containerd/config.toml"
+        );
+    }
+
+    #[test]
+    fn scan_follows_containerd_imports_and_configured_hooks_dirs() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        // An import outside conf.d, which imports another in turn (and
+        // itself: a loop ends).
+        std::fs::create_dir_all(r.join("etc/containerd")).unwrap();
+        std::fs::create_dir_all(r.join("opt/cd/more")).unwrap();
+        std::fs::write(
+            r.join("etc/containerd/config.toml"),
+            "version = 3\nimports = [\"/opt/cd/*.toml\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            r.join("opt/cd/a.toml"),
+            "imports = [\"more/b.toml\", \"/opt/cd/a.toml\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            r.join("opt/cd/more/b.toml"),
+            "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.uhn.options]\nBinaryName = \"/usr/bin/userns-hostnet-runtime\"\n",
+        )
+        .unwrap();
+        // A hook in the hooks directory a CRI-O drop-in names.
+        std::fs::create_dir_all(r.join("etc/crio/crio.conf.d")).unwrap();
+        std::fs::write(
+            r.join("etc/crio/crio.conf.d/10-hooks.conf"),
+            "[crio.runtime]\nhooks_dir = [\"/srv/hooks\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(r.join("srv/hooks")).unwrap();
+        std::os::unix::fs::symlink(
+            "/usr/share/userns-hostnet/hooks.d/userns-hostnet.json",
+            r.join("srv/hooks/uhn.json"),
+        )
+        .unwrap();
+        let found = scan(r, Path::new(HANDLERS));
+        let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
+        assert_eq!(
+            what,
+            [
+                "containerd handler uhn in /opt/cd/more/b.toml",
+                "OCI hook /srv/hooks/uhn.json"
+            ]
         );
     }
 }
