@@ -283,7 +283,7 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
                 format!(
                     "not removed: handler {} is still deployed ({})",
                     s.handler,
-                    state_path(host).display()
+                    Path::new(STATE_DIR).join(STATE_FILE).display()
                 ),
             ),
         });
