@@ -159,12 +159,17 @@ pub struct DeployArgs {
     /// The runtime handler's name.
     #[arg(long, env = "USERNS_HOSTNET_HANDLER", default_value = "userns-hostnet")]
     pub handler: String,
-    /// Restart the daemon (systemctl restart UNIT on the host) after changing its configuration.
+    /// Restart the daemon (systemctl restart UNIT, or --restart-command, in the host's root) after changing its configuration.
     #[arg(long, env = "USERNS_HOSTNET_RESTART")]
     pub restart: bool,
     /// The daemon's systemd unit (default containerd.service, crio.service).
     #[arg(long, value_name = "UNIT", env = "USERNS_HOSTNET_UNIT")]
     pub unit: Option<String>,
+    /// The restart, as a shell command line run by the host's /bin/sh in
+    /// the host's root, instead of `systemctl restart UNIT` (a daemon not
+    /// run by systemd: OpenRC, runit, a supervisor of its own).
+    #[arg(long, value_name = "COMMAND", env = "USERNS_HOSTNET_RESTART_COMMAND")]
+    pub restart_command: Option<String>,
     /// On SIGTERM or SIGINT, remove the label and undo the install (throw-away clusters; the manifests never set it).
     #[arg(long, env = "USERNS_HOSTNET_CLEANUP")]
     pub cleanup: bool,

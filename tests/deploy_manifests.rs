@@ -1,7 +1,7 @@
 //! The cluster manifests in deploy/ parse (PyYAML, Debian's python3-yaml),
 //! form one kustomization, and carry what docs/cluster.md promises: a
-//! privileged DaemonSet without hostPID whose only host mount is the root
-//! the installer chroots into, env the `deploy` command reads, RBAC for
+//! privileged DaemonSet without hostPID whose only host mount is the host
+//! root the installer works under, env the `deploy` command reads, RBAC for
 //! nodes get/patch alone, a RuntimeClass selecting the label the installer
 //! sets, a sample pod with hostNetwork, hostUsers: false and the class.
 
@@ -139,7 +139,7 @@ fn the_daemonset_is_privileged_with_one_host_mount_and_no_host_pid() {
     assert_eq!(containers.len(), 1);
     let c = &containers[0];
     assert_eq!(c["securityContext"]["privileged"], true);
-    // One host mount: / at the root the installer chroots into.
+    // One host mount: / at the root the installer works under.
     let volumes = pod["volumes"].as_array().unwrap();
     assert_eq!(volumes.len(), 1, "{volumes:#?}");
     assert_eq!(volumes[0]["hostPath"]["path"], "/");

@@ -4,11 +4,11 @@
 //! optionally restarts the daemon, labels the node and waits; on SIGTERM in
 //! cleanup mode it undoes exactly what it did.
 //!
-//! It works inside `chroot(host root)`: every path install computes (the
-//! daemon's config, `imports`, the real runtime looked up in PATH, the
-//! handler's links, `systemctl`) is then the host's own, with no second
-//! notion of a prefixed path. What it needs from the image (its binaries,
-//! the service account) is read or opened before the chroot.
+//! Every path it reads or writes is a path of the node taken under the
+//! host's root ([`Host`]), as `install --root` takes them: the daemon's
+//! config, its `imports`, the real runtime looked up in PATH, the handler's
+//! links. Nothing of this process runs with the host's root as `/`; only
+//! the restart command does, a host program run in the host's root.
 //!
 //! What it changed is recorded in a state file on the host
 //! ([`STATE_DIR`]): for every path, what was there before the first deploy
@@ -19,6 +19,7 @@
 //! undo still returns the host to what it was before any deploy.
 
 use super::daemons::{CONTAINERD_SOCKET, CRIO_SOCKET};
+use super::deploy_api::Api;
 use super::install::{self, LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
 use crate::sys::atomic::{self, Attrs};
@@ -30,8 +31,6 @@ use std::path::{Path, PathBuf};
 pub const STATE_DIR: &str = "/var/lib/userns-hostnet/deploy";
 /// The node label deploy sets, and the RuntimeClass selects on.
 pub const LABEL: &str = "userns-hostnet.io/installed";
-/// The service account's files, as Kubernetes mounts them into a pod.
-pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 /// The admin tool's own file name.
 pub const ADMIN_NAME: &str = "userns-hostnet";
 /// The wrapper's other names, links to it, that choose the real runtime.
@@ -58,8 +57,8 @@ pub enum DeployError {
     Install(#[from] install::InstallError),
     #[error("{0}")]
     Usage(String),
-    #[error("systemctl restart {unit}: {why}")]
-    Restart { unit: String, why: String },
+    #[error("{command}: {why}")]
+    Restart { command: String, why: String },
     #[error("waiting for a signal: {0}")]
     Signal(nix::Error),
 }
@@ -69,6 +68,44 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
         what,
         path: path.to_owned(),
         source,
+    }
+}
+
+/// The node's root as this process reaches it (the hostPath mount, or `/`
+/// on the node itself): a node's path `p` is at `root/p` here.
+pub struct Host {
+    root: PathBuf,
+}
+
+impl Host {
+    /// The host root `dir`, resolved: a directory.
+    pub fn open(dir: &Path) -> Result<Host, DeployError> {
+        let root = std::fs::canonicalize(dir).map_err(io("cannot open the host root", dir))?;
+        if !root.is_dir() {
+            return Err(DeployError::Usage(format!(
+                "--host-root {}: not a directory",
+                dir.display()
+            )));
+        }
+        Ok(Host { root })
+    }
+
+    /// Where the node's path `node` is here.
+    pub fn at(&self, node: &Path) -> PathBuf {
+        self.root.join(node.strip_prefix("/").unwrap_or(node))
+    }
+
+    /// The node's path of `here` (a path under the root).
+    fn node_path(&self, here: &Path) -> PathBuf {
+        match here.strip_prefix(&self.root) {
+            Ok(rel) => Path::new("/").join(rel),
+            Err(_) => here.to_owned(),
+        }
+    }
+
+    /// install's `--root`: none on the node itself.
+    fn install_root(&self) -> Option<PathBuf> {
+        (self.root != Path::new("/")).then(|| self.root.clone())
     }
 }
 
@@ -183,9 +220,9 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
         s.thread_block().map_err(DeployError::Signal)?;
         s
     };
+    let host = Host::open(&args.host_root)?;
     if args.check {
-        enter_host(&args.host_root)?;
-        let (ready, why) = check(args.uninstall)?;
+        let (ready, why) = check(&host, args.uninstall)?;
         say(&why);
         return Ok(i32::from(!ready));
     }
@@ -194,11 +231,10 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     } else {
         Some(read_source(args)?)
     };
-    let api = super::deploy_api::Api::from_pod(args.node.as_deref());
-    enter_host(&args.host_root)?;
+    let api = Api::from_pod(args.node.as_deref());
     if args.uninstall {
         label(&api, false);
-        undo(args)?;
+        undo(&host, args)?;
         if args.wait {
             say("removed; waiting (delete the cleanup DaemonSet when every node is done)");
             let sig = signals.wait().map_err(DeployError::Signal)?;
@@ -209,7 +245,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     let Some(source) = source else {
         return Ok(0);
     };
-    install_all(args, &source)?;
+    install_all(&host, args, &source)?;
     label(&api, true);
     if args.once {
         return Ok(0);
@@ -223,12 +259,12 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     say(&format!("{sig}: stopping"));
     if args.cleanup {
         label(&api, false);
-        undo(args)?;
+        undo(&host, args)?;
     }
     Ok(0)
 }
 
-fn label(api: &super::deploy_api::Api, on: bool) {
+fn label(api: &Api, on: bool) {
     match api.set_label(LABEL, on) {
         Ok(line) | Err(line) => say(&line),
     }
@@ -237,8 +273,8 @@ fn label(api: &super::deploy_api::Api, on: bool) {
 /// The readiness probe: whether an earlier deploy's every file is in
 /// place and its handler live (no restart pending), or with `removed`,
 /// whether nothing of a deploy is left. The line says why.
-fn check(removed: bool) -> Result<(bool, String), DeployError> {
-    let state = load_state()?;
+fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
+    let state = load_state(host)?;
     if removed {
         return Ok(match state {
             None => (true, "removed: no deploy state on this host".into()),
@@ -247,7 +283,7 @@ fn check(removed: bool) -> Result<(bool, String), DeployError> {
                 format!(
                     "not removed: handler {} is still deployed ({})",
                     s.handler,
-                    state_path().display()
+                    Path::new(STATE_DIR).join(STATE_FILE).display()
                 ),
             ),
         });
@@ -258,7 +294,7 @@ fn check(removed: bool) -> Result<(bool, String), DeployError> {
     if let Some(e) = state
         .entries
         .iter()
-        .find(|e| current(&e.path).as_ref() != Some(&e.after))
+        .find(|e| current(&host.at(&e.path)).as_ref() != Some(&e.after))
     {
         return Ok((
             false,
@@ -285,29 +321,14 @@ fn check(removed: bool) -> Result<(bool, String), DeployError> {
     ))
 }
 
-/// chroot into the host's root, unless it is already /.
-fn enter_host(root: &Path) -> Result<(), DeployError> {
-    let canonical = std::fs::canonicalize(root).map_err(io("cannot open the host root", root))?;
-    if canonical == Path::new("/") {
-        return Ok(());
-    }
-    nix::unistd::chroot(&canonical).map_err(|e| DeployError::Io {
-        what: "cannot chroot into",
-        path: canonical.clone(),
-        source: e.into(),
-    })?;
-    std::env::set_current_dir("/").map_err(io("cannot enter", Path::new("/")))?;
-    Ok(())
-}
-
-fn is_socket(p: &str) -> bool {
+fn is_socket(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket())
 }
 
 /// The daemon named, else the one whose socket exists, else the one whose
 /// config exists; two or none is an error asking to name it.
-pub fn detect_daemon(named: Option<Daemon>) -> Result<Daemon, DeployError> {
+pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, DeployError> {
     if let Some(d) = named {
         return Ok(d);
     }
@@ -316,11 +337,12 @@ pub fn detect_daemon(named: Option<Daemon>) -> Result<Daemon, DeployError> {
         (false, true) => Some(Daemon::Crio),
         _ => None,
     };
-    let crio_config = Path::new(super::daemons::CRIO_CONFIG);
-    by(is_socket(CONTAINERD_SOCKET), is_socket(CRIO_SOCKET))
+    let at = |p: &str| host.at(Path::new(p));
+    let crio_config = at(super::daemons::CRIO_CONFIG);
+    by(is_socket(&at(CONTAINERD_SOCKET)), is_socket(&at(CRIO_SOCKET)))
         .or_else(|| {
             by(
-                Path::new(super::daemons::CONTAINERD_CONFIG).is_file(),
+                at(super::daemons::CONTAINERD_CONFIG).is_file(),
                 crio_config.is_file() || crio_config.with_extension("conf.d").is_dir(),
             )
         })
@@ -347,7 +369,7 @@ fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, St
     )
 }
 
-fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
+fn install_args(host: &Host, args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
     InstallArgs {
         daemon: daemon.into(),
         handler: args.handler.clone(),
@@ -361,16 +383,24 @@ fn install_args(args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs
         // runs on, so install's guard against host links for a copied
         // config does not apply.
         handlers_dir: Some(crate::runtime::handlers_dir()),
-        more: Default::default(),
+        more: crate::cli::InstallMore {
+            root: host.install_root(),
+            ..Default::default()
+        },
     }
 }
 
-fn state_path() -> PathBuf {
-    Path::new(STATE_DIR).join(STATE_FILE)
+fn state_path(host: &Host) -> PathBuf {
+    host.at(Path::new(STATE_DIR)).join(STATE_FILE)
 }
 
-fn load_state() -> Result<Option<State>, DeployError> {
-    let p = state_path();
+/// Where a saved file's bytes are kept.
+fn saved_path(host: &Host, saved: &str) -> PathBuf {
+    host.at(Path::new(STATE_DIR)).join(saved)
+}
+
+fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
+    let p = state_path(host);
     match std::fs::read(&p) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
@@ -388,8 +418,8 @@ fn load_state() -> Result<Option<State>, DeployError> {
     }
 }
 
-fn save_state(state: &State) -> Result<(), DeployError> {
-    let p = state_path();
+fn save_state(host: &Host, state: &State) -> Result<(), DeployError> {
+    let p = state_path(host);
     let mut bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
     bytes.push(b'\n');
     if std::fs::read(&p).is_ok_and(|old| old == bytes) {
@@ -437,6 +467,7 @@ fn current(path: &Path) -> Option<After> {
 /// Records what `path` holds before deploy first changes it (a later run
 /// keeps the first record).
 fn remember(
+    host: &Host,
     state: &mut State,
     path: &Path,
     daemon_config: bool,
@@ -446,16 +477,17 @@ fn remember(
         e.after = after;
         return Ok(());
     }
-    let before = match std::fs::symlink_metadata(path) {
+    let here = host.at(path);
+    let before = match std::fs::symlink_metadata(&here) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Before::Absent,
-        Err(e) => return Err(io("cannot inspect", path)(e)),
+        Err(e) => return Err(io("cannot inspect", &here)(e)),
         Ok(m) if m.file_type().is_symlink() => Before::Link {
-            target: std::fs::read_link(path).map_err(io("cannot read", path))?,
+            target: std::fs::read_link(&here).map_err(io("cannot read", &here))?,
         },
         Ok(m) if m.is_file() => {
-            let bytes = std::fs::read(path).map_err(io("cannot read", path))?;
+            let bytes = std::fs::read(&here).map_err(io("cannot read", &here))?;
             let saved = format!("saved-{}", state.entries.len());
-            let to = Path::new(STATE_DIR).join(&saved);
+            let to = saved_path(host, &saved);
             atomic::replace(
                 &to,
                 &bytes,
@@ -487,15 +519,20 @@ fn remember(
     });
     // The state is written after every change, so that an install cut
     // short is still undone whole.
-    save_state(state)
+    save_state(host, state)
 }
 
-/// Creates `dir` and its missing parents, recording each one created.
-fn make_dirs(state: &mut State, dir: &Path) -> Result<(), DeployError> {
-    let mut missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+/// Creates the node's `dir` and its missing parents, recording each one
+/// created.
+fn make_dirs(host: &Host, state: &mut State, dir: &Path) -> Result<(), DeployError> {
+    let mut missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|d| !host.at(d).exists())
+        .collect();
     missing.reverse();
     for d in missing {
-        std::fs::create_dir(d).map_err(io("cannot create", d))?;
+        let here = host.at(d);
+        std::fs::create_dir(&here).map_err(io("cannot create", &here))?;
         if !state.created_dirs.iter().any(|c| c == d) {
             state.created_dirs.push(d.to_owned());
         }
@@ -504,18 +541,25 @@ fn make_dirs(state: &mut State, dir: &Path) -> Result<(), DeployError> {
 }
 
 /// `path` holds `bytes` (mode `mode`), replaced by rename when it differs.
-fn put_file(state: &mut State, path: &Path, bytes: &[u8], mode: u32) -> Result<bool, DeployError> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
-        && std::fs::read(path).is_ok_and(|old| old == bytes)
+fn put_file(
+    host: &Host,
+    state: &mut State,
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<bool, DeployError> {
+    let here = host.at(path);
+    if std::fs::symlink_metadata(&here).is_ok_and(|m| m.is_file())
+        && std::fs::read(&here).is_ok_and(|old| old == bytes)
     {
         return Ok(false);
     }
     if let Some(dir) = path.parent() {
-        make_dirs(state, dir)?;
+        make_dirs(host, state, dir)?;
     }
-    remember(state, path, false, after_file(bytes))?;
+    remember(host, state, path, false, after_file(bytes))?;
     atomic::replace(
-        path,
+        &here,
         bytes,
         Attrs {
             mode,
@@ -523,7 +567,7 @@ fn put_file(state: &mut State, path: &Path, bytes: &[u8], mode: u32) -> Result<b
         },
         atomic::Durability::ContentsAndName,
     )?;
-    save_state(state)?;
+    save_state(host, state)?;
     say(&format!("wrote {}", path.display()));
     Ok(true)
 }
@@ -539,14 +583,21 @@ fn link_atomic(path: &Path, target: &Path) -> Result<(), DeployError> {
     })
 }
 
-fn put_link(state: &mut State, path: &Path, target: &Path) -> Result<bool, DeployError> {
-    if std::fs::read_link(path).is_ok_and(|t| t == target) {
+fn put_link(
+    host: &Host,
+    state: &mut State,
+    path: &Path,
+    target: &Path,
+) -> Result<bool, DeployError> {
+    let here = host.at(path);
+    if std::fs::read_link(&here).is_ok_and(|t| t == target) {
         return Ok(false);
     }
     if let Some(dir) = path.parent() {
-        make_dirs(state, dir)?;
+        make_dirs(host, state, dir)?;
     }
     remember(
+        host,
         state,
         path,
         false,
@@ -554,8 +605,8 @@ fn put_link(state: &mut State, path: &Path, target: &Path) -> Result<bool, Deplo
             target: target.to_owned(),
         },
     )?;
-    link_atomic(path, target)?;
-    save_state(state)?;
+    link_atomic(&here, target)?;
+    save_state(host, state)?;
     say(&format!(
         "linked {} -> {}",
         path.display(),
@@ -564,16 +615,16 @@ fn put_link(state: &mut State, path: &Path, target: &Path) -> Result<bool, Deplo
     Ok(true)
 }
 
-/// The install, inside the host's root: binaries, links, config file,
+/// The install, under the host's root: binaries, links, config file,
 /// handler; a restart when asked and one is due.
-fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
-    let daemon = detect_daemon(args.daemon)?;
+fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
+    let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
-    let mut state = match load_state()? {
+    let mut state = match load_state(host)? {
         Some(s) => s,
         None => {
             let mut s = State::default();
-            make_dirs(&mut s, Path::new(STATE_DIR))?;
+            make_dirs(host, &mut s, Path::new(STATE_DIR))?;
             s
         }
     };
@@ -591,48 +642,69 @@ fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
     state.handler = args.handler.clone();
     state.daemon_config = config.clone();
     state.unit = unit.clone();
-    save_state(&state)?;
+    save_state(host, &state)?;
 
     let bin = &args.bin_dir;
     put_file(
+        host,
         &mut state,
         &bin.join(crate::WRAPPER_NAME),
         &source.wrapper,
         0o755,
     )?;
-    put_file(&mut state, &bin.join(ADMIN_NAME), &source.admin, 0o755)?;
+    put_file(
+        host,
+        &mut state,
+        &bin.join(ADMIN_NAME),
+        &source.admin,
+        0o755,
+    )?;
     for link in RUNTIME_LINKS {
-        put_link(&mut state, &bin.join(link), Path::new(crate::WRAPPER_NAME))?;
+        put_link(
+            host,
+            &mut state,
+            &bin.join(link),
+            Path::new(crate::WRAPPER_NAME),
+        )?;
     }
     let config_file = Path::new(CONFIG_FILE);
-    if std::fs::symlink_metadata(config_file).is_err() {
-        put_file(&mut state, config_file, SHIPPED_CONFIG.as_bytes(), 0o644)?;
+    if std::fs::symlink_metadata(host.at(config_file)).is_err() {
+        put_file(
+            host,
+            &mut state,
+            config_file,
+            SHIPPED_CONFIG.as_bytes(),
+            0o644,
+        )?;
     } else if state.entry(config_file).is_none() {
         say(&format!("kept {}: the operator's", config_file.display()));
     }
 
-    let iargs = install_args(args, daemon, &config);
+    // install's own planning, under the host's root: its paths come back
+    // as they are here, and are recorded as the node's.
+    let iargs = install_args(host, args, daemon, &config);
     let plan = match daemon {
         Daemon::Containerd => install::plan_containerd(&iargs, true),
         Daemon::Crio => install::plan_crio(&iargs, true),
     }?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
-            put_link(&mut state, path, target)?;
+            put_link(host, &mut state, &host.node_path(path), target)?;
         }
     }
     let mut changed = false;
     for c in plan.files.iter().filter(|c| c.old != c.new) {
         let Some(new) = &c.new else { continue };
-        if let Some(dir) = c.path.parent() {
-            make_dirs(&mut state, dir)?;
+        let node = host.node_path(&c.path);
+        if let Some(dir) = node.parent() {
+            make_dirs(host, &mut state, dir)?;
         }
-        remember(&mut state, &c.path, true, after_file(new.as_bytes()))?;
+        remember(host, &mut state, &node, true, after_file(new.as_bytes()))?;
         super::files::write_atomic(&c.path, new.as_bytes()).map_err(io("cannot write", &c.path))?;
         say(&format!(
             "registered runtime handler {} in {}",
             args.handler,
-            c.path.display()
+            node.display()
         ));
         changed = true;
     }
@@ -641,7 +713,7 @@ fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
     }
     if changed {
         state.restart_pending = true;
-        save_state(&state)?;
+        save_state(host, &state)?;
     }
     if !changed && plan.files.iter().all(|c| c.old == c.new) {
         say(&format!(
@@ -652,44 +724,81 @@ fn install_all(args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
     }
     if state.restart_pending {
         if args.restart {
-            restart(&unit)?;
+            restart(host, args, &unit)?;
             state.restart_pending = false;
-            save_state(&state)?;
+            save_state(host, &state)?;
         } else {
             say(&format!(
-                "{name} must be restarted for the handler to take effect (USERNS_HOSTNET_RESTART=true does it: systemctl restart {unit})"
+                "{name} must be restarted for the handler to take effect (USERNS_HOSTNET_RESTART=true does it: {})",
+                shown(&restart_command(args, &unit))
             ));
         }
     }
     Ok(())
 }
 
-/// `systemctl restart UNIT`, the host's own systemctl talking to the
-/// host's systemd over /run/systemd (we run inside the host's root).
-fn restart(unit: &str) -> Result<(), DeployError> {
-    say(&format!("systemctl restart {unit}"));
-    let out = std::process::Command::new(systemctl())
-        .args(["restart", unit])
+/// The restart: the operator's `--restart-command`, run by the host's
+/// `sh -c`, else `systemctl restart UNIT`. The argv, and how it is shown.
+fn restart_command(args: &DeployArgs, unit: &str) -> Vec<std::ffi::OsString> {
+    match &args.restart_command {
+        Some(line) => vec!["/bin/sh".into(), "-c".into(), line.into()],
+        None => vec![systemctl(), "restart".into(), unit.into()],
+    }
+}
+
+fn shown(argv: &[std::ffi::OsString]) -> String {
+    match argv {
+        [sh, c, line] if sh == "/bin/sh" && c == "-c" => line.to_string_lossy().into_owned(),
+        _ => argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Runs the restart command as a host program in the host's root (its
+/// own libraries, its systemctl talking to systemd over /run/systemd): the
+/// child alone enters the root, this process never does.
+fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    let argv = restart_command(args, unit);
+    let command = shown(&argv);
+    say(&command);
+    let failed = |why: String| DeployError::Restart {
+        command: command.clone(),
+        why,
+    };
+    let mut cmd = std::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
         .env("PATH", crate::runtime::FALLBACK_PATH)
         // systemctl that believes it runs in a chroot (its root is not pid
         // 1's, as it may judge from a pod's mount namespace) ignores
         // `restart` and exits 0; this is the host's own root.
         .env("SYSTEMD_IGNORE_CHROOT", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| DeployError::Restart {
-            unit: unit.into(),
-            why: e.to_string(),
-        })?;
+        .stdin(std::process::Stdio::null());
+    if let Some(root) = host.install_root() {
+        let root = std::ffi::CString::new(root.as_os_str().as_bytes())
+            .map_err(|e| failed(e.to_string()))?;
+        // SAFETY: between fork and exec the closure makes two system calls
+        // on memory allocated before the fork, and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if nix::libc::chroot(root.as_ptr()) != 0 || nix::libc::chdir(c"/".as_ptr()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let out = cmd.output().map_err(|e| failed(e.to_string()))?;
     if !out.status.success() {
-        return Err(DeployError::Restart {
-            unit: unit.into(),
-            why: format!(
-                "{}: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        });
+        return Err(failed(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
@@ -706,28 +815,29 @@ fn systemctl() -> std::ffi::OsString {
 }
 
 /// What `before` looks like in the terms of [`current`].
-fn before_as_after(before: &Before) -> Option<After> {
+fn before_as_after(host: &Host, before: &Before) -> Option<After> {
     match before {
         Before::Absent => None,
         Before::Link { target } => Some(After::Link {
             target: target.clone(),
         }),
-        Before::File { saved, .. } => std::fs::read(Path::new(STATE_DIR).join(saved))
+        Before::File { saved, .. } => std::fs::read(saved_path(host, saved))
             .ok()
             .map(|b| after_file(&b)),
     }
 }
 
-/// Puts `e.path` back as it was before the first deploy.
-fn restore(e: &Entry) -> Result<(), DeployError> {
+/// Puts the node's `e.path` back as it was before the first deploy.
+fn restore(host: &Host, e: &Entry) -> Result<(), DeployError> {
+    let here = host.at(&e.path);
     match &e.before {
-        Before::Absent => match std::fs::remove_file(&e.path) {
+        Before::Absent => match std::fs::remove_file(&here) {
             Ok(()) => say(&format!("removed {}", e.path.display())),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(io("cannot remove", &e.path)(err)),
+            Err(err) => return Err(io("cannot remove", &here)(err)),
         },
         Before::Link { target } => {
-            link_atomic(&e.path, target)?;
+            link_atomic(&here, target)?;
             say(&format!(
                 "restored {} -> {}",
                 e.path.display(),
@@ -740,11 +850,11 @@ fn restore(e: &Entry) -> Result<(), DeployError> {
             uid,
             gid,
         } => {
-            let from = Path::new(STATE_DIR).join(saved);
+            let from = saved_path(host, saved);
             let bytes = std::fs::read(&from).map_err(io("cannot read", &from))?;
-            let old = std::fs::File::open(&e.path).ok();
+            let old = std::fs::File::open(&here).ok();
             atomic::replace_with(
-                &e.path,
+                &here,
                 &bytes,
                 Attrs {
                     mode: *mode,
@@ -763,8 +873,8 @@ fn restore(e: &Entry) -> Result<(), DeployError> {
 /// Undo: the daemon's config first (and a restart when asked), then the
 /// rest in reverse order, then the directories deploy created and its
 /// state.
-fn undo(args: &DeployArgs) -> Result<(), DeployError> {
-    let Some(state) = load_state()? else {
+fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
+    let Some(state) = load_state(host)? else {
         say("nothing to undo: no deploy state on this host");
         return Ok(());
     };
@@ -772,8 +882,9 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
     let (configs, rest): (Vec<&Entry>, Vec<&Entry>) =
         state.entries.iter().partition(|e| e.daemon_config);
     for e in configs {
-        if current(&e.path).as_ref() == Some(&e.after) {
-            restore(e)?;
+        let here = host.at(&e.path);
+        if current(&here).as_ref() == Some(&e.after) {
+            restore(host, e)?;
             config_changed = true;
             continue;
         }
@@ -783,7 +894,7 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
         } else {
             Daemon::Containerd
         };
-        let iargs = install_args(args, daemon, &state.daemon_config);
+        let iargs = install_args(host, args, daemon, &state.daemon_config);
         let plan = match daemon {
             Daemon::Containerd => install::plan_containerd(&iargs, false),
             Daemon::Crio => install::plan_crio(&iargs, false),
@@ -791,7 +902,7 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
         for c in plan
             .files
             .iter()
-            .filter(|c| c.path == e.path && c.old != c.new)
+            .filter(|c| c.path == here && c.old != c.new)
         {
             match &c.new {
                 Some(new) => super::files::write_atomic(&c.path, new.as_bytes())
@@ -800,7 +911,7 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
             }
             say(&format!(
                 "{}: changed since deploy; removed handler {} alone",
-                c.path.display(),
+                e.path.display(),
                 state.handler
             ));
             config_changed = true;
@@ -810,13 +921,13 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
         }
     }
     if config_changed && args.restart {
-        restart(&state.unit)?;
+        restart(host, args, &state.unit)?;
     }
     for e in rest.iter().rev() {
-        let now = current(&e.path);
+        let now = current(&host.at(&e.path));
         if now.as_ref() == Some(&e.after) {
-            restore(e)?;
-        } else if now == before_as_after(&e.before) {
+            restore(host, e)?;
+        } else if now == before_as_after(host, &e.before) {
             // Already put back, by an undo that stopped part way.
         } else {
             say(&format!("left {}: changed since deploy", e.path.display()));
@@ -824,13 +935,13 @@ fn undo(args: &DeployArgs) -> Result<(), DeployError> {
     }
     for e in &state.entries {
         if let Before::File { saved, .. } = &e.before {
-            let _ = std::fs::remove_file(Path::new(STATE_DIR).join(saved));
+            let _ = std::fs::remove_file(saved_path(host, saved));
         }
     }
-    let _ = std::fs::remove_file(state_path());
+    let _ = std::fs::remove_file(state_path(host));
     for d in state.created_dirs.iter().rev() {
         // Only when empty: anything put there since keeps it.
-        if std::fs::remove_dir(d).is_ok() {
+        if std::fs::remove_dir(host.at(d)).is_ok() {
             say(&format!("removed {}", d.display()));
         }
     }
@@ -879,6 +990,23 @@ mod tests {
             e.to_string(),
             "/nonexistent/config.toml: no such file; write containerd's defaults first (containerd config default > /nonexistent/config.toml)"
         );
+    }
+
+    #[test]
+    fn node_paths_map_under_the_host_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(dir.path()).unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let here = host.at(Path::new("/etc/containerd/config.toml"));
+        assert_eq!(here, root.join("etc/containerd/config.toml"));
+        assert_eq!(
+            host.node_path(&here),
+            Path::new("/etc/containerd/config.toml")
+        );
+        assert_eq!(host.install_root(), Some(root));
+        let slash = Host::open(Path::new("/")).unwrap();
+        assert_eq!(slash.at(Path::new("/usr/bin/x")), Path::new("/usr/bin/x"));
+        assert_eq!(slash.install_root(), None);
     }
 
     #[test]

@@ -5,8 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,12 +16,15 @@ pub enum Api {
         host: String,
         port: String,
         node: String,
-        /// The service account directory, opened before the chroot: the
-        /// token is read again for each call (the kubelet rotates it).
-        dir: OwnedFd,
+        /// The service account directory: the token is read again for
+        /// each call (the kubelet rotates it).
+        dir: PathBuf,
         tls: Arc<rustls::ClientConfig>,
     },
 }
+
+/// The service account's files, as Kubernetes mounts them into a pod.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -46,11 +48,11 @@ impl Api {
             .filter(|h| !h.is_empty())
             .ok_or("KUBERNETES_SERVICE_HOST is not set (not in a pod)")?;
         let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
-        let sa = Path::new(super::deploy::SERVICE_ACCOUNT_DIR);
-        let dir: OwnedFd = std::fs::File::open(sa)
-            .map_err(|e| format!("no service account ({}: {e})", sa.display()))?
-            .into();
-        let ca = read_at(&dir, "ca.crt")?;
+        let dir = PathBuf::from(SERVICE_ACCOUNT_DIR);
+        if !dir.is_dir() {
+            return Err(format!("no service account ({})", dir.display()));
+        }
+        let ca = read_in(&dir, "ca.crt")?;
         let tls = tls_config(&ca)?;
         Ok(Api::Reachable {
             host,
@@ -78,7 +80,7 @@ impl Api {
             };
             return Err(format!("node not {what}: {why}"));
         };
-        let token = String::from_utf8(read_at(dir, "token")?)
+        let token = String::from_utf8(read_in(dir, "token")?)
             .map_err(|_| "node not labelled: the token is not UTF-8".to_owned())?;
         let value = if on { "\"true\"" } else { "null" };
         let body = format!("{{\"metadata\":{{\"labels\":{{\"{key}\":{value}}}}}}}");
@@ -92,20 +94,8 @@ impl Api {
     }
 }
 
-fn read_at(dir: &OwnedFd, name: &str) -> Result<Vec<u8>, String> {
-    let fd = nix::fcntl::openat(
-        Some(dir.as_raw_fd()),
-        name,
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    )
-    .map_err(|e| format!("service account {name}: {e}"))?;
-    // SAFETY: openat just returned this descriptor, owned by no one else.
-    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    let mut out = Vec::new();
-    f.read_to_end(&mut out)
-        .map_err(|e| format!("service account {name}: {e}"))?;
-    Ok(out)
+fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(dir.join(name)).map_err(|e| format!("service account {name}: {e}"))
 }
 
 /// TLS trusting only the cluster's CA.

@@ -218,6 +218,8 @@ impl Cluster {
                 .arg("--service-cluster-ip-range=10.254.0.0/24")
                 .arg("--endpoint-reconciler-type=none")
                 .arg("--authorization-mode=RBAC")
+                // deploy/'s installer is privileged, as kubeadm's clusters allow.
+                .arg("--allow-privileged=true")
                 .arg(format!("--kubelet-client-certificate={}", p("admin.crt")))
                 .arg(format!("--kubelet-client-key={}", p("admin.key")))
                 .arg("--kubelet-preferred-address-types=Hostname")
