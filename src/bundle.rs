@@ -5,6 +5,7 @@
 //! attributes (SELinux label, ACLs) kept, so a crash or a power loss leaves
 //! either the old or the new document, never a mix.
 
+use crate::engine::{Refusal, Spec};
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
 use serde_json::Value;
@@ -140,6 +141,38 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
         gid: meta.gid(),
         file,
     }))
+}
+
+/// Why a spec file was not read as create reads it.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("refused: {0}")]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+}
+
+/// The spec file as create reads it: never through a symlink, never a
+/// FIFO or other odd file, at most [`crate::engine::strict::MAX_BYTES`],
+/// read strictly. `Ok(None)` when it does not exist. The wrapper's create
+/// and `explain` both read with this, so `explain` refuses exactly what
+/// create refuses, in the same words.
+pub fn read_spec(path: &Path) -> Result<Option<(Config, Spec)>, SpecError> {
+    let Some(mut file) = read_spec_file(path)? else {
+        return Ok(None);
+    };
+    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
+    Ok(Some((file, doc)))
+}
+
+/// A spec-like file's bytes as create reads them (no symlink, no FIFO,
+/// the size cap: a file over it is refused as a spec), or `None` when
+/// there is none.
+pub fn read_spec_file(path: &Path) -> Result<Option<Config>, SpecError> {
+    match read_file(path.to_owned()) {
+        Ok(file) => Ok(file),
+        Err(e) => Err(e.refusal().map_or(e.into(), SpecError::from)),
+    }
 }
 
 /// Serialize a converted spec in the style of the original: indented if it

@@ -284,7 +284,9 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     // wrapper would choose.
     let runtime = runtime::choose(None, &config.runtime);
     let planned = match &runtime {
-        Ok(rt) => plan::plan(doc, None, &config.policy, Rro::Probe(rt)).map_err(Failed::Refused),
+        Ok(rt) => plan::prepare(doc)
+            .and_then(|p| p.evaluate(None, &config.policy, Rro::Probe(rt)))
+            .map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };
     // Written and checked as the wrapper checks what it writes, before the

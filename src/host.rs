@@ -250,7 +250,7 @@ impl SysView {
             // Judged by its path, as far as it says anything.
             Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {
                 return match path.to_str().map(crate::engine::spec::clean_path) {
-                    Some(p) if p == "/sys" || crate::engine::spec::is_below(&p, "/sys") => {
+                    Some(p) if p == "/sys" || crate::path::is_below(&p, "/sys") => {
                         SysSource::InTree
                     }
                     Some(_) => SysSource::Other,
@@ -300,7 +300,7 @@ impl SysView {
 
     /// A path of this mount namespace, resolved.
     fn judge_path(&self, real: &str) -> SysSource {
-        use crate::engine::spec::is_below;
+        use crate::path::is_below;
         if real == "/sys" || is_below(real, "/sys") {
             return SysSource::InTree;
         }

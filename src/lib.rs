@@ -31,6 +31,7 @@ pub mod decisionlog;
 pub mod engine;
 pub mod hook;
 pub mod host;
+pub mod path;
 pub mod plan;
 pub mod probe;
 pub mod runclog;

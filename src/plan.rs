@@ -1,5 +1,5 @@
 //! The one path from a spec to a plan, shared by the wrapper, both hook
-//! stages and `explain`: read the namespaces and gather their facts once,
+//! stages and `explain` ([`prepare`], then [`Prepared::evaluate`]): read the namespaces and gather their facts once,
 //! decide once, and only for a spec that needs the conversion gather what
 //! costs more (the runtime's `rro` support, the policy's subordinate
 //! ranges) before the rules run.
@@ -29,9 +29,7 @@ pub struct Prepared {
 /// Read and decide. A spec whose namespaces cannot be read is refused here,
 /// naming the field.
 pub fn prepare(spec: Spec) -> Result<Prepared, Refusal> {
-    let namespaces = engine::spec::namespaces(spec.view())?;
-    let facts = host::namespace_facts_of(&namespaces);
-    let decided = engine::decide_read(spec, namespaces, &facts)?;
+    let (decided, facts) = engine::decide(spec, host::namespace_facts_of)?;
     Ok(Prepared { decided, facts })
 }
 
@@ -98,16 +96,6 @@ fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
     bases
 }
 
-/// [`prepare`] then [`Prepared::evaluate`].
-pub fn plan(
-    spec: Spec,
-    bundle: Option<&Path>,
-    policy: &Policy,
-    rro: Rro<'_>,
-) -> Result<Plan, Refusal> {
-    prepare(spec)?.evaluate(bundle, policy, rro)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +129,9 @@ mod tests {
             },
             "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
         });
-        let plan = plan(doc(spec), None, &Policy::default(), Rro::Assume).unwrap();
+        let plan = prepare(doc(spec))
+            .and_then(|p| p.evaluate(None, &Policy::default(), Rro::Assume))
+            .unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
         assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }

@@ -12,7 +12,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::converted::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, strict, view, Plan, Refusal, Spec};
+use crate::engine::{self, strict, view, Plan, Refusal};
 use crate::plan::{self, Rro};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
@@ -42,6 +42,15 @@ pub enum Failure {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+impl From<bundle::SpecError> for Failure {
+    fn from(e: bundle::SpecError) -> Failure {
+        match e {
+            bundle::SpecError::Refused(r) => Failure::Refused(r),
+            bundle::SpecError::Bundle(b) => Failure::Bundle(b),
+        }
+    }
 }
 
 /// Run the wrapper with the full argv (argv[0] included). Returns only when
@@ -387,13 +396,12 @@ pub fn prepare_spec(
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let Some(mut file) = read_spec_file(spec)? else {
+    let Some((file, doc)) = bundle::read_spec(spec)? else {
         debug!(spec = %spec.display(), "no spec file: passing through");
         before_write(None)?;
         return Ok(None);
     };
-    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
-    let plan = plan::plan(doc, Some(bundle), &config.policy, Rro::Probe(runtime))?;
+    let plan = plan::prepare(doc)?.evaluate(Some(bundle), &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {
@@ -406,28 +414,6 @@ pub fn prepare_spec(
         file.replace(&view::write_checked(&plan.spec)?)?;
     }
     Ok(Some(plan))
-}
-
-/// The spec file as create reads it: never through a symlink, never a
-/// FIFO or other odd file, at most [`strict::MAX_BYTES`], read strictly.
-/// `Ok(None)` when it does not exist. `explain` reads its input with this
-/// too, so it refuses exactly what create refuses, in the same words.
-pub fn read_spec(spec: &Path) -> Result<Option<(bundle::Config, Spec)>, Failure> {
-    let Some(mut file) = read_spec_file(spec)? else {
-        return Ok(None);
-    };
-    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
-    Ok(Some((file, doc)))
-}
-
-/// The spec file's bytes as create reads them (no symlink, no FIFO, the
-/// size cap), or `None` when there is none; the strict reading is the
-/// caller's (the wrapper reads only the members the rules need).
-fn read_spec_file(spec: &Path) -> Result<Option<bundle::Config>, Failure> {
-    match bundle::read_file(spec.to_owned()) {
-        Ok(file) => Ok(file),
-        Err(e) => Err(e.refusal().map_or(e.into(), Failure::from)),
-    }
 }
 
 /// One line in the wrapper's own log for every create, run and restore.
@@ -451,7 +437,7 @@ fn log_decision(
     // A refused spec's plan is gone: its annotations are read again, on
     // this path alone, to name the pod.
     if let Err(Failure::Refused(_)) = outcome {
-        if let Ok(Some((_, doc))) = read_spec(&spec) {
+        if let Ok(Some((_, doc))) = bundle::read_spec(&spec) {
             entry.pod = PodName::of(&doc);
         }
     }

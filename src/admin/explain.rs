@@ -12,7 +12,6 @@ use crate::config::{self, Config};
 use crate::engine::{self, Change, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
 use crate::runtime;
-use crate::wrapper;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Read;
@@ -88,10 +87,10 @@ impl Stop {
 
     /// The wrapper's create stops on this input: its own line, and the
     /// field and reason out of it.
-    fn by_wrapper(input: &str, path: &Path, f: &wrapper::Failure) -> Stop {
-        let line = format!("{}: {f}", wrapper::NAME);
+    fn by_wrapper(input: &str, path: &Path, f: &bundle::SpecError) -> Stop {
+        let line = format!("{}: {f}", crate::WRAPPER_NAME);
         let (field, reason) = match f {
-            wrapper::Failure::Refused(r) => (r.field.clone(), r.message.clone()),
+            bundle::SpecError::Refused(r) => (r.field.clone(), r.message.clone()),
             other => {
                 let text = other.to_string();
                 let prefix = format!("bundle: {}: ", path.display());
@@ -336,7 +335,7 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
 
 /// A bundle directory (its config.json), a file, or `-` for standard
 /// input, read and parsed as the wrapper's create reads config.json
-/// ([`wrapper::read_spec`]: no symlink, no FIFO, the size cap, the strict
+/// ([`bundle::read_spec`]: no symlink, no FIFO, the size cap, the strict
 /// reading); the name to show, the bytes and the document.
 fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     if input.as_os_str() == "-" {
@@ -349,11 +348,11 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
             return Err(Stop::by_wrapper(
                 shown,
                 input,
-                &wrapper::Failure::Refused(r),
+                &bundle::SpecError::Refused(r),
             ));
         }
         let doc = Spec::read(bytes)
-            .map_err(|r| Stop::by_wrapper(shown, input, &wrapper::Failure::Refused(r)))?;
+            .map_err(|r| Stop::by_wrapper(shown, input, &bundle::SpecError::Refused(r)))?;
         return Ok((shown.to_owned(), doc));
     }
     // A directory is a bundle; the bundle directory itself may be reached
@@ -364,7 +363,7 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     } else {
         input.to_owned()
     };
-    match wrapper::read_spec(&path) {
+    match bundle::read_spec(&path) {
         Ok(Some((_, doc))) => Ok((path.display().to_string(), doc)),
         Ok(None) if meta.is_dir() => Err(Stop::unreadable(
             shown,

@@ -105,9 +105,10 @@ impl Plan {
 }
 
 /// A spec whose namespaces are read and whose decision is taken: the
-/// first half of [`evaluate`], so the shell can gather the facts that cost
-/// more (the runtime's `rro` support, the policy's subordinate ranges) only
-/// for a spec that needs them, without reading or deciding twice.
+/// first of the engine's two steps ([`decide`], then [`convert`]), so the
+/// shell can gather the facts that cost more (the runtime's `rro`
+/// support, the policy's subordinate ranges) only for a spec that needs
+/// them, without reading or deciding twice.
 #[derive(Debug)]
 pub struct Decided {
     pub spec: Spec,
@@ -115,31 +116,37 @@ pub struct Decided {
     pub decision: Decision,
 }
 
-/// Read the namespaces and decide. `facts` needs only the namespace facts.
-pub fn decide_spec(spec: Spec, facts: &HostFacts) -> Result<Decided, Refusal> {
-    let namespaces = spec::namespaces(spec.view())?;
-    decide_read(spec, namespaces, facts)
-}
-
-/// [`decide_spec`] for a caller that has read `spec`'s namespaces already
-/// (to gather `facts`).
-pub fn decide_read(
+/// Read the namespaces and decide: the way into the engine. `facts_of`
+/// gives the host's facts about the namespaces read (the shell's look at
+/// the host; the rules' other facts may be added before [`convert`]).
+pub fn decide(
     spec: Spec,
-    namespaces: Vec<Namespace>,
-    facts: &HostFacts,
-) -> Result<Decided, Refusal> {
-    let decision = decide::decide(&namespaces, facts)?;
-    Ok(Decided {
+    facts_of: impl FnOnce(&[Namespace]) -> HostFacts,
+) -> Result<(Decided, HostFacts), Refusal> {
+    let namespaces = spec::namespaces(spec.view())?;
+    let facts = facts_of(&namespaces);
+    let decision = decide::decide(&namespaces, &facts)?;
+    let decided = Decided {
         spec,
         namespaces,
         decision,
-    })
+    };
+    Ok((decided, facts))
 }
 
-/// Decide and convert. Takes the spec by value so that a spec needing
+/// [`decide`] then [`convert`] on facts known in advance: the whole engine
+/// in one call, for tests and benchmarks (the shell goes through
+/// `plan::prepare`). Takes the spec by value so that a spec needing
 /// nothing costs no copy.
 pub fn evaluate(spec: Spec, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    convert(decide_spec(spec, facts)?, facts, policy)
+    let namespaces = spec::namespaces(spec.view())?;
+    let decision = decide::decide(&namespaces, facts)?;
+    let decided = Decided {
+        spec,
+        namespaces,
+        decision,
+    };
+    convert(decided, facts, policy)
 }
 
 /// [`evaluate`] on a document held as a value ([`Spec::from_value`]).
@@ -147,7 +154,7 @@ pub fn evaluate_value(spec: &Value, facts: &HostFacts, policy: &Policy) -> Resul
     evaluate(Spec::from_value(spec)?, facts, policy)
 }
 
-/// The second half of [`evaluate`]: run the rules on a decided spec.
+/// The second step: run the rules on a decided spec.
 pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
     let Decided {
         mut spec,

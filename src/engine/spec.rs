@@ -45,20 +45,6 @@ pub fn namespaces(spec: &Value) -> Result<Vec<Namespace>, Refusal> {
         .collect()
 }
 
-/// The `mounts` array; absent or null is empty.
-pub fn mounts(spec: &Value) -> Result<&[Value], Refusal> {
-    match spec.get("mounts") {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(a)) => Ok(a),
-        Some(other) => Err(Refusal::malformed("mounts", "an array", other)),
-    }
-}
-
-/// The `mounts` array for editing; `None` when the spec has none.
-pub fn mounts_mut(spec: &mut Value) -> Option<&mut Vec<Value>> {
-    spec.get_mut("mounts").and_then(Value::as_array_mut)
-}
-
 /// A mount's destination, cleaned lexically the way runtimes resolve it
 /// inside the rootfs (`/sys/`, `//sys` and `sys` are all `/sys`).
 pub fn destination(index: usize, mount: &Value) -> Result<Cow<'_, str>, Refusal> {
@@ -220,11 +206,6 @@ pub fn clean_path(p: &str) -> String {
     out
 }
 
-/// Is `dest` (cleaned) strictly below `dir` (cleaned)?
-pub fn is_below(dest: &str, dir: &str) -> bool {
-    dest.len() > dir.len() && dest.starts_with(dir) && dest.as_bytes()[dir.len()] == b'/'
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,13 +249,6 @@ mod tests {
         {
             assert_eq!(clean_dest(&p), clean_path(&p), "{p:?}");
         }
-    }
-
-    #[test]
-    fn is_below_needs_a_separator() {
-        assert!(is_below("/sys/fs", "/sys"));
-        assert!(!is_below("/sys", "/sys"));
-        assert!(!is_below("/sysfoo", "/sys"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! or under a directory, and which of them are not yet hardened. The
 //! parsing itself is [`crate::sys::mountinfo`].
 
-use crate::engine::spec::is_below;
+use crate::path::is_below;
 pub use crate::sys::mountinfo::{parse, Mount};
 
 /// The per-mount flags the hook sets on every mount of the tree.

@@ -5,7 +5,7 @@
 
 use super::destinations;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Mount, Rule, Spec};
+use crate::engine::{Context, Findings, Mount, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::{json, Value};
 
@@ -78,7 +78,7 @@ impl Rule for RuntimeCgroupV1 {
         let dests = destinations(&mounts)?;
         let cgroup = mounts.iter().zip(&dests).position(|(m, d)| {
             m.get("type").as_deref().and_then(Value::as_str) == Some("cgroup")
-                && (d == CGROUP_DIR || spec::is_below(d, CGROUP_DIR))
+                && (d == CGROUP_DIR || crate::path::is_below(d, CGROUP_DIR))
         });
         let Some(i) = cgroup else {
             return Ok(());

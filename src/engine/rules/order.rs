@@ -5,7 +5,7 @@
 
 use super::destinations;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Mount, Rule, Spec};
+use crate::engine::{Context, Findings, Mount, Rule, Spec};
 use serde_json::json;
 use std::borrow::Cow;
 
@@ -20,7 +20,7 @@ impl Rule for SysBeforeSubmounts {
 
     fn apply(&self, spec: &mut Spec, _: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
         let dests = destinations(&spec.mounts()?)?;
-        let Some(first_under) = dests.iter().position(|d| spec::is_below(d, "/sys")) else {
+        let Some(first_under) = dests.iter().position(|d| crate::path::is_below(d, "/sys")) else {
             return Ok(());
         };
         let late: Vec<usize> = (first_under..dests.len())

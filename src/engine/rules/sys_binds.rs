@@ -33,7 +33,7 @@ fn what_is(source: &str, cx: &Context<'_>) -> SysSource {
         Some(known) => known.clone(),
         None => {
             let clean = spec::clean_path(source);
-            if clean == "/sys" || spec::is_below(&clean, "/sys") {
+            if clean == "/sys" || crate::path::is_below(&clean, "/sys") {
                 SysSource::InTree
             } else if clean == "/" {
                 SysSource::Parent
