@@ -16,7 +16,6 @@
 //! root (rootless podman) may also trust its own files: they let it run
 //! nothing it could not run anyway.
 
-use crate::decisionlog::Level;
 use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
 use crate::engine::Policy;
 use serde::de::{self, Deserializer};
@@ -27,14 +26,56 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub use crate::decisionlog::LOG_LEVELS;
-
 /// The environment variable naming another config file.
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
 /// Where the config file lives unless `USERNS_HOSTNET_CONFIG` says otherwise.
 pub const DEFAULT_PATH: &str = "/etc/userns-hostnet/config.toml";
 /// The tool's own log, where decisions are recorded.
 pub const DEFAULT_LOG_FILE: &str = "/var/log/userns-hostnet.log";
+
+/// The words `log.level` accepts, in any case.
+pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+/// How much goes into the log, from `log.level`: read once, with the
+/// config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Level {
+    Error,
+    Warn,
+    #[default]
+    Info,
+    /// `debug` and `trace`: the log has nothing finer than info lines.
+    Debug,
+}
+
+impl Level {
+    /// One of [`LOG_LEVELS`], in any case.
+    pub fn from_word(word: &str) -> Option<Level> {
+        match word.to_ascii_lowercase().as_str() {
+            "error" => Some(Level::Error),
+            "warn" => Some(Level::Warn),
+            "info" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Level, D::Error> {
+        let word = String::deserialize(d)?;
+        Level::from_word(&word).ok_or_else(|| {
+            de::Error::custom(format!(
+                "unknown level \"{word}\", expected one of {}",
+                LOG_LEVELS
+                    .iter()
+                    .map(|l| format!("\"{l}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+}
 
 /// The `[log]` section.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
