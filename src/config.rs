@@ -30,6 +30,9 @@ use std::path::{Path, PathBuf};
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
 /// Where the config file lives unless `USERNS_HOSTNET_CONFIG` says otherwise.
 pub const DEFAULT_PATH: &str = "/etc/userns-hostnet/config.toml";
+/// The shipped config file (packaging/config.toml): every setting at its
+/// default, commented; `config default` prints it and deploy installs it.
+pub const SHIPPED: &str = include_str!("../packaging/config.toml");
 /// The tool's own log, where decisions are recorded.
 pub const DEFAULT_LOG_FILE: &str = "/var/log/userns-hostnet.log";
 
@@ -490,8 +493,6 @@ mod tests {
     use super::*;
     use crate::engine::policy::{AllowedRanges, IdRange};
 
-    const SAMPLE: &str = include_str!("../packaging/config.toml");
-
     fn origin() -> &'static Path {
         Path::new("/etc/userns-hostnet/config.toml")
     }
@@ -846,7 +847,7 @@ level = "debug"
 
     #[test]
     fn shipped_sample_equals_the_defaults() {
-        let c = parse(SAMPLE, Path::new("packaging/config.toml")).unwrap();
+        let c = parse(SHIPPED, Path::new("packaging/config.toml")).unwrap();
         assert_eq!(without_source(c), Config::default());
     }
 
@@ -881,10 +882,10 @@ level = "debug"
 
     #[test]
     fn every_sample_setting_parses_when_uncommented() {
-        let secs = sections(SAMPLE);
+        let secs = sections(SHIPPED);
         let mut defaults = 0;
         let mut examples = 0;
-        for (i, line) in SAMPLE.lines().enumerate() {
+        for (i, line) in SHIPPED.lines().enumerate() {
             let Some((setting, is_default)) = setting(line) else {
                 continue;
             };
@@ -909,8 +910,8 @@ level = "debug"
 
     #[test]
     fn sample_uncommented_as_a_whole_equals_the_defaults() {
-        let secs = sections(SAMPLE);
-        let text: String = SAMPLE
+        let secs = sections(SHIPPED);
+        let text: String = SHIPPED
             .lines()
             .enumerate()
             .map(|(i, line)| match setting(line) {

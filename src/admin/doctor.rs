@@ -1402,9 +1402,6 @@ fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str
     }
 }
 
-const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
-const CRIO_SOCKET: &str = "/run/crio/crio.sock";
-
 /// The daemon the kubelet does not use is skipped, unless its config was
 /// named.
 fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) -> Option<Check> {
@@ -1434,7 +1431,7 @@ fn containerd(
         return check("containerd", Status::Skip, "containerd is not installed");
     }
     let c = containerd_handlers(root, args, bin, fx);
-    unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
+    unless_running(c, root, daemons::CONTAINERD_SOCKET, named, "containerd")
 }
 
 fn containerd_handlers(
@@ -1495,7 +1492,8 @@ fn containerd_handlers(
     // import's; a version 3 config is read by 2.x only.
     let binary = bin
         .and_then(|b| b.version.as_deref())
-        .and_then(daemons::parse_containerd_version);
+        .and_then(matrix::parse_containerd_version)
+        .map(|(major, minor, _)| (major, minor));
     let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
     let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
     if replaces {
@@ -1623,7 +1621,7 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
     let c = crio_handlers(root, args, fx);
-    unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
+    unless_running(c, root, daemons::CRIO_SOCKET, named, "CRI-O")
 }
 
 fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {

@@ -393,6 +393,7 @@ mod tests {
             Some((1, 6, 20))
         );
         assert_eq!(parse_containerd_version("containerd"), None);
+        assert_eq!(parse_containerd_version("containerd x dev"), None);
         assert_eq!(parse_containerd_version(""), None);
     }
 
