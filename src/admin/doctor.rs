@@ -3,6 +3,8 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
+use super::check::check;
+pub use super::check::{Check, Status};
 use super::daemons::{self, Handler};
 use super::matrix;
 use super::serving::{self, Daemon};
@@ -21,52 +23,6 @@ use toml_edit::DocumentMut;
 pub const IDS_PER_POD: u64 = 65536;
 /// The user whose /etc/subuid range kubelet allocates pods from.
 pub const KUBELET_USER: &str = "kubelet";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Skip,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Skip => "skip",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-        }
-    }
-}
-
-/// One check's result.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub name: &'static str,
-    pub status: Status,
-    pub message: String,
-    /// What to do, for a warning or a failure.
-    pub fix: Option<String>,
-}
-
-fn check(name: &'static str, status: Status, message: impl Into<String>) -> Check {
-    Check {
-        name,
-        status,
-        message: message.into(),
-        fix: None,
-    }
-}
-
-impl Check {
-    fn fix(mut self, fix: impl Into<String>) -> Check {
-        self.fix = Some(fix.into());
-        self
-    }
-}
 
 #[derive(Debug, Serialize)]
 struct Report<'a> {
@@ -755,25 +711,12 @@ fn matrix_checks(
     };
     matrix::findings(&facts)
         .into_iter()
-        .map(|f| {
-            let status = match f.level {
-                matrix::Level::Ok => Status::Ok,
-                matrix::Level::Skip => Status::Skip,
-                matrix::Level::Warn => Status::Warn,
-                matrix::Level::Fail => Status::Fail,
-            };
+        .map(|mut f| {
             // Say which containerd was asked: the one that serves the config.
-            let message = if f.name == "matrix.containerd" && status != Status::Skip {
-                format!("{}; asked {}", f.message, containerd.describe())
-            } else {
-                f.message
-            };
-            Check {
-                name: f.name,
-                status,
-                message,
-                fix: f.fix,
+            if f.name == "matrix.containerd" && f.status != Status::Skip {
+                f.message = format!("{}; asked {}", f.message, containerd.describe());
             }
+            f
         })
         .collect()
 }
