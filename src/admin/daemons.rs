@@ -117,6 +117,17 @@ pub fn containerd_imports(
     out
 }
 
+/// The process IDs under `proc` (the host's /proc, or where a test maps
+/// it), in increasing order: the order doctor looks for a process in.
+pub fn process_ids(proc: &Path) -> Option<Vec<u32>> {
+    let mut pids: Vec<u32> = std::fs::read_dir(proc)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    Some(pids)
+}
+
 /// The version of the containerd binary `bin` (a path, or a name looked up
 /// in PATH), by running `bin --version`.
 pub fn containerd_binary_version(bin: &Path) -> Option<(u64, u64)> {

@@ -517,12 +517,7 @@ struct Kubelet {
 /// A running kubelet: the first /proc/PID whose comm is `kubelet`.
 fn running_kubelet(root: &Root) -> Option<(u32, String)> {
     let proc = root.at("/proc");
-    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
-        .ok()?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.sort_unstable();
-    pids.into_iter().find_map(|pid| {
+    daemons::process_ids(&proc)?.into_iter().find_map(|pid| {
         let dir = proc.join(pid.to_string());
         let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
         (comm.trim() == "kubelet")
