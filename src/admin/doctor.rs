@@ -1024,11 +1024,15 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec
 /// `features`: user namespaces and idmapped mounts.
 fn features(runtime: &Path) -> Check {
     const NAME: &str = "runtime.features";
-    let doc = match run_with_timeout(runtime, "features") {
-        Ok((true, text)) => serde_json::from_str::<serde_json::Value>(&text).ok(),
+    let answer = match run_with_timeout(runtime, "features") {
+        Ok((true, text)) => Some(text),
         _ => None,
     };
-    let Some(doc) = doc else {
+    let matrix::RuntimeFeatures::Listed {
+        user_namespaces: userns,
+        idmap,
+    } = matrix::parse_features(answer.as_deref())
+    else {
         return check(
             NAME,
             Status::Warn,
@@ -1036,11 +1040,6 @@ fn features(runtime: &Path) -> Check {
         )
         .fix("none needed for runc or crun, which support user namespaces; idmapped mounts (mounts[].uidMappings) need runc >= 1.2 or crun >= 1.9");
     };
-    let linux = &doc["linux"];
-    let userns = linux["namespaces"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|n| n == "user"));
-    let idmap = linux["mountExtensions"]["idmap"]["enabled"] == true;
     match (userns, idmap) {
         (false, _) => check(NAME, Status::Fail, "\"features\" lists no user namespace")
             .fix("use a runtime built with user namespace support"),
