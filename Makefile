@@ -56,7 +56,7 @@ TEST_FEATURES := --features test-hooks
 # its doc tests and these test binaries (pure logic, fixtures, proptest;
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
 # neither needs root).
-UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions prop_engine prop_strict
+UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict
 # e2e: every other tests/*.rs. They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never

@@ -16,7 +16,6 @@
 //! root (rootless podman) may also trust its own files: they let it run
 //! nothing it could not run anyway.
 
-use crate::decisionlog::Level;
 use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
 use crate::engine::Policy;
 use serde::de::{self, Deserializer};
@@ -27,14 +26,59 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub use crate::decisionlog::LOG_LEVELS;
-
 /// The environment variable naming another config file.
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
 /// Where the config file lives unless `USERNS_HOSTNET_CONFIG` says otherwise.
 pub const DEFAULT_PATH: &str = "/etc/userns-hostnet/config.toml";
+/// The shipped config file (packaging/config.toml): every setting at its
+/// default, commented; `config default` prints it and deploy installs it.
+pub const SHIPPED: &str = include_str!("../packaging/config.toml");
 /// The tool's own log, where decisions are recorded.
 pub const DEFAULT_LOG_FILE: &str = "/var/log/userns-hostnet.log";
+
+/// The words `log.level` accepts, in any case.
+pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+/// How much goes into the log, from `log.level`: read once, with the
+/// config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Level {
+    Error,
+    Warn,
+    #[default]
+    Info,
+    /// `debug` and `trace`: the log has nothing finer than info lines.
+    Debug,
+}
+
+impl Level {
+    /// One of [`LOG_LEVELS`], in any case.
+    pub fn from_word(word: &str) -> Option<Level> {
+        match word.to_ascii_lowercase().as_str() {
+            "error" => Some(Level::Error),
+            "warn" => Some(Level::Warn),
+            "info" => Some(Level::Info),
+            "debug" | "trace" => Some(Level::Debug),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Level, D::Error> {
+        let word = String::deserialize(d)?;
+        Level::from_word(&word).ok_or_else(|| {
+            de::Error::custom(format!(
+                "unknown level \"{word}\", expected one of {}",
+                LOG_LEVELS
+                    .iter()
+                    .map(|l| format!("\"{l}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+}
 
 /// The `[log]` section.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -449,8 +493,6 @@ mod tests {
     use super::*;
     use crate::engine::policy::{AllowedRanges, IdRange};
 
-    const SAMPLE: &str = include_str!("../packaging/config.toml");
-
     fn origin() -> &'static Path {
         Path::new("/etc/userns-hostnet/config.toml")
     }
@@ -805,7 +847,7 @@ level = "debug"
 
     #[test]
     fn shipped_sample_equals_the_defaults() {
-        let c = parse(SAMPLE, Path::new("packaging/config.toml")).unwrap();
+        let c = parse(SHIPPED, Path::new("packaging/config.toml")).unwrap();
         assert_eq!(without_source(c), Config::default());
     }
 
@@ -840,10 +882,10 @@ level = "debug"
 
     #[test]
     fn every_sample_setting_parses_when_uncommented() {
-        let secs = sections(SAMPLE);
+        let secs = sections(SHIPPED);
         let mut defaults = 0;
         let mut examples = 0;
-        for (i, line) in SAMPLE.lines().enumerate() {
+        for (i, line) in SHIPPED.lines().enumerate() {
             let Some((setting, is_default)) = setting(line) else {
                 continue;
             };
@@ -868,8 +910,8 @@ level = "debug"
 
     #[test]
     fn sample_uncommented_as_a_whole_equals_the_defaults() {
-        let secs = sections(SAMPLE);
-        let text: String = SAMPLE
+        let secs = sections(SHIPPED);
+        let text: String = SHIPPED
             .lines()
             .enumerate()
             .map(|(i, line)| match setting(line) {

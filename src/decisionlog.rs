@@ -3,60 +3,15 @@
 //! answer "is this in use on this node, and what did it change". Writing it
 //! never fails a container start.
 
-use crate::config::LogSettings;
+use crate::config::{Level, LogSettings};
 use crate::engine::strict::spans::POD_ANNOTATIONS;
 use crate::engine::{Change, Plan, Refusal, Spec};
-use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::SystemTime;
-
-/// The words `log.level` accepts, in any case.
-pub const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
-
-/// How much goes into the log, from `log.level`: read once, with the
-/// config file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum Level {
-    Error,
-    Warn,
-    #[default]
-    Info,
-    /// `debug` and `trace`: the log has nothing finer than info lines.
-    Debug,
-}
-
-impl Level {
-    /// One of [`LOG_LEVELS`], in any case.
-    pub fn from_word(word: &str) -> Option<Level> {
-        match word.to_ascii_lowercase().as_str() {
-            "error" => Some(Level::Error),
-            "warn" => Some(Level::Warn),
-            "info" => Some(Level::Info),
-            "debug" | "trace" => Some(Level::Debug),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Level {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Level, D::Error> {
-        let word = String::deserialize(d)?;
-        Level::from_word(&word).ok_or_else(|| {
-            de::Error::custom(format!(
-                "unknown level \"{word}\", expected one of {}",
-                LOG_LEVELS
-                    .iter()
-                    .map(|l| format!("\"{l}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })
-    }
-}
 
 /// What became of the container, for selecting lines (`jq
 /// 'select(.outcome == "refused")'`): set when the line is written.

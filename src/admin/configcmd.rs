@@ -6,15 +6,11 @@
 //! the wrapper's own.
 
 use crate::cli::ConfigCommand;
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, Config, ConfigError, SHIPPED};
 use crate::runtime::RUNTIME_ENV;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
-
-/// The configuration the package installs, every setting commented out
-/// at its default.
-pub const SHIPPED: &str = include_str!("../../packaging/config.toml");
 
 /// Every setting, as a dotted key: `section.name`, or `name` at the top.
 pub const KEYS: &[&str] = &[

@@ -39,7 +39,7 @@ pub const RUNTIME_LINKS: [&str; 2] = [
     "userns-hostnet-runtime-youki",
 ];
 const CONFIG_FILE: &str = "/etc/userns-hostnet/config.toml";
-const SHIPPED_CONFIG: &str = include_str!("../../packaging/config.toml");
+use crate::config::SHIPPED as SHIPPED_CONFIG;
 const STATE_FILE: &str = "state.json";
 
 /// Why deploy stops.

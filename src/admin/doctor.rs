@@ -3,6 +3,8 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
+use super::check::check;
+pub use super::check::{Check, Status};
 use super::daemons::{self, Handler};
 use super::matrix;
 use super::serving::{self, Daemon};
@@ -21,52 +23,6 @@ use toml_edit::DocumentMut;
 pub const IDS_PER_POD: u64 = 65536;
 /// The user whose /etc/subuid range kubelet allocates pods from.
 pub const KUBELET_USER: &str = "kubelet";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Skip,
-    Warn,
-    Fail,
-}
-
-impl Status {
-    fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Skip => "skip",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-        }
-    }
-}
-
-/// One check's result.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub name: &'static str,
-    pub status: Status,
-    pub message: String,
-    /// What to do, for a warning or a failure.
-    pub fix: Option<String>,
-}
-
-fn check(name: &'static str, status: Status, message: impl Into<String>) -> Check {
-    Check {
-        name,
-        status,
-        message: message.into(),
-        fix: None,
-    }
-}
-
-impl Check {
-    fn fix(mut self, fix: impl Into<String>) -> Check {
-        self.fix = Some(fix.into());
-        self
-    }
-}
 
 #[derive(Debug, Serialize)]
 struct Report<'a> {
@@ -561,12 +517,7 @@ struct Kubelet {
 /// A running kubelet: the first /proc/PID whose comm is `kubelet`.
 fn running_kubelet(root: &Root) -> Option<(u32, String)> {
     let proc = root.at("/proc");
-    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
-        .ok()?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.sort_unstable();
-    pids.into_iter().find_map(|pid| {
+    daemons::process_ids(&proc)?.into_iter().find_map(|pid| {
         let dir = proc.join(pid.to_string());
         let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
         (comm.trim() == "kubelet")
@@ -755,25 +706,12 @@ fn matrix_checks(
     };
     matrix::findings(&facts)
         .into_iter()
-        .map(|f| {
-            let status = match f.level {
-                matrix::Level::Ok => Status::Ok,
-                matrix::Level::Skip => Status::Skip,
-                matrix::Level::Warn => Status::Warn,
-                matrix::Level::Fail => Status::Fail,
-            };
+        .map(|mut f| {
             // Say which containerd was asked: the one that serves the config.
-            let message = if f.name == "matrix.containerd" && status != Status::Skip {
-                format!("{}; asked {}", f.message, containerd.describe())
-            } else {
-                f.message
-            };
-            Check {
-                name: f.name,
-                status,
-                message,
-                fix: f.fix,
+            if f.name == "matrix.containerd" && f.status != Status::Skip {
+                f.message = format!("{}; asked {}", f.message, containerd.describe());
             }
+            f
         })
         .collect()
 }
@@ -1086,11 +1024,15 @@ fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec
 /// `features`: user namespaces and idmapped mounts.
 fn features(runtime: &Path) -> Check {
     const NAME: &str = "runtime.features";
-    let doc = match run_with_timeout(runtime, "features") {
-        Ok((true, text)) => serde_json::from_str::<serde_json::Value>(&text).ok(),
+    let answer = match run_with_timeout(runtime, "features") {
+        Ok((true, text)) => Some(text),
         _ => None,
     };
-    let Some(doc) = doc else {
+    let matrix::RuntimeFeatures::Listed {
+        user_namespaces: userns,
+        idmap,
+    } = matrix::parse_features(answer.as_deref())
+    else {
         return check(
             NAME,
             Status::Warn,
@@ -1098,11 +1040,6 @@ fn features(runtime: &Path) -> Check {
         )
         .fix("none needed for runc or crun, which support user namespaces; idmapped mounts (mounts[].uidMappings) need runc >= 1.2 or crun >= 1.9");
     };
-    let linux = &doc["linux"];
-    let userns = linux["namespaces"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|n| n == "user"));
-    let idmap = linux["mountExtensions"]["idmap"]["enabled"] == true;
     match (userns, idmap) {
         (false, _) => check(NAME, Status::Fail, "\"features\" lists no user namespace")
             .fix("use a runtime built with user namespace support"),
@@ -1402,9 +1339,6 @@ fn unless_running(c: Check, root: &Root, socket: &str, named: bool, daemon: &str
     }
 }
 
-const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
-const CRIO_SOCKET: &str = "/run/crio/crio.sock";
-
 /// The daemon the kubelet does not use is skipped, unless its config was
 /// named.
 fn unused(daemon: matrix::Cri, uses: Option<matrix::Cri>, name: &'static str) -> Option<Check> {
@@ -1434,7 +1368,7 @@ fn containerd(
         return check("containerd", Status::Skip, "containerd is not installed");
     }
     let c = containerd_handlers(root, args, bin, fx);
-    unless_running(c, root, CONTAINERD_SOCKET, named, "containerd")
+    unless_running(c, root, daemons::CONTAINERD_SOCKET, named, "containerd")
 }
 
 fn containerd_handlers(
@@ -1495,7 +1429,8 @@ fn containerd_handlers(
     // import's; a version 3 config is read by 2.x only.
     let binary = bin
         .and_then(|b| b.version.as_deref())
-        .and_then(daemons::parse_containerd_version);
+        .and_then(matrix::parse_containerd_version)
+        .map(|(major, minor, _)| (major, minor));
     let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
     let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
     if replaces {
@@ -1623,7 +1558,7 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
     let c = crio_handlers(root, args, fx);
-    unless_running(c, root, CRIO_SOCKET, named, "CRI-O")
+    unless_running(c, root, daemons::CRIO_SOCKET, named, "CRI-O")
 }
 
 fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {

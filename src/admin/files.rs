@@ -60,107 +60,50 @@ pub fn backup(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// A unified diff of two texts with three lines of context; `None` for
-/// an absent file.
+/// an absent file. Hunk ranges always carry their length (`-1,1`).
 pub fn unified_diff(path: &Path, old: Option<&str>, new: Option<&str>) -> String {
     let a: Vec<&str> = old.map(|t| t.lines().collect()).unwrap_or_default();
     let b: Vec<&str> = new.map(|t| t.lines().collect()).unwrap_or_default();
-    let ops = line_ops(&a, &b);
-    let shown = path.display();
+    let shown = |present: bool| {
+        if present {
+            path.display().to_string()
+        } else {
+            "/dev/null".into()
+        }
+    };
     let mut out = format!(
         "--- {}\n+++ {}\n",
-        if old.is_some() {
-            shown.to_string()
-        } else {
-            "/dev/null".into()
-        },
-        if new.is_some() {
-            shown.to_string()
-        } else {
-            "/dev/null".into()
-        },
+        shown(old.is_some()),
+        shown(new.is_some())
     );
-    const CONTEXT: usize = 3;
-    let changed: Vec<usize> = ops
-        .iter()
-        .enumerate()
-        .filter(|(_, op)| !matches!(op, Op::Same(..)))
-        .map(|(i, _)| i)
-        .collect();
-    let mut i = 0;
-    while i < changed.len() {
-        let start = changed[i].saturating_sub(CONTEXT);
-        let mut end = changed[i];
-        while i < changed.len() && changed[i] <= end + 2 * CONTEXT + 1 {
-            end = changed[i];
-            i += 1;
-        }
-        let end = (end + CONTEXT + 1).min(ops.len());
-        let (mut a_start, mut b_start) = (0, 0);
-        for op in &ops[..start] {
-            match op {
-                Op::Same(..) => {
-                    a_start += 1;
-                    b_start += 1;
-                }
-                Op::Del(_) => a_start += 1,
-                Op::Add(_) => b_start += 1,
-            }
-        }
-        let hunk = &ops[start..end];
-        let a_len = hunk.iter().filter(|o| !matches!(o, Op::Add(_))).count();
-        let b_len = hunk.iter().filter(|o| !matches!(o, Op::Del(_))).count();
+    let diff = similar::TextDiff::from_slices(&a, &b);
+    for hunk in diff.grouped_ops(3) {
+        let (Some(first), Some(last)) = (hunk.first(), hunk.last()) else {
+            continue;
+        };
+        let (a_start, a_len) = (
+            first.old_range().start,
+            last.old_range().end - first.old_range().start,
+        );
+        let (b_start, b_len) = (
+            first.new_range().start,
+            last.new_range().end - first.new_range().start,
+        );
         out.push_str(&format!(
             "@@ -{},{a_len} +{},{b_len} @@\n",
             a_start + usize::from(a_len > 0),
             b_start + usize::from(b_len > 0)
         ));
-        for op in hunk {
-            match op {
-                Op::Same(l) => out.push_str(&format!(" {l}\n")),
-                Op::Del(l) => out.push_str(&format!("-{l}\n")),
-                Op::Add(l) => out.push_str(&format!("+{l}\n")),
-            }
+        for change in hunk.iter().flat_map(|op| diff.iter_changes(op)) {
+            let sign = match change.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+            };
+            out.push_str(&format!("{sign}{}\n", change.value()));
         }
     }
     out
-}
-
-enum Op<'a> {
-    Same(&'a str),
-    Del(&'a str),
-    Add(&'a str),
-}
-
-/// The edit script of a longest common subsequence (config files are a
-/// few hundred lines: the quadratic table is small).
-fn line_ops<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<Op<'a>> {
-    let (n, m) = (a.len(), b.len());
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut ops = Vec::new();
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            ops.push(Op::Same(a[i]));
-            i += 1;
-            j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            ops.push(Op::Add(b[j]));
-            j += 1;
-        } else {
-            ops.push(Op::Del(a[i]));
-            i += 1;
-        }
-    }
-    ops
 }
 
 #[cfg(test)]
@@ -173,6 +116,19 @@ mod tests {
         assert_eq!(d, "--- /f\n+++ /f\n@@ -1,3 +1,4 @@\n a\n b\n+x\n c\n");
         let d = unified_diff(Path::new("/f"), None, Some("x\n"));
         assert_eq!(d, "--- /dev/null\n+++ /f\n@@ -0,0 +1,1 @@\n+x\n");
+    }
+
+    #[test]
+    fn diff_splits_hunks_more_than_six_lines_apart() {
+        let old: String = (1..=12).map(|n| format!("{n}\n")).collect();
+        let new = old.replace("\n2\n", "\nx\n").replace("\n11\n", "\ny\n");
+        let d = unified_diff(Path::new("/f"), Some(&old), Some(&new));
+        assert_eq!(
+            d,
+            "--- /f\n+++ /f\n@@ -1,5 +1,5 @@\n 1\n-2\n+x\n 3\n 4\n 5\n@@ -8,5 +8,5 @@\n 8\n 9\n 10\n-11\n+y\n 12\n"
+        );
+        let d = unified_diff(Path::new("/f"), Some("a\n"), None);
+        assert_eq!(d, "--- /f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-a\n");
     }
 
     #[test]

@@ -492,6 +492,19 @@ fn carried_runtime(
     Ok(Some(path))
 }
 
+/// The binary a new handler names: [`handler_binary`] with the runtime
+/// [`carried_runtime`] carries from the source handler.
+fn carried_handler_binary(
+    args: &InstallArgs,
+    config: &Path,
+    wrapper: &str,
+    (binary, implicit, what): (&str, bool, &str),
+    plan: &mut Plan,
+) -> Result<String, InstallError> {
+    let real = carried_runtime(args, Some(binary), implicit, wrapper, what, &mut plan.notes)?;
+    handler_binary(args, config, wrapper, real, what, plan)
+}
+
 /// The handlers directory as the node sees it.
 fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
     args.handlers_dir

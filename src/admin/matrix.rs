@@ -12,7 +12,9 @@
 //!   only when the runtime declares `user_namespaces_host_network` through
 //!   the CRI (NodeDeclaredFeatures), which containerd does from 2.3.4 on.
 
+use super::check::{Check, Status};
 use serde::Serialize;
+use yaml_rust2::{Yaml, YamlLoader};
 
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
@@ -57,28 +59,10 @@ pub struct Facts {
     pub gate: Gate,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Ok,
-    Skip,
-    Warn,
-    Fail,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub name: &'static str,
-    pub level: Level,
-    pub message: String,
-    /// What to do, for a warning or a failure.
-    pub fix: Option<String>,
-}
-
-fn finding(name: &'static str, level: Level, message: String, fix: Option<&str>) -> Finding {
-    Finding {
+fn finding(name: &'static str, status: Status, message: String, fix: Option<&str>) -> Check {
+    Check {
         name,
-        level,
+        status,
         message,
         fix: fix.map(str::to_owned),
     }
@@ -136,53 +120,28 @@ pub fn parse_kubelet_gates(yaml: &str) -> Gates {
     }
 }
 
-/// A gate in a KubeletConfiguration (YAML): `featureGates:` at the top
-/// level, as a block (`  Name: true`) or a flow mapping (`{Name: true}`).
-/// A value other than true or false reads as unset, which the finding
-/// says.
+/// The first document of a KubeletConfiguration (YAML); `None` when it
+/// is not YAML, which the kubelet would not start with.
+fn kubelet_document(yaml: &str) -> Option<Yaml> {
+    YamlLoader::load_from_str(yaml).ok()?.into_iter().next()
+}
+
+/// A gate in a KubeletConfiguration: `featureGates` at the top level. A
+/// value other than true or false (in any of YAML's spellings, quoted or
+/// not) reads as unset, which the finding says.
 pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
-    let value = |v: &str| {
-        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-        match v {
-            "true" | "True" | "TRUE" => Some(true),
-            "false" | "False" | "FALSE" => Some(false),
-            _ => None,
-        }
-    };
-    let mut lines = yaml.lines();
-    while let Some(line) = lines.next() {
-        let Some(rest) = line.strip_prefix("featureGates:") else {
-            continue;
-        };
-        let rest = rest.split('#').next().unwrap_or("").trim();
-        if let Some(flow) = rest.strip_prefix('{') {
-            let flow = flow.trim_end_matches('}');
-            for pair in flow.split(',') {
-                if let Some((k, v)) = pair.split_once(':') {
-                    if k.trim().trim_matches('"') == gate {
-                        return value(v).map_or(Gate::Unset, Gate::Set);
-                    }
-                }
-            }
-            return Gate::Unset;
-        }
-        for entry in lines.by_ref() {
-            if entry.trim().is_empty() || entry.trim_start().starts_with('#') {
-                continue;
-            }
-            if !entry.starts_with([' ', '\t']) {
-                break;
-            }
-            if let Some((k, v)) = entry.split_once(':') {
-                if k.trim().trim_matches('"') == gate {
-                    let v = v.split('#').next().unwrap_or("");
-                    return value(v).map_or(Gate::Unset, Gate::Set);
-                }
-            }
-        }
+    let Some(doc) = kubelet_document(yaml) else {
         return Gate::Unset;
+    };
+    match &doc["featureGates"][gate] {
+        Yaml::Boolean(b) => Gate::Set(*b),
+        Yaml::String(s) => match s.as_str() {
+            "true" | "True" | "TRUE" => Gate::Set(true),
+            "false" | "False" | "FALSE" => Gate::Set(false),
+            _ => Gate::Unset,
+        },
+        _ => Gate::Unset,
     }
-    Gate::Unset
 }
 
 /// The container runtime (CRI) a kubelet talks to.
@@ -218,14 +177,11 @@ impl Cri {
     }
 }
 
-/// `containerRuntimeEndpoint:` at the top level of a KubeletConfiguration.
+/// `containerRuntimeEndpoint` at the top level of a KubeletConfiguration.
 pub fn config_endpoint(yaml: &str) -> Option<String> {
-    yaml.lines().find_map(|line| {
-        let rest = line.strip_prefix("containerRuntimeEndpoint:")?;
-        let v = rest.split(" #").next().unwrap_or("").trim();
-        let v = v.trim_matches(|c| c == '"' || c == '\'');
-        (!v.is_empty()).then(|| v.to_owned())
-    })
+    let doc = kubelet_document(yaml)?;
+    let endpoint = doc["containerRuntimeEndpoint"].as_str()?.trim();
+    (!endpoint.is_empty()).then(|| endpoint.to_owned())
 }
 
 /// A kubelet flag's value in a command line (`--flag=V` or `--flag V`),
@@ -259,11 +215,11 @@ const RUNTIME_FIX: &str = "a runtime whose `features` lists the user namespace a
 
 /// What containerd makes of the real runtime, and what the kubelet will
 /// admit.
-pub fn findings(facts: &Facts) -> Vec<Finding> {
+pub fn findings(facts: &Facts) -> Vec<Check> {
     let Some(containerd) = facts.containerd else {
         return vec![finding(
             "matrix.containerd",
-            Level::Skip,
+            Status::Skip,
             "containerd does not answer `--version`: the version matrix is not checked".to_owned(),
             None,
         )];
@@ -273,7 +229,7 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
     out.push(match (containerd.0 >= 2, facts.features) {
         (false, _) => finding(
             "matrix.containerd",
-            Level::Ok,
+            Status::Ok,
             format!(
                 "containerd {}: it does not check the runtime's `features` before a user-namespaced container",
                 shown(containerd)
@@ -282,7 +238,7 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
         ),
         (true, RuntimeFeatures::Listed { user_namespaces: true, idmap: true }) => finding(
             "matrix.containerd",
-            Level::Ok,
+            Status::Ok,
             format!(
                 "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts",
                 shown(containerd)
@@ -291,7 +247,7 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
         ),
         (true, RuntimeFeatures::Listed { user_namespaces, .. }) => finding(
             "matrix.containerd",
-            Level::Fail,
+            Status::Fail,
             format!(
                 "containerd {} refuses every user-namespaced container on {runtime}: its `features` lists no {} (\"failed to validate OCI runtime features\"), with the wrapper or without",
                 shown(containerd),
@@ -301,7 +257,7 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
         ),
         (true, RuntimeFeatures::None) => finding(
             "matrix.containerd",
-            Level::Fail,
+            Status::Fail,
             format!(
                 "containerd {} refuses every user-namespaced container on {runtime}: it has no `features` answer (\"failed to validate OCI runtime features\"), with the wrapper or without",
                 shown(containerd)
@@ -320,7 +276,7 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
     out.push(if containerd < HOST_NETWORK_USERNS_SINCE {
         finding(
             "matrix.kubelet",
-            Level::Warn,
+            Status::Warn,
             format!(
                 "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet's {KUBELET_GATE} will not admit pods with hostNetwork: true and hostUsers: false through CRI-declared features; {gate}",
                 shown(containerd)
@@ -329,9 +285,9 @@ pub fn findings(facts: &Facts) -> Vec<Finding> {
         )
     } else {
         let (level, fix) = match facts.gate {
-            Gate::Set(true) | Gate::Unreadable(_) => (Level::Ok, None),
+            Gate::Set(true) | Gate::Unreadable(_) => (Status::Ok, None),
             Gate::Set(false) | Gate::Unset => (
-                Level::Warn,
+                Status::Warn,
                 Some("set featureGates: {UserNamespacesHostNetworkSupport: true} in the kubelet's config (and on the API server) where your Kubernetes release has it off by default"),
             ),
         };
@@ -370,8 +326,8 @@ mod tests {
         idmap: false,
     };
 
-    fn levels(f: &[Finding]) -> Vec<(&'static str, Level)> {
-        f.iter().map(|f| (f.name, f.level)).collect()
+    fn levels(f: &[Check]) -> Vec<(&'static str, Status)> {
+        f.iter().map(|f| (f.name, f.status)).collect()
     }
 
     #[test]
@@ -393,6 +349,7 @@ mod tests {
             Some((1, 6, 20))
         );
         assert_eq!(parse_containerd_version("containerd"), None);
+        assert_eq!(parse_containerd_version("containerd x dev"), None);
         assert_eq!(parse_containerd_version(""), None);
     }
 
@@ -413,26 +370,26 @@ mod tests {
     fn containerd_2_needs_user_namespaces_and_idmap_in_features() {
         let v2 = Some((2, 3, 4));
         for (features, level, missing) in [
-            (BOTH, Level::Ok, None),
-            (NO_IDMAP, Level::Fail, Some("idmapped mounts")),
+            (BOTH, Status::Ok, None),
+            (NO_IDMAP, Status::Fail, Some("idmapped mounts")),
             (
                 RuntimeFeatures::Listed {
                     user_namespaces: false,
                     idmap: true,
                 },
-                Level::Fail,
+                Status::Fail,
                 Some("user namespace"),
             ),
             (
                 RuntimeFeatures::None,
-                Level::Fail,
+                Status::Fail,
                 Some("no `features` answer"),
             ),
         ] {
             let f = findings(&facts(v2, features, Gate::Set(true)));
             assert_eq!(f[0].name, "matrix.containerd");
-            assert_eq!(f[0].level, level, "{features:?}: {f:#?}");
-            assert_eq!(f[0].fix.is_some(), level == Level::Fail);
+            assert_eq!(f[0].status, level, "{features:?}: {f:#?}");
+            assert_eq!(f[0].fix.is_some(), level == Status::Fail);
             if let Some(m) = missing {
                 assert!(f[0].message.contains(m), "{}", f[0].message);
                 let fix = f[0].fix.as_deref().unwrap_or_default();
@@ -441,14 +398,14 @@ mod tests {
         }
         // containerd 2.0 is 2.x as well.
         let f = findings(&facts(Some((2, 0, 0)), NO_IDMAP, Gate::Unset));
-        assert_eq!(f[0].level, Level::Fail);
+        assert_eq!(f[0].status, Status::Fail);
     }
 
     #[test]
     fn containerd_1_does_not_ask_features() {
         for features in [BOTH, NO_IDMAP, RuntimeFeatures::None] {
             let f = findings(&facts(Some((1, 7, 24)), features, Gate::Set(true)));
-            assert_eq!(f[0].level, Level::Ok, "{f:#?}");
+            assert_eq!(f[0].status, Status::Ok, "{f:#?}");
         }
     }
 
@@ -457,7 +414,7 @@ mod tests {
         for v in [(1, 6, 20), (1, 7, 24), (2, 0, 0), (2, 3, 3)] {
             let f = findings(&facts(Some(v), BOTH, Gate::Set(true)));
             assert_eq!(f[1].name, "matrix.kubelet");
-            assert_eq!(f[1].level, Level::Warn, "{v:?}");
+            assert_eq!(f[1].status, Status::Warn, "{v:?}");
             assert!(
                 f[1].message.contains(KUBELET_GATE)
                     && f[1].message.contains("will not admit")
@@ -476,25 +433,25 @@ mod tests {
         let at = |gate: Gate| findings(&facts(Some((2, 3, 4)), BOTH, gate));
         assert_eq!(
             levels(&at(Gate::Set(true)))[1],
-            ("matrix.kubelet", Level::Ok)
+            ("matrix.kubelet", Status::Ok)
         );
-        assert_eq!(levels(&at(Gate::Set(false)))[1].1, Level::Warn);
-        assert_eq!(levels(&at(Gate::Unset))[1].1, Level::Warn);
+        assert_eq!(levels(&at(Gate::Set(false)))[1].1, Status::Warn);
+        assert_eq!(levels(&at(Gate::Unset))[1].1, Status::Warn);
         let unknown = at(Gate::Unreadable("no /var/lib/kubelet/config.yaml".into()));
-        assert_eq!(unknown[1].level, Level::Ok);
+        assert_eq!(unknown[1].status, Status::Ok);
         assert!(unknown[1]
             .message
             .contains("not known (no /var/lib/kubelet/config.yaml)"));
         assert_eq!(
             levels(&findings(&facts(Some((2, 4, 0)), BOTH, Gate::Set(true))))[1].1,
-            Level::Ok
+            Status::Ok
         );
     }
 
     #[test]
     fn no_containerd_no_matrix() {
         let f = findings(&facts(None, BOTH, Gate::Unset));
-        assert_eq!(levels(&f), [("matrix.containerd", Level::Skip)]);
+        assert_eq!(levels(&f), [("matrix.containerd", Status::Skip)]);
     }
 
     #[test]
@@ -524,7 +481,12 @@ mod tests {
             Some("unix:///var/run/crio/crio.sock".to_owned())
         );
         assert_eq!(config_endpoint("kind: KubeletConfiguration\n"), None);
-        assert_eq!(config_endpoint("  containerRuntimeEndpoint: x\n"), None);
+        // Only at the top level (a lone indented line is the top level to YAML).
+        assert_eq!(
+            config_endpoint("kubelet:\n  containerRuntimeEndpoint: x\n"),
+            None
+        );
+        assert_eq!(config_endpoint("containerRuntimeEndpoint: [x\n"), None);
         let env = "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n";
         assert_eq!(
             flag_value(env, "container-runtime-endpoint"),

@@ -1,6 +1,7 @@
 //! The admin tool's subcommands. Each shares the wrapper's engine: no rule
 //! is implemented twice.
 
+pub mod check;
 pub mod configcmd;
 pub mod daemon;
 pub mod daemons;

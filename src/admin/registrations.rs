@@ -11,6 +11,7 @@
 //! are not the package's and do not count. The scan reads only; every
 //! path is taken under `root` so that a test can give a directory.
 
+use super::daemons;
 use std::path::{Path, PathBuf};
 
 /// The files the package owns that a daemon can be told to run.
@@ -26,13 +27,13 @@ pub const PACKAGE_FILES: [&str; 5] = [
 const CONFIGS: [(&str, &str, Option<&str>); 3] = [
     (
         "containerd",
-        "/etc/containerd/config.toml",
+        daemons::CONTAINERD_CONFIG,
         Some("/etc/containerd/conf.d"),
     ),
-    ("crio", "/etc/crio/crio.conf", Some("/etc/crio/crio.conf.d")),
+    ("crio", daemons::CRIO_CONFIG, Some("/etc/crio/crio.conf.d")),
     (
         "podman",
-        "/etc/containers/containers.conf",
+        daemons::PODMAN_CONFIG,
         Some("/etc/containers/containers.conf.d"),
     ),
 ];

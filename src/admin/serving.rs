@@ -9,6 +9,7 @@
 //! binaries only when it starts for real (its validation "on execution"),
 //! so those are checked here against the effective config CRI-O prints.
 
+use super::daemons;
 use crate::sys::deadline::{self, RunError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -173,12 +174,7 @@ fn running(
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Option<(u32, PathBuf, String)> {
     let proc = map(Path::new("/proc"));
-    let mut pids: Vec<u32> = std::fs::read_dir(&proc)
-        .ok()?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    pids.sort_unstable();
-    pids.into_iter().find_map(|pid| {
+    daemons::process_ids(&proc)?.into_iter().find_map(|pid| {
         let dir = proc.join(pid.to_string());
         let exe = std::fs::read_link(dir.join("exe")).ok()?;
         let exe_text = exe.to_string_lossy();

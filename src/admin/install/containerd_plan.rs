@@ -131,15 +131,8 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
             // handler runs `runc` from PATH, the wrapper's own first choice.
             (None, _) => (String::new(), true, String::new()),
         };
-        let real = carried_runtime(
-            args,
-            Some(&binary),
-            implicit,
-            &wrapper,
-            &what,
-            &mut plan.notes,
-        )?;
-        let bin = handler_binary(args, &config, &wrapper, real, &what, plan)?;
+        let bin =
+            carried_handler_binary(args, &config, &wrapper, (&binary, implicit, &what), plan)?;
         let derived = containerd::derive(source.as_ref().map(|(_, h)| *h), &bin);
         if let Some((s, _)) = &source {
             derived_notes(&args.handler, s, &derived, plan);

@@ -98,15 +98,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
             source.runtime()
         };
         let what = source.runtime_from();
-        let real = carried_runtime(
-            args,
-            Some(&runtime),
-            implicit,
-            &wrapper,
-            &what,
-            &mut plan.notes,
-        )?;
-        let bin = handler_binary(args, &conf, &wrapper, real, &what, plan)?;
+        let bin = carried_handler_binary(args, &conf, &wrapper, (&runtime, implicit, &what), plan)?;
         let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
             path: host_conf.clone(),
             source,

@@ -72,15 +72,13 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
                     format!("runtime podman runs by default: `{}` in PATH", source.name),
                 ),
             };
-            let real = carried_runtime(
+            let bin = carried_handler_binary(
                 args,
-                Some(&runtime),
-                implicit,
+                &config,
                 &wrapper,
-                &what,
-                &mut plan.notes,
+                (&runtime, implicit, &what),
+                &mut plan,
             )?;
-            let bin = handler_binary(args, &config, &wrapper, real, &what, &mut plan)?;
             podman::add(&mut doc, name, &bin).map_err(|source| InstallError::Edit {
                 path: host_config.clone(),
                 source,

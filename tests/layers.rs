@@ -1,0 +1,596 @@
+//! The layering ARCHITECTURE.md describes, checked on the source: the
+//! module import graph read from `src/**/*.rs` (`crate::`, `super::` and
+//! `self::` paths, in `use` lines and in code) has no circle, the engine
+//! imports nothing outside itself, `src/sys/` nothing but `src/sys/`, and
+//! no entry point is imported by another module.
+//!
+//! A module and the files below it count as one: a child reading its
+//! parent (`super::`) or a parent its child is no circle and no layering
+//! breach.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Groups of modules that import each other in a circle today, being
+/// untangled on another branch: edges between members of one group are
+/// let pass. A group that no longer holds a circle fails the test, so the
+/// list only shrinks.
+const KNOWN_CIRCLES: &[(&[&str], &str)] = &[
+    // The engine's JSON layer (goes with its one-reader, one-writer
+    // rewrite).
+    (
+        &[
+            "engine::document",
+            "engine::strict",
+            "engine::strict::scan",
+            "engine::strict::spans",
+            "engine::view",
+        ],
+        "the engine's JSON layer",
+    ),
+    // deploy and its API client share SERVICE_ACCOUNT_DIR both ways.
+    (
+        &["admin::deploy", "admin::deploy_api"],
+        "deploy and deploy_api",
+    ),
+];
+
+/// Single import edges that break a layer rule today, being removed on
+/// another branch: `(from, to, why)`. An entry whose edge is gone fails the
+/// test.
+const KNOWN_EDGES: &[(&str, &str, &str)] = &[
+    // explain reads its input with the wrapper's reader: an entry point
+    // importing an entry point.
+    ("admin::explain", "wrapper", "explain imports the wrapper"),
+    // mountinfo, a system primitive, uses the engine's path helper.
+    ("sys::mountinfo", "engine::spec", "sys imports the engine"),
+    // The engine's writer tests compare with the exec process file's
+    // writer in bundle.rs (one writer after the JSON rewrite).
+    (
+        "engine::view::tests",
+        "bundle",
+        "engine tests import bundle",
+    ),
+];
+
+/// Modules a binary starts in: only `src/bin` and their own children may
+/// import them.
+const ENTRY_POINTS: &[&str] = &["wrapper", "hook", "admin"];
+
+#[test]
+fn the_source_keeps_its_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect(&root, &root, &mut files);
+    assert!(
+        files.iter().any(|(m, _)| m == "engine::decide"),
+        "no engine::decide among {} files read under {}: the module paths are wrong",
+        files.len(),
+        root.display()
+    );
+    let graph = Graph::read(&files);
+    let count: usize = graph.edges.values().map(BTreeSet::len).sum();
+    assert!(
+        count > 100,
+        "only {count} import edges read: the reader misses imports"
+    );
+    let mut allowed: BTreeSet<(String, String)> = KNOWN_EDGES
+        .iter()
+        .map(|(a, b, _)| (a.to_string(), b.to_string()))
+        .collect();
+    let mut stale = Vec::new();
+    for (from, to, why) in KNOWN_EDGES {
+        if !graph.has_edge(from, to) {
+            stale.push(format!(
+                "the known edge {from} -> {to} ({why}) is gone: delete its entry in KNOWN_EDGES"
+            ));
+        }
+    }
+    for (group, why) in KNOWN_CIRCLES {
+        let within: BTreeSet<(String, String)> = graph
+            .edges
+            .iter()
+            .filter(|(from, _)| group.contains(&from.as_str()))
+            .flat_map(|(from, tos)| {
+                tos.iter()
+                    .filter(|to| group.contains(&to.as_str()))
+                    .map(|to| (from.clone(), to.clone()))
+            })
+            .collect();
+        let outside: BTreeSet<(String, String)> = graph
+            .edges
+            .iter()
+            .flat_map(|(f, tos)| tos.iter().map(|t| (f.clone(), t.clone())))
+            .filter(|e| !within.contains(e))
+            .collect();
+        // With every edge but the group's let pass, a circle must be left.
+        if graph
+            .breaches(&outside)
+            .iter()
+            .all(|p| !p.starts_with("import circle"))
+        {
+            stale.push(format!(
+                "the known circle of {group:?} ({why}) is gone: delete its entry in KNOWN_CIRCLES"
+            ));
+        }
+        allowed.extend(within);
+    }
+    let mut problems = graph.breaches(&allowed);
+    problems.extend(stale);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_hand_made_circle_is_found_with_its_path() {
+    let files = [
+        ("a", "use crate::b::Thing;\nfn f() {}"),
+        ("b", "pub struct Thing; fn g() { crate::c::h() }"),
+        (
+            "c",
+            "use super::a; // a child of the root, so super is the root\n",
+        ),
+        // A child reading its parent is no circle.
+        ("a::child", "use super::*;\nuse crate::a::x;"),
+        // Paths in comments and strings are not imports.
+        (
+            "d",
+            "// crate::a\nconst S: &str = \"crate::b\"; const R: &str = r#\"crate::c\"#;",
+        ),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(m, s)| (m.to_string(), s.to_string()))
+        .collect();
+    let graph = Graph::read(&files);
+    assert!(graph.has_edge("c", "a"), "{:?}", graph.edges);
+    assert!(!graph.has_edge("a::child", "a"), "{:?}", graph.edges);
+    assert!(
+        graph.edges.get("d").is_none_or(|e| e.is_empty()),
+        "{:?}",
+        graph.edges
+    );
+    let problems = graph.breaches(&BTreeSet::new());
+    assert_eq!(problems, ["import circle: a -> b -> c -> a"]);
+    // Allowing one edge of it breaks the circle.
+    let allowed = BTreeSet::from([("c".to_string(), "a".to_string())]);
+    assert!(graph.breaches(&allowed).is_empty());
+}
+
+#[test]
+fn hand_made_layer_breaches_are_found() {
+    let files = [
+        ("engine", "pub mod rules;"),
+        (
+            "engine::rules",
+            "use crate::engine::Spec; use crate::config::Policy;",
+        ),
+        ("config", ""),
+        ("sys", "use crate::sys::atomic; fn f() { crate::host::x() }"),
+        ("sys::atomic", ""),
+        ("host", ""),
+        ("wrapper", "use crate::{config, hook::stage};"),
+        ("hook", ""),
+        ("hook::stage", "use super::*;"),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(m, s)| (m.to_string(), s.to_string()))
+        .collect();
+    let graph = Graph::read(&files);
+    assert_eq!(
+        graph.breaches(&BTreeSet::new()),
+        [
+            "engine::rules imports config: the engine imports nothing outside src/engine/",
+            "sys imports host: src/sys/ imports nothing but src/sys/",
+            "wrapper imports hook::stage: an entry point is imported only by src/bin and its own children",
+        ]
+    );
+}
+
+/// Every `.rs` file under `dir` as (module path, source), `src/bin` left
+/// out (binaries are no modules of the library).
+fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let rel = path.strip_prefix(root).expect("below src");
+        if rel == Path::new("bin") {
+            continue;
+        }
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let source = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+            out.push((module_of(rel), source));
+        }
+    }
+}
+
+/// `lib.rs` is the root (""), `a/mod.rs` and `a.rs` are `a`, `a/b.rs` is
+/// `a::b`.
+fn module_of(rel: &Path) -> String {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" && !(parts.is_empty() && stem == "lib") {
+        parts.push(stem.to_string());
+    }
+    parts.join("::")
+}
+
+fn is_within(module: &str, ancestor: &str) -> bool {
+    ancestor.is_empty()
+        || module == ancestor
+        || module
+            .strip_prefix(ancestor)
+            .is_some_and(|rest| rest.starts_with("::"))
+}
+
+struct Graph {
+    modules: BTreeSet<String>,
+    /// from -> to, between file modules, with no edge between a module and
+    /// one within it.
+    edges: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Graph {
+    fn read(files: &[(String, String)]) -> Graph {
+        let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (module, source) in files {
+            for path in paths(module, &tokens(source)) {
+                // The longest prefix that is a file module: an item's path
+                // names the module that holds it.
+                let target = (1..=path.len())
+                    .rev()
+                    .map(|n| path[..n].join("::"))
+                    .find(|m| modules.contains(m))
+                    .unwrap_or_default();
+                if is_within(&target, module) || is_within(module, &target) {
+                    continue;
+                }
+                edges.entry(module.clone()).or_default().insert(target);
+            }
+        }
+        Graph { modules, edges }
+    }
+
+    fn has_edge(&self, from: &str, to: &str) -> bool {
+        self.edges.get(from).is_some_and(|e| e.contains(to))
+    }
+
+    /// Every rule broken, one line each: layer breaches first, then each
+    /// circle with its path.
+    fn breaches(&self, allowed: &BTreeSet<(String, String)>) -> Vec<String> {
+        let mut out = Vec::new();
+        let live = |from: &str, to: &str| !allowed.contains(&(from.to_string(), to.to_string()));
+        for (from, tos) in &self.edges {
+            for to in tos.iter().filter(|to| live(from, to)) {
+                if is_within(from, "engine") && !is_within(to, "engine") {
+                    out.push(format!(
+                        "{from} imports {to}: the engine imports nothing outside src/engine/"
+                    ));
+                }
+                if is_within(from, "sys") && !is_within(to, "sys") {
+                    out.push(format!(
+                        "{from} imports {to}: src/sys/ imports nothing but src/sys/"
+                    ));
+                }
+                for entry in ENTRY_POINTS {
+                    if is_within(to, entry) && !is_within(from, entry) {
+                        out.push(format!(
+                            "{from} imports {to}: an entry point is imported only by src/bin and its own children"
+                        ));
+                    }
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for start in &self.modules {
+            if let Some(circle) = self.circle_from(start, &live, &seen) {
+                out.push(format!("import circle: {}", circle.join(" -> ")));
+                seen.extend(circle);
+            }
+        }
+        out
+    }
+
+    /// The shortest path from `start` back to itself over live edges
+    /// (breadth first), unless it passes a module of a circle already
+    /// reported.
+    fn circle_from(
+        &self,
+        start: &str,
+        live: &dyn Fn(&str, &str) -> bool,
+        seen: &BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if seen.contains(start) {
+            return None;
+        }
+        let mut came_from: BTreeMap<String, String> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start.to_string()]);
+        while let Some(at) = queue.pop_front() {
+            for next in self.edges.get(&at).into_iter().flatten() {
+                if !live(&at, next) || seen.contains(next) {
+                    continue;
+                }
+                if next == start {
+                    // Back from `at` to `start`, then turned around.
+                    let mut path = vec![at.clone()];
+                    while path.last().map(String::as_str) != Some(start) {
+                        let step = &came_from[path.last().expect("not empty")];
+                        path.push(step.clone());
+                    }
+                    path.reverse();
+                    path.push(start.to_string());
+                    return Some(path);
+                }
+                if !came_from.contains_key(next) {
+                    came_from.insert(next.clone(), at.clone());
+                    queue.push_back(next.clone());
+                }
+            }
+        }
+        None
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Token {
+    Ident(String),
+    Colons,
+    Open,
+    Close,
+    Comma,
+    Star,
+    Other,
+}
+
+/// The tokens that make paths, with comments, strings and characters left
+/// out.
+fn tokens(source: &str) -> Vec<Token> {
+    let s: Vec<char> = source.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        let next = s.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < s.len() && s[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < s.len() {
+                if s[i] == '/' && s.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if s[i] == '*' && s.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == '"' {
+            i = skip_string(&s, i + 1);
+        } else if c == '\'' {
+            // A character literal, or a lifetime (no closing quote).
+            if next == Some('\\') {
+                i += 2;
+                while i < s.len() && s[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if s.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c.is_alphabetic() || c == '_' {
+            let begin = i;
+            while i < s.len() && (s[i].is_alphanumeric() || s[i] == '_') {
+                i += 1;
+            }
+            let word: String = s[begin..i].iter().collect();
+            // Raw and byte strings: r"..", r#".."#, b"..", br#".."#.
+            if matches!(word.as_str(), "r" | "br" | "b" | "c" | "cr")
+                && i < s.len()
+                && (s[i] == '"' || s[i] == '#')
+            {
+                let mut hashes = 0;
+                while i < s.len() && s[i] == '#' {
+                    hashes += 1;
+                    i += 1;
+                }
+                if i < s.len() && s[i] == '"' {
+                    if word.contains('r') {
+                        i = skip_raw(&s, i + 1, hashes);
+                    } else {
+                        i = skip_string(&s, i + 1);
+                    }
+                    continue;
+                }
+            }
+            if word == "b" && i < s.len() && s[i] == '\'' {
+                continue; // b'x': the quote is read next as a character.
+            }
+            out.push(Token::Ident(word));
+        } else if c == ':' && next == Some(':') {
+            out.push(Token::Colons);
+            i += 2;
+        } else {
+            // White space does not break a path; any other character does.
+            if !c.is_whitespace() {
+                out.push(match c {
+                    '{' => Token::Open,
+                    '}' => Token::Close,
+                    ',' => Token::Comma,
+                    '*' => Token::Star,
+                    _ => Token::Other,
+                });
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The index after the closing quote of a string whose body starts at `i`.
+fn skip_string(s: &[char], mut i: usize) -> usize {
+    while i < s.len() {
+        match s[i] {
+            '\\' => i += 2,
+            '"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// The index after `"` and `hashes` `#` closing a raw string.
+fn skip_raw(s: &[char], mut i: usize, hashes: usize) -> usize {
+    while i < s.len() {
+        if s[i] == '"' && (0..hashes).all(|k| s.get(i + 1 + k) == Some(&'#')) {
+            return i + 1 + hashes;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Every crate-internal path in `tokens` of the file module `module`, as
+/// absolute segments (use trees expanded), with `super` and `self` resolved
+/// against the inline module (`mod tests { .. }`) they stand in.
+fn paths(module: &str, tokens: &[Token]) -> Vec<Vec<String>> {
+    let base: Vec<String> = if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").map(String::from).collect()
+    };
+    // Inline modules open at a brace depth.
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            Token::Open => depth += 1,
+            Token::Close => {
+                depth -= 1;
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            Token::Ident(w) if w == "mod" => {
+                if let (Some(Token::Ident(name)), Some(Token::Open)) =
+                    (tokens.get(i + 1), tokens.get(i + 2))
+                {
+                    inline.push((name.clone(), depth));
+                    depth += 1;
+                    i += 3;
+                    continue;
+                }
+            }
+            Token::Ident(w)
+                if (w == "crate" || w == "super" || w == "self")
+                    && tokens.get(i + 1) == Some(&Token::Colons)
+                    && !matches!(i.checked_sub(1).map(|p| &tokens[p]), Some(Token::Colons)) =>
+            {
+                let mut here = base.clone();
+                here.extend(inline.iter().map(|(n, _)| n.clone()));
+                let (found, end) = tree(tokens, i, Vec::new());
+                for segments in found {
+                    if let Some(abs) = absolute(&here, &segments) {
+                        out.push(abs);
+                    }
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The paths of the use tree (or plain path) starting at `i`, each prefixed
+/// by `prefix`, and the index after it.
+fn tree(tokens: &[Token], mut i: usize, prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
+    let mut path = prefix;
+    loop {
+        match tokens.get(i) {
+            Some(Token::Ident(w)) => {
+                path.push(w.clone());
+                i += 1;
+                if tokens.get(i) == Some(&Token::Colons) {
+                    i += 1;
+                    continue;
+                }
+                return (vec![path], i);
+            }
+            Some(Token::Star) => return (vec![path], i + 1),
+            Some(Token::Open) => {
+                let mut all = Vec::new();
+                i += 1;
+                loop {
+                    match tokens.get(i) {
+                        Some(Token::Close) => return (all, i + 1),
+                        Some(Token::Comma) => i += 1,
+                        None => return (all, i),
+                        _ => {
+                            let (found, end) = tree(tokens, i, path.clone());
+                            all.extend(found);
+                            // `a as b`: skip to the next comma or brace.
+                            i = end;
+                            while !matches!(
+                                tokens.get(i),
+                                Some(Token::Comma) | Some(Token::Close) | None
+                            ) {
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => return (vec![path], i),
+        }
+    }
+}
+
+/// `segments` (starting with crate, super or self) from the module `here`.
+fn absolute(here: &[String], segments: &[String]) -> Option<Vec<String>> {
+    let mut at: Vec<String> = here.to_vec();
+    let mut rest = segments;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            at.clear();
+            rest = &rest[1..];
+        }
+        _ => {
+            while let Some(first) = rest.first() {
+                match first.as_str() {
+                    "super" => {
+                        at.pop()?;
+                    }
+                    "self" => {}
+                    _ => break,
+                }
+                rest = &rest[1..];
+            }
+        }
+    }
+    at.extend(rest.iter().filter(|s| *s != "self").cloned());
+    Some(at)
+}
