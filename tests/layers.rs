@@ -37,7 +37,6 @@ const PURE_LEAVES: &[&str] = &["path"];
 /// Single import edges that break a layer rule today, being removed on
 /// another branch: `(from, to, why)`. An entry whose edge is gone fails the
 /// test.
-
 const KNOWN_EDGES: &[(&str, &str, &str)] = &[
     // The engine's writer tests compare with the exec process file's
     // writer in bundle.rs (one writer after the JSON rewrite).
