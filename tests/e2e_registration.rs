@@ -874,8 +874,16 @@ fn install_on_a_copy_creates_nothing_on_the_host() {
     // --root: the operator config as it is on the node, under R.
     let st = Stage::as_on_node(d, "operator");
     let r = st.root();
+    // The wrapper as a package of the node lays it: an absolute link that
+    // resolves only inside the node's root.
     fs::create_dir_all(r.join("usr/bin")).unwrap();
-    std::os::unix::fs::symlink(common::WRAPPER, r.join("usr/bin/userns-hostnet-runtime")).unwrap();
+    fs::create_dir_all(r.join("usr/lib/userns-hostnet")).unwrap();
+    fs::copy(common::WRAPPER, r.join("usr/lib/userns-hostnet/runtime")).unwrap();
+    std::os::unix::fs::symlink(
+        "/usr/lib/userns-hostnet/runtime",
+        r.join("usr/bin/userns-hostnet-runtime"),
+    )
+    .unwrap();
     let before = st.snapshot();
     let out = Command::new(common::install::TOOL)
         .args(["install", "containerd", "--handler", &name])
@@ -888,6 +896,12 @@ fn install_on_a_copy_creates_nothing_on_the_host() {
         .unwrap();
     if host_links.exists() {
         failed.push(format!("install --root {r:?} created {host_links:?}"));
+    }
+    if text(&out).contains("is not an executable file") {
+        failed.push(format!(
+            "install --root followed a node's link outside the root: {}",
+            text(&out).trim()
+        ));
     }
     cleanup();
     if out.status.success() {

@@ -287,7 +287,7 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
         return Err(UsageError::WrapperRelative(args.wrapper.clone()));
     }
     let mut notes = Vec::new();
-    if !is_executable(&on_host(args, &args.wrapper)) {
+    if !is_executable_on_node(args, &args.wrapper) {
         notes.push(format!(
             "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",
             args.wrapper.display()
@@ -417,9 +417,16 @@ fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
         .ok_or(UsageError::WrapperNotUtf8)
 }
 
-fn is_executable(p: &Path) -> bool {
+/// Whether the node runs `node` as a program: under `--root`, its links
+/// are followed inside the root (a node's `/usr/sbin/runc ->
+/// /etc/alternatives/runc` is the node's alternative, not this host's).
+fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let meta = match &args.more.root {
+        Some(root) => crate::sys::paths::metadata_in_root(root, node),
+        None => std::fs::metadata(node),
+    };
+    meta.is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Where the node's PATH finds `name` (looked up under `--root`), as the
@@ -431,7 +438,7 @@ fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path_var)
         .filter(|d| d.is_absolute())
         .map(|d| d.join(name))
-        .find(|p| is_executable(&on_host(args, p)))
+        .find(|p| is_executable_on_node(args, p))
 }
 
 /// The runtime the source handler runs, which the new handler keeps as
@@ -483,7 +490,7 @@ fn carried_runtime(
             }
         }
     };
-    if !is_executable(&on_host(args, &path)) {
+    if !is_executable_on_node(args, &path) {
         notes.push(format!(
             "warning: {} ({what}) is not an executable file: containers of this handler will not start until it is",
             path.display()

@@ -55,7 +55,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
             let wrapper = wrapper_str(args)?;
             let files = podman_files(args, &config)?;
             let source = podman::source(&files, name);
-            let found = source.runtime(&|p| is_executable(&on_host(args, Path::new(p))));
+            let found = source.runtime(&|p| is_executable_on_node(args, Path::new(p)));
             let (runtime, implicit, what) = match (&found, &source.file) {
                 (Some(p), Some(f)) => (
                     p.clone(),
