@@ -25,32 +25,7 @@ version=1.7.24~ds1-6+deb13u1
 dest=target/containerd-1.7
 
 mkdir -p target
-if [ -x "$dest/usr/bin/containerd" ] && [ "$(cat "$dest/.version" 2>/dev/null)" = "$version" ]; then
-	:
-else
-	A=$repo/target/apt
-	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/etc"
-	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-	uri=${uri:-http://deb.debian.org/debian}
-	printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		"$uri" >"$A/etc/trixie.sources"
-	printf 'Dir::Etc::sourcelist "/dev/null";\nDir::Etc::sourceparts "%s/etc";\nDir::State::Lists "%s/lists";\nDir::Cache "%s/cache";\n' \
-		"$A" "$A" "$A" >"$A/apt.conf"
-	deb=$(ls target/containerd_1.7.24*.deb 2>/dev/null | sed -n 1p || true)
-	if [ -z "$deb" ]; then
-		APT_CONFIG=$A/apt.conf apt-get update -q
-		if ! (cd target && APT_CONFIG=$A/apt.conf apt-get download "containerd=$version"); then
-			echo "cri-tools.sh: containerd=$version is not in trixie any more (a point release replaced it): update the pinned version here" >&2
-			exit 1
-		fi
-		deb=$(ls target/containerd_1.7.24*.deb | sed -n 1p)
-	fi
-	rm -rf "$dest.tmp"
-	dpkg -x "$deb" "$dest.tmp"
-	echo "$version" >"$dest.tmp/.version"
-	rm -rf "$dest"
-	mv "$dest.tmp" "$dest"
-fi
+"$repo/scripts/trixie-deb.sh" containerd "$version" "$repo/target" "$dest"
 "$dest/usr/bin/containerd" --version
 
 shared=${USERNS_HOSTNET_SHARED:-$repo/../shared}

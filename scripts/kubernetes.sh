@@ -95,38 +95,9 @@ build() {
 
 # etcd: the API server wants etcd 3.5 (bookworm's etcd-server is 3.4.23,
 # older than the 3.4.31 whose watch progress notifications the API server's
-# consistent reads rely on); trixie's, downloaded with a private APT_CONFIG
-# whose only source is trixie and unpacked with dpkg -x, as
-# scripts/cri-tools.sh does for containerd 1.7.24: the system's sources stay
-# as they are.
+# consistent reads rely on): trixie's, unpacked by scripts/trixie-deb.sh.
 etcd() {
-	local version=3.5.16-4 dest=$cache/etcd A deb
-	if [ -x "$dest/usr/bin/etcd" ] && [ "$(cat "$dest/.version" 2>/dev/null)" = "$version" ]; then
-		return
-	fi
-	A=$cache/apt
-	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/etc"
-	local uri
-	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-	uri=${uri:-http://deb.debian.org/debian}
-	printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		"$uri" >"$A/etc/trixie.sources"
-	printf 'Dir::Etc::sourcelist "/dev/null";\nDir::Etc::sourceparts "%s/etc";\nDir::State::Lists "%s/lists";\nDir::Cache "%s/cache";\n' \
-		"$A" "$A" "$A" >"$A/apt.conf"
-	deb=$(ls "$cache"/etcd-server_3.5.16*.deb 2>/dev/null | sed -n 1p || true)
-	if [ -z "$deb" ]; then
-		APT_CONFIG=$A/apt.conf apt-get update -q
-		if ! (cd "$cache" && APT_CONFIG=$A/apt.conf apt-get download "etcd-server=$version"); then
-			echo "kubernetes.sh: etcd-server=$version is not in trixie any more: update the pinned version here" >&2
-			exit 1
-		fi
-		deb=$(ls "$cache"/etcd-server_3.5.16*.deb | sed -n 1p)
-	fi
-	rm -rf "$dest.tmp"
-	dpkg -x "$deb" "$dest.tmp"
-	echo "$version" >"$dest.tmp/.version"
-	rm -rf "$dest"
-	mv "$dest.tmp" "$dest"
+	"$(dirname "$0")/trixie-deb.sh" etcd-server 3.5.16-4 "$cache" "$cache/etcd"
 }
 
 mkdir -p "$cache"

@@ -869,39 +869,12 @@ fn force_clean(dir: &Path, states: &[PathBuf]) {
             .stderr(Stdio::null())
             .status();
     }
-    let prefix = format!("{}/", dir.display());
-    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut points: Vec<String> = super::parse_mountinfo(&mounts)
-        .into_iter()
-        .map(|m| m.mount_point)
-        .filter(|p| p.starts_with(&prefix))
-        .collect();
-    points.sort_by_key(|p| std::cmp::Reverse(p.len()));
-    for p in points {
-        let _ = Command::new("umount").arg("-l").arg(&p).status();
-    }
+    super::unmount_below(dir);
 }
 
 /// Cleans up after test processes that died without dropping their daemon.
 fn clean_leftovers() {
-    let Ok(rd) = fs::read_dir("/tmp") else {
-        return;
-    };
-    for e in rd.filter_map(|e| e.ok()) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(DIR_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        let alive = fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).contains("/deps/"))
-            .unwrap_or(false);
-        if pid == std::process::id() || alive {
-            continue;
-        }
-        let dir = e.path();
+    for dir in super::leftover_dirs(DIR_PREFIX) {
         force_clean(&dir, &[]);
         let _ = fs::remove_dir_all(&dir);
     }

@@ -837,6 +837,48 @@ impl MountEntry {
     }
 }
 
+/// Lazily unmounts every mount at or below `dir`, deepest first (what a
+/// killed daemon or kubelet left mounted in its private directory).
+pub fn unmount_below(dir: &Path) {
+    let prefix = format!("{}/", dir.display());
+    let mounts = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut points: Vec<String> = parse_mountinfo(&mounts)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in points {
+        let _ = Command::new("umount").arg("-l").arg(&p).status();
+    }
+}
+
+/// The directories `/tmp/{prefix}{pid}-...` of test processes that died
+/// without dropping what they started (a cargo test binary under
+/// target/*/deps/ with that pid no longer runs).
+pub fn leftover_dirs(prefix: &str) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir("/tmp") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                return false;
+            };
+            let alive = fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("/deps/"))
+                .unwrap_or(false);
+            pid != std::process::id() && !alive
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
 /// Parses mountinfo lines (field 5: mount point, field 6: per-mount options,
 /// after ` - `: filesystem type and source). Other lines are ignored.
 pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
