@@ -14,7 +14,6 @@
 
 use super::check::{Check, Status};
 use serde::Serialize;
-use yaml_rust2::{Yaml, YamlLoader};
 
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
@@ -120,28 +119,53 @@ pub fn parse_kubelet_gates(yaml: &str) -> Gates {
     }
 }
 
-/// The first document of a KubeletConfiguration (YAML); `None` when it
-/// is not YAML, which the kubelet would not start with.
-fn kubelet_document(yaml: &str) -> Option<Yaml> {
-    YamlLoader::load_from_str(yaml).ok()?.into_iter().next()
-}
-
-/// A gate in a KubeletConfiguration: `featureGates` at the top level. A
-/// value other than true or false (in any of YAML's spellings, quoted or
-/// not) reads as unset, which the finding says.
+/// A gate in a KubeletConfiguration (YAML): `featureGates:` at the top
+/// level, as a block (`  Name: true`) or a flow mapping (`{Name: true}`).
+/// A value other than true or false reads as unset, which the finding
+/// says.
 pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
-    let Some(doc) = kubelet_document(yaml) else {
-        return Gate::Unset;
+    let value = |v: &str| {
+        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+        match v {
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => None,
+        }
     };
-    match &doc["featureGates"][gate] {
-        Yaml::Boolean(b) => Gate::Set(*b),
-        Yaml::String(s) => match s.as_str() {
-            "true" | "True" | "TRUE" => Gate::Set(true),
-            "false" | "False" | "FALSE" => Gate::Set(false),
-            _ => Gate::Unset,
-        },
-        _ => Gate::Unset,
+    let mut lines = yaml.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("featureGates:") else {
+            continue;
+        };
+        let rest = rest.split('#').next().unwrap_or("").trim();
+        if let Some(flow) = rest.strip_prefix('{') {
+            let flow = flow.trim_end_matches('}');
+            for pair in flow.split(',') {
+                if let Some((k, v)) = pair.split_once(':') {
+                    if k.trim().trim_matches('"') == gate {
+                        return value(v).map_or(Gate::Unset, Gate::Set);
+                    }
+                }
+            }
+            return Gate::Unset;
+        }
+        for entry in lines.by_ref() {
+            if entry.trim().is_empty() || entry.trim_start().starts_with('#') {
+                continue;
+            }
+            if !entry.starts_with([' ', '\t']) {
+                break;
+            }
+            if let Some((k, v)) = entry.split_once(':') {
+                if k.trim().trim_matches('"') == gate {
+                    let v = v.split('#').next().unwrap_or("");
+                    return value(v).map_or(Gate::Unset, Gate::Set);
+                }
+            }
+        }
+        return Gate::Unset;
     }
+    Gate::Unset
 }
 
 /// The container runtime (CRI) a kubelet talks to.
@@ -177,11 +201,14 @@ impl Cri {
     }
 }
 
-/// `containerRuntimeEndpoint` at the top level of a KubeletConfiguration.
+/// `containerRuntimeEndpoint:` at the top level of a KubeletConfiguration.
 pub fn config_endpoint(yaml: &str) -> Option<String> {
-    let doc = kubelet_document(yaml)?;
-    let endpoint = doc["containerRuntimeEndpoint"].as_str()?.trim();
-    (!endpoint.is_empty()).then(|| endpoint.to_owned())
+    yaml.lines().find_map(|line| {
+        let rest = line.strip_prefix("containerRuntimeEndpoint:")?;
+        let v = rest.split(" #").next().unwrap_or("").trim();
+        let v = v.trim_matches(|c| c == '"' || c == '\'');
+        (!v.is_empty()).then(|| v.to_owned())
+    })
 }
 
 /// A kubelet flag's value in a command line (`--flag=V` or `--flag V`),
@@ -481,12 +508,7 @@ mod tests {
             Some("unix:///var/run/crio/crio.sock".to_owned())
         );
         assert_eq!(config_endpoint("kind: KubeletConfiguration\n"), None);
-        // Only at the top level (a lone indented line is the top level to YAML).
-        assert_eq!(
-            config_endpoint("kubelet:\n  containerRuntimeEndpoint: x\n"),
-            None
-        );
-        assert_eq!(config_endpoint("containerRuntimeEndpoint: [x\n"), None);
+        assert_eq!(config_endpoint("  containerRuntimeEndpoint: x\n"), None);
         let env = "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n";
         assert_eq!(
             flag_value(env, "container-runtime-endpoint"),
