@@ -125,13 +125,17 @@ pub fn decide(
 ) -> Result<(Decided, HostFacts), Refusal> {
     let namespaces = spec::namespaces(spec.view())?;
     let facts = facts_of(&namespaces);
-    let decision = decide::decide(&namespaces, &facts)?;
-    let decided = Decided {
+    Ok((decided(spec, namespaces, &facts)?, facts))
+}
+
+/// The decision on namespaces already read.
+fn decided(spec: Spec, namespaces: Vec<Namespace>, facts: &HostFacts) -> Result<Decided, Refusal> {
+    let decision = decide::decide(&namespaces, facts)?;
+    Ok(Decided {
         spec,
         namespaces,
         decision,
-    };
-    Ok((decided, facts))
+    })
 }
 
 /// [`decide`] then [`convert`] on facts known in advance: the whole engine
@@ -140,13 +144,7 @@ pub fn decide(
 /// nothing costs no copy.
 pub fn evaluate(spec: Spec, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
     let namespaces = spec::namespaces(spec.view())?;
-    let decision = decide::decide(&namespaces, facts)?;
-    let decided = Decided {
-        spec,
-        namespaces,
-        decision,
-    };
-    convert(decided, facts, policy)
+    convert(decided(spec, namespaces, facts)?, facts, policy)
 }
 
 /// [`evaluate`] on a document held as a value ([`Spec::from_value`]).
