@@ -158,6 +158,37 @@ fn normal(p: &Path) -> PathBuf {
     out
 }
 
+/// Is this command line the daemon serving, not one of its commands
+/// (`containerd --version`, `crio config`, run by doctor or install while
+/// they look)? urfave/cli runs a subcommand named anywhere among the
+/// arguments' first non-flag words, and the version and help flags exit.
+pub fn serves(daemon: Daemon, argv: &[String]) -> bool {
+    let commands: &[&str] = match daemon {
+        Daemon::Containerd => &["config", "publish", "oci-hook", "help", "h"],
+        Daemon::Crio => &[
+            "check",
+            "complete",
+            "completion",
+            "config",
+            "help",
+            "h",
+            "man",
+            "markdown",
+            "md",
+            "status",
+            "version",
+            "wipe",
+        ],
+    };
+    !argv.iter().skip(1).any(|a| {
+        commands.contains(&a.as_str())
+            || matches!(
+                a.as_str(),
+                "-v" | "--version" | "-h" | "--help" | "-version" | "-help"
+            )
+    })
+}
+
 /// Does a daemon with this command line (`cwd` its working directory)
 /// read `config` (a host path)?
 pub fn reads_config(daemon: Daemon, argv: &[String], cwd: &Path, config: &Path) -> bool {
@@ -189,6 +220,9 @@ fn running(
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
+        if !serves(daemon, &argv) {
+            return None;
+        }
         let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
         if !reads_config(daemon, &argv, &cwd, config) {
             return None;
@@ -614,6 +648,34 @@ mod tests {
             option_value(&argv("crio -d /x --config-dir /y"), "config-dir", "d"),
             Some("/y")
         );
+    }
+
+    #[test]
+    fn a_command_of_the_daemon_binary_is_not_the_daemon() {
+        for line in [
+            "containerd --version",
+            "containerd -v",
+            "containerd config dump",
+            "containerd --config /a.toml config migrate",
+            "containerd --help",
+        ] {
+            assert!(!serves(Daemon::Containerd, &argv(line)), "{line}");
+        }
+        for line in [
+            "crio version",
+            "crio --config /a config",
+            "crio wipe",
+            "crio -v",
+        ] {
+            assert!(!serves(Daemon::Crio, &argv(line)), "{line}");
+        }
+        for line in [
+            "containerd",
+            "containerd --config /etc/containerd/config.toml --log-level debug",
+        ] {
+            assert!(serves(Daemon::Containerd, &argv(line)), "{line}");
+        }
+        assert!(serves(Daemon::Crio, &argv("crio --log-level info")));
     }
 
     #[test]
