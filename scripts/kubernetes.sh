@@ -3,8 +3,10 @@
 # module proxy, into a cache outside the checkout that a machine keeps:
 #   $KUBE_CACHE/<version>/bin/{kubelet,kube-apiserver,kube-controller-manager,
 #       kube-scheduler,kubectl}
-# for each version given (default v1.37.2: the control plane, and also the
-# newest kubelet that still runs on containerd 1.7, see docs/kubernetes.md).
+# for each version given; VERSION:NAME[,NAME] builds only those (default:
+# v1.37.2, the control plane and the newest kubelet, and v1.35.4:kubelet,
+# the newest kubelet whose UserNamespacesHostNetworkSupport works without
+# NodeDeclaredFeatures, see docs/kubernetes.md).
 # KUBE_CACHE defaults to /var/cache/userns-hostnet/kubernetes; GOMODCACHE and
 # GOCACHE stay Go's own defaults (~/go/pkg/mod, ~/.cache/go-build), which the
 # same machine keeps too.
@@ -23,7 +25,7 @@ set -euo pipefail
 export PATH=$PATH:/usr/local/go/bin
 cache=${KUBE_CACHE:-/var/cache/userns-hostnet/kubernetes}
 components="kubelet kube-apiserver kube-controller-manager kube-scheduler kubectl"
-[ $# -gt 0 ] || set -- v1.37.2
+[ $# -gt 0 ] || set -- v1.37.2 v1.35.4:kubelet
 
 command -v go >/dev/null || {
 	echo "kubernetes.sh: go is not installed (expected at /usr/local/go/bin/go)" >&2
@@ -31,7 +33,8 @@ command -v go >/dev/null || {
 }
 
 build() {
-	local version=$1 minor patch dir src work name
+	local version=${1%%:*} minor patch dir src work name components=$components
+	case $1 in *:*) components=$(echo "${1#*:}" | tr , ' ') ;; esac
 	dir=$cache/$version
 	local missing=
 	for name in $components; do
@@ -82,14 +85,16 @@ build() {
 	for name in $components; do
 		pkgs+=("./cmd/$name")
 	done
-	# nice: a shared machine stays usable; one go build links all five.
+	# nice: a shared machine stays usable; one go build links them all.
 	# The version the binaries report (kubelet --version, the node's
 	# kubeletVersion), as the release's own build stamps it.
 	local v=k8s.io/component-base/version
 	local ldflags="-X $v.gitVersion=$version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 	(cd "$work" && GOWORK=off CGO_ENABLED=0 nice go build -mod=mod -trimpath -ldflags "$ldflags" -o "$dir/bin.tmp/" "${pkgs[@]}")
-	rm -rf "$dir/bin" "$work"
-	mv "$dir/bin.tmp" "$dir/bin"
+	rm -rf "$work"
+	mkdir -p "$dir/bin"
+	mv "$dir/bin.tmp"/* "$dir/bin/"
+	rmdir "$dir/bin.tmp"
 	echo "kubernetes.sh: built $version in $((SECONDS - start))s into $dir/bin"
 }
 
@@ -107,5 +112,5 @@ for version; do
 	build "$version"
 done
 for version; do
-	"$cache/$version/bin/kubelet" --version
+	"$cache/${version%%:*}/bin/kubelet" --version
 done

@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use common::cri::{handler, Cri, Stack, APP_IMAGE};
-use common::kubernetes::{Cluster, NodeRuntime};
+use common::kubernetes::{Cluster, NodeRuntime, KUBELET_UNDECLARED};
 use common::{has_cap_bit, Probe, NET_CAP_BITS};
 use serde_json::{json, Value};
 
@@ -39,13 +39,33 @@ const WRAPPER_CLASS: &str = "userns-hostnet";
 const PLAIN_CLASS: &str = "plain";
 
 fn containerd_cluster(cri: &Cri) -> Cluster {
+    containerd_cluster_with(cri, common::kubernetes::KUBELET_DEFAULT)
+}
+
+fn containerd_cluster_with(cri: &Cri, kubelet: &str) -> Cluster {
     let d = cri.dir();
-    Cluster::start(&NodeRuntime {
-        socket: &d.join("sock"),
-        cni_conf_dir: &d.join("cni/conf"),
-        cni_bin_dir: &d.join("cni/bin"),
-        cgroup_driver: "cgroupfs",
-    })
+    Cluster::start_with_kubelet(
+        &NodeRuntime {
+            socket: &d.join("sock"),
+            cni_conf_dir: &d.join("cni/conf"),
+            cni_bin_dir: &d.join("cni/bin"),
+            cgroup_driver: "cgroupfs",
+        },
+        kubelet,
+    )
+}
+
+fn crio_cluster(crio: &common::crio::Crio, kubelet: &str) -> Cluster {
+    let d = crio.dir();
+    Cluster::start_with_kubelet(
+        &NodeRuntime {
+            socket: &d.join("crio.sock"),
+            cni_conf_dir: &d.join("cni/net.d"),
+            cni_bin_dir: &d.join("cni/bin"),
+            cgroup_driver: "cgroupfs",
+        },
+        kubelet,
+    )
 }
 
 fn runtime_classes(k: &Cluster, wrapper: &str, plain: &str) {
@@ -179,9 +199,14 @@ fn assert_hardened(p: &Probe, what: &str) {
 /// containers, init container done, logs readable, then deleted with
 /// nothing left behind.
 fn scenario_hardened_pod(k: &Cluster, cri_leftovers: &dyn Fn() -> Vec<String>) {
-    let pod = "hardened";
+    scenario_hardened(k, &feature_pod("hardened", WRAPPER_CLASS), cri_leftovers);
+}
+
+/// As scenario_hardened_pod, for `pod` (the feature pod, scheduled or bound).
+fn scenario_hardened(k: &Cluster, pod_object: &Value, cri_leftovers: &dyn Fn() -> Vec<String>) {
+    let pod = pod_object["metadata"]["name"].as_str().unwrap();
     let started = Instant::now();
-    k.apply(&feature_pod(pod, WRAPPER_CLASS));
+    k.apply(pod_object);
     k.wait_running(pod);
     eprintln!("{pod}: Running after {:?}", started.elapsed());
     for c in ["app", "second"] {
@@ -478,13 +503,7 @@ fn crio_row(wrapper: &str, plain: &str) {
     use common::crio::{Crio, Mode};
     let _row = one_row();
     let crio = Crio::start_matrix(Mode::DropInfra);
-    let d = crio.dir().to_path_buf();
-    let k = Cluster::start(&NodeRuntime {
-        socket: &d.join("crio.sock"),
-        cni_conf_dir: &d.join("cni/net.d"),
-        cni_bin_dir: &d.join("cni/bin"),
-        cgroup_driver: "cgroupfs",
-    });
+    let k = crio_cluster(&crio, common::kubernetes::KUBELET_DEFAULT);
     runtime_classes(&k, wrapper, plain);
     scenario_feature_not_declared(&k, "CRI-O 1.36.3");
     drop(k);
@@ -501,6 +520,146 @@ fn crio_runc_kubelet_1_37() {
 fn crio_crun_kubelet_1_37() {
     use common::crio::matrix_handler;
     crio_row(matrix_handler::WRAPPER_CRUN, matrix_handler::CRUN_STEPPED);
+}
+
+/// kubelet 1.35.4, the newest whose UserNamespacesHostNetworkSupport works
+/// without NodeDeclaredFeatures (its alpha default, off), on containerd
+/// 1.7.24 + runc 1.1.5. It runs pods there (one in the host's user
+/// namespace, through the wrapper), but containerd 1.7 reports no runtime
+/// handlers in its CRI status, so the kubelet takes every handler for one
+/// without user namespaces and refuses the feature's pod before any
+/// sandbox, the wrapper's as runc's: no kubelet that admits the feature
+/// runs it on containerd 1.7, wrapper or not.
+#[test]
+fn containerd_1_7_kubelet_1_35() {
+    let _row = one_row();
+    let cri = Cri::start_on(Stack::Containerd17);
+    let k = containerd_cluster_with(&cri, KUBELET_UNDECLARED);
+    runtime_classes(&k, handler::WRAPPER, handler::RUNC);
+    eprintln!(
+        "containerd 1.7.24 node, kubelet {KUBELET_UNDECLARED}: runtimeHandlers {:?}",
+        k.kubectl_ok(&[
+            "get",
+            "node",
+            &k.node,
+            "-o",
+            "jsonpath={.status.runtimeHandlers}"
+        ])
+    );
+    let mut host_users = feature_pod("host-users", WRAPPER_CLASS);
+    host_users["spec"]["hostUsers"] = json!(true);
+    k.apply(&host_users);
+    k.wait_running("host-users");
+    k.delete_pod("host-users");
+    for (name, class) in [
+        ("bound-wrapper", WRAPPER_CLASS),
+        ("bound-plain", PLAIN_CLASS),
+    ] {
+        k.apply(&bound_pod(&k, name, class));
+        let f = fate(&k, name);
+        eprintln!("{name}: {f}");
+        assert!(
+            f.contains("FailedCreatePodSandBox") && f.contains("does not support user namespaces"),
+            "{name}: {f}\n{}",
+            k.describe(name)
+        );
+        k.delete_pod(name);
+    }
+    assert_nothing_left("the row", &|| cri.leftovers());
+}
+
+/// kubelet 1.35.4 on CRI-O 1.36.3 (`drop_infra_ctr = true`, its default).
+/// CRI-O says a handler supports user namespaces when its runtime's
+/// `features` lists idmapped mounts; the wrapper answers `features` with
+/// its runtime's. So runc 1.1.5 and crun 1.8.1 handlers are refused by the
+/// kubelet before any sandbox, wrapper or not; on runc 1.4.3 the kubelet
+/// sends the feature's pod (bound to the node: the 1.37 scheduler wants
+/// the feature declared, which this kubelet does not do). Alone it runs
+/// with network capabilities; through the wrapper it runs hardened,
+/// survives a CRI-O restart, and is deleted with nothing left.
+#[test]
+fn crio_kubelet_1_35() {
+    use common::crio::{handler as crio_handler, matrix_handler, Crio, Mode};
+    let _row = one_row();
+    let mut crio = Crio::start_matrix(Mode::DropInfra);
+    let k = crio_cluster(&crio, KUBELET_UNDECLARED);
+    eprintln!(
+        "CRI-O 1.36.3 node, kubelet {KUBELET_UNDECLARED}: runtimeHandlers {}",
+        k.kubectl_ok(&[
+            "get",
+            "node",
+            &k.node,
+            "-o",
+            "jsonpath={.status.runtimeHandlers}"
+        ])
+    );
+    for (class, handler) in [
+        ("wrapper-runc115", crio_handler::WRAPPER),
+        ("runc115", crio_handler::RUNC),
+        ("wrapper-crun", matrix_handler::WRAPPER_CRUN),
+        ("crun", matrix_handler::CRUN_STEPPED),
+    ] {
+        k.apply(&json!({
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": class},
+            "handler": handler,
+        }));
+        let name = format!("bound-{class}");
+        k.apply(&bound_pod(&k, &name, class));
+        let f = fate(&k, &name);
+        eprintln!("{name}: {f}");
+        assert!(
+            f.contains("FailedCreatePodSandBox")
+                && f.contains(&format!(
+                    "RuntimeClass handler \"{handler}\" does not support user namespaces"
+                )),
+            "{name}: {f}\n{}",
+            k.describe(&name)
+        );
+        k.delete_pod(&name);
+    }
+
+    runtime_classes(&k, matrix_handler::WRAPPER_RUNC_14, matrix_handler::RUNC_14);
+    // Left to the 1.37 scheduler, the pod finds no node: this kubelet
+    // declares no features.
+    k.apply(&feature_pod("scheduled", WRAPPER_CLASS));
+    let f = fate(&k, "scheduled");
+    eprintln!("scheduled: {f}");
+    assert!(
+        f.contains("FailedScheduling") && f.contains("didn't match Pod's required features"),
+        "scheduled: {f}\n{}",
+        k.describe("scheduled")
+    );
+    k.delete_pod("scheduled");
+    k.apply(&bound_pod(&k, "plain", PLAIN_CLASS));
+    k.wait_running("plain");
+    let plain = look(&k, "plain", "app");
+    eprintln!("{}", summary("without the wrapper (runc 1.4.3)", &plain));
+    assert_own_uid_map(&plain);
+    assert!(
+        !net_caps(&plain).is_empty(),
+        "CRI-O 1.36.3 + runc 1.4.3 alone was expected to keep network capabilities\n{}",
+        summary("without the wrapper", &plain)
+    );
+    k.delete_pod("plain");
+
+    scenario_hardened(&k, &bound_pod(&k, "hardened", WRAPPER_CLASS), &|| {
+        crio.leftovers()
+    });
+
+    // CRI-O restarts under a running pod: it keeps running, can be exec'd
+    // into and deleted afterwards.
+    k.apply(&bound_pod(&k, "survivor", WRAPPER_CLASS));
+    k.wait_running("survivor");
+    crio.restart();
+    assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    assert_hardened(&look(&k, "survivor", "app"), "after CRI-O restarted");
+    k.delete_pod("survivor");
+    assert_nothing_left("deleting the pod after the restart", &|| crio.leftovers());
+    drop(k);
+    let left = crio.leftovers();
+    assert!(left.is_empty(), "left behind: {left:#?}");
 }
 
 /// The installer image as deploy/ names it, and the tag of its rollout.

@@ -124,6 +124,9 @@ pub struct Crio {
     dir: Option<TempDir>,
     path: PathBuf,
     child: Option<Child>,
+    /// Holds the daemon's mount namespace (the node's, to CRI-O) across
+    /// restarts: pinns pins the pods' namespaces there.
+    namespace: Child,
     mode: Mode,
     counter: AtomicU64,
     /// Ids of every pod and container this daemon made: the wrapper's
@@ -202,46 +205,49 @@ impl Crio {
         .unwrap();
         fs::create_dir_all(d.join("cri-configs")).unwrap();
 
-        let log = fs::File::create(d.join("crio.log")).unwrap();
-        let child = Command::new("unshare")
-            .args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(SYS_VIEW_SCRIPT)
-            .arg("sys-view")
-            .arg(&crio)
-            .arg("--config")
-            .arg(d.join("crio.conf"))
-            .arg("--config-dir")
-            .arg(d.join("crio.conf.d"))
-            .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
-            .env("USERNS_HOSTNET_HANDLERS_DIR", d.join("handlers"))
-            .env_remove("USERNS_HOSTNET_RUNTIME")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("start crio");
+        let namespace = spawn_namespace();
+        let child = spawn_crio(&crio, &d, namespace.id());
         let mut daemon = Crio {
             dir: Some(dir),
             path: d,
             child: Some(child),
+            namespace,
             mode,
             counter: AtomicU64::new(0),
             ids: Mutex::new(Vec::new()),
             stopped: false,
         };
+        daemon.wait_serving()?;
+        Ok(daemon)
+    }
+
+    /// Waits until the CRI answers; the log when the daemon exited or 30 s
+    /// passed.
+    fn wait_serving(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if daemon.crictl(&["version"]).success() {
-                return Ok(daemon);
+            if self.crictl(&["version"]).success() {
+                return Ok(());
             }
-            let exited = daemon
+            let exited = self
                 .child
                 .as_mut()
                 .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
             if exited || Instant::now() > deadline {
-                return Err(daemon.log());
+                return Err(self.log());
             }
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Stops the daemon (SIGTERM, as systemd does; its pods' monitors and
+    /// containers stay) and starts it again on the same files.
+    pub fn restart(&mut self) {
+        let mut child = self.child.take().expect("the daemon runs");
+        terminate(&mut child);
+        self.child = Some(spawn_crio(&tool("crio"), &self.path, self.namespace.id()));
+        if let Err(log) = self.wait_serving() {
+            panic!("CRI-O did not start again:\n{log}");
         }
     }
 
@@ -520,9 +526,7 @@ impl Crio {
 
     /// Mount points under the daemon's directory in its mount namespace.
     pub fn mounts_in_dir(&self) -> Vec<String> {
-        let Some(pid) = self.child.as_ref().map(Child::id) else {
-            return Vec::new();
-        };
+        let pid = self.namespace.id();
         let text = fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
         let prefix = format!("{}/", self.path.display());
         super::parse_mountinfo(&text)
@@ -549,24 +553,12 @@ impl Crio {
             return Vec::new();
         }
         let _ = self.crictl(&["rmp", "--force", "--all"]);
-        let Some(mut child) = self.child.take() else {
+        let running = self.child.take().map(|mut child| terminate(&mut child));
+        let _ = self.namespace.kill();
+        let _ = self.namespace.wait();
+        if running.is_none() {
             return Vec::new();
-        };
-        if matches!(child.try_wait(), Ok(None)) {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(child.id().to_string())
-                .status();
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
         let mut leaked: Vec<String> = self
             .monitors()
             .into_iter()
@@ -581,6 +573,73 @@ impl Crio {
         force_clean(&self.path, &states);
         leaked
     }
+}
+
+/// A process holding a private mount namespace with the cgroup view of
+/// SYS_VIEW_SCRIPT, once that view is in place.
+fn spawn_namespace() -> Child {
+    let mut holder = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(SYS_VIEW_SCRIPT)
+        .args(["sys-view", "sleep", "infinity"])
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the mount namespace's holder");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fs::read_to_string(format!("/proc/{}/comm", holder.id())).unwrap_or_default() != "sleep\n"
+    {
+        if Instant::now() > deadline || matches!(holder.try_wait(), Ok(Some(_))) {
+            let _ = holder.kill();
+            panic!("the mount namespace for CRI-O was not made (SYS_VIEW_SCRIPT failed)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    holder
+}
+
+/// crio in the mount namespace `holder` keeps, on the files of directory
+/// `d`, its output appended to crio.log.
+fn spawn_crio(crio: &Path, d: &Path, holder: u32) -> Child {
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(d.join("crio.log"))
+        .unwrap();
+    Command::new("nsenter")
+        .arg(format!("--mount=/proc/{holder}/ns/mnt"))
+        .arg("--")
+        .arg(crio)
+        .arg("--config")
+        .arg(d.join("crio.conf"))
+        .arg("--config-dir")
+        .arg(d.join("crio.conf.d"))
+        .env("USERNS_HOSTNET_CONFIG", d.join("wrapper.toml"))
+        .env("USERNS_HOSTNET_HANDLERS_DIR", d.join("handlers"))
+        .env_remove("USERNS_HOSTNET_RUNTIME")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start crio")
+}
+
+/// SIGTERM, 10 s to exit, then SIGKILL.
+fn terminate(child: &mut Child) {
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 impl Drop for Crio {

@@ -41,8 +41,15 @@ use tempfile::TempDir;
 use super::containerd::{processes_naming, write_script};
 use super::{run_capture, Outcome};
 
-/// The release of every component.
+/// The release of the control plane and of the default kubelet.
 pub const VERSION: &str = "v1.37.2";
+
+/// The newest kubelet whose UserNamespacesHostNetworkSupport works without
+/// NodeDeclaredFeatures (an alpha gate, off, in 1.35; 1.36 makes the
+/// feature depend on it): it sends the feature's pod to any CRI daemon
+/// that says its handler supports user namespaces, reported features or
+/// not. scripts/kubernetes.sh builds its kubelet only.
+pub const KUBELET_UNDECLARED: &str = "v1.35.4";
 
 /// Every cluster directory starts with this, then the test process's pid.
 const DIR_PREFIX: &str = "uhn-k8s-";
@@ -66,9 +73,14 @@ fn cache() -> PathBuf {
     )
 }
 
-/// A component built by scripts/kubernetes.sh.
+/// A component of the control plane's release, built by scripts/kubernetes.sh.
 pub fn kube_bin(name: &str) -> PathBuf {
-    let path = cache().join(VERSION).join("bin").join(name);
+    kube_bin_of(VERSION, name)
+}
+
+/// A component of `version`, built by scripts/kubernetes.sh.
+pub fn kube_bin_of(version: &str, name: &str) -> PathBuf {
+    let path = cache().join(version).join("bin").join(name);
     assert!(path.is_file(), "{path:?} is missing: {BUILD_HINT}");
     path
 }
@@ -97,6 +109,9 @@ pub struct NodeRuntime<'a> {
     pub cgroup_driver: &'a str,
 }
 
+/// The kubelet of the control plane's release.
+pub const KUBELET_DEFAULT: &str = VERSION;
+
 pub struct Cluster {
     dir: Option<TempDir>,
     path: PathBuf,
@@ -104,6 +119,7 @@ pub struct Cluster {
     procs: Vec<(&'static str, Child)>,
     kubeconfig: PathBuf,
     pub node: String,
+    kubelet: PathBuf,
     kubelet_args: Vec<String>,
 }
 
@@ -111,6 +127,12 @@ impl Cluster {
     /// Starts the control plane and a kubelet on `runtime`, and waits until
     /// the node is Ready and the default service account exists.
     pub fn start(runtime: &NodeRuntime<'_>) -> Cluster {
+        Cluster::start_with_kubelet(runtime, KUBELET_DEFAULT)
+    }
+
+    /// As `start`, with the kubelet of release `kubelet` (the control plane
+    /// stays VERSION: a kubelet may be up to three minors older).
+    pub fn start_with_kubelet(runtime: &NodeRuntime<'_>, kubelet: &str) -> Cluster {
         for tool in ["openssl", "unshare", "nsenter"] {
             assert!(
                 super::find_in_path(tool).is_some(),
@@ -137,6 +159,7 @@ impl Cluster {
         ] {
             kube_bin(name);
         }
+        let kubelet = kube_bin_of(kubelet, "kubelet");
         etcd_bin();
         clean_leftovers();
         let dir = tempfile::Builder::new()
@@ -171,6 +194,7 @@ impl Cluster {
             procs: Vec::new(),
             kubeconfig: kubeconfig.clone(),
             node,
+            kubelet,
             kubelet_args: Vec::new(),
         };
 
@@ -341,7 +365,7 @@ impl Cluster {
         cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
             .arg(script)
             .arg("kubelet")
-            .arg(kube_bin("kubelet"))
+            .arg(&self.kubelet)
             .args(&self.kubelet_args);
         self.spawn("kubelet", &mut cmd);
     }
