@@ -1,8 +1,10 @@
 //! Kubernetes itself drives the wrapper: a single-node cluster on loopback
 //! (tests/common/kubernetes.rs: etcd 3.5, kube-apiserver, controller
-//! manager, scheduler and kubelet 1.37.2 built by scripts/kubernetes.sh)
-//! on each row of the version matrix (docs/kubernetes.md), its CRI daemon
-//! the private one of tests/common/cri.rs or tests/common/crio.rs.
+//! manager, scheduler and kubelet 1.37.2 built by scripts/kubernetes.sh;
+//! on some rows kubelet 1.35.4, the newest that sends the feature's pod to
+//! a daemon that does not declare the feature) on each row of the version
+//! matrix (docs/kubernetes.md), its CRI daemon the private one of
+//! tests/common/cri.rs or tests/common/crio.rs.
 //!
 //! Each row runs the pods of the feature, `hostNetwork: true` +
 //! `hostUsers: false`, through a RuntimeClass of the wrapper's handler and
