@@ -28,7 +28,8 @@ cri-tools:
 	./scripts/cri-tools.sh
 
 # kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
-# kubectl 1.37.2 built from the Go module proxy, and etcd 3.5.16 (Debian
+# kubectl 1.37.2 and the kubelet 1.35.4 built from the Go module proxy,
+# and etcd 3.5.16 (Debian
 # trixie, unpacked), for tests/e2e_kubernetes.rs, cached in
 # /var/cache/userns-hostnet/kubernetes (outside the checkout: a machine
 # builds them once).
