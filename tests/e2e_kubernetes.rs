@@ -335,21 +335,33 @@ fn containerd_2_3_kubelet_1_37() {
     // The same pod on runc 1.4.3 alone runs too, as containerd 2.3.4
     // converts /sys itself; the network capabilities of the kubelet's
     // default set (NET_BIND_SERVICE, NET_RAW) stay, which the wrapper takes.
-    k.apply(&feature_pod("plain", PLAIN_CLASS));
-    k.wait_running("plain");
-    let plain = look(&k, "plain", "app");
-    eprintln!("{}", summary("without the wrapper", &plain));
-    assert_own_uid_map(&plain);
-    assert!(
-        !net_caps(&plain).is_empty(),
-        "containerd 2.3.4 + runc 1.4.3 alone was expected to keep network capabilities\n{}",
-        summary("without the wrapper", &plain)
+    scenario_plain_keeps_net_caps(
+        &k,
+        &feature_pod("plain", PLAIN_CLASS),
+        "containerd 2.3.4 + runc 1.4.3",
     );
-    k.delete_pod("plain");
 
     scenario_net_sysctl_refused(&k);
     start_time_ratio(&k);
     assert_nothing_left("the row", &|| cri.leftovers());
+}
+
+/// The feature's pod `pod` on the plain runtime's class runs, in its own
+/// user namespace, keeping network capabilities the wrapper would drop.
+fn scenario_plain_keeps_net_caps(k: &Cluster, pod: &Value, stack: &str) {
+    let name = pod["metadata"]["name"].as_str().unwrap();
+    k.apply(pod);
+    k.wait_running(name);
+    let plain = look(k, name, "app");
+    let what = format!("without the wrapper ({stack})");
+    eprintln!("{}", summary(&what, &plain));
+    assert_own_uid_map(&plain);
+    assert!(
+        !net_caps(&plain).is_empty(),
+        "{stack} alone was expected to keep network capabilities\n{}",
+        summary(&what, &plain)
+    );
+    k.delete_pod(name);
 }
 
 /// Where a pod ended up within the start timeout: `Running`, or the first
@@ -634,17 +646,11 @@ fn crio_kubelet_1_35() {
         k.describe("scheduled")
     );
     k.delete_pod("scheduled");
-    k.apply(&bound_pod(&k, "plain", PLAIN_CLASS));
-    k.wait_running("plain");
-    let plain = look(&k, "plain", "app");
-    eprintln!("{}", summary("without the wrapper (runc 1.4.3)", &plain));
-    assert_own_uid_map(&plain);
-    assert!(
-        !net_caps(&plain).is_empty(),
-        "CRI-O 1.36.3 + runc 1.4.3 alone was expected to keep network capabilities\n{}",
-        summary("without the wrapper", &plain)
+    scenario_plain_keeps_net_caps(
+        &k,
+        &bound_pod(&k, "plain", PLAIN_CLASS),
+        "CRI-O 1.36.3 + runc 1.4.3",
     );
-    k.delete_pod("plain");
 
     scenario_hardened(&k, &bound_pod(&k, "hardened", WRAPPER_CLASS), &|| {
         crio.leftovers()
