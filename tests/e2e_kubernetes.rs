@@ -249,15 +249,19 @@ fn assert_nothing_left(what: &str, leftovers: &dyn Fn() -> Vec<String>) {
     }
 }
 
-/// Twenty of the feature's pods (one container each) applied at once all
-/// run through the wrapper, each in a user namespace of its own, and
-/// leave nothing behind.
-fn scenario_twenty_at_once(k: &Cluster, cri_leftovers: &dyn Fn() -> Vec<String>) {
+/// Twenty of the feature's pods (one container each, made by `pod_of`
+/// from a name: scheduled or bound) applied at once all run through the
+/// wrapper, each in a user namespace of its own, and leave nothing behind.
+fn scenario_twenty_at_once(
+    k: &Cluster,
+    pod_of: &dyn Fn(&str) -> Value,
+    cri_leftovers: &dyn Fn() -> Vec<String>,
+) {
     let names: Vec<String> = (0..20).map(|i| format!("many-{i}")).collect();
     let pods: Vec<Value> = names
         .iter()
         .map(|name| {
-            let mut pod = feature_pod(name, WRAPPER_CLASS);
+            let mut pod = pod_of(name);
             pod["spec"]["initContainers"] = json!([]);
             pod["spec"]["containers"] = json!([container("app")]);
             pod
@@ -320,7 +324,9 @@ fn containerd_2_3_kubelet_1_37() {
 
     scenario_daemonset(&k, &mut cri);
     scenario_hardened_pod(&k, &|| cri.leftovers());
-    scenario_twenty_at_once(&k, &|| cri.leftovers());
+    scenario_twenty_at_once(&k, &|name| feature_pod(name, WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
 
     // containerd restarts under a running pod: the pod keeps running, can
     // be exec'd into and deleted afterwards.
@@ -589,8 +595,9 @@ fn containerd_1_7_kubelet_1_35() {
 /// kubelet before any sandbox, wrapper or not; on runc 1.4.3 the kubelet
 /// sends the feature's pod (bound to the node: the 1.37 scheduler wants
 /// the feature declared, which this kubelet does not do). Alone it runs
-/// with network capabilities; through the wrapper it runs hardened,
-/// survives a CRI-O restart, and is deleted with nothing left.
+/// with network capabilities; through the wrapper it runs hardened, twenty
+/// at once too, survives a CRI-O restart, and is deleted with nothing
+/// left; the start-time ratio is measured on this row as well.
 #[test]
 fn crio_kubelet_1_35() {
     use common::crio::{handler as crio_handler, matrix_handler, Crio, Mode};
@@ -655,6 +662,9 @@ fn crio_kubelet_1_35() {
     scenario_hardened(&k, &bound_pod(&k, "hardened", WRAPPER_CLASS), &|| {
         crio.leftovers()
     });
+    scenario_twenty_at_once(&k, &|name| bound_pod(&k, name, WRAPPER_CLASS), &|| {
+        crio.leftovers()
+    });
 
     // CRI-O restarts under a running pod: it keeps running, can be exec'd
     // into and deleted afterwards.
@@ -665,6 +675,9 @@ fn crio_kubelet_1_35() {
     assert_hardened(&look(&k, "survivor", "app"), "after CRI-O restarted");
     k.delete_pod("survivor");
     assert_nothing_left("deleting the pod after the restart", &|| crio.leftovers());
+    scenario_net_sysctl_refused(&k);
+    start_time_ratio(&k);
+    assert_nothing_left("the row", &|| crio.leftovers());
     drop(k);
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");
