@@ -53,11 +53,11 @@ youki:
 TEST_FEATURES := --features test-hooks
 
 # Two tiers of tests, sharing one build.
-# unit: no root, no container runtime, no daemon: the library's own tests,
-# its doc tests and these test binaries (pure logic, fixtures, proptest;
+# unit: no root, no container runtime, no daemon: the libraries' own tests
+# (every crate of the workspace), their doc tests and these test binaries (pure logic, fixtures, proptest;
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
 # neither needs root).
-UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict
+UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict writers_agree
 # e2e: every other tests/*.rs. They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
@@ -86,8 +86,9 @@ unit:
 	$(call totals,target/test-unit.log,unit: ); \
 	exit $$status
 
-# The library's tests again, as nobody and with every runtime hidden
-# (needs root to set that up): `cargo test --lib` must need neither. Not
+# The libraries' tests again (every crate's), as nobody and with every
+# runtime hidden (needs root to set that up): `cargo test --lib` must need
+# neither. Not
 # added to the totals, which count each test once.
 hermetic:
 	@mkdir -p target; status=0; \

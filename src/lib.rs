@@ -28,13 +28,16 @@ pub mod cli;
 pub mod config;
 pub mod converted;
 pub mod decisionlog;
-pub mod engine;
 pub mod hook;
 pub mod host;
-pub mod path;
 pub mod plan;
 pub mod probe;
 pub mod runclog;
 pub mod runtime;
 pub mod sys;
 pub mod wrapper;
+
+// The pure engine is a crate of its own (crates/engine), so that it can
+// depend on nothing that does I/O; it keeps its place here.
+pub use userns_hostnet_engine as engine;
+pub use userns_hostnet_engine::path;
