@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
 
 all: build
 
@@ -77,7 +77,13 @@ test: fmt-check clippy package-check cri-tools youki image kubernetes
 	$(call totals,target/test.log); \
 	exit $$status
 
-unit:
+# Every crate's binaries first, with the tests' features: the admin tool
+# is the admin crate's binary, which a root crate's test finds beside the
+# wrapper but which cargo builds only for the admin crate's own tests.
+bins:
+	$(CARGO) build $(TEST_FEATURES)
+
+unit: bins
 	@mkdir -p target; set -o pipefail; status=0; \
 	( s=0; \
 	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --lib $(addprefix --test ,$(UNIT_TESTS)) -- --test-threads=$(TEST_THREADS) || s=1; \
@@ -96,7 +102,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: cri-tools youki image kubernetes
+e2e: bins cri-tools youki image kubernetes
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \
@@ -117,9 +123,9 @@ deps:
 	fi
 
 # Man pages into target/man, shell completions into target/completions,
-# both generated from the clap definition in src/cli.rs.
+# both generated from the clap definition in crates/admin/src/cli.rs.
 man:
-	$(CARGO) run --quiet --example gen-docs -- target
+	$(CARGO) run --quiet -p userns-hostnet-admin --example gen-docs -- target
 
 # Release binaries are static-pie, linked with glibc: the wrapper runs on
 # every container start, and without the dynamic loader its pass-through

@@ -1,7 +1,7 @@
 //! The layering ARCHITECTURE.md describes, checked on the source: the
 //! module import graph read from the workspace's crates (`src/**/*.rs`,
-//! the engine's `crates/engine/src` as `engine::..`; `crate::`, `super::`
-//! and `self::` paths, in `use` lines and in code) has no circle, the
+//! `crates/engine/src` as `engine::..`, `crates/admin/src` as `admin::..`;
+//! `crate::`, `super::` and `self::` paths, in `use` lines and in code) has no circle, the
 //! engine imports nothing outside itself, `src/sys/` nothing but
 //! `src/sys/`, and no entry point is imported by another module. And the
 //! engine crate stays pure: no dependency outside an allow-list, no
@@ -35,7 +35,10 @@ const KNOWN_CIRCLES: &[(&[&str], &str)] = &[
 
 /// The crates besides the root one (`src/`): the module prefix their
 /// files get, and their source directory.
-const CRATES: &[(&str, &str)] = &[("engine", "crates/engine/src")];
+const CRATES: &[(&str, &str)] = &[
+    ("engine", "crates/engine/src"),
+    ("admin", "crates/admin/src"),
+];
 
 /// Names the root crate re-exports from another crate, as the files they
 /// are: `crate::path` in `src/` is the engine's `path.rs`.
@@ -65,7 +68,11 @@ const ENTRY_POINTS: &[&str] = &["wrapper", "hook", "admin"];
 #[test]
 fn the_source_keeps_its_layers() {
     let files = workspace_sources();
-    for (module, crate_dir) in [("engine::decide", "crates/engine/src"), ("wrapper", "src")] {
+    for (module, crate_dir) in [
+        ("engine::decide", "crates/engine/src"),
+        ("admin::doctor", "crates/admin/src"),
+        ("wrapper", "src"),
+    ] {
         assert!(
             files.iter().any(|(m, _)| m == module),
             "no {module} among {} files read under {crate_dir}: the module paths are wrong",
