@@ -61,7 +61,7 @@ const SYSTEM_MODULES: &[&str] = &["env", "fs", "net", "os", "process", "thread"]
 /// test.
 const KNOWN_EDGES: &[(&str, &str, &str)] = &[];
 
-/// Modules a binary starts in: only `src/bin` and their own children may
+/// Modules a binary starts in: only a crate's `src/bin` and their own children may
 /// import them.
 const ENTRY_POINTS: &[&str] = &["wrapper", "hook", "admin"];
 
@@ -191,7 +191,7 @@ fn hand_made_layer_breaches_are_found() {
     assert_eq!(
         graph.breaches(&BTreeSet::new()),
         [
-            "engine::rules imports config: the engine imports nothing outside src/engine/",
+            "engine::rules imports config: the engine imports nothing outside crates/engine/",
             "sys imports host: src/sys/ imports nothing but src/sys/",
             "wrapper imports hook::stage: an entry point is imported only by src/bin and its own children",
         ]
@@ -414,7 +414,7 @@ impl Graph {
                 }
                 if is_within(from, "engine") && !is_within(to, "engine") {
                     out.push(format!(
-                        "{from} imports {to}: the engine imports nothing outside src/engine/"
+                        "{from} imports {to}: the engine imports nothing outside crates/engine/"
                     ));
                 }
                 if is_within(from, "sys") && !is_within(to, "sys") {
