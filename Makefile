@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
 
 all: build
 
@@ -53,11 +53,11 @@ youki:
 TEST_FEATURES := --features test-hooks
 
 # Two tiers of tests, sharing one build.
-# unit: no root, no container runtime, no daemon: the library's own tests,
-# its doc tests and these test binaries (pure logic, fixtures, proptest;
+# unit: no root, no container runtime, no daemon: the libraries' own tests
+# (every crate of the workspace), their doc tests and these test binaries (pure logic, fixtures, proptest;
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
 # neither needs root).
-UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict
+UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict writers_agree
 # e2e: every other tests/*.rs. They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
@@ -77,7 +77,13 @@ test: fmt-check clippy package-check cri-tools youki image kubernetes
 	$(call totals,target/test.log); \
 	exit $$status
 
-unit:
+# Every crate's binaries first, with the tests' features: the admin tool
+# is the admin crate's binary, which a root crate's test finds beside the
+# wrapper but which cargo builds only for the admin crate's own tests.
+bins:
+	$(CARGO) build $(TEST_FEATURES)
+
+unit: bins
 	@mkdir -p target; set -o pipefail; status=0; \
 	( s=0; \
 	  $(CARGO) test $(TEST_FEATURES) --no-fail-fast --lib $(addprefix --test ,$(UNIT_TESTS)) -- --test-threads=$(TEST_THREADS) || s=1; \
@@ -86,8 +92,9 @@ unit:
 	$(call totals,target/test-unit.log,unit: ); \
 	exit $$status
 
-# The library's tests again, as nobody and with every runtime hidden
-# (needs root to set that up): `cargo test --lib` must need neither. Not
+# The libraries' tests again (every crate's), as nobody and with every
+# runtime hidden (needs root to set that up): `cargo test --lib` must need
+# neither. Not
 # added to the totals, which count each test once.
 hermetic:
 	@mkdir -p target; status=0; \
@@ -95,7 +102,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: cri-tools youki image kubernetes
+e2e: bins cri-tools youki image kubernetes
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \
@@ -116,9 +123,9 @@ deps:
 	fi
 
 # Man pages into target/man, shell completions into target/completions,
-# both generated from the clap definition in src/cli.rs.
+# both generated from the clap definition in crates/admin/src/cli.rs.
 man:
-	$(CARGO) run --quiet --example gen-docs -- target
+	$(CARGO) run --quiet -p userns-hostnet-admin --example gen-docs -- target
 
 # Release binaries are static-pie, linked with glibc: the wrapper runs on
 # every container start, and without the dynamic loader its pass-through

@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# The library's unit tests as a contributor without root or runtimes runs
-# them: as nobody, with an empty environment, in a private mount namespace
-# where runc, crun, youki, containerd and podman are hidden. Proves that
+# The libraries' unit tests (every crate of the workspace: the engine's,
+# the root crate's) as a contributor without root or runtimes runs them: as
+# nobody, with an empty environment, in a private mount namespace where
+# runc, crun, youki, containerd and podman are hidden. Proves that
 # `cargo test --lib` needs neither. Run as root (it makes the namespace),
-# after the library's tests are built with the same cargo flags ($@).
+# after the libraries' tests are built with the same cargo flags ($@).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "hermetic-unit: run as root (it hides the runtimes in a private mount namespace)" >&2; exit 1; }
 
-bin=$(cargo test "$@" --lib --no-run --message-format=json 2>/dev/null |
-	jq -r 'select(.reason == "compiler-artifact" and .profile.test == true and .target.kind == ["lib"]) | .executable')
-[ -x "$bin" ] || { echo "hermetic-unit: no library test binary built" >&2; exit 1; }
+mapfile -t bins < <(cargo test "$@" --lib --no-run --message-format=json 2>/dev/null |
+	jq -r 'select(.reason == "compiler-artifact" and .profile.test == true and .target.kind == ["lib"]) | .target.name + " " + .executable')
+[ "${#bins[@]}" -ge 2 ] || { echo "hermetic-unit: ${#bins[@]} library test binaries built, expected one per crate" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/uhn-hermetic.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-install -m 0755 "$bin" "$work/lib-tests"
+for entry in "${bins[@]}"; do
+	name=${entry%% *} bin=${entry#* }
+	[ -x "$bin" ] || { echo "hermetic-unit: no test binary for $name" >&2; exit 1; }
+	install -m 0755 "$bin" "$work/$name-tests"
+done
 : >"$work/absent"
 chmod 0644 "$work/absent"
 chmod 0755 "$work"
@@ -35,6 +40,11 @@ unshare -m bash -c '
 		fi
 	done
 	cd "$work"
-	exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work" "$work/lib-tests" --test-threads=2
+	status=0
+	for tests in "$work"/*-tests; do
+		echo "hermetic-unit: ${tests##*/}"
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work" "$tests" --test-threads=2 || status=1
+	done
+	exit $status
 ' hermetic "$work" "${hidden[@]}"

@@ -556,7 +556,10 @@ mod tests {
             {"destination": "/g", "type": "bind", "source": "/", "options": ["rbind"]},
             {"destination": "/h", "type": "bind", "source": "/etc/../sys/fs", "options": ["rbind"]}
         ]});
-        let got = host_sys_sources(&crate::engine::document::doc(spec), &[]);
+        let got = host_sys_sources(
+            &crate::engine::Spec::from_value(&spec).expect("a test spec reads"),
+            &[],
+        );
         assert_eq!(got["/proc/self/root/sys"], SysSource::Sys);
         assert_eq!(got["///sys/."], SysSource::Sys);
         assert_eq!(got["/sys/kernel"], SysSource::InTree);
@@ -583,7 +586,7 @@ mod tests {
             {"destination": "/c", "type": "bind", "source": "./l2/cgroup", "options": ["rbind"]},
             {"destination": "/d", "type": "bind", "source": "plain", "options": ["rbind"]}
         ]});
-        let doc = crate::engine::document::doc(spec);
+        let doc = crate::engine::Spec::from_value(&spec).expect("a test spec reads");
         let got = host_sys_sources(&doc, &[&bundle]);
         assert_eq!(got["l1"], SysSource::Sys);
         assert_eq!(got["../up"], SysSource::Sys);

@@ -12,6 +12,14 @@
 /// The wrapper's file name, as it names itself in errors.
 pub const WRAPPER_NAME: &str = "userns-hostnet-runtime";
 
+/// The short git commit the binaries were built from (`unknown` outside a
+/// git checkout), recorded by build.rs.
+pub const COMMIT: &str = env!("USERNS_HOSTNET_COMMIT");
+
+/// The build date, UTC in RFC 3339 (`SOURCE_DATE_EPOCH` when the build set
+/// it), recorded by build.rs.
+pub const BUILD_DATE: &str = env!("USERNS_HOSTNET_BUILD_DATE");
+
 /// The version and the git commit the binaries were built from
 /// (`unknown` outside a git checkout): `0.1.0 (commit 0123456789ab)`.
 pub const VERSION: &str = concat!(
@@ -21,20 +29,21 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
-pub mod admin;
 pub mod argv;
 pub mod bundle;
-pub mod cli;
 pub mod config;
 pub mod converted;
 pub mod decisionlog;
-pub mod engine;
 pub mod hook;
 pub mod host;
-pub mod path;
 pub mod plan;
 pub mod probe;
 pub mod runclog;
 pub mod runtime;
 pub mod sys;
 pub mod wrapper;
+
+// The pure engine is a crate of its own (crates/engine), so that it can
+// depend on nothing that does I/O; it keeps its place here.
+pub use userns_hostnet_engine as engine;
+pub use userns_hostnet_engine::path;

@@ -99,8 +99,13 @@ fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::document::doc;
     use serde_json::json;
+
+    /// `doc` read as a spec (the engine's `document::doc` is built only
+    /// into the engine's own tests).
+    fn doc(doc: serde_json::Value) -> crate::engine::Spec {
+        crate::engine::Spec::from_value(&doc).expect("a test spec reads")
+    }
 
     #[test]
     fn a_spec_without_user_namespace_is_decided_without_facts() {

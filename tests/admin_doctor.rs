@@ -2,12 +2,14 @@
 //! and /proc files), one per branch of each check. tests/e2e_doctor.rs runs
 //! it on this machine.
 
+mod common;
+
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 const MOUNTINFO_V2: &str =
     "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n";

@@ -1,12 +1,14 @@
 //! `userns-hostnet explain`: the wrapper's own plan, printed, on real
 //! fixtures; the converted spec it writes equals what the wrapper writes.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -3,6 +3,8 @@
 //! the containerd 1.6 one must be what the real containerd 1.6 loads; the
 //! YAML ones must say what Kubernetes needs.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -295,7 +297,7 @@ fn pod_uses_host_network_a_user_namespace_and_the_runtime_class() {
     );
 }
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 /// What `install --dry-run` would write: for each file of its diff, the
 /// file's name and its new text (the context and added lines; the configs

@@ -456,7 +456,7 @@ fn deploy_here(
     systemctl: &Path,
     mode: &str,
 ) -> common::Outcome {
-    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    let admin = Path::new(common::TOOL);
     deploy_here_from(cri, bin, handlers, systemctl, mode, admin.parent().unwrap())
 }
 
@@ -469,7 +469,7 @@ fn deploy_here_from(
     mode: &str,
     from: &Path,
 ) -> common::Outcome {
-    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    let admin = Path::new(common::TOOL);
     let mut cmd = Command::new(admin);
     cmd.args(["deploy", "--host-root", "/", "--daemon", "containerd"])
         .arg("--daemon-config")
@@ -567,7 +567,7 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
         .prefix("uhn-deploy-upgrade-")
         .tempdir_in("/tmp")
         .unwrap();
-    let admin = Path::new(env!("CARGO_BIN_EXE_userns-hostnet"));
+    let admin = Path::new(common::TOOL);
     fs::copy(admin, upgrade.path().join("userns-hostnet")).unwrap();
     // The same program with bytes appended past its end: another file
     // that still runs.

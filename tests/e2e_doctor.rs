@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 fn status(v: &Value, name: &str) -> String {
     v["checks"]

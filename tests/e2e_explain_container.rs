@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 fn explain(config: &Path, runtime_env: Option<&Path>, args: &[&str]) -> (i32, Value) {
     let mut cmd = Command::new(TOOL);

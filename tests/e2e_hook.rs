@@ -10,7 +10,7 @@ mod common;
 use common::{show, writable_under_sys, Bundle, ContainerGuard, Probe, Runtime, Sandbox};
 use serde_json::{json, Value};
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 /// /sys as podman 4.3 and CRI-O <= 1.36 bind it for a user namespace on
 /// the host network: recursive bind, but a non-recursive `ro`.

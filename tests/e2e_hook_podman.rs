@@ -16,7 +16,7 @@ use common::{show, Outcome, Probe};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 const NAME_PREFIX: &str = "uhn-hookpod-";
 
 /// A writable rootfs for podman, a hooks directory, and a config file that

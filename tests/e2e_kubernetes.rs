@@ -976,7 +976,7 @@ struct HostUndo {
 impl Drop for HostUndo {
     fn drop(&mut self) {
         let out = common::run_capture(
-            std::process::Command::new(env!("CARGO_BIN_EXE_userns-hostnet"))
+            std::process::Command::new(common::TOOL)
                 .args([
                     "deploy",
                     "--uninstall",

@@ -366,7 +366,7 @@ fn a_runtime_that_lists_no_rro_but_applies_it_is_shown_by_a_trial() {
     assert!(writable.is_empty(), "{}", seen.table());
 
     let doctor = common::run_capture(
-        common::in_sys_view(&[env!("CARGO_BIN_EXE_userns-hostnet"), "doctor", "--json"])
+        common::in_sys_view(&[common::TOOL, "doctor", "--json"])
             .env("USERNS_HOSTNET_RUNTIME", &stub)
             .env("USERNS_HOSTNET_CONFIG", sandbox.config_path()),
     );

@@ -9,7 +9,7 @@ mod common;
 use std::process::Command;
 
 const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 
 /// The commit build.rs recorded: this checkout's HEAD.
 fn head() -> String {

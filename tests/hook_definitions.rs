@@ -7,11 +7,13 @@
 //! alone, so its definition lives in `hooks.d/podman/`, never in the
 //! directory both read.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = common::TOOL;
 const INSTALLED_PATH: &str = "/usr/bin/userns-hostnet";
 
 /// The OCI stages every 1.0.0 loader knows.

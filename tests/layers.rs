@@ -1,8 +1,11 @@
 //! The layering ARCHITECTURE.md describes, checked on the source: the
-//! module import graph read from `src/**/*.rs` (`crate::`, `super::` and
-//! `self::` paths, in `use` lines and in code) has no circle, the engine
-//! imports nothing outside itself, `src/sys/` nothing but `src/sys/`, and
-//! no entry point is imported by another module.
+//! module import graph read from the workspace's crates (`src/**/*.rs`,
+//! `crates/engine/src` as `engine::..`, `crates/admin/src` as `admin::..`;
+//! `crate::`, `super::` and `self::` paths, in `use` lines and in code) has no circle, the
+//! engine imports nothing outside itself, `src/sys/` nothing but
+//! `src/sys/`, and no entry point is imported by another module. And the
+//! engine crate stays pure: no dependency outside an allow-list, no
+//! `std` module that reaches the system.
 //!
 //! A module and the files below it count as one: a child reading its
 //! parent (`super::`) or a parent its child is no circle and no layering
@@ -30,38 +33,52 @@ const KNOWN_CIRCLES: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// The crates besides the root one (`src/`): the module prefix their
+/// files get, and their source directory.
+const CRATES: &[(&str, &str)] = &[
+    ("engine", "crates/engine/src"),
+    ("admin", "crates/admin/src"),
+];
+
+/// Names the root crate re-exports from another crate, as the files they
+/// are: `crate::path` in `src/` is the engine's `path.rs`.
+const REEXPORTS: &[(&str, &str)] = &[("path", "engine::path")];
+
 /// Pure helpers below both the engine and the system layer (which do not
 /// import each other): either may import them; they import nothing.
-const PURE_LEAVES: &[&str] = &["path"];
+const PURE_LEAVES: &[&str] = &["engine::path"];
+
+/// The only crates the engine may depend on: none of them reads a file,
+/// the environment, the clock or the network.
+const ENGINE_DEPENDENCIES: &[&str] = &["memchr", "oci-spec", "serde", "serde_json", "thiserror"];
+
+/// The `std` modules that reach the system, which the engine's code (its
+/// tests aside) does not name.
+const SYSTEM_MODULES: &[&str] = &["env", "fs", "net", "os", "process", "thread"];
 
 /// Single import edges that break a layer rule today, being removed on
 /// another branch: `(from, to, why)`. An entry whose edge is gone fails the
 /// test.
-const KNOWN_EDGES: &[(&str, &str, &str)] = &[
-    // The engine's writer tests compare with the exec process file's
-    // writer in bundle.rs (one writer after the JSON rewrite).
-    (
-        "engine::view::tests",
-        "bundle",
-        "engine tests import bundle",
-    ),
-];
+const KNOWN_EDGES: &[(&str, &str, &str)] = &[];
 
-/// Modules a binary starts in: only `src/bin` and their own children may
+/// Modules a binary starts in: only a crate's `src/bin` and their own children may
 /// import them.
 const ENTRY_POINTS: &[&str] = &["wrapper", "hook", "admin"];
 
 #[test]
 fn the_source_keeps_its_layers() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    collect(&root, &root, &mut files);
-    assert!(
-        files.iter().any(|(m, _)| m == "engine::decide"),
-        "no engine::decide among {} files read under {}: the module paths are wrong",
-        files.len(),
-        root.display()
-    );
+    let files = workspace_sources();
+    for (module, crate_dir) in [
+        ("engine::decide", "crates/engine/src"),
+        ("admin::doctor", "crates/admin/src"),
+        ("wrapper", "src"),
+    ] {
+        assert!(
+            files.iter().any(|(m, _)| m == module),
+            "no {module} among {} files read under {crate_dir}: the module paths are wrong",
+            files.len(),
+        );
+    }
     let graph = Graph::read(&files);
     let count: usize = graph.edges.values().map(BTreeSet::len).sum();
     assert!(
@@ -174,16 +191,124 @@ fn hand_made_layer_breaches_are_found() {
     assert_eq!(
         graph.breaches(&BTreeSet::new()),
         [
-            "engine::rules imports config: the engine imports nothing outside src/engine/",
+            "engine::rules imports config: the engine imports nothing outside crates/engine/",
             "sys imports host: src/sys/ imports nothing but src/sys/",
             "wrapper imports hook::stage: an entry point is imported only by src/bin and its own children",
         ]
     );
 }
 
-/// Every `.rs` file under `dir` as (module path, source), `src/bin` left
-/// out (binaries are no modules of the library).
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+#[test]
+fn the_engine_crate_depends_on_nothing_that_does_io() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", manifest.display()));
+    let mut section = String::new();
+    let mut dependencies = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+        } else if section == "[dependencies]" && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.']).next().unwrap_or_default().trim();
+            dependencies.push(name.to_string());
+        } else if section.starts_with("[dependencies.") || section.starts_with("[target.") {
+            panic!(
+                "{}: {section}: list the engine's dependencies as lines of [dependencies]",
+                manifest.display()
+            );
+        }
+    }
+    assert!(
+        dependencies.iter().any(|d| d == "serde_json"),
+        "no serde_json among {dependencies:?} read from {}: the reader misses them",
+        manifest.display()
+    );
+    let outside: Vec<&String> = dependencies
+        .iter()
+        .filter(|d| !ENGINE_DEPENDENCIES.contains(&d.as_str()))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "the engine depends on {outside:?}, outside {ENGINE_DEPENDENCIES:?}: code that does I/O belongs in the root crate"
+    );
+
+    let mut uses = Vec::new();
+    let mut read = 0;
+    for (module, source) in workspace_sources() {
+        if !is_within(&module, "engine") || module.ends_with("::tests") {
+            continue;
+        }
+        // A file's tests come last, after its `#[cfg(test)]`.
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        read += 1;
+        for path in std_paths(&tokens(code)) {
+            if path
+                .get(1)
+                .is_some_and(|m| SYSTEM_MODULES.contains(&m.as_str()))
+            {
+                uses.push(format!("{module} uses {}", path.join("::")));
+            }
+        }
+    }
+    assert!(read > 20, "only {read} files of the engine read");
+    assert!(
+        uses.is_empty(),
+        "the engine does no I/O:\n{}",
+        uses.join("\n")
+    );
+}
+
+#[test]
+fn std_paths_are_found_in_use_trees() {
+    let code = "use std::{fs, collections::BTreeMap}; fn f() { std::process::exit(1) } // std::net\nconst S: &str = \"std::env\";";
+    let found: Vec<String> = std_paths(&tokens(code))
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "std::fs",
+            "std::collections::BTreeMap",
+            "std::process::exit"
+        ]
+    );
+}
+
+/// Every `std::` path in `tokens`, use trees expanded.
+fn std_paths(tokens: &[Token]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] == Token::Ident("std".to_string())
+            && tokens.get(i + 1) == Some(&Token::Colons)
+            && !matches!(i.checked_sub(1).map(|p| &tokens[p]), Some(Token::Colons))
+        {
+            let (found, end) = tree(tokens, i, Vec::new());
+            out.extend(found);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every `.rs` file of the workspace's crates as (module path, source).
+fn workspace_sources() -> Vec<(String, String)> {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for (prefix, dir) in [("", "src")].iter().chain(CRATES) {
+        let root = top.join(dir);
+        collect(prefix, &root, &root, &mut files);
+    }
+    files
+}
+
+/// Every `.rs` file under `dir` as (module path, source), its module path
+/// below `prefix`; `src/bin` left out (binaries are no modules of the
+/// library).
+fn collect(prefix: &str, root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())
@@ -195,11 +320,16 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
             continue;
         }
         if path.is_dir() {
-            collect(root, &path, out);
+            collect(prefix, root, &path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             let source = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-            out.push((module_of(rel), source));
+            let module = match (prefix, module_of(rel)) {
+                (prefix, module) if module.is_empty() => prefix.to_string(),
+                ("", module) => module,
+                (prefix, module) => format!("{prefix}::{module}"),
+            };
+            out.push((module, source));
         }
     }
 }
@@ -239,7 +369,13 @@ impl Graph {
         let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
         let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (module, source) in files {
-            for path in paths(module, &tokens(source)) {
+            let crate_root: Vec<String> = CRATES
+                .iter()
+                .find(|(prefix, _)| is_within(module, prefix))
+                .map(|(prefix, _)| vec![prefix.to_string()])
+                .unwrap_or_default();
+            for path in paths(module, &crate_root, &tokens(source)) {
+                let path = resolve(path, &crate_root, &modules);
                 // The longest prefix that is a file module: an item's path
                 // names the module that holds it.
                 let target = (1..=path.len())
@@ -278,7 +414,7 @@ impl Graph {
                 }
                 if is_within(from, "engine") && !is_within(to, "engine") {
                     out.push(format!(
-                        "{from} imports {to}: the engine imports nothing outside src/engine/"
+                        "{from} imports {to}: the engine imports nothing outside crates/engine/"
                     ));
                 }
                 if is_within(from, "sys") && !is_within(to, "sys") {
@@ -472,10 +608,40 @@ fn skip_raw(s: &[char], mut i: usize, hashes: usize) -> usize {
     i
 }
 
+/// `path`, read in a crate whose modules start with `crate_root`, as the
+/// file module it names: a name that is no module of that crate is one of
+/// the root crate's, which the crate's root brings in under the same name
+/// (`crate::engine::..` in the engine is its own `engine::..`); a name the
+/// root crate re-exports is the file it names.
+fn resolve(
+    mut path: Vec<String>,
+    crate_root: &[String],
+    modules: &BTreeSet<String>,
+) -> Vec<String> {
+    let n = crate_root.len();
+    if n > 0 && path.len() > n && path.starts_with(crate_root) {
+        let own = path[..=n].join("::");
+        let outer = &path[n];
+        if !modules.contains(&own)
+            && (modules.contains(outer) || REEXPORTS.iter().any(|(name, _)| name == outer))
+        {
+            path.drain(..n);
+        }
+    }
+    if let Some((_, file)) = REEXPORTS
+        .iter()
+        .find(|(name, _)| path.first().is_some_and(|p| p == name))
+    {
+        path.splice(..1, file.split("::").map(String::from));
+    }
+    path
+}
+
 /// Every crate-internal path in `tokens` of the file module `module`, as
-/// absolute segments (use trees expanded), with `super` and `self` resolved
-/// against the inline module (`mod tests { .. }`) they stand in.
-fn paths(module: &str, tokens: &[Token]) -> Vec<Vec<String>> {
+/// absolute segments (use trees expanded), with `crate` read as
+/// `crate_root` and `super` and `self` resolved against the inline module
+/// (`mod tests { .. }`) they stand in.
+fn paths(module: &str, crate_root: &[String], tokens: &[Token]) -> Vec<Vec<String>> {
     let base: Vec<String> = if module.is_empty() {
         Vec::new()
     } else {
@@ -514,7 +680,7 @@ fn paths(module: &str, tokens: &[Token]) -> Vec<Vec<String>> {
                 here.extend(inline.iter().map(|(n, _)| n.clone()));
                 let (found, end) = tree(tokens, i, Vec::new());
                 for segments in found {
-                    if let Some(abs) = absolute(&here, &segments) {
+                    if let Some(abs) = absolute(&here, crate_root, &segments) {
                         out.push(abs);
                     }
                 }
@@ -572,13 +738,14 @@ fn tree(tokens: &[Token], mut i: usize, prefix: Vec<String>) -> (Vec<Vec<String>
     }
 }
 
-/// `segments` (starting with crate, super or self) from the module `here`.
-fn absolute(here: &[String], segments: &[String]) -> Option<Vec<String>> {
+/// `segments` (starting with crate, super or self) from the module `here`
+/// of the crate whose root is `crate_root`.
+fn absolute(here: &[String], crate_root: &[String], segments: &[String]) -> Option<Vec<String>> {
     let mut at: Vec<String> = here.to_vec();
     let mut rest = segments;
     match rest.first().map(String::as_str) {
         Some("crate") => {
-            at.clear();
+            at = crate_root.to_vec();
             rest = &rest[1..];
         }
         _ => {

@@ -39,7 +39,7 @@ use super::containerd::{write_script, Containerd, Launch, WRAPPER_CRUN_NAME};
 use super::{run_capture, run_ok, Outcome, Runtime, ID_RANGE, WRAPPER};
 
 /// The admin tool, whose `hook create-runtime` the hook handlers run.
-const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+const TOOL: &str = super::TOOL;
 
 pub const PAUSE_IMAGE: &str = "uhn.test/pause:1";
 pub const APP_IMAGE: &str = "uhn.test/app:1";

@@ -34,7 +34,7 @@ use super::cri::{self, Pod, Seen, APP_IMAGE, PAUSE_IMAGE};
 use super::{find_in_path, run_capture, Outcome, Runtime, SYS_VIEW_SCRIPT, WRAPPER};
 
 /// The admin tool: `install crio`, and the hook.
-pub const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+pub const TOOL: &str = super::TOOL;
 
 /// Every daemon directory starts with this, then the test process's pid.
 const DIR_PREFIX: &str = "uhn-crio-";

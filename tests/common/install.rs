@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-pub const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
+pub const TOOL: &str = super::TOOL;
 
 /// The tool; install and uninstall keep a handler's links in `handlers/`
 /// next to the config file they edit, never under /etc.

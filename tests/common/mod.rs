@@ -30,6 +30,28 @@ pub mod registration;
 /// The wrapper under test.
 pub const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
 
+/// The admin tool (`userns-hostnet`): the admin crate's binary, which
+/// cargo builds into the wrapper's directory but names to that crate's
+/// tests only. `cargo build` (every crate) builds it; a `cargo test --test
+/// NAME` of one of these tests alone does not.
+pub const TOOL: &str = without_suffix(WRAPPER, "-runtime");
+
+/// `s` without `suffix`, which it must end with.
+const fn without_suffix(s: &'static str, suffix: &str) -> &'static str {
+    let (s, suffix) = (s.as_bytes(), suffix.as_bytes());
+    assert!(s.len() >= suffix.len(), "shorter than the suffix");
+    let start = s.len() - suffix.len();
+    let mut i = 0;
+    while i < suffix.len() {
+        assert!(s[start + i] == suffix[i], "does not end with the suffix");
+        i += 1;
+    }
+    match std::str::from_utf8(s.split_at(start).0) {
+        Ok(s) => s,
+        Err(_) => panic!("not UTF-8 before the suffix"),
+    }
+}
+
 /// Host IDs the container's root is mapped to.
 pub const HOST_ID_BASE: u64 = 100_000;
 pub const ID_RANGE: u64 = 65_536;

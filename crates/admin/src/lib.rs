@@ -2,6 +2,7 @@
 //! is implemented twice.
 
 pub mod check;
+pub mod cli;
 pub mod configcmd;
 pub mod daemon;
 pub mod daemons;
@@ -16,6 +17,13 @@ pub mod matrix;
 pub mod registrations;
 pub mod serving;
 pub mod version;
+
+// The root crate's modules, under the names they have there, so that
+// `crate::config` and the like read the same in the admin tool as in the
+// root crate, which the admin tool is built on (and which never imports it).
+use userns_hostnet::{
+    bundle, config, engine, host, plan, probe, runtime, sys, VERSION, WRAPPER_NAME,
+};
 
 /// Exit status of the admin tool for an error that stops a subcommand.
 pub const EXIT_ERROR: i32 = 2;

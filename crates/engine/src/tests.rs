@@ -5,7 +5,7 @@ use super::*;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 

@@ -1,8 +1,9 @@
 //! The admin tool: explain, doctor, install, the OCI hook mode, and deploy.
 
 use clap::Parser;
-use userns_hostnet::cli::{Cli, Command, HookCommand};
-use userns_hostnet::{admin, hook};
+use userns_hostnet::hook;
+use userns_hostnet_admin as admin;
+use userns_hostnet_admin::cli::{Cli, Command, HookCommand};
 
 fn main() {
     let cli = Cli::parse();

@@ -9,11 +9,11 @@ use serde::Serialize;
 use std::path::Path;
 
 /// The short git commit the binaries were built from (`unknown` outside a
-/// git checkout), recorded by build.rs.
-pub const COMMIT: &str = env!("USERNS_HOSTNET_COMMIT");
+/// git checkout), recorded by the root crate's build.rs.
+pub const COMMIT: &str = userns_hostnet::COMMIT;
 /// The build date, UTC in RFC 3339: `SOURCE_DATE_EPOCH` when the build set
-/// it, recorded by build.rs.
-pub const BUILD_DATE: &str = env!("USERNS_HOSTNET_BUILD_DATE");
+/// it, recorded by the root crate's build.rs.
+pub const BUILD_DATE: &str = userns_hostnet::BUILD_DATE;
 
 /// The `--json` document. Field names are stable (documented in docs/admin.md).
 #[derive(Debug, Serialize)]

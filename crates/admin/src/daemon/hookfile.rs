@@ -7,7 +7,7 @@ use super::{fnv1a, marker_hex, owner_by_marker, Owner};
 use std::path::Path;
 
 /// The createRuntime hook definition the package ships inert.
-pub const SHIPPED: &str = include_str!("../../../hooks.d/userns-hostnet.json");
+pub const SHIPPED: &str = include_str!("../../../../hooks.d/userns-hostnet.json");
 /// The name install gives it in a hooks directory: the name the package
 /// ships, so that a definition under /etc masks one under /usr/share
 /// instead of running the hook twice.

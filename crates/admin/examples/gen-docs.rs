@@ -5,7 +5,7 @@ fn main() {
     let out = std::env::args_os()
         .nth(1)
         .map_or_else(|| std::path::PathBuf::from("target"), Into::into);
-    match userns_hostnet::admin::docs::write_all(&out) {
+    match userns_hostnet_admin::docs::write_all(&out) {
         Ok(files) => {
             for f in files {
                 println!("{}", f.display());

@@ -12,7 +12,7 @@ fn non_empty(p: &Path) -> String {
 #[test]
 fn pages_and_completions_are_generated() {
     let dir = tempfile::tempdir().unwrap();
-    let files = userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    let files = userns_hostnet_admin::docs::write_all(dir.path()).unwrap();
     let man = dir.path().join("man");
     let top = non_empty(&man.join("userns-hostnet.1"));
     assert!(top.contains(".TH userns-hostnet 1"), "{top}");
@@ -55,7 +55,7 @@ fn pages_and_completions_are_generated() {
 #[test]
 fn pages_have_real_sections_and_name_only_real_pages() {
     let dir = tempfile::tempdir().unwrap();
-    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    userns_hostnet_admin::docs::write_all(dir.path()).unwrap();
     let man = dir.path().join("man");
     let mut pages: Vec<String> = std::fs::read_dir(&man)
         .unwrap()
@@ -70,7 +70,7 @@ fn pages_have_real_sections_and_name_only_real_pages() {
     pages.sort();
     assert_eq!(pages.len(), 17, "{pages:?}");
     let runtime_page =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/userns-hostnet-runtime.1");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packaging/userns-hostnet-runtime.1");
     let mut texts: Vec<(String, String)> = pages
         .iter()
         .map(|p| (p.clone(), non_empty(&man.join(format!("{p}.1")))))
@@ -156,7 +156,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 #[test]
 fn bash_completes_past_the_first_word() {
     let dir = tempfile::tempdir().unwrap();
-    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    userns_hostnet_admin::docs::write_all(dir.path()).unwrap();
     let script = dir.path().join("completions/userns-hostnet.bash");
     let first = bash_complete(&script, &["userns-hostnet", "do"]);
     assert_eq!(first, ["doctor"]);
@@ -193,7 +193,7 @@ fn bash_completes_past_the_first_word() {
 #[test]
 fn no_completion_offers_a_hidden_option() {
     let dir = tempfile::tempdir().unwrap();
-    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    userns_hostnet_admin::docs::write_all(dir.path()).unwrap();
     for f in [
         "userns-hostnet.bash",
         "_userns-hostnet",
@@ -213,7 +213,7 @@ fn no_completion_offers_a_hidden_option() {
 #[test]
 fn completion_subcommand_prints_the_shipped_script() {
     let dir = tempfile::tempdir().unwrap();
-    userns_hostnet::admin::docs::write_all(dir.path()).unwrap();
+    userns_hostnet_admin::docs::write_all(dir.path()).unwrap();
     let comp = dir.path().join("completions");
     for (shell, file) in [
         ("bash", "userns-hostnet.bash"),

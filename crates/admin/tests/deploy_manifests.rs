@@ -11,14 +11,14 @@ use std::process::Command;
 
 use clap::CommandFactory;
 use serde_json::Value;
-use userns_hostnet::admin::deploy::LABEL;
-use userns_hostnet::cli::Cli;
+use userns_hostnet_admin::cli::Cli;
+use userns_hostnet_admin::deploy::LABEL;
 
 const NAMESPACE: &str = "userns-hostnet-system";
 const SERVICE_ACCOUNT: &str = "userns-hostnet-deploy";
 
 fn deploy_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
 }
 
 /// Every YAML document of a file in deploy/, as JSON.
@@ -294,8 +294,9 @@ fn the_runtime_class_selects_the_label_the_installer_sets() {
 
 #[test]
 fn the_cluster_doc_covers_every_piece() {
-    let doc = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cluster.md"))
-        .expect("docs/cluster.md");
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cluster.md"))
+            .expect("docs/cluster.md");
     for needle in [
         "## Install",
         "## Upgrade",
@@ -330,5 +331,5 @@ fn the_cluster_doc_covers_every_piece() {
             );
         }
     }
-    assert!(doc.contains(userns_hostnet::admin::deploy::STATE_DIR));
+    assert!(doc.contains(userns_hostnet_admin::deploy::STATE_DIR));
 }

@@ -15,6 +15,7 @@ pub mod decide;
 pub mod document;
 pub mod exec;
 pub mod facts;
+pub mod path;
 pub mod policy;
 pub mod report;
 pub mod rules;
@@ -30,6 +31,10 @@ pub use report::{Change, Refusal};
 
 use serde_json::Value;
 use spec::Namespace;
+
+// The crate under the name the rest of the project knows it by, so that
+// `crate::engine::...` paths read the same here as in the root crate.
+use crate as engine;
 
 /// What the rules see besides the spec.
 pub struct Context<'a> {
