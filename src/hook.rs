@@ -111,7 +111,10 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let planned = prepared.evaluate(Some(&state.bundle), &config.policy, Rro::Assume);
     let result = match &planned {
         Err(r) => Err(HookError::Refused(r.clone())),
-        Ok(_) => harden_sys(pid, &rootfs, sys_in_spec).map_err(HookError::Harden),
+        Ok(plan) => match read_only_trees(plan) {
+            Err(r) => Err(HookError::Refused(r)),
+            Ok(trees) => harden(pid, &rootfs, &trees, sys_in_spec).map_err(HookError::Harden),
+        },
     };
     let warnings = planned.as_ref().map(unapplied_changes).unwrap_or_default();
     let mut entry = Entry::ending(
@@ -143,10 +146,12 @@ fn unapplied_changes(plan: &Plan) -> Vec<String> {
         .iter()
         .map(|c| c.rule)
         .filter(|r| {
-            // The hook hardens /sys itself; the namespaces were joined
-            // already (the runtime got this far).
+            // The hook hardens /sys and the other binds of the host's
+            // /sys tree itself; the namespaces were joined already (the
+            // runtime got this far).
             ![
                 engine::rules::sysfs::NAME,
+                engine::rules::sys_binds::NAME,
                 engine::rules::order::NAME,
                 engine::rules::own_ns::NAME,
             ]
@@ -215,49 +220,85 @@ fn mounts_at_sys(doc: &Spec) -> bool {
     })
 }
 
-/// Make every mount at or under `<rootfs>/sys` in the container's mount
-/// namespace read-only, nosuid, nodev and noexec, and check that it is.
-pub fn harden_sys(pid: i32, rootfs: &Path, expect_sys: bool) -> Result<Outcome, String> {
-    let target = rootfs.join("sys").to_string_lossy().into_owned();
+/// The trees the plan mounts read-only recursively (`rro`): /sys, and
+/// each other bind of the host's /sys tree the sys-binds rule converts (a
+/// hostPath of /sys at /host/sys, the host's / at /host/root). What the
+/// wrapper has the runtime make read-only, this stage makes so itself;
+/// /sys is always among them.
+fn read_only_trees(plan: &Plan) -> Result<Vec<String>, Refusal> {
+    let list = plan.spec.mounts()?;
+    let mut trees = vec!["/sys".to_owned()];
+    for (i, m) in list.iter().enumerate() {
+        if m.options(i)?.iter().any(|o| o == "rro") {
+            let dest = list.destination(i)?.into_owned();
+            if !trees.contains(&dest) {
+                trees.push(dest);
+            }
+        }
+    }
+    Ok(trees)
+}
+
+/// Make every mount at or under each of `trees` (destinations in the
+/// container, /sys first) in the container's mount namespace read-only,
+/// nosuid, nodev and noexec, and check that it is. A tree other than /sys that is
+/// not mounted fails: the plan says the runtime mounted it, and what is
+/// not there cannot be verified. An unmounted /sys fails only when the
+/// spec mounts one (`expect_sys`).
+fn harden(pid: i32, rootfs: &Path, trees: &[String], expect_sys: bool) -> Result<Outcome, String> {
     let container = harden::Container::open(pid)?;
     refuse_own_mount_namespace(pid)?;
     let before = mountinfo::parse(&container.mountinfo()?);
-    let tree = mountinfo::visible_tree(&before, &target);
-    if tree.mounts.is_empty() {
-        if expect_sys {
-            return Err(format!(
-                "no mount at {target} in /proc/{pid}/mountinfo: the container's /sys cannot be hardened or verified"
-            ));
+    let mut targets = Vec::new();
+    for tree in trees {
+        let target = rootfs
+            .join(tree.trim_start_matches('/'))
+            .to_string_lossy()
+            .into_owned();
+        let found = mountinfo::visible_tree(&before, &target);
+        if found.mounts.is_empty() {
+            if tree != "/sys" || expect_sys {
+                return Err(format!(
+                    "no mount at {target} in /proc/{pid}/mountinfo: the container's {tree} cannot be hardened or verified"
+                ));
+            }
+            continue;
         }
-        return Ok(Outcome::Hardened {
-            points: Vec::new(),
-            mounts: 0,
-        });
+        targets.push((target, found.points));
     }
-    let points = tree.points.clone();
+    let mut points: Vec<String> = Vec::new();
+    for p in targets.iter().flat_map(|(_, p)| p) {
+        if !points.contains(p) {
+            points.push(p.clone());
+        }
+    }
+    if points.is_empty() {
+        return Ok(Outcome::Hardened { points, mounts: 0 });
+    }
     container.enter_mount_namespace()?;
     for p in &points {
         harden::make_read_only(p)?;
     }
     let after = mountinfo::parse(&container.mountinfo()?);
-    let tree = mountinfo::visible_tree(&after, &target);
-    let bad = mountinfo::not_hardened(&tree.mounts);
-    if !bad.is_empty() {
-        return Err(format!(
-            "the container's /sys is not read-only after mount_setattr: {}",
-            bad.join("; ")
-        ));
+    let mut mounts = 0;
+    for (target, was) in &targets {
+        let tree = mountinfo::visible_tree(&after, target);
+        let bad = mountinfo::not_hardened(&tree.mounts);
+        if !bad.is_empty() {
+            return Err(format!(
+                "{target} is not read-only after mount_setattr: {}",
+                bad.join("; ")
+            ));
+        }
+        if tree.points != *was {
+            return Err(format!(
+                "the mounts at {target} changed while hardening them: {was:?} became {:?}",
+                tree.points
+            ));
+        }
+        mounts += tree.mounts.len();
     }
-    if tree.points != points {
-        return Err(format!(
-            "the mounts at {target} changed while hardening them: {points:?} became {:?}",
-            tree.points
-        ));
-    }
-    Ok(Outcome::Hardened {
-        points,
-        mounts: tree.mounts.len(),
-    })
+    Ok(Outcome::Hardened { points, mounts })
 }
 
 /// `hook precreate`: the exit status.

@@ -141,6 +141,58 @@ fn the_hook_makes_every_mount_under_sys_read_only() {
     );
 }
 
+/// A second bind of the host's /sys (a hostPath volume, as node-exporter
+/// has at /host/sys) carries the same writable submounts: the hook makes
+/// that tree read-only too, as the wrapper's sys-binds rule would have
+/// the runtime do, and says nothing of it as "not applied".
+#[test]
+fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = hooked_bundle(&sandbox, true);
+    bundle.edit(|spec| {
+        spec["mounts"].as_array_mut().unwrap().push(json!({
+            "destination": "/host/sys",
+            "type": "bind",
+            "source": "/sys",
+            "options": ["rbind", "ro"]
+        }));
+    });
+    let out = run(&sandbox, &bundle, "hostsys");
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    let table = probe.table();
+    let host_sys: Vec<_> = probe
+        .mounts
+        .iter()
+        .filter(|m| m.is_at_or_under("/host/sys"))
+        .collect();
+    assert!(
+        host_sys.iter().any(|m| m.fstype == "bpf") && host_sys.len() > 2,
+        "the host's submounts should be under /host/sys:\n{table}"
+    );
+    for m in &host_sys {
+        for opt in ["ro", "nosuid", "nodev", "noexec"] {
+            assert!(
+                m.has(opt),
+                "{} ({}) lacks {opt}: {:?}\n{table}",
+                m.mount_point,
+                m.fstype,
+                m.options
+            );
+        }
+    }
+    let log = sandbox.decisions();
+    let line = log
+        .iter()
+        .find(|l| l["command"] == "hook create-runtime")
+        .unwrap_or_else(|| panic!("no decision log line from the hook: {log:?}"));
+    assert_eq!(line["converted"], true, "{line}");
+    assert!(
+        !line["warnings"].to_string().contains("sys-binds"),
+        "the hook applied sys-binds itself: {line}"
+    );
+}
+
 #[test]
 fn a_mapping_of_host_root_aborts_the_create() {
     let sandbox = Sandbox::new(Runtime::Runc);

@@ -249,15 +249,19 @@ fn assert_nothing_left(what: &str, leftovers: &dyn Fn() -> Vec<String>) {
     }
 }
 
-/// Twenty of the feature's pods (one container each) applied at once all
-/// run through the wrapper, each in a user namespace of its own, and
-/// leave nothing behind.
-fn scenario_twenty_at_once(k: &Cluster, cri_leftovers: &dyn Fn() -> Vec<String>) {
+/// Twenty of the feature's pods (one container each, made by `pod_of`
+/// from a name: scheduled or bound) applied at once all run through the
+/// wrapper, each in a user namespace of its own, and leave nothing behind.
+fn scenario_twenty_at_once(
+    k: &Cluster,
+    pod_of: &dyn Fn(&str) -> Value,
+    cri_leftovers: &dyn Fn() -> Vec<String>,
+) {
     let names: Vec<String> = (0..20).map(|i| format!("many-{i}")).collect();
     let pods: Vec<Value> = names
         .iter()
         .map(|name| {
-            let mut pod = feature_pod(name, WRAPPER_CLASS);
+            let mut pod = pod_of(name);
             pod["spec"]["initContainers"] = json!([]);
             pod["spec"]["containers"] = json!([container("app")]);
             pod
@@ -321,7 +325,9 @@ fn containerd_2_3_kubelet_1_37() {
     scenario_daemonset(&k, &mut cri, &|pod| pod);
     runtime_classes(&k, handler::WRAPPER, handler::RUNC);
     scenario_hardened_pod(&k, &|| cri.leftovers());
-    scenario_twenty_at_once(&k, &|| cri.leftovers());
+    scenario_twenty_at_once(&k, &|name| feature_pod(name, WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
 
     // containerd restarts under a running pod: the pod keeps running, can
     // be exec'd into and deleted afterwards.
@@ -336,21 +342,33 @@ fn containerd_2_3_kubelet_1_37() {
     // The same pod on runc 1.4.3 alone runs too, as containerd 2.3.4
     // converts /sys itself; the network capabilities of the kubelet's
     // default set (NET_BIND_SERVICE, NET_RAW) stay, which the wrapper takes.
-    k.apply(&feature_pod("plain", PLAIN_CLASS));
-    k.wait_running("plain");
-    let plain = look(&k, "plain", "app");
-    eprintln!("{}", summary("without the wrapper", &plain));
-    assert_own_uid_map(&plain);
-    assert!(
-        !net_caps(&plain).is_empty(),
-        "containerd 2.3.4 + runc 1.4.3 alone was expected to keep network capabilities\n{}",
-        summary("without the wrapper", &plain)
+    scenario_plain_keeps_net_caps(
+        &k,
+        &feature_pod("plain", PLAIN_CLASS),
+        "containerd 2.3.4 + runc 1.4.3",
     );
-    k.delete_pod("plain");
 
     scenario_net_sysctl_refused(&k);
     start_time_ratio(&k);
     assert_nothing_left("the row", &|| cri.leftovers());
+}
+
+/// The feature's pod `pod` on the plain runtime's class runs, in its own
+/// user namespace, keeping network capabilities the wrapper would drop.
+fn scenario_plain_keeps_net_caps(k: &Cluster, pod: &Value, stack: &str) {
+    let name = pod["metadata"]["name"].as_str().unwrap();
+    k.apply(pod);
+    k.wait_running(name);
+    let plain = look(k, name, "app");
+    let what = format!("without the wrapper ({stack})");
+    eprintln!("{}", summary(&what, &plain));
+    assert_own_uid_map(&plain);
+    assert!(
+        !net_caps(&plain).is_empty(),
+        "{stack} alone was expected to keep network capabilities\n{}",
+        summary(&what, &plain)
+    );
+    k.delete_pod(name);
 }
 
 /// Where a pod ended up within the start timeout: `Running`, or the first
@@ -578,8 +596,9 @@ fn containerd_1_7_kubelet_1_35() {
 /// kubelet before any sandbox, wrapper or not; on runc 1.4.3 the kubelet
 /// sends the feature's pod (bound to the node: the 1.37 scheduler wants
 /// the feature declared, which this kubelet does not do). Alone it runs
-/// with network capabilities; through the wrapper it runs hardened,
-/// survives a CRI-O restart, and is deleted with nothing left.
+/// with network capabilities; through the wrapper it runs hardened, twenty
+/// at once too, survives a CRI-O restart, and is deleted with nothing
+/// left; the start-time ratio is measured on this row as well.
 #[test]
 fn crio_kubelet_1_35() {
     use common::crio::{handler as crio_handler, matrix_handler, Crio, Mode};
@@ -635,19 +654,16 @@ fn crio_kubelet_1_35() {
         k.describe("scheduled")
     );
     k.delete_pod("scheduled");
-    k.apply(&bound_pod(&k, "plain", PLAIN_CLASS));
-    k.wait_running("plain");
-    let plain = look(&k, "plain", "app");
-    eprintln!("{}", summary("without the wrapper (runc 1.4.3)", &plain));
-    assert_own_uid_map(&plain);
-    assert!(
-        !net_caps(&plain).is_empty(),
-        "CRI-O 1.36.3 + runc 1.4.3 alone was expected to keep network capabilities\n{}",
-        summary("without the wrapper", &plain)
+    scenario_plain_keeps_net_caps(
+        &k,
+        &bound_pod(&k, "plain", PLAIN_CLASS),
+        "CRI-O 1.36.3 + runc 1.4.3",
     );
-    k.delete_pod("plain");
 
     scenario_hardened(&k, &bound_pod(&k, "hardened", WRAPPER_CLASS), &|| {
+        crio.leftovers()
+    });
+    scenario_twenty_at_once(&k, &|name| bound_pod(&k, name, WRAPPER_CLASS), &|| {
         crio.leftovers()
     });
 
@@ -660,6 +676,9 @@ fn crio_kubelet_1_35() {
     assert_hardened(&look(&k, "survivor", "app"), "after CRI-O restarted");
     k.delete_pod("survivor");
     assert_nothing_left("deleting the pod after the restart", &|| crio.leftovers());
+    scenario_net_sysctl_refused(&k);
+    start_time_ratio(&k);
+    assert_nothing_left("the row", &|| crio.leftovers());
     drop(k);
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");

@@ -49,7 +49,7 @@ fn setattr_hint(e: &std::io::Error) -> &'static str {
     }
 }
 
-/// The hook's `harden_sys` still reports in text.
+/// The hook's hardening still reports in text.
 impl From<HardenError> for String {
     fn from(e: HardenError) -> String {
         e.to_string()

@@ -155,19 +155,7 @@ impl Containerd {
     /// `systemctl restart` does; waits until it answers.
     pub fn restart(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(child.id().to_string())
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
+            super::terminate(&mut child);
         }
         self.child = Some(spawn_daemon(&self.daemon, &self.path, &self.path_var));
         self.wait_until_it_answers();
@@ -341,19 +329,7 @@ impl Containerd {
                 let _ = self.ctr(&["-n", &ns, "containers", "delete", &id]);
             }
         }
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+        super::terminate(&mut child);
         // A shim exits shortly after its last task is deleted.
         let deadline = Instant::now() + Duration::from_secs(5);
         while !self.shims().is_empty() && Instant::now() < deadline {

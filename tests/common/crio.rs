@@ -286,7 +286,7 @@ impl Crio {
     /// containers stay) and starts it again on the same files.
     pub fn restart(&mut self) {
         let mut child = self.child.take().expect("the daemon runs");
-        terminate(&mut child);
+        super::terminate(&mut child);
         self.child = Some(spawn_crio(&tool("crio"), &self.path, self.namespace.id()));
         if let Err(log) = self.wait_serving() {
             panic!("CRI-O did not start again:\n{log}");
@@ -595,7 +595,10 @@ impl Crio {
             return Vec::new();
         }
         let _ = self.crictl(&["rmp", "--force", "--all"]);
-        let running = self.child.take().map(|mut child| terminate(&mut child));
+        let running = self
+            .child
+            .take()
+            .map(|mut child| super::terminate(&mut child));
         let _ = self.namespace.kill();
         let _ = self.namespace.wait();
         if running.is_none() {
@@ -669,25 +672,6 @@ fn spawn_crio(crio: &Path, d: &Path, holder: u32) -> Child {
         .stderr(log)
         .spawn()
         .expect("start crio")
-}
-
-/// SIGTERM, 10 s to exit, then SIGKILL.
-fn terminate(child: &mut Child) {
-    if matches!(child.try_wait(), Ok(None)) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status();
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 impl Drop for Crio {

@@ -1308,3 +1308,22 @@ pub fn writable_under_sys(probe: &Probe) -> Vec<&MountEntry> {
         .filter(|m| !m.has("ro"))
         .collect()
 }
+
+/// SIGTERM, 10 s to exit, then SIGKILL.
+pub fn terminate(child: &mut std::process::Child) {
+    if matches!(child.try_wait(), Ok(None)) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
