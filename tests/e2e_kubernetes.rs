@@ -703,6 +703,9 @@ fn crio_deploy_kubelet_1_35() {
         pod["spec"]["nodeName"] = json!(node);
         pod
     });
+    // The deleted pods' sandboxes go with the kubelet's garbage
+    // collection, not with their deletion.
+    assert_nothing_left("the row", &|| crio.leftovers());
     drop(k);
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");
@@ -1030,9 +1033,10 @@ fn wait_serving_restarts(
         }
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for {what}\n{}\n{}\n{}",
+            "timed out waiting for {what}\n{}\n{}\n{}\n{}",
             k.kubectl(&["-n", DEPLOY_NS, "get", "pods", "-o", "wide"])
                 .describe(),
+            k.kubectl(&["-n", DEPLOY_NS, "describe", "pods"]).describe(),
             k.kubectl(&[
                 "-n",
                 DEPLOY_NS,

@@ -744,23 +744,30 @@ fn crio_config(d: &Path, mode: Mode) -> String {
 /// not be applied: only the device rules stay in `linux.resources`.
 ///
 /// With `drop_missing_caps`, also what a privileged container (deploy/'s
-/// installer) meets: CRI-O asks every capability, and runc 1.4.3 fails
-/// ("can't apply capabilities: operation not permitted") on those outside
-/// this machine's bounding set (CAP_SYS_RESOURCE here), so they go.
+/// installer) meets on this sandboxed machine, whose bounding set lacks
+/// CAP_SYS_RESOURCE (a fact of the machine, not of CRI-O or runc): CRI-O
+/// asks every capability, and runc 1.4.3 fails ("can't apply capabilities:
+/// operation not permitted") on those outside the bounding set, so they
+/// go: from the bundle's spec on create, and from the `--process` file of
+/// each exec (the installer's readiness probe), which CRI-O builds from
+/// the spec it keeps, not from the edited bundle, across restarts too.
 fn write_runc_step(d: &Path, runc: &Path, drop_missing_caps: bool) {
-    let more = if drop_missing_caps {
+    let (more, process) = if drop_missing_caps {
         let missing = missing_capabilities()
             .iter()
             .map(|c| format!(" and . != \"{c}\""))
             .collect::<String>();
-        format!(
-            " | (if .process.capabilities then .process.capabilities |= \
-             with_entries(.value |= map(select(true{missing}))) else . end)"
+        let drop = format!("with_entries(.value |= map(select(true{missing})))");
+        (
+            format!(
+                " | (if .process.capabilities then .process.capabilities |= {drop} else . end)"
+            ),
+            format!("if .capabilities then .capabilities |= {drop} else . end"),
         )
     } else {
-        String::new()
+        (String::new(), String::new())
     };
-    write_machine_step(&d.join("bin/runc"), runc, &more, "");
+    write_machine_step(&d.join("bin/runc"), runc, &more, &process, "");
 }
 
 /// The capabilities the kernel knows that this process's bounding set
@@ -787,22 +794,35 @@ fn missing_capabilities() -> Vec<String> {
 
 /// A test-only step at `path` that runs `real` (with `args` first) after
 /// the machine's bundle edits of [`write_runc_step`] and the jq filter
-/// `more` (empty: none).
-fn write_machine_step(path: &Path, real: &Path, more: &str, args: &str) {
+/// `more` (empty: none) on the bundle's spec, and the jq filter `process`
+/// (empty: none) on an exec's `--process` file.
+fn write_machine_step(path: &Path, real: &Path, more: &str, process: &str, args: &str) {
     let jq = system_tool("jq", "install the Debian package jq");
     fs::create_dir_all(path.parent().expect("a step lies in a directory")).unwrap();
+    let exec = if process.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "if [ -n \"$process\" ] && [ -f \"$process\" ]; then\n\
+             \x20 {jq} '{process}' \"$process\" >\"$process.step\" || exit 1\n\
+             \x20 mv \"$process.step\" \"$process\"\n\
+             fi\n",
+            jq = jq.display(),
+        )
+    };
     write_script(
         path,
         &format!(
             "#!/bin/sh\n\
-             bundle=; prev=\n\
-             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
+             bundle=; process=; prev=\n\
+             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; --process|-p) process=$a;; esac; prev=$a; done\n\
              if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
              \x20 {jq} '(.process.oomScoreAdj |= (if . != null and . < 0 then 0 else . end))\n\
              \x20   | (if .linux.resources then .linux.resources |= {{devices: .devices}} else . end){more}' \\\n\
              \x20   \"$bundle/config.json\" >\"$bundle/config.json.step\" || exit 1\n\
              \x20 mv \"$bundle/config.json.step\" \"$bundle/config.json\"\n\
              fi\n\
+             {exec}\
              exec {real} {args} \"$@\"\n",
             jq = jq.display(),
             real = real.display(),
@@ -829,9 +849,9 @@ fn write_matrix_handlers(d: &Path) {
     let runc14 = bin.join("runc14/runc");
     let crun_as_is = bin.join("crun-as-is/crun");
     let crun_stepped = bin.join("crun-stepped/crun");
-    write_machine_step(&runc14, &cri::runc_14_path(), "", "");
-    write_machine_step(&crun_as_is, &crun, "", &crun_args);
-    write_machine_step(&crun_stepped, &crun, lower, &crun_args);
+    write_machine_step(&runc14, &cri::runc_14_path(), "", "", "");
+    write_machine_step(&crun_as_is, &crun, "", "", &crun_args);
+    write_machine_step(&crun_stepped, &crun, lower, "", &crun_args);
     let handlers = [
         (matrix_handler::RUNC_14, &runc14, false),
         (matrix_handler::WRAPPER_RUNC_14, &runc14, true),
