@@ -704,8 +704,25 @@ fn crio_deploy_kubelet_1_35() {
         pod
     });
     // The deleted pods' sandboxes go with the kubelet's garbage
-    // collection, not with their deletion.
-    assert_nothing_left("the row", &|| crio.leftovers());
+    // collection, not with their deletion; what stays is shown by name,
+    // with the kubelet's errors.
+    assert_nothing_left("the row", &|| {
+        let mut left = crio.leftovers();
+        if !left.is_empty() {
+            for args in [&["pods"][..], &["ps", "--all"][..]] {
+                let out = crio.crictl(args).stdout;
+                left.extend(
+                    out.lines()
+                        .map(|l| format!("crictl {}: {l}", args.join(" "))),
+                );
+            }
+            let kubelet = k.log("kubelet");
+            let errors: Vec<&str> = kubelet.lines().filter(|l| l.starts_with('E')).collect();
+            let from = errors.len().saturating_sub(15);
+            left.extend(errors[from..].iter().map(|l| format!("kubelet: {l}")));
+        }
+        left
+    });
     drop(k);
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");
@@ -1161,6 +1178,25 @@ fn scenario_daemonset(k: &Cluster, node: &mut dyn DeployNode, place: &dyn Fn(Val
         "DaemonSet ready and node labelled after {:?} ({restarts} {daemon} restart(s) asked for)",
         started.elapsed()
     );
+    // What an operator checks, for the record of a run.
+    for args in [
+        &["-n", DEPLOY_NS, "get", "pods", "-o", "wide"][..],
+        &[
+            "-n",
+            DEPLOY_NS,
+            "logs",
+            "--tail=-1",
+            "-l",
+            "app.kubernetes.io/name",
+        ][..],
+        &["get", "node", "localhost", "--show-labels"][..],
+    ] {
+        eprintln!(
+            "kubectl {}\n{}",
+            args.join(" "),
+            k.kubectl_ok(args).trim_end()
+        );
+    }
     assert_eq!(restarts, 1, "the installer asked for one restart");
     assert!(
         node.registered(DEPLOYED_HANDLER),
