@@ -755,6 +755,9 @@ trait DeployNode {
     /// Imports the docker-archive `tar` (image `private`) into the node's
     /// image store under each of `names`.
     fn import_image(&self, tar: &std::path::Path, private: &str, names: &[&str]);
+    /// What of its pods the daemon still holds (pods, containers, runtime
+    /// state, mounts, processes).
+    fn leftovers(&self) -> Vec<String>;
 }
 
 impl DeployNode for Cri {
@@ -776,6 +779,9 @@ impl DeployNode for Cri {
     }
     fn restart(&mut self) {
         Cri::restart(self);
+    }
+    fn leftovers(&self) -> Vec<String> {
+        Cri::leftovers(self)
     }
     fn import_image(&self, tar: &std::path::Path, private: &str, names: &[&str]) {
         let ctd = self.containerd();
@@ -814,6 +820,9 @@ impl DeployNode for common::crio::Crio {
     }
     fn restart(&mut self) {
         common::crio::Crio::restart(self);
+    }
+    fn leftovers(&self) -> Vec<String> {
+        common::crio::Crio::leftovers(self)
     }
     fn import_image(&self, tar: &std::path::Path, _private: &str, names: &[&str]) {
         for name in names {
@@ -1322,6 +1331,11 @@ fn scenario_daemonset(k: &Cluster, node: &mut dyn DeployNode, place: &dyn Fn(Val
         "--wait=true",
     ]);
     assert!(node_labelled(k), "deleting the installer removed the label");
+    // A deleted pod's stopped containers stay on the node until the
+    // kubelet's garbage collection removes them; CRI-O restarted without
+    // the handler can no longer remove those of the class (it looks the
+    // container's handler up to delete it), so the cleanup waits for them.
+    assert_nothing_left("the deleted pods, before the cleanup", &|| node.leftovers());
     let cleanup = work.join("cleanup");
     write_overlay(
         &cleanup,
