@@ -322,7 +322,8 @@ fn containerd_2_3_kubelet_1_37() {
     eprintln!("containerd 2.3.4 node declares {declared:?}");
     runtime_classes(&k, handler::WRAPPER, handler::RUNC);
 
-    scenario_daemonset(&k, &mut cri);
+    scenario_daemonset(&k, &mut cri, &|pod| pod);
+    runtime_classes(&k, handler::WRAPPER, handler::RUNC);
     scenario_hardened_pod(&k, &|| cri.leftovers());
     scenario_twenty_at_once(&k, &|name| feature_pod(name, WRAPPER_CLASS), &|| {
         cri.leftovers()
@@ -683,6 +684,50 @@ fn crio_kubelet_1_35() {
     assert!(left.is_empty(), "left behind: {left:#?}");
 }
 
+/// deploy/ on CRI-O 1.36.3 (runc 1.4.3 behind its default handler, which
+/// the deployed handler derives from) under kubelet 1.35.4: the
+/// DaemonSet's pod registers the handler in crio.conf.d, CRI-O is
+/// restarted, the node labelled; the feature's pods (bound: this kubelet
+/// declares no features) run hardened through the deployed handler,
+/// through a rollout and the installer pod's deletion; the cleanup gives
+/// crio.conf and crio.conf.d back byte for byte.
+#[test]
+fn crio_deploy_kubelet_1_35() {
+    use common::crio::{handler as crio_handler, Crio, Mode};
+    let _row = one_row();
+    let mut crio = Crio::start_node_on_runc_14(Mode::DropInfra);
+    let k = crio_cluster(&crio, KUBELET_UNDECLARED);
+    runtime_classes(&k, crio_handler::WRAPPER, crio_handler::RUNC);
+    let node = k.node.clone();
+    scenario_daemonset(&k, &mut crio, &|mut pod| {
+        pod["spec"]["nodeName"] = json!(node);
+        pod
+    });
+    // The deleted pods' sandboxes go with the kubelet's garbage
+    // collection, not with their deletion; what stays is shown by name,
+    // with the kubelet's errors.
+    assert_nothing_left("the row", &|| {
+        let mut left = crio.leftovers();
+        if !left.is_empty() {
+            for args in [&["pods"][..], &["ps", "--all"][..]] {
+                let out = crio.crictl(args).stdout;
+                left.extend(
+                    out.lines()
+                        .map(|l| format!("crictl {}: {l}", args.join(" "))),
+                );
+            }
+            let kubelet = k.log("kubelet");
+            let errors: Vec<&str> = kubelet.lines().filter(|l| l.starts_with('E')).collect();
+            let from = errors.len().saturating_sub(15);
+            left.extend(errors[from..].iter().map(|l| format!("kubelet: {l}")));
+        }
+        left
+    });
+    drop(k);
+    let left = crio.leftovers();
+    assert!(left.is_empty(), "left behind: {left:#?}");
+}
+
 /// The installer image as deploy/ names it, and the tag of its rollout.
 const INSTALLER: &str = "localhost/userns-hostnet-installer:0.1.0";
 const INSTALLER_ROLLOUT: &str = "localhost/userns-hostnet-installer:0.1.0-rollout";
@@ -694,12 +739,104 @@ const DEPLOYED_HANDLER: &str = "uhn-k8s-deployed";
 /// The node label deploy sets and the RuntimeClass selects on.
 const LABEL: &str = "userns-hostnet.io/installed";
 
+/// The node's CRI daemon as deploy/ meets it.
+trait DeployNode {
+    /// What the installer's USERNS_HOSTNET_DAEMON names.
+    fn daemon(&self) -> &'static str;
+    /// The configuration file the installer is given.
+    fn config(&self) -> std::path::PathBuf;
+    /// Every file of the daemon's configuration install may write, with
+    /// its bytes: what removal must give back.
+    fn config_files(&self) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>;
+    /// Does the configuration define `handler`?
+    fn registered(&self, handler: &str) -> bool;
+    /// Restarts the daemon on its configuration, as its supervisor would.
+    fn restart(&mut self);
+    /// Imports the docker-archive `tar` (image `private`) into the node's
+    /// image store under each of `names`.
+    fn import_image(&self, tar: &std::path::Path, private: &str, names: &[&str]);
+    /// What of its pods the daemon still holds (pods, containers, runtime
+    /// state, mounts, processes).
+    fn leftovers(&self) -> Vec<String>;
+}
+
+impl DeployNode for Cri {
+    fn daemon(&self) -> &'static str {
+        "containerd"
+    }
+    fn config(&self) -> std::path::PathBuf {
+        self.dir().join("config.toml")
+    }
+    fn config_files(&self) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+        let config = DeployNode::config(self);
+        let bytes = std::fs::read(&config).unwrap();
+        [(config, bytes)].into()
+    }
+    fn registered(&self, handler: &str) -> bool {
+        std::fs::read_to_string(DeployNode::config(self))
+            .unwrap()
+            .contains(&format!("runtimes.{handler}]"))
+    }
+    fn restart(&mut self) {
+        Cri::restart(self);
+    }
+    fn leftovers(&self) -> Vec<String> {
+        Cri::leftovers(self)
+    }
+    fn import_image(&self, tar: &std::path::Path, private: &str, names: &[&str]) {
+        let ctd = self.containerd();
+        ctd.ctr(&["-n", "k8s.io", "images", "import", tar.to_str().unwrap()])
+            .assert_success();
+        for name in names {
+            ctd.ctr(&["-n", "k8s.io", "images", "tag", private, name])
+                .assert_success();
+        }
+    }
+}
+
+impl DeployNode for common::crio::Crio {
+    fn daemon(&self) -> &'static str {
+        "crio"
+    }
+    fn config(&self) -> std::path::PathBuf {
+        self.dir().join("crio.conf")
+    }
+    /// crio.conf and every file of crio.conf.d, where install writes.
+    fn config_files(&self) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+        let mut files = std::collections::BTreeMap::new();
+        let config = DeployNode::config(self);
+        files.insert(config.clone(), std::fs::read(&config).unwrap());
+        for e in std::fs::read_dir(self.dir().join("crio.conf.d")).unwrap() {
+            let path = e.unwrap().path();
+            files.insert(path.clone(), std::fs::read(&path).unwrap());
+        }
+        files
+    }
+    fn registered(&self, handler: &str) -> bool {
+        let table = format!("[crio.runtime.runtimes.{handler}]");
+        self.config_files()
+            .values()
+            .any(|bytes| String::from_utf8_lossy(bytes).contains(&table))
+    }
+    fn restart(&mut self) {
+        common::crio::Crio::restart(self);
+    }
+    fn leftovers(&self) -> Vec<String> {
+        common::crio::Crio::leftovers(self)
+    }
+    fn import_image(&self, tar: &std::path::Path, _private: &str, names: &[&str]) {
+        for name in names {
+            common::crio::Crio::import_image(self, tar, name);
+        }
+    }
+}
+
 /// The installer image of this checkout (`make image` stages its static
 /// binaries in target/image; built here under a private tag, as
 /// tests/e2e_deploy.rs does, since podman's store is shared), saved and
 /// imported into the node's image store (containerd's k8s.io namespace)
 /// under the name deploy/ gives it and the rollout's tag: no registry.
-fn import_installer(cri: &Cri, dir: &std::path::Path) {
+fn import_installer(node: &dyn DeployNode, dir: &std::path::Path) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let stage = root.join("target/image");
     assert!(
@@ -733,14 +870,8 @@ fn import_installer(cri: &Cri, dir: &std::path::Path) {
         tar.to_str().unwrap(),
         &private,
     ]);
+    node.import_image(&tar, &private, &[INSTALLER, INSTALLER_ROLLOUT]);
     podman(&["rmi", &private]);
-    let ctd = cri.containerd();
-    ctd.ctr(&["-n", "k8s.io", "images", "import", tar.to_str().unwrap()])
-        .assert_success();
-    for tag in [INSTALLER, INSTALLER_ROLLOUT] {
-        ctd.ctr(&["-n", "k8s.io", "images", "tag", &private, tag])
-            .assert_success();
-    }
 }
 
 /// The API server's port, from the admin kubeconfig.
@@ -763,7 +894,7 @@ fn api_port(k: &Cluster) -> String {
 /// network and dials the API server directly).
 fn installer_env(
     k: &Cluster,
-    cri: &Cri,
+    node: &dyn DeployNode,
     bin: &std::path::Path,
     request: &std::path::Path,
 ) -> Value {
@@ -774,8 +905,8 @@ fn installer_env(
     json!([
         {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"},
         {"name": "KUBERNETES_SERVICE_PORT", "value": api_port(k)},
-        {"name": "USERNS_HOSTNET_DAEMON", "value": "containerd"},
-        {"name": "USERNS_HOSTNET_DAEMON_CONFIG", "value": cri.dir().join("config.toml")},
+        {"name": "USERNS_HOSTNET_DAEMON", "value": node.daemon()},
+        {"name": "USERNS_HOSTNET_DAEMON_CONFIG", "value": node.config()},
         {"name": "USERNS_HOSTNET_HANDLER", "value": DEPLOYED_HANDLER},
         {"name": "USERNS_HOSTNET_BIN_DIR", "value": bin},
         {"name": "USERNS_HOSTNET_RESTART_COMMAND", "value": restart},
@@ -910,7 +1041,7 @@ fn daemonset_ready(k: &Cluster, name: &str) -> bool {
 /// restarts it made.
 fn wait_serving_restarts(
     k: &Cluster,
-    cri: &mut Cri,
+    node: &mut dyn DeployNode,
     request: &std::path::Path,
     what: &str,
     done: impl Fn(&Cluster) -> bool,
@@ -919,7 +1050,7 @@ fn wait_serving_restarts(
     let mut restarts = 0;
     loop {
         if request.exists() {
-            cri.restart();
+            node.restart();
             std::fs::remove_file(request).unwrap();
             restarts += 1;
         }
@@ -928,9 +1059,10 @@ fn wait_serving_restarts(
         }
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for {what}\n{}\n{}\n{}",
+            "timed out waiting for {what}\n{}\n{}\n{}\n{}",
             k.kubectl(&["-n", DEPLOY_NS, "get", "pods", "-o", "wide"])
                 .describe(),
+            k.kubectl(&["-n", DEPLOY_NS, "describe", "pods"]).describe(),
             k.kubectl(&[
                 "-n",
                 DEPLOY_NS,
@@ -970,6 +1102,7 @@ fn pod_of(k: &Cluster, ns: &str, selector: &str) -> String {
 /// product's own undo, from its recorded state), so that a failed run
 /// leaves no handler links or state behind.
 struct HostUndo {
+    daemon: &'static str,
     config: std::path::PathBuf,
 }
 
@@ -983,7 +1116,7 @@ impl Drop for HostUndo {
                     "--host-root",
                     "/",
                     "--daemon",
-                    "containerd",
+                    self.daemon,
                 ])
                 .arg("--daemon-config")
                 .arg(&self.config)
@@ -1006,23 +1139,27 @@ impl Drop for HostUndo {
 /// that pod running and exec-able, and pods of the class start during and
 /// after. Removal is the deliberate cleanup DaemonSet: the label and the
 /// handler go, the daemon's config is byte for byte what it was.
-fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
+///
+/// `place` puts a pod where it must go: as it is where the scheduler can
+/// place the feature's pods, else bound to the node.
+fn scenario_daemonset(k: &Cluster, node: &mut dyn DeployNode, place: &dyn Fn(Value) -> Value) {
     let scenario = Instant::now();
     let work = k.dir().join("deploy");
     std::fs::create_dir_all(&work).unwrap();
-    let config = cri.dir().join("config.toml");
-    let original = std::fs::read(&config).unwrap();
+    let daemon = node.daemon();
+    let original = node.config_files();
     assert!(
-        !String::from_utf8_lossy(&original).contains(DEPLOYED_HANDLER),
+        !node.registered(DEPLOYED_HANDLER),
         "the handler is registered before the installer ran"
     );
     let request = work.join("restart-requested");
     let bin = work.join("bin");
     let _undo = HostUndo {
-        config: config.clone(),
+        daemon,
+        config: node.config(),
     };
-    import_installer(cri, &work);
-    let env = installer_env(k, cri, &bin, &request);
+    import_installer(node, &work);
+    let env = installer_env(k, node, &bin, &request);
     let overlay = work.join("overlay");
     let service_account = installer_credentials(k, &work);
     write_overlay(
@@ -1043,19 +1180,38 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
 
     let started = Instant::now();
     k.kubectl_ok(&["apply", "-k", overlay.to_str().unwrap()]);
-    let restarts = wait_serving_restarts(k, cri, &request, "the installer to be ready", |k| {
+    let restarts = wait_serving_restarts(k, node, &request, "the installer to be ready", |k| {
         daemonset_ready(k, DEPLOY_DS) && node_labelled(k)
     });
     eprintln!(
-        "DaemonSet ready and node labelled after {:?} ({restarts} containerd restart(s) asked for)",
+        "DaemonSet ready and node labelled after {:?} ({restarts} {daemon} restart(s) asked for)",
         started.elapsed()
     );
+    // What an operator checks, for the record of a run.
+    for args in [
+        &["-n", DEPLOY_NS, "get", "pods", "-o", "wide"][..],
+        &[
+            "-n",
+            DEPLOY_NS,
+            "logs",
+            "--tail=-1",
+            "-l",
+            "app.kubernetes.io/name",
+        ][..],
+        &["get", "node", "localhost", "--show-labels"][..],
+    ] {
+        eprintln!(
+            "kubectl {}\n{}",
+            args.join(" "),
+            k.kubectl_ok(args).trim_end()
+        );
+    }
     assert_eq!(restarts, 1, "the installer asked for one restart");
-    let registered = std::fs::read_to_string(&config).unwrap();
     assert!(
-        registered.contains(&format!("runtimes.{DEPLOYED_HANDLER}]")),
-        "the installer did not register {DEPLOYED_HANDLER} in {}\n{registered}",
-        config.display()
+        node.registered(DEPLOYED_HANDLER),
+        "the installer did not register {DEPLOYED_HANDLER} in {}: {:#?}",
+        node.config().display(),
+        node.config_files().keys()
     );
     for name in ["userns-hostnet-runtime", "userns-hostnet"] {
         assert!(
@@ -1067,7 +1223,7 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
 
     // The RuntimeClass's nodeSelector schedules a Deployment of the
     // feature's pod onto the labelled node.
-    let mut spec = feature_pod("unused", WRAPPER_CLASS)["spec"].clone();
+    let mut spec = place(feature_pod("unused", WRAPPER_CLASS))["spec"].clone();
     spec["terminationGracePeriodSeconds"] = json!(2);
     k.apply(&json!({
         "apiVersion": "apps/v1",
@@ -1102,8 +1258,8 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         &format!("daemonset/{DEPLOY_DS}"),
         &format!("deploy={INSTALLER_ROLLOUT}"),
     ]);
-    k.apply(&feature_pod("during-rollout", WRAPPER_CLASS));
-    let restarts = wait_serving_restarts(k, cri, &request, "the rollout", |k| {
+    k.apply(&place(feature_pod("during-rollout", WRAPPER_CLASS)));
+    let restarts = wait_serving_restarts(k, node, &request, "the rollout", |k| {
         daemonset_ready(k, DEPLOY_DS)
             && k.kubectl(&[
                 "-n",
@@ -1142,12 +1298,10 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         "deleting the installer's pod removed the label"
     );
     assert!(
-        std::fs::read_to_string(&config)
-            .unwrap()
-            .contains(DEPLOYED_HANDLER),
+        node.registered(DEPLOYED_HANDLER),
         "deleting the installer's pod removed the handler"
     );
-    k.apply(&feature_pod("after-delete", WRAPPER_CLASS));
+    k.apply(&place(feature_pod("after-delete", WRAPPER_CLASS)));
     k.wait_running("after-delete");
     assert_hardened(
         &look(k, "after-delete", "app"),
@@ -1158,7 +1312,7 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         &look(k, &pod, "app"),
         "the Deployment's pod after its installer's deletion",
     );
-    wait_serving_restarts(k, cri, &request, "the installer's new pod", |k| {
+    wait_serving_restarts(k, node, &request, "the installer's new pod", |k| {
         daemonset_ready(k, DEPLOY_DS)
     });
 
@@ -1177,6 +1331,11 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         "--wait=true",
     ]);
     assert!(node_labelled(k), "deleting the installer removed the label");
+    // A deleted pod's stopped containers stay on the node until the
+    // kubelet's garbage collection removes them; CRI-O restarted without
+    // the handler can no longer remove those of the class (it looks the
+    // container's handler up to delete it), so the cleanup waits for them.
+    assert_nothing_left("the deleted pods, before the cleanup", &|| node.leftovers());
     let cleanup = work.join("cleanup");
     write_overlay(
         &cleanup,
@@ -1187,14 +1346,15 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         &service_account,
     );
     k.kubectl_ok(&["apply", "-k", cleanup.to_str().unwrap()]);
-    let restarts = wait_serving_restarts(k, cri, &request, "the cleanup", |k| {
+    let restarts = wait_serving_restarts(k, node, &request, "the cleanup", |k| {
         daemonset_ready(k, CLEANUP_DS) && !node_labelled(k)
     });
     assert_eq!(restarts, 1, "the cleanup asked for one restart");
-    assert_eq!(
-        std::fs::read(&config).unwrap(),
-        original,
-        "the cleanup left the daemon's config changed"
+    assert!(
+        node.config_files() == original,
+        "the cleanup left the daemon's config changed: {:#?} (was {:#?})",
+        node.config_files().keys(),
+        original.keys()
     );
     assert!(
         !bin.join("userns-hostnet-runtime").exists(),
@@ -1209,7 +1369,6 @@ fn scenario_daemonset(k: &Cluster, cri: &mut Cri) {
         "--ignore-not-found",
         "--wait=true",
     ]);
-    runtime_classes(k, handler::WRAPPER, handler::RUNC);
     eprintln!(
         "deploy/ applied, rolled out, its pod deleted and removed in {:?}",
         scenario.elapsed()

@@ -156,7 +156,31 @@ impl Crio {
             .unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
     }
 
+    /// As `start_matrix`, with runc 1.4.3 behind the default handler `runc`
+    /// (and so behind `userns-hostnet`, and what install derives from the
+    /// default handler): a handler CRI-O says supports user namespaces.
+    /// Its mount namespace's `/` is shared, as systemd makes a node's: CRI-O
+    /// mounts a hostPath that holds its storage root (deploy/'s `/`) with
+    /// HostToContainer whatever the pod asks, and refuses it from a `/` that
+    /// is neither shared nor slave.
+    pub fn start_node_on_runc_14(mode: Mode) -> Crio {
+        Crio::launch_on(mode, Hooks::None, true, &cri::runc_14_path(), true)
+            .unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
+    }
+
     fn launch_with(mode: Mode, hooks: Hooks, matrix: bool) -> Result<Crio, String> {
+        Crio::launch_on(mode, hooks, matrix, &Runtime::Runc.path(), false)
+    }
+
+    /// Starts CRI-O with `runc` (the real one) behind its default handler,
+    /// `/` shared in its mount namespace when `shared_root`.
+    fn launch_on(
+        mode: Mode,
+        hooks: Hooks,
+        matrix: bool,
+        runc: &Path,
+        shared_root: bool,
+    ) -> Result<Crio, String> {
         super::require_prerequisites(Runtime::Runc);
         let crio = tool("crio");
         tool("pinns");
@@ -186,7 +210,7 @@ impl Crio {
             ),
         )
         .unwrap();
-        write_runc_step(&d);
+        write_runc_step(&d, runc, shared_root);
         fs::write(d.join("crio.conf"), crio_config(&d, mode)).unwrap();
         register_wrapper(&d);
         if matrix {
@@ -205,7 +229,7 @@ impl Crio {
         .unwrap();
         fs::create_dir_all(d.join("cri-configs")).unwrap();
 
-        let namespace = spawn_namespace();
+        let namespace = spawn_namespace(shared_root);
         let child = spawn_crio(&crio, &d, namespace.id());
         let mut daemon = Crio {
             dir: Some(dir),
@@ -238,6 +262,24 @@ impl Crio {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Imports a docker-archive image of `tar` into the daemon's store
+    /// under `name` (containers/storage locks it against the running
+    /// daemon).
+    pub fn import_image(&self, tar: &Path, name: &str) {
+        let out = run_capture(
+            Command::new(tool("copyimg"))
+                .arg("--root")
+                .arg(self.path.join("root"))
+                .arg("--runroot")
+                .arg(self.path.join("runroot"))
+                .args(["--storage-driver", "vfs", "--signature-policy"])
+                .arg(self.path.join("policy.json"))
+                .args(["--image-name", name, "--import-from"])
+                .arg(format!("docker-archive:{}", tar.display())),
+        );
+        assert!(out.success(), "copyimg {name} failed\n{}", out.describe());
     }
 
     /// Stops the daemon (SIGTERM, as systemd does; its pods' monitors and
@@ -579,11 +621,17 @@ impl Crio {
 }
 
 /// A process holding a private mount namespace with the cgroup view of
-/// SYS_VIEW_SCRIPT, once that view is in place.
-fn spawn_namespace() -> Child {
+/// SYS_VIEW_SCRIPT (and `/` shared within it when `shared_root`), once
+/// that view is in place.
+fn spawn_namespace(shared_root: bool) -> Child {
+    let script = if shared_root {
+        format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}")
+    } else {
+        SYS_VIEW_SCRIPT.to_string()
+    };
     let mut holder = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(SYS_VIEW_SCRIPT)
+        .arg(script)
         .args(["sys-view", "sleep", "infinity"])
         .stdin(Stdio::null())
         .spawn()
@@ -694,28 +742,87 @@ fn crio_config(d: &Path, mode: Mode) -> String {
 /// this VM's cgroup v2 hierarchy has no controllers (they are all bound to
 /// its v1 hierarchies), so the CPU, memory and pids limits CRI-O sets could
 /// not be applied: only the device rules stay in `linux.resources`.
-fn write_runc_step(d: &Path) {
-    write_machine_step(&d.join("bin/runc"), &Runtime::Runc.path(), "", "");
+///
+/// With `drop_missing_caps`, also what a privileged container (deploy/'s
+/// installer) meets on this sandboxed machine, whose bounding set lacks
+/// CAP_SYS_RESOURCE (a fact of the machine, not of CRI-O or runc): CRI-O
+/// asks every capability, and runc 1.4.3 fails ("can't apply capabilities:
+/// operation not permitted") on those outside the bounding set, so they
+/// go: from the bundle's spec on create, and from the `--process` file of
+/// each exec (the installer's readiness probe), which CRI-O builds from
+/// the spec it keeps, not from the edited bundle, across restarts too.
+fn write_runc_step(d: &Path, runc: &Path, drop_missing_caps: bool) {
+    let (more, process) = if drop_missing_caps {
+        let missing = missing_capabilities()
+            .iter()
+            .map(|c| format!(" and . != \"{c}\""))
+            .collect::<String>();
+        let drop = format!("with_entries(.value |= map(select(true{missing})))");
+        (
+            format!(
+                " | (if .process.capabilities then .process.capabilities |= {drop} else . end)"
+            ),
+            format!("if .capabilities then .capabilities |= {drop} else . end"),
+        )
+    } else {
+        (String::new(), String::new())
+    };
+    write_machine_step(&d.join("bin/runc"), runc, &more, &process, "");
+}
+
+/// The capabilities the kernel knows that this process's bounding set
+/// lacks.
+fn missing_capabilities() -> Vec<String> {
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let bnd = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapBnd:"))
+        .map(|v| u64::from_str_radix(v.trim(), 16).unwrap())
+        .unwrap();
+    let last: u32 = fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    userns_hostnet::engine::cap_names::NAMES
+        .iter()
+        .zip(0u32..)
+        .filter(|(_, bit)| *bit <= last && bnd & (1 << bit) == 0)
+        .map(|(name, _)| format!("CAP_{name}"))
+        .collect()
 }
 
 /// A test-only step at `path` that runs `real` (with `args` first) after
 /// the machine's bundle edits of [`write_runc_step`] and the jq filter
-/// `more` (empty: none).
-fn write_machine_step(path: &Path, real: &Path, more: &str, args: &str) {
+/// `more` (empty: none) on the bundle's spec, and the jq filter `process`
+/// (empty: none) on an exec's `--process` file.
+fn write_machine_step(path: &Path, real: &Path, more: &str, process: &str, args: &str) {
     let jq = system_tool("jq", "install the Debian package jq");
     fs::create_dir_all(path.parent().expect("a step lies in a directory")).unwrap();
+    let exec = if process.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "if [ -n \"$process\" ] && [ -f \"$process\" ]; then\n\
+             \x20 {jq} '{process}' \"$process\" >\"$process.step\" || exit 1\n\
+             \x20 mv \"$process.step\" \"$process\"\n\
+             fi\n",
+            jq = jq.display(),
+        )
+    };
     write_script(
         path,
         &format!(
             "#!/bin/sh\n\
-             bundle=; prev=\n\
-             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; esac; prev=$a; done\n\
+             bundle=; process=; prev=\n\
+             for a in \"$@\"; do case $prev in --bundle|-b) bundle=$a;; --process|-p) process=$a;; esac; prev=$a; done\n\
              if [ -n \"$bundle\" ] && [ -f \"$bundle/config.json\" ]; then\n\
              \x20 {jq} '(.process.oomScoreAdj |= (if . != null and . < 0 then 0 else . end))\n\
              \x20   | (if .linux.resources then .linux.resources |= {{devices: .devices}} else . end){more}' \\\n\
              \x20   \"$bundle/config.json\" >\"$bundle/config.json.step\" || exit 1\n\
              \x20 mv \"$bundle/config.json.step\" \"$bundle/config.json\"\n\
              fi\n\
+             {exec}\
              exec {real} {args} \"$@\"\n",
             jq = jq.display(),
             real = real.display(),
@@ -742,9 +849,9 @@ fn write_matrix_handlers(d: &Path) {
     let runc14 = bin.join("runc14/runc");
     let crun_as_is = bin.join("crun-as-is/crun");
     let crun_stepped = bin.join("crun-stepped/crun");
-    write_machine_step(&runc14, &cri::runc_14_path(), "", "");
-    write_machine_step(&crun_as_is, &crun, "", &crun_args);
-    write_machine_step(&crun_stepped, &crun, lower, &crun_args);
+    write_machine_step(&runc14, &cri::runc_14_path(), "", "", "");
+    write_machine_step(&crun_as_is, &crun, "", "", &crun_args);
+    write_machine_step(&crun_stepped, &crun, lower, "", &crun_args);
     let handlers = [
         (matrix_handler::RUNC_14, &runc14, false),
         (matrix_handler::WRAPPER_RUNC_14, &runc14, true),
@@ -809,7 +916,7 @@ fn register_wrapper(d: &Path) {
 /// this tier's (default handler `runc` with a `runtime_path`), in a fresh
 /// directory under `d`: the drop-in's text.
 pub fn install_drop_in_for(d: &Path) -> String {
-    write_runc_step(d);
+    write_runc_step(d, &Runtime::Runc.path(), false);
     fs::write(d.join("crio.conf"), crio_config(d, Mode::DropInfra)).unwrap();
     run_install(d)
 }
