@@ -63,6 +63,20 @@ fn run(sandbox: &Sandbox, bundle: &Bundle, tag: &str) -> common::Outcome {
     out
 }
 
+/// `m` carries each of `options`; `table` is the probe's mounts, shown
+/// when it does not.
+fn assert_options(m: &common::MountEntry, options: &[&str], table: &str) {
+    for opt in options {
+        assert!(
+            m.has(opt),
+            "{} ({}) lacks {opt}: {:?}\n{table}",
+            m.mount_point,
+            m.fstype,
+            m.options
+        );
+    }
+}
+
 #[test]
 fn without_the_hook_rbind_ro_leaves_host_submounts_writable() {
     let sandbox = Sandbox::new(Runtime::Runc);
@@ -103,15 +117,7 @@ fn the_hook_makes_every_mount_under_sys_read_only() {
         } else {
             &["ro", "nosuid", "nodev", "noexec"]
         };
-        for opt in want {
-            assert!(
-                m.has(opt),
-                "{} ({}) lacks {opt}: {:?}\n{table}",
-                m.mount_point,
-                m.fstype,
-                m.options
-            );
-        }
+        assert_options(m, want, &table);
     }
     for (dir, fstype) in [
         ("/sys/fs/bpf", "bpf"),
@@ -171,15 +177,7 @@ fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
         "the host's submounts should be under /host/sys:\n{table}"
     );
     for m in &host_sys {
-        for opt in ["ro", "nosuid", "nodev", "noexec"] {
-            assert!(
-                m.has(opt),
-                "{} ({}) lacks {opt}: {:?}\n{table}",
-                m.mount_point,
-                m.fstype,
-                m.options
-            );
-        }
+        assert_options(m, &["ro", "nosuid", "nodev", "noexec"], &table);
     }
     let log = sandbox.decisions();
     let line = log

@@ -17,18 +17,9 @@ use serde_json::{Map, Value};
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::Spec;
 
-const FIXTURES: &[&str] = &[
-    include_str!("fixtures/crun-spec.json"),
-    include_str!("fixtures/ctr-default.json"),
-    include_str!("fixtures/ctr-nethost.json"),
-    include_str!("fixtures/ctr-privileged-nethost.json"),
-    include_str!("fixtures/podman-default.json"),
-    include_str!("fixtures/podman-privileged-userns-hostnet.json"),
-    include_str!("fixtures/podman-userns-hostnet.json"),
-    include_str!("fixtures/podman-userns-ownnet.json"),
-    include_str!("fixtures/runc-spec-rootless.json"),
-    include_str!("fixtures/runc-spec.json"),
-];
+#[path = "fixtures/specs.rs"]
+mod specs;
+use specs::FIXTURES;
 
 /// A JSON document with every key kept, duplicates included, in order.
 #[derive(Debug, Clone)]

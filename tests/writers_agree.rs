@@ -4,24 +4,15 @@
 //! (`bundle::serialize_like`) does. Here, not in the engine, because the
 //! second writer lives outside it.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::view::write;
 use userns_hostnet::engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
 
-const FIXTURES: &[&str] = &[
-    include_str!("fixtures/crun-spec.json"),
-    include_str!("fixtures/ctr-default.json"),
-    include_str!("fixtures/ctr-nethost.json"),
-    include_str!("fixtures/ctr-privileged-nethost.json"),
-    include_str!("fixtures/podman-default.json"),
-    include_str!("fixtures/podman-privileged-userns-hostnet.json"),
-    include_str!("fixtures/podman-userns-hostnet.json"),
-    include_str!("fixtures/podman-userns-ownnet.json"),
-    include_str!("fixtures/runc-spec-rootless.json"),
-    include_str!("fixtures/runc-spec.json"),
-];
+#[path = "fixtures/specs.rs"]
+mod specs;
+use specs::{userns_spec, with_userns_hostnet, FIXTURES};
 
 /// What the whole-document path writes: every member read, the whole
 /// document serialized again.
@@ -45,41 +36,6 @@ fn edited(bytes: &[u8]) -> Option<Vec<u8>> {
 
 fn parsed(bytes: &[u8]) -> String {
     serde_json::to_string(&serde_json::from_slice::<Value>(bytes).unwrap()).unwrap()
-}
-
-/// A user namespace on the host network, as a document in `layout`.
-fn userns_spec() -> Value {
-    json!({
-        "ociVersion": "1.0.2",
-        "process": {"user": {"uid": 0, "gid": 0}, "env": ["A=\u{e9}<>&"], "capabilities": {
-            "bounding": ["CAP_CHOWN", "CAP_NET_RAW"], "effective": ["CAP_NET_RAW"], "permitted": []}},
-        "root": {"path": "rootfs"},
-        "mounts": [
-            {"destination": "/proc", "type": "proc", "source": "proc"},
-            {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["ro"]},
-            {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]}
-        ],
-        "annotations": {"big": 1.50e3, "exact": 18446744073709551616u128.to_string()},
-        "linux": {
-            "namespaces": [{"type": "pid"}, {"type": "user"}, {"type": "mount"}, {"type": "cgroup"}],
-            "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-            "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-            "resources": {"memory": {"limit": 1.0e9}}
-        }
-    })
-}
-
-/// The fixture with a new user namespace, mapped, and no network
-/// namespace of its own, as the tests' own fixtures are written.
-fn with_userns_hostnet(text: &str) -> String {
-    let mut spec: Value = serde_json::from_str(text).unwrap();
-    let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
-    ns.retain(|n| n["type"] != "network" && n["type"] != "user");
-    ns.push(json!({"type": "user"}));
-    let map = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
-    spec["linux"]["uidMappings"] = map.clone();
-    spec["linux"]["gidMappings"] = map;
-    serde_json::to_string_pretty(&spec).unwrap() + "\n"
 }
 
 #[test]

@@ -200,3 +200,8 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
 
 #[cfg(test)]
 mod tests;
+
+/// The spec fixtures the root crate's tests share.
+#[cfg(test)]
+#[path = "../../../tests/fixtures/specs.rs"]
+mod specs;

@@ -1,17 +1,6 @@
 use super::*;
 
-const FIXTURES: &[&str] = &[
-    include_str!("../../../../tests/fixtures/crun-spec.json"),
-    include_str!("../../../../tests/fixtures/ctr-default.json"),
-    include_str!("../../../../tests/fixtures/ctr-nethost.json"),
-    include_str!("../../../../tests/fixtures/ctr-privileged-nethost.json"),
-    include_str!("../../../../tests/fixtures/podman-default.json"),
-    include_str!("../../../../tests/fixtures/podman-privileged-userns-hostnet.json"),
-    include_str!("../../../../tests/fixtures/podman-userns-hostnet.json"),
-    include_str!("../../../../tests/fixtures/podman-userns-ownnet.json"),
-    include_str!("../../../../tests/fixtures/runc-spec-rootless.json"),
-    include_str!("../../../../tests/fixtures/runc-spec.json"),
-];
+use crate::specs::FIXTURES;
 
 /// The refusal for `text`, as its one line.
 fn refused(text: impl AsRef<[u8]>) -> String {

@@ -3,53 +3,7 @@ use crate::engine::document::Mount;
 use crate::engine::{evaluate, HostFacts, Policy};
 use serde_json::json;
 
-const FIXTURES: &[&str] = &[
-    include_str!("../../../../tests/fixtures/crun-spec.json"),
-    include_str!("../../../../tests/fixtures/ctr-default.json"),
-    include_str!("../../../../tests/fixtures/ctr-nethost.json"),
-    include_str!("../../../../tests/fixtures/ctr-privileged-nethost.json"),
-    include_str!("../../../../tests/fixtures/podman-default.json"),
-    include_str!("../../../../tests/fixtures/podman-privileged-userns-hostnet.json"),
-    include_str!("../../../../tests/fixtures/podman-userns-hostnet.json"),
-    include_str!("../../../../tests/fixtures/podman-userns-ownnet.json"),
-    include_str!("../../../../tests/fixtures/runc-spec-rootless.json"),
-    include_str!("../../../../tests/fixtures/runc-spec.json"),
-];
-
-/// A user namespace on the host network, as a document in `layout`.
-fn userns_spec() -> Value {
-    json!({
-        "ociVersion": "1.0.2",
-        "process": {"user": {"uid": 0, "gid": 0}, "env": ["A=\u{e9}<>&"], "capabilities": {
-            "bounding": ["CAP_CHOWN", "CAP_NET_RAW"], "effective": ["CAP_NET_RAW"], "permitted": []}},
-        "root": {"path": "rootfs"},
-        "mounts": [
-            {"destination": "/proc", "type": "proc", "source": "proc"},
-            {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["ro"]},
-            {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]}
-        ],
-        "annotations": {"big": 1.50e3, "exact": 18446744073709551616u128.to_string()},
-        "linux": {
-            "namespaces": [{"type": "pid"}, {"type": "user"}, {"type": "mount"}, {"type": "cgroup"}],
-            "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-            "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
-            "resources": {"memory": {"limit": 1.0e9}}
-        }
-    })
-}
-
-/// The fixture with a new user namespace, mapped, and no network
-/// namespace of its own, as the tests' own fixtures are written.
-fn with_userns_hostnet(text: &str) -> String {
-    let mut spec: Value = serde_json::from_str(text).unwrap();
-    let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
-    ns.retain(|n| n["type"] != "network" && n["type"] != "user");
-    ns.push(json!({"type": "user"}));
-    let map = json!([{"containerID": 0, "hostID": 100000, "size": 65536}]);
-    spec["linux"]["uidMappings"] = map.clone();
-    spec["linux"]["gidMappings"] = map;
-    serde_json::to_string_pretty(&spec).unwrap() + "\n"
-}
+use crate::specs::{userns_spec, with_userns_hostnet, FIXTURES};
 
 #[test]
 fn an_unchanged_view_writes_the_input_back() {

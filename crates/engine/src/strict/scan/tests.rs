@@ -6,18 +6,7 @@
 use super::*;
 use proptest::prelude::*;
 
-const FIXTURES: &[&str] = &[
-    include_str!("../../../../../tests/fixtures/crun-spec.json"),
-    include_str!("../../../../../tests/fixtures/ctr-default.json"),
-    include_str!("../../../../../tests/fixtures/ctr-nethost.json"),
-    include_str!("../../../../../tests/fixtures/ctr-privileged-nethost.json"),
-    include_str!("../../../../../tests/fixtures/podman-default.json"),
-    include_str!("../../../../../tests/fixtures/podman-privileged-userns-hostnet.json"),
-    include_str!("../../../../../tests/fixtures/podman-userns-hostnet.json"),
-    include_str!("../../../../../tests/fixtures/podman-userns-ownnet.json"),
-    include_str!("../../../../../tests/fixtures/runc-spec-rootless.json"),
-    include_str!("../../../../../tests/fixtures/runc-spec.json"),
-];
+use crate::specs::FIXTURES;
 
 /// A record with spans in other places than [`spans::SPEC`]'s, for the
 /// generated documents, whose keys are short.
