@@ -106,12 +106,13 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let config = config::load()?;
     let rootfs = rootfs_of(prepared.spec(), &state.bundle)?;
     let sys_in_spec = mounts_at_sys(prepared.spec());
+    let mounts_read = mount_options(prepared.spec());
     // This stage makes the tree read-only itself: the runtime's support for
     // `rro` does not matter here.
     let planned = prepared.evaluate(Some(&state.bundle), &config.policy, Rro::Assume);
     let result = match &planned {
         Err(r) => Err(HookError::Refused(r.clone())),
-        Ok(plan) => match read_only_trees(plan) {
+        Ok(plan) => match mounts_read.and_then(|read| read_only_trees(&read, plan)) {
             Err(r) => Err(HookError::Refused(r)),
             Ok(trees) => harden(pid, &rootfs, &trees, sys_in_spec).map_err(HookError::Harden),
         },
@@ -220,20 +221,29 @@ fn mounts_at_sys(doc: &Spec) -> bool {
     })
 }
 
-/// The trees the plan mounts read-only recursively (`rro`): /sys, and
+/// Each mount of `doc` as its cleaned destination and its options.
+fn mount_options(doc: &Spec) -> Result<Vec<(String, Vec<String>)>, Refusal> {
+    let list = doc.mounts()?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, m) in list.iter().enumerate() {
+        let options = m.options(i)?.into_iter().map(|o| o.into_owned()).collect();
+        out.push((list.destination(i)?.into_owned(), options));
+    }
+    Ok(out)
+}
+
+/// The trees the rules mount read-only recursively (`rro`): /sys, and
 /// each other bind of the host's /sys tree the sys-binds rule converts (a
 /// hostPath of /sys at /host/sys, the host's / at /host/root). What the
-/// wrapper has the runtime make read-only, this stage makes so itself;
-/// /sys is always among them.
-fn read_only_trees(plan: &Plan) -> Result<Vec<String>, Refusal> {
-    let list = plan.spec.mounts()?;
+/// wrapper has the runtime make read-only, this stage makes so itself. A
+/// mount the spec already had as the plan has it (`read`: an application's
+/// own `rro` volume) is the runtime's to make, and is left as it is.
+fn read_only_trees(read: &[(String, Vec<String>)], plan: &Plan) -> Result<Vec<String>, Refusal> {
     let mut trees = vec!["/sys".to_owned()];
-    for (i, m) in list.iter().enumerate() {
-        if m.options(i)?.iter().any(|o| o == "rro") {
-            let dest = list.destination(i)?.into_owned();
-            if !trees.contains(&dest) {
-                trees.push(dest);
-            }
+    for (dest, options) in mount_options(&plan.spec)? {
+        let by_a_rule = !read.iter().any(|(d, o)| *d == dest && *o == options);
+        if by_a_rule && options.iter().any(|o| o == "rro") && !trees.contains(&dest) {
+            trees.push(dest);
         }
     }
     Ok(trees)

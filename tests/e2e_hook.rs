@@ -156,11 +156,19 @@ fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
     let sandbox = Sandbox::new(Runtime::Runc);
     let bundle = hooked_bundle(&sandbox, true);
     bundle.edit(|spec| {
-        spec["mounts"].as_array_mut().unwrap().push(json!({
+        let mounts = spec["mounts"].as_array_mut().unwrap();
+        mounts.push(json!({
             "destination": "/host/sys",
             "type": "bind",
             "source": "/sys",
             "options": ["rbind", "ro"]
+        }));
+        // An application's own read-only volume: not the hook's to change.
+        mounts.push(json!({
+            "destination": "/opt/tools",
+            "type": "bind",
+            "source": "/usr/lib",
+            "options": ["rbind", "rro"]
         }));
     });
     let out = run(&sandbox, &bundle, "hostsys");
@@ -179,6 +187,11 @@ fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
     for m in &host_sys {
         assert_options(m, &["ro", "nosuid", "nodev", "noexec"], &table);
     }
+    let tools = probe.at("/opt/tools");
+    assert!(
+        !tools.is_empty() && tools.iter().all(|m| m.has("ro") && !m.has("noexec")),
+        "the application's rro volume should stay as the runtime made it:\n{table}"
+    );
     let log = sandbox.decisions();
     let line = log
         .iter()
