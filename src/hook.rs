@@ -232,52 +232,73 @@ fn mount_options(doc: &Spec) -> Result<Vec<(String, Vec<String>)>, Refusal> {
     Ok(out)
 }
 
-/// The trees the rules mount read-only recursively (`rro`): /sys, and
-/// each other bind of the host's /sys tree the sys-binds rule converts (a
-/// hostPath of /sys at /host/sys, the host's / at /host/root). What the
-/// wrapper has the runtime make read-only, this stage makes so itself. A
-/// mount the spec already had as the plan has it (`read`: an application's
-/// own `rro` volume) is the runtime's to make, and is left as it is.
-fn read_only_trees(read: &[(String, Vec<String>)], plan: &Plan) -> Result<Vec<String>, Refusal> {
-    let mut trees = vec!["/sys".to_owned()];
+/// A tree of mounts this stage restricts: where it is in the container,
+/// and the options each of its mounts must have after.
+struct Tree {
+    dest: String,
+    options: Vec<&'static str>,
+}
+
+/// The trees the rules mount read-only recursively (`rro`): /sys, with
+/// nosuid, nodev and noexec, and each other bind of the host's /sys tree
+/// the sys-binds rule converts (a hostPath of /sys at /host/sys, the
+/// host's / at /host/root), with the options the rule gives it. What the
+/// wrapper has the runtime make, this stage makes itself. A mount the spec
+/// already had as the plan has it (`read`: an application's own `rro`
+/// volume) is the runtime's to make, and is left as it is.
+fn read_only_trees(read: &[(String, Vec<String>)], plan: &Plan) -> Result<Vec<Tree>, Refusal> {
+    let mut trees = vec![Tree {
+        dest: "/sys".to_owned(),
+        options: mountinfo::HARDENED.to_vec(),
+    }];
     for (dest, options) in mount_options(&plan.spec)? {
         let by_a_rule = !read.iter().any(|(d, o)| *d == dest && *o == options);
-        if by_a_rule && options.iter().any(|o| o == "rro") && !trees.contains(&dest) {
-            trees.push(dest);
+        if !by_a_rule || !options.iter().any(|o| o == "rro") || trees.iter().any(|t| t.dest == dest)
+        {
+            continue;
         }
+        let given = |o: &str| options.iter().any(|x| x == o);
+        trees.push(Tree {
+            dest,
+            options: mountinfo::HARDENED
+                .into_iter()
+                .filter(|o| *o == "ro" || given(o))
+                .collect(),
+        });
     }
     Ok(trees)
 }
 
-/// Make every mount at or under each of `trees` (destinations in the
-/// container, /sys first) in the container's mount namespace read-only,
-/// nosuid, nodev and noexec, and check that it is. A tree other than /sys that is
-/// not mounted fails: the plan says the runtime mounted it, and what is
+/// Make every mount at or under each of `trees` in the container's mount
+/// namespace carry the tree's options (read-only, and nosuid, nodev and
+/// noexec as given), and check that it does. A tree other than /sys that
+/// is not mounted fails: the plan says the runtime mounted it, and what is
 /// not there cannot be verified. An unmounted /sys fails only when the
 /// spec mounts one (`expect_sys`).
-fn harden(pid: i32, rootfs: &Path, trees: &[String], expect_sys: bool) -> Result<Outcome, String> {
+fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<Outcome, String> {
     let container = harden::Container::open(pid)?;
     refuse_own_mount_namespace(pid)?;
     let before = mountinfo::parse(&container.mountinfo()?);
     let mut targets = Vec::new();
     for tree in trees {
         let target = rootfs
-            .join(tree.trim_start_matches('/'))
+            .join(tree.dest.trim_start_matches('/'))
             .to_string_lossy()
             .into_owned();
         let found = mountinfo::visible_tree(&before, &target);
         if found.mounts.is_empty() {
-            if tree != "/sys" || expect_sys {
+            if tree.dest != "/sys" || expect_sys {
                 return Err(format!(
-                    "no mount at {target} in /proc/{pid}/mountinfo: the container's {tree} cannot be hardened or verified"
+                    "no mount at {target} in /proc/{pid}/mountinfo: the container's {} cannot be hardened or verified",
+                    tree.dest
                 ));
             }
             continue;
         }
-        targets.push((target, found.points));
+        targets.push((target, found.points, &tree.options));
     }
     let mut points: Vec<String> = Vec::new();
-    for p in targets.iter().flat_map(|(_, p)| p) {
+    for p in targets.iter().flat_map(|(_, p, _)| p) {
         if !points.contains(p) {
             points.push(p.clone());
         }
@@ -286,14 +307,16 @@ fn harden(pid: i32, rootfs: &Path, trees: &[String], expect_sys: bool) -> Result
         return Ok(Outcome::Hardened { points, mounts: 0 });
     }
     container.enter_mount_namespace()?;
-    for p in &points {
-        harden::make_read_only(p)?;
+    for (_, tree_points, options) in &targets {
+        for p in tree_points {
+            harden::restrict(p, options)?;
+        }
     }
     let after = mountinfo::parse(&container.mountinfo()?);
     let mut mounts = 0;
-    for (target, was) in &targets {
+    for (target, was, options) in &targets {
         let tree = mountinfo::visible_tree(&after, target);
-        let bad = mountinfo::not_hardened(&tree.mounts);
+        let bad = mountinfo::lacking(&tree.mounts, options);
         if !bad.is_empty() {
             return Err(format!(
                 "{target} is not read-only after mount_setattr: {}",

@@ -240,6 +240,47 @@ fn a_mapping_of_host_root_aborts_the_create() {
     );
 }
 
+/// The host's / bound recursively and read-only (at /host/root) carries
+/// the host's /sys too: the sys-binds rule gives it `rro` alone, so the
+/// hook makes that whole tree read-only and adds nothing the rule does
+/// not: programs there still run.
+#[test]
+fn the_hook_makes_a_bind_of_a_parent_of_sys_read_only_and_nothing_more() {
+    let sandbox = Sandbox::new(Runtime::Runc);
+    let bundle = hooked_bundle(&sandbox, true);
+    bundle.edit(|spec| {
+        spec["mounts"].as_array_mut().unwrap().push(json!({
+            "destination": "/host/root",
+            "type": "bind",
+            "source": "/",
+            "options": ["rbind", "ro"]
+        }));
+    });
+    let out = run(&sandbox, &bundle, "hostroot");
+    out.assert_success();
+    let probe = Probe::parse(&out.stdout);
+    let table = probe.table();
+    let under: Vec<_> = probe
+        .mounts
+        .iter()
+        .filter(|m| m.is_at_or_under("/host/root"))
+        .collect();
+    assert!(
+        under
+            .iter()
+            .any(|m| m.mount_point == "/host/root/sys/fs/bpf"),
+        "the host's /sys submounts should be under /host/root:\n{table}"
+    );
+    for m in &under {
+        assert_options(m, &["ro"], &table);
+    }
+    let top = probe.at("/host/root");
+    assert!(
+        top.iter().all(|m| !m.has("noexec")),
+        "the rule gives /host/root rro alone; the hook added more:\n{table}"
+    );
+}
+
 /// Containers that do not need the conversion: the hook returns at once
 /// and changes nothing (their /sys is a fresh sysfs, left as runc made it).
 #[test]

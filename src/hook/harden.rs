@@ -117,16 +117,26 @@ impl Container {
     }
 }
 
-/// `mount_setattr(path, AT_RECURSIVE)` with read-only, nosuid, nodev and
-/// noexec: what `rro,nosuid,nodev,noexec` would have made. Setting flags
-/// only restricts, so the kernel allows it on locked mounts too. The last
-/// component is not followed: a symlink in the rootfs cannot redirect it.
-pub fn make_read_only(path: &str) -> Result<(), HardenError> {
+/// `mount_setattr(path, AT_RECURSIVE)` with `options`, each of `ro`,
+/// `nosuid`, `nodev` and `noexec`: what `rro` and those options would have
+/// made. Setting flags only restricts, so the kernel allows it on locked
+/// mounts too. The last component is not followed: a symlink in the rootfs
+/// cannot redirect it.
+pub fn restrict(path: &str, options: &[&str]) -> Result<(), HardenError> {
     let c = CString::new(path).map_err(|_| HardenError::NulByte {
         path: path.to_owned(),
     })?;
+    let attr_set = options.iter().fold(0, |set, o| {
+        set | match *o {
+            "ro" => MOUNT_ATTR_RDONLY,
+            "nosuid" => MOUNT_ATTR_NOSUID,
+            "nodev" => MOUNT_ATTR_NODEV,
+            "noexec" => MOUNT_ATTR_NOEXEC,
+            _ => 0,
+        }
+    });
     let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+        attr_set,
         ..MountAttr::default()
     };
     let flags = (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint;
@@ -145,10 +155,10 @@ mod tests {
         let e = Container::open(999_999_999).err().unwrap().to_string();
         assert_eq!(e, "/proc/999999999: No such file or directory");
         assert_eq!(
-            make_read_only("/a\0b").unwrap_err().to_string(),
+            restrict("/a\0b", &["ro"]).unwrap_err().to_string(),
             "/a\0b: has a NUL byte"
         );
-        let e = make_read_only("/nonexistent/userns-hostnet").unwrap_err();
+        let e = restrict("/nonexistent/userns-hostnet", &["ro"]).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("mount_setattr /nonexistent/userns-hostnet: "),

@@ -69,13 +69,13 @@ pub fn visible_tree<'a>(all: &'a [Mount], dir: &str) -> Tree<'a> {
     tree
 }
 
-/// The mounts of the set that lack one of [`HARDENED`], each with what it
-/// lacks, for the error line.
-pub fn not_hardened(mounts: &[&Mount]) -> Vec<String> {
+/// The mounts of the set that lack one of `options`, each with what it
+/// lacks.
+pub fn lacking(mounts: &[&Mount], options: &[&str]) -> Vec<String> {
     mounts
         .iter()
         .filter_map(|m| {
-            let missing: Vec<&str> = HARDENED.iter().copied().filter(|o| !m.has(o)).collect();
+            let missing: Vec<&str> = options.iter().copied().filter(|o| !m.has(o)).collect();
             (!missing.is_empty()).then(|| {
                 format!(
                     "{} ({}, lacks {})",
@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(ids, vec![301, 302, 303], "sysx is not under sys");
         assert_eq!(tops(&sys), vec!["/b/rootfs/sys".to_owned()]);
         assert_eq!(
-            not_hardened(&sys),
+            lacking(&sys, &HARDENED),
             vec![
                 "/b/rootfs/sys/fs/bpf (bpf, lacks ro)".to_owned(),
                 "/b/rootfs/sys/kernel/security (securityfs, lacks ro)".to_owned()
