@@ -425,15 +425,17 @@ fn save_state(host: &Host, state: &State) -> Result<(), DeployError> {
     if std::fs::read(&p).is_ok_and(|old| old == bytes) {
         return Ok(());
     }
-    atomic::replace(
-        &p,
-        &bytes,
-        Attrs {
-            mode: 0o600,
-            owner: Some((0, 0)),
-        },
-        atomic::Durability::ContentsAndName,
-    )?;
+    write_private(&p, &bytes)
+}
+
+/// Replace `path` with `bytes`, durably, readable by root alone: the
+/// state and the saved files hold the node's configs as they were.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError> {
+    let private = Attrs {
+        mode: 0o600,
+        owner: Some((0, 0)),
+    };
+    atomic::replace(path, bytes, private, atomic::Durability::ContentsAndName)?;
     Ok(())
 }
 
@@ -488,15 +490,7 @@ fn remember(
             let bytes = std::fs::read(&here).map_err(io("cannot read", &here))?;
             let saved = format!("saved-{}", state.entries.len());
             let to = saved_path(host, &saved);
-            atomic::replace(
-                &to,
-                &bytes,
-                Attrs {
-                    mode: 0o600,
-                    owner: Some((0, 0)),
-                },
-                atomic::Durability::ContentsAndName,
-            )?;
+            write_private(&to, &bytes)?;
             Before::File {
                 saved,
                 mode: m.permissions().mode() & 0o7777,
