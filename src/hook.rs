@@ -106,13 +106,12 @@ pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let config = config::load()?;
     let rootfs = rootfs_of(prepared.spec(), &state.bundle)?;
     let sys_in_spec = mounts_at_sys(prepared.spec());
-    let mounts_read = mount_options(prepared.spec());
     // This stage makes the tree read-only itself: the runtime's support for
     // `rro` does not matter here.
     let planned = prepared.evaluate(Some(&state.bundle), &config.policy, Rro::Assume);
     let result = match &planned {
         Err(r) => Err(HookError::Refused(r.clone())),
-        Ok(plan) => match mounts_read.and_then(|read| read_only_trees(&read, plan)) {
+        Ok(plan) => match read_only_trees(plan) {
             Err(r) => Err(HookError::Refused(r)),
             Ok(trees) => harden(pid, &rootfs, &trees, sys_in_spec).map_err(HookError::Harden),
         },
@@ -239,22 +238,21 @@ struct Tree {
     options: Vec<&'static str>,
 }
 
-/// The trees the rules mount read-only recursively (`rro`): /sys, with
-/// nosuid, nodev and noexec, and each other bind of the host's /sys tree
-/// the sys-binds rule converts (a hostPath of /sys at /host/sys, the
-/// host's / at /host/root), with the options the rule gives it. What the
-/// wrapper has the runtime make, this stage makes itself. A mount the spec
-/// already had as the plan has it (`read`: an application's own `rro`
-/// volume) is the runtime's to make, and is left as it is.
-fn read_only_trees(read: &[(String, Vec<String>)], plan: &Plan) -> Result<Vec<Tree>, Refusal> {
+/// The trees the plan mounts read-only recursively (`rro`), each with
+/// the options it names: /sys, with nosuid, nodev and noexec, each other
+/// bind of the host's /sys tree the sys-binds rule converts (a hostPath of
+/// /sys at /host/sys with the same; the host's / at /host/root, read-only
+/// alone), and any mount the spec itself says `rro` for. What the wrapper
+/// has the runtime make, this stage makes itself, and verifies: a runtime
+/// that does not know `rro` (runc before 1.2 takes it for filesystem data
+/// and ignores it on a bind) leaves such a tree's submounts writable.
+fn read_only_trees(plan: &Plan) -> Result<Vec<Tree>, Refusal> {
     let mut trees = vec![Tree {
         dest: "/sys".to_owned(),
         options: mountinfo::HARDENED.to_vec(),
     }];
     for (dest, options) in mount_options(&plan.spec)? {
-        let by_a_rule = !read.iter().any(|(d, o)| *d == dest && *o == options);
-        if !by_a_rule || !options.iter().any(|o| o == "rro") || trees.iter().any(|t| t.dest == dest)
-        {
+        if !options.iter().any(|o| o == "rro") || trees.iter().any(|t| t.dest == dest) {
             continue;
         }
         let given = |o: &str| options.iter().any(|x| x == o);

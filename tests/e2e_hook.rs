@@ -163,7 +163,8 @@ fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
             "source": "/sys",
             "options": ["rbind", "ro"]
         }));
-        // An application's own read-only volume: not the hook's to change.
+        // An application's own read-only volume: read-only recursively,
+        // as it asks, and nothing more.
         mounts.push(json!({
             "destination": "/opt/tools",
             "type": "bind",
@@ -190,7 +191,7 @@ fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
     let tools = probe.at("/opt/tools");
     assert!(
         !tools.is_empty() && tools.iter().all(|m| m.has("ro") && !m.has("noexec")),
-        "the application's rro volume should stay as the runtime made it:\n{table}"
+        "the application's rro volume should be read-only and nothing more:\n{table}"
     );
     let log = sandbox.decisions();
     let line = log
