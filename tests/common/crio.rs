@@ -744,10 +744,11 @@ fn crio_config(d: &Path, mode: Mode) -> String {
 /// not be applied: only the device rules stay in `linux.resources`.
 ///
 /// With `drop_missing_caps`, also what a privileged container (deploy/'s
-/// installer) meets on this sandboxed machine, whose bounding set lacks
-/// CAP_SYS_RESOURCE (a fact of the machine, not of CRI-O or runc): CRI-O
-/// asks every capability, and runc 1.4.3 fails ("can't apply capabilities:
-/// operation not permitted") on those outside the bounding set, so they
+/// installer) meets on a test host whose bounding set lacks
+/// CAP_SYS_RESOURCE (one that runs in a container; a fact of the host,
+/// not of CRI-O or runc): CRI-O asks every capability, and runc 1.4.3
+/// fails ("can't apply capabilities: operation not permitted") on those
+/// outside the bounding set, so they
 /// go: from the bundle's spec on create, and from the `--process` file of
 /// each exec (the installer's readiness probe), which CRI-O builds from
 /// the spec it keeps, not from the edited bundle, across restarts too.
