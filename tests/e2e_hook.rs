@@ -63,6 +63,25 @@ fn run(sandbox: &Sandbox, bundle: &Bundle, tag: &str) -> common::Outcome {
     out
 }
 
+/// The hooked bundle with `mounts` added, run to the end; what its
+/// probe saw.
+fn run_with_mounts(sandbox: &Sandbox, tag: &str, mounts: Vec<Value>) -> Probe {
+    let bundle = hooked_bundle(sandbox, true);
+    bundle.edit(|spec| spec["mounts"].as_array_mut().unwrap().extend(mounts));
+    let out = run(sandbox, &bundle, tag);
+    out.assert_success();
+    Probe::parse(&out.stdout)
+}
+
+/// The mounts the probe saw at or under `dir`.
+fn mounts_under<'p>(probe: &'p Probe, dir: &str) -> Vec<&'p common::MountEntry> {
+    probe
+        .mounts
+        .iter()
+        .filter(|m| m.is_at_or_under(dir))
+        .collect()
+}
+
 /// `m` carries each of `options`; `table` is the probe's mounts, shown
 /// when it does not.
 fn assert_options(m: &common::MountEntry, options: &[&str], table: &str) {
@@ -154,33 +173,28 @@ fn the_hook_makes_every_mount_under_sys_read_only() {
 #[test]
 fn the_hook_makes_a_second_bind_of_sys_read_only_too() {
     let sandbox = Sandbox::new(Runtime::Runc);
-    let bundle = hooked_bundle(&sandbox, true);
-    bundle.edit(|spec| {
-        let mounts = spec["mounts"].as_array_mut().unwrap();
-        mounts.push(json!({
-            "destination": "/host/sys",
-            "type": "bind",
-            "source": "/sys",
-            "options": ["rbind", "ro"]
-        }));
-        // An application's own read-only volume: read-only recursively,
-        // as it asks, and nothing more.
-        mounts.push(json!({
-            "destination": "/opt/tools",
-            "type": "bind",
-            "source": "/usr/lib",
-            "options": ["rbind", "rro"]
-        }));
-    });
-    let out = run(&sandbox, &bundle, "hostsys");
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
+    let probe = run_with_mounts(
+        &sandbox,
+        "hostsys",
+        vec![
+            json!({
+                "destination": "/host/sys",
+                "type": "bind",
+                "source": "/sys",
+                "options": ["rbind", "ro"]
+            }),
+            // An application's own read-only volume: read-only
+            // recursively, as it asks, and nothing more.
+            json!({
+                "destination": "/opt/tools",
+                "type": "bind",
+                "source": "/usr/lib",
+                "options": ["rbind", "rro"]
+            }),
+        ],
+    );
     let table = probe.table();
-    let host_sys: Vec<_> = probe
-        .mounts
-        .iter()
-        .filter(|m| m.is_at_or_under("/host/sys"))
-        .collect();
+    let host_sys = mounts_under(&probe, "/host/sys");
     assert!(
         host_sys.iter().any(|m| m.fstype == "bpf") && host_sys.len() > 2,
         "the host's submounts should be under /host/sys:\n{table}"
@@ -248,24 +262,18 @@ fn a_mapping_of_host_root_aborts_the_create() {
 #[test]
 fn the_hook_makes_a_bind_of_a_parent_of_sys_read_only_and_nothing_more() {
     let sandbox = Sandbox::new(Runtime::Runc);
-    let bundle = hooked_bundle(&sandbox, true);
-    bundle.edit(|spec| {
-        spec["mounts"].as_array_mut().unwrap().push(json!({
+    let probe = run_with_mounts(
+        &sandbox,
+        "hostroot",
+        vec![json!({
             "destination": "/host/root",
             "type": "bind",
             "source": "/",
             "options": ["rbind", "ro"]
-        }));
-    });
-    let out = run(&sandbox, &bundle, "hostroot");
-    out.assert_success();
-    let probe = Probe::parse(&out.stdout);
+        })],
+    );
     let table = probe.table();
-    let under: Vec<_> = probe
-        .mounts
-        .iter()
-        .filter(|m| m.is_at_or_under("/host/root"))
-        .collect();
+    let under = mounts_under(&probe, "/host/root");
     assert!(
         under
             .iter()
