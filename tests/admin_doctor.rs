@@ -1264,3 +1264,37 @@ fn a_log_file_elsewhere_needs_its_own_rotation() {
         "{v:#}"
     );
 }
+
+/// The root's links are followed inside it: a config that is an absolute
+/// link (to /etc/k0s/...) is the root's file, and a link loop fails the
+/// `root` check, naming it, rather than being read on this host.
+#[test]
+fn the_roots_links_resolve_inside_the_root() {
+    let r = Root::ready();
+    let config = r.path("etc/containerd/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    r.write("etc/uhn-k0s/containerd.toml", &text);
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("/etc/uhn-k0s/containerd.toml", &config).unwrap();
+    assert!(!Path::new("/etc/uhn-k0s").exists());
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(status(&v, "containerd"), "ok", "{v:#}");
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["name"] != "root"));
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("config.toml", &config).unwrap();
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(status(&v, "root"), "fail", "{v:#}");
+    assert!(
+        message(&v, "root").contains(&format!(
+            "{}: too many levels of symbolic links (a loop)",
+            config.display()
+        )),
+        "{v:#}"
+    );
+}

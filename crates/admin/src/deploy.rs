@@ -1011,7 +1011,19 @@ mod tests {
             host.node_path(&here),
             Path::new("/etc/containerd/config.toml")
         );
-        assert_eq!(host.install_root(), Some(root));
+        assert_eq!(host.install_root(), Some(root.clone()));
+        // The node's absolute link resolves inside the host root: the
+        // config read and written is the node's target, the link kept as
+        // an entry.
+        std::fs::create_dir_all(root.join("etc/containerd")).unwrap();
+        std::fs::create_dir_all(root.join("etc/k0s")).unwrap();
+        std::fs::write(root.join("etc/k0s/containerd.toml"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/k0s/containerd.toml", &here).unwrap();
+        let config = Path::new("/etc/containerd/config.toml");
+        let file = host.file(config).unwrap();
+        assert_eq!(file, root.join("etc/k0s/containerd.toml"));
+        assert_eq!(host.node_path(&file), Path::new("/etc/k0s/containerd.toml"));
+        assert_eq!(host.entry(config).unwrap(), here);
         let slash = Host::open(Path::new("/")).unwrap();
         assert_eq!(
             slash.entry(Path::new("/usr/bin/x")).unwrap(),
