@@ -60,7 +60,7 @@ impl Root {
         );
         r.write("usr/bin/getsubids", "");
         // Daemons are found by binary, and in use when their socket is there.
-        r.link("usr/bin/containerd", &real(CONTAINERD_23));
+        r.host_binary("usr/bin/containerd", &real(CONTAINERD_23));
         r.write("run/containerd/containerd.sock", "");
         r.write(
             "etc/userns-hostnet/config.toml",
@@ -86,14 +86,25 @@ impl Root {
     fn write(&self, rel: &str, text: &str) {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        // Never through a link to one of this machine's binaries.
-        if p.is_symlink() {
+        // A new file (mode 0644), never through a link nor over a binary.
+        if p.is_symlink() || p.is_file() {
             std::fs::remove_file(&p).unwrap();
         }
         std::fs::write(p, text).unwrap();
     }
 
-    /// A link at `rel` to a binary of this machine.
+    /// The node's binary `rel`: a script that runs `binary`, one of this
+    /// machine's. Not a link: doctor resolves the node's links inside the
+    /// root, where this machine's paths are not.
+    fn host_binary(&self, rel: &str, binary: &Path) {
+        self.write(
+            rel,
+            &format!("#!/bin/sh\nexec {} \"$@\"\n", binary.display()),
+        );
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// A link at `rel` to `target`, a path of the node.
     fn link(&self, rel: &str, target: &Path) {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -403,7 +414,7 @@ fn runtime_branches() {
     let r = Root::ready();
     // containerd 1.6 asks no runtime for `features`: the runtime's own
     // checks alone decide.
-    r.link("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
     let (code, v) = r.doctor_with(&["--runtime", "/nonexistent/runc"]);
     assert_eq!(code, 1);
     assert_eq!(status(&v, "runtime"), "fail");
@@ -595,7 +606,7 @@ const CRIO_PACKAGING: &str = "[crio.runtime]\ndefault_runtime = \"crun\"\n\n[cri
 #[test]
 fn crio_branches() {
     let r = Root::ready();
-    r.link("usr/bin/crio", &real(CRIO));
+    r.host_binary("usr/bin/crio", &real(CRIO));
     r.write("run/crio/crio.sock", "");
     r.exe("usr/bin/runc");
     r.exe("usr/bin/conmon");
@@ -704,7 +715,7 @@ fn crio_branches() {
     );
     // A runtime that is not there: the default's stops CRI-O, another's
     // handler is dropped (the wrapper's: a failure all the same).
-    r.link("usr/bin/crio", &real(CRIO));
+    r.host_binary("usr/bin/crio", &real(CRIO));
     r.exe("usr/libexec/crio/conmon");
     r.remove("usr/libexec/crio/runc");
     let (code, v) = r.doctor();
@@ -730,7 +741,7 @@ fn crio_branches() {
 #[test]
 fn an_import_that_replaces_the_cri_table_fails() {
     let r = Root::ready();
-    r.link("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
     r.write(
         "etc/containerd/config.toml",
         "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nbin_dir = \"/opt/custom-cni/bin\"\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -791,7 +802,7 @@ fn an_import_that_replaces_the_cri_table_fails() {
         message(&v, "containerd.config").contains("containerd 1.6.20 at /usr/bin/containerd (first in PATH; no running containerd that doctor can see reads this file) reads config version 2 at most, and /etc/containerd/config.toml is version 3"),
         "{v:#}"
     );
-    r.link("usr/bin/containerd", &real(CONTAINERD_23));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_23));
     let (code, v) = r.doctor();
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
     assert_eq!(status(&v, "containerd.config"), "ok", "{v:#}");
@@ -809,7 +820,7 @@ fn the_kubelet_chooses_the_daemon() {
         "etc/containerd/config.toml",
         "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\nruntime_type = \"io.containerd.runc.v2\"\n",
     );
-    r.link("usr/bin/crio", &real(CRIO));
+    r.host_binary("usr/bin/crio", &real(CRIO));
     // CRI-O's default handler, crun, and its monitor.
     r.exe("usr/bin/crun");
     r.exe("usr/bin/conmon");
@@ -1098,7 +1109,7 @@ fn the_daemon_that_serves_the_config_is_asked() {
     let config_23 = "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.userns-hostnet]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.userns-hostnet.options]\n    BinaryName = \"/usr/bin/userns-hostnet-runtime\"\n";
     r.write("etc/containerd/config.toml", config_23);
     // Debian's 1.6 first in PATH: it ignores a version 3 file's plugins.
-    r.link("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
     let (code, v) = r.doctor();
     assert_eq!(
         (code, status(&v, "containerd.config")),
@@ -1110,7 +1121,7 @@ fn the_daemon_that_serves_the_config_is_asked() {
         "{v:#}"
     );
     // Named: that one is asked.
-    r.link("opt/containerd-2.3/containerd", &real(CONTAINERD_23));
+    r.host_binary("opt/containerd-2.3/containerd", &real(CONTAINERD_23));
     let (code, v) = r.doctor_with(&[
         "--runtime",
         r.path("runtime").to_str().unwrap(),
@@ -1250,6 +1261,40 @@ fn a_log_file_elsewhere_needs_its_own_rotation() {
     assert_eq!(status(&v, "log.rotate"), "ok", "{v:#}");
     assert!(
         message(&v, "log.rotate").ends_with("etc/logrotate.d/site"),
+        "{v:#}"
+    );
+}
+
+/// The root's links are followed inside it: a config that is an absolute
+/// link (to /etc/k0s/...) is the root's file, and a link loop fails the
+/// `root` check, naming it, rather than being read on this host.
+#[test]
+fn the_roots_links_resolve_inside_the_root() {
+    let r = Root::ready();
+    let config = r.path("etc/containerd/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    r.write("etc/uhn-k0s/containerd.toml", &text);
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("/etc/uhn-k0s/containerd.toml", &config).unwrap();
+    assert!(!Path::new("/etc/uhn-k0s").exists());
+    let (code, v) = r.doctor();
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(status(&v, "containerd"), "ok", "{v:#}");
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["name"] != "root"));
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("config.toml", &config).unwrap();
+    let (code, v) = r.doctor();
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(status(&v, "root"), "fail", "{v:#}");
+    assert!(
+        message(&v, "root").contains(&format!(
+            "{}: too many levels of symbolic links (a loop)",
+            config.display()
+        )),
         "{v:#}"
     );
 }

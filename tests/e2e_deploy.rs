@@ -883,3 +883,42 @@ fn a_crio_host_gets_the_drop_in_and_loses_it_on_cleanup() {
     podman_run(&image, r, &[], &["--uninstall"]).assert_success();
     assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
 }
+
+/// The node's containerd config is an absolute link into another
+/// directory (`/etc/containerd/config.toml -> /etc/k0s/containerd.toml`):
+/// the installer, whose own root is the image's, follows it inside the
+/// host root, writes the target and leaves the link; the cleanup gives
+/// the target back byte for byte, the link still the same.
+#[test]
+fn a_nodes_config_link_is_followed_inside_the_host_root() {
+    let image = build_image("e2e-deploy");
+    let root = fake_host_root();
+    let r = root.path();
+    let link = r.join("etc/containerd/config.toml");
+    let target = r.join("etc/k0s/containerd.toml");
+    let node_target = Path::new("/etc/k0s/containerd.toml");
+    fs::create_dir_all(target.parent().unwrap()).unwrap();
+    fs::rename(&link, &target).unwrap();
+    std::os::unix::fs::symlink(node_target, &link).unwrap();
+    let original = fs::read(&target).unwrap();
+    let first = podman_run(&image, r, &[], &["--once"]);
+    first.assert_success();
+    assert_eq!(fs::read_link(&link).unwrap(), node_target);
+    assert!(
+        dumped_handler(&target, "userns-hostnet").is_some(),
+        "{}",
+        first.describe()
+    );
+    assert!(
+        first
+            .stdout
+            .contains("registered runtime handler userns-hostnet in /etc/k0s/containerd.toml"),
+        "{}",
+        first.describe()
+    );
+    let out = podman_run(&image, r, &[], &["--uninstall"]);
+    out.assert_success();
+    assert_eq!(fs::read_link(&link).unwrap(), node_target);
+    assert_eq!(fs::read(&target).unwrap(), original, "{}", out.describe());
+    assert!(!r.join("var").exists(), "the state went too");
+}

@@ -964,3 +964,162 @@ fn containerd_starts_and_serves_the_handler() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
+
+/// Moves the stage's `rel` (a file under its root) to `vendor/rel` and
+/// puts an absolute link to it where it was, as a node whose daemon
+/// config lives elsewhere (k0s, a config-management checkout) has it.
+fn link_elsewhere(st: &Stage, rel: &str) -> (PathBuf, PathBuf) {
+    let link = st.root().join(rel);
+    let target = st.root().join("vendor").join(rel);
+    fs::create_dir_all(target.parent().unwrap()).unwrap();
+    fs::rename(&link, &target).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    (link, target)
+}
+
+/// A daemon config that is a link (absolute, into another directory):
+/// install writes through it, the real daemon starts on it and serves
+/// the handler, the link is still the same link; uninstall gives the
+/// target back byte for byte, the link untouched.
+#[test]
+fn a_config_that_is_a_link_stays_one() {
+    let mut failed = Vec::new();
+    for (d, case, links) in [
+        (
+            Daemon::Containerd23,
+            "operator",
+            &["etc/containerd/config.toml"][..],
+        ),
+        (
+            Daemon::Crio,
+            "packaging",
+            &["etc/crio/crio.conf", "etc/crio/crio.conf.d/10-crio.conf"][..],
+        ),
+    ] {
+        let st = Stage::new(d, case);
+        let label = format!("{}/{case}", d.fixture_dir());
+        let linked: Vec<(PathBuf, PathBuf, Vec<u8>)> = links
+            .iter()
+            .map(|rel| {
+                let (link, target) = link_elsewhere(&st, rel);
+                let bytes = fs::read(&target).unwrap();
+                (link, target, bytes)
+            })
+            .collect();
+        let links_are_kept = |when: &str, failed: &mut Vec<String>| {
+            for (link, target, _) in &linked {
+                let m = fs::symlink_metadata(link).unwrap();
+                let now = fs::read_link(link).ok();
+                if !m.file_type().is_symlink() || now.as_deref() != Some(target.as_path()) {
+                    failed.push(format!(
+                        "{label}: {when}, {link:?} is no longer the link to {target:?} (now {now:?}, {:?})",
+                        m.file_type()
+                    ));
+                }
+            }
+        };
+        let out = st.tool("install", &[]);
+        if !out.status.success() {
+            failed.push(format!("{label}: install: {}", text(&out).trim()));
+            continue;
+        }
+        links_are_kept("after install", &mut failed);
+        if d.is_containerd() {
+            let (_, target, bytes) = &linked[0];
+            if fs::read(target).unwrap() == *bytes {
+                failed.push(format!(
+                    "{label}: install did not write through to {target:?}"
+                ));
+            }
+        }
+        match start_and_list(&st, "after install") {
+            Ok(served) if served.contains(HANDLER) => {}
+            Ok(served) => failed.push(format!(
+                "{label}: after install the daemon does not serve {HANDLER} (serves {served:?})"
+            )),
+            Err(e) => failed.push(e),
+        }
+        let out = st.tool("uninstall", &[]);
+        if !out.status.success() {
+            failed.push(format!("{label}: uninstall: {}", text(&out).trim()));
+            continue;
+        }
+        links_are_kept("after uninstall", &mut failed);
+        for (_, target, bytes) in &linked {
+            if fs::read(target).unwrap() != *bytes {
+                failed.push(format!(
+                    "{label}: uninstall did not give {target:?} back byte for byte"
+                ));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// A config link to nothing is refused with one line naming it, and
+/// nothing is written.
+#[test]
+fn a_config_link_to_nothing_is_refused() {
+    let st = Stage::new(Daemon::Containerd23, "operator");
+    let (link, target) = link_elsewhere(&st, "etc/containerd/config.toml");
+    fs::remove_file(&target).unwrap();
+    let before = st.snapshot();
+    let out = st.tool("install", &[]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.trim().lines().count() == 1
+            && said.contains(&format!(
+                "{}: a symbolic link to {}, which does not exist",
+                link.display(),
+                target.display()
+            )),
+        "{said}"
+    );
+    assert_eq!(st.snapshot(), before);
+    assert!(!target.exists());
+}
+
+/// Under `--root`, a config that is an absolute link resolves inside the
+/// root (the node's /etc/k0s, not this host's): install writes the
+/// target there, the link stays; uninstall gives the bytes back.
+#[test]
+fn under_root_an_absolute_config_link_resolves_inside_the_root() {
+    let d = Daemon::Containerd17;
+    let st = Stage::as_on_node(d, "operator");
+    let r = st.root();
+    let node_target = Path::new("/etc/uhn-k0s-test/containerd.toml");
+    assert!(
+        !node_target.exists(),
+        "{node_target:?} exists on this host: the test would not tell the roots apart"
+    );
+    let link = st.config();
+    let target = r.join(node_target.strip_prefix("/").unwrap());
+    fs::create_dir_all(target.parent().unwrap()).unwrap();
+    fs::rename(&link, &target).unwrap();
+    std::os::unix::fs::symlink(node_target, &link).unwrap();
+    let original = fs::read(&target).unwrap();
+    let run = |command: &str| {
+        let mut cmd = Command::new(common::install::TOOL);
+        cmd.args([command, "containerd", "--root"]).arg(r);
+        if command == "install" {
+            cmd.args(["--wrapper", "/usr/bin/userns-hostnet-runtime"])
+                .arg("--containerd")
+                .arg(d.containerd());
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{command} --root: {}", text(&out));
+        text(&out)
+    };
+    let said = run("install");
+    assert_eq!(fs::read_link(&link).unwrap(), node_target, "{said}");
+    let now = fs::read_to_string(&target).unwrap();
+    assert!(
+        now.contains("containerd.runtimes.userns-hostnet]"),
+        "{said}\n{now}"
+    );
+    assert!(!node_target.exists());
+    let said = run("uninstall");
+    assert_eq!(fs::read_link(&link).unwrap(), node_target, "{said}");
+    assert_eq!(fs::read(&target).unwrap(), original, "{said}");
+}

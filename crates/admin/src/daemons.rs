@@ -75,46 +75,51 @@ pub fn containerd_handler_names(doc: &DocumentMut, default_version: i64) -> Vec<
         .unwrap_or_default()
 }
 
-/// The files a containerd config imports (`imports = [...]`), relative
-/// paths resolved against its directory, `*` in a file name expanded;
-/// `map` turns an absolute path into where to read it (a test root).
-pub fn containerd_imports(
+/// The files a containerd config imports (`imports = [...]`), as (the
+/// node's path, where to read it): relative paths resolved against the
+/// directory of `config` as containerd was given it (the node's path, a
+/// link's own directory when it is one), `*` in a file name expanded;
+/// `map` turns a node's path into where to read it (under a root, links
+/// followed inside it).
+pub fn containerd_imports<E>(
     doc: &DocumentMut,
     config: &Path,
-    map: &dyn Fn(&Path) -> PathBuf,
-) -> Vec<PathBuf> {
+    map: &dyn Fn(&Path) -> Result<PathBuf, E>,
+) -> Result<Vec<(PathBuf, PathBuf)>, E> {
     let Some(list) = doc.get("imports").and_then(Item::as_array) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let dir = config.parent().unwrap_or(Path::new("/"));
     let mut out = Vec::new();
     for entry in list.iter().filter_map(|v| v.as_str()) {
-        let p = Path::new(entry);
-        let p = if p.is_absolute() { map(p) } else { dir.join(p) };
+        let p = dir.join(entry);
         let name = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if !name.contains('*') {
-            out.push(p);
+            out.push((p.clone(), map(&p)?));
             continue;
         }
         let parent = p.parent().unwrap_or(Path::new("/"));
-        let mut found: Vec<PathBuf> = std::fs::read_dir(parent)
+        let mut found: Vec<PathBuf> = std::fs::read_dir(map(parent)?)
             .map(|rd| {
                 rd.filter_map(Result::ok)
                     .filter(|e| {
                         glob::Pattern::new(&name)
                             .is_ok_and(|g| g.matches(&e.file_name().to_string_lossy()))
                     })
-                    .map(|e| e.path())
+                    .map(|e| parent.join(e.file_name()))
                     .collect()
             })
             .unwrap_or_default();
         found.sort();
-        out.extend(found);
+        for node in found {
+            let here = map(&node)?;
+            out.push((node, here));
+        }
     }
-    out
+    Ok(out)
 }
 
 /// The process IDs under `proc` (the host's /proc, or where a test maps
@@ -213,20 +218,29 @@ pub fn crio_handlers(doc: &DocumentMut, file: &Path) -> Vec<Handler> {
         .collect()
 }
 
-/// crio.conf and then the drop-ins of crio.conf.d in name order, as CRI-O
-/// reads them; those that exist.
-pub fn crio_files(crio_conf: &Path) -> Vec<PathBuf> {
+/// crio.conf (the node's `crio_conf`) and then the drop-ins of the
+/// crio.conf.d beside it in name order, as CRI-O reads them; those that
+/// exist, where `map` says to read them (under a root, links followed
+/// inside it).
+pub fn crio_files<E>(
+    crio_conf: &Path,
+    map: &dyn Fn(&Path) -> Result<PathBuf, E>,
+) -> Result<Vec<PathBuf>, E> {
     let mut files = Vec::new();
-    if crio_conf.is_file() {
-        files.push(crio_conf.to_owned());
+    let conf = map(crio_conf)?;
+    if conf.is_file() {
+        files.push(conf);
     }
     let dir = crio_conf
         .parent()
         .unwrap_or(Path::new("/"))
         .join("crio.conf.d");
-    let drop_ins = sorted_conf_files(&dir);
-    files.extend(drop_ins);
-    files
+    for here in sorted_conf_files(&map(&dir)?) {
+        if let Some(name) = here.file_name() {
+            files.push(map(&dir.join(name))?);
+        }
+    }
+    Ok(files)
 }
 
 /// k3s or RKE2, when `config` is in the directory where either generates
@@ -275,26 +289,20 @@ fn string_list(item: &Item) -> Option<Vec<String>> {
     )
 }
 
-/// CRI-O's `[crio.runtime] hooks_dir` as it reads its files (crio.conf,
-/// then the drop-ins in name order, the last setting winning); `None` when
-/// none sets it.
+/// CRI-O's `[crio.runtime] hooks_dir` as it reads its `files` (those of
+/// [`crio_files`]: crio.conf, then the drop-ins in name order, the last
+/// setting winning), one drop-in (`except`) left out; `None` when none
+/// sets it.
 pub fn crio_hooks_dirs(
-    crio_conf: &Path,
-) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
-    crio_hooks_dirs_except(crio_conf, None)
-}
-
-/// [`crio_hooks_dirs`], one drop-in (`except`) left out.
-pub fn crio_hooks_dirs_except(
-    crio_conf: &Path,
+    files: &[PathBuf],
     except: Option<&Path>,
 ) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
     let mut dirs = None;
-    for file in crio_files(crio_conf) {
+    for file in files {
         if Some(file.as_path()) == except {
             continue;
         }
-        let doc = crate::sys::toml::read(&file)?;
+        let doc = crate::sys::toml::read(file)?;
         if let Some(list) =
             dig(doc.as_item(), &["crio", "runtime", "hooks_dir"]).and_then(string_list)
         {

@@ -23,6 +23,7 @@ use super::deploy_api::Api;
 use super::install::{self, LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
 use crate::sys::atomic::{self, Attrs};
+use crate::sys::in_root::{InRootError, NodeRoot};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -55,6 +56,8 @@ pub enum DeployError {
     Atomic(#[from] atomic::AtomicError),
     #[error(transparent)]
     Install(#[from] install::InstallError),
+    #[error(transparent)]
+    NodePath(#[from] InRootError),
     #[error("{0}")]
     Usage(String),
     #[error("{command}: {why}")]
@@ -72,40 +75,45 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 }
 
 /// The node's root as this process reaches it (the hostPath mount, or `/`
-/// on the node itself): a node's path `p` is at `root/p` here.
+/// on the node itself): a node's path is resolved under it as the node
+/// resolves it ([`NodeRoot`]).
 pub struct Host {
-    root: PathBuf,
+    node: NodeRoot,
 }
 
 impl Host {
     /// The host root `dir`, resolved: a directory.
     pub fn open(dir: &Path) -> Result<Host, DeployError> {
-        let root = std::fs::canonicalize(dir).map_err(io("cannot open the host root", dir))?;
-        if !root.is_dir() {
+        let node = NodeRoot::new(Some(dir)).map_err(io("cannot open the host root", dir))?;
+        if !node.root().unwrap_or(Path::new("/")).is_dir() {
             return Err(DeployError::Usage(format!(
                 "--host-root {}: not a directory",
                 dir.display()
             )));
         }
-        Ok(Host { root })
+        Ok(Host { node })
     }
 
-    /// Where the node's path `node` is here.
-    pub fn at(&self, node: &Path) -> PathBuf {
-        self.root.join(node.strip_prefix("/").unwrap_or(node))
+    /// Where the node's file `node` is here, read through the node's links
+    /// (a config, a socket, a directory looked into).
+    pub fn file(&self, node: &Path) -> Result<PathBuf, DeployError> {
+        Ok(self.node.file(node)?)
+    }
+
+    /// Where the node's own entry `node` is here (a binary, a link, the
+    /// state), made, replaced or removed as itself.
+    pub fn entry(&self, node: &Path) -> Result<PathBuf, DeployError> {
+        Ok(self.node.entry(node)?)
     }
 
     /// The node's path of `here` (a path under the root).
     fn node_path(&self, here: &Path) -> PathBuf {
-        match here.strip_prefix(&self.root) {
-            Ok(rel) => Path::new("/").join(rel),
-            Err(_) => here.to_owned(),
-        }
+        self.node.node_path(here)
     }
 
     /// install's `--root`: none on the node itself.
     fn install_root(&self) -> Option<PathBuf> {
-        (self.root != Path::new("/")).then(|| self.root.clone())
+        self.node.root().map(Path::to_owned)
     }
 }
 
@@ -294,7 +302,7 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
     if let Some(e) = state
         .entries
         .iter()
-        .find(|e| current(&host.at(&e.path)).as_ref() != Some(&e.after))
+        .find(|e| host.entry(&e.path).ok().and_then(|p| current(&p)).as_ref() != Some(&e.after))
     {
         return Ok((
             false,
@@ -337,7 +345,8 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
         (false, true) => Some(Daemon::Crio),
         _ => None,
     };
-    let at = |p: &str| host.at(Path::new(p));
+    // A path that cannot be resolved is taken as absent.
+    let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
     let crio_config = at(super::daemons::CRIO_CONFIG);
     by(is_socket(&at(CONTAINERD_SOCKET)), is_socket(&at(CRIO_SOCKET)))
         .or_else(|| {
@@ -390,17 +399,17 @@ fn install_args(host: &Host, args: &DeployArgs, daemon: Daemon, config: &Path) -
     }
 }
 
-fn state_path(host: &Host) -> PathBuf {
-    host.at(Path::new(STATE_DIR)).join(STATE_FILE)
+fn state_path(host: &Host) -> Result<PathBuf, DeployError> {
+    host.entry(&Path::new(STATE_DIR).join(STATE_FILE))
 }
 
 /// Where a saved file's bytes are kept.
-fn saved_path(host: &Host, saved: &str) -> PathBuf {
-    host.at(Path::new(STATE_DIR)).join(saved)
+fn saved_path(host: &Host, saved: &str) -> Result<PathBuf, DeployError> {
+    host.entry(&Path::new(STATE_DIR).join(saved))
 }
 
 fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
-    let p = state_path(host);
+    let p = state_path(host)?;
     match std::fs::read(&p) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
@@ -419,7 +428,7 @@ fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
 }
 
 fn save_state(host: &Host, state: &State) -> Result<(), DeployError> {
-    let p = state_path(host);
+    let p = state_path(host)?;
     let mut bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
     bytes.push(b'\n');
     if std::fs::read(&p).is_ok_and(|old| old == bytes) {
@@ -479,7 +488,7 @@ fn remember(
         e.after = after;
         return Ok(());
     }
-    let here = host.at(path);
+    let here = host.entry(path)?;
     let before = match std::fs::symlink_metadata(&here) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Before::Absent,
         Err(e) => return Err(io("cannot inspect", &here)(e)),
@@ -489,7 +498,7 @@ fn remember(
         Ok(m) if m.is_file() => {
             let bytes = std::fs::read(&here).map_err(io("cannot read", &here))?;
             let saved = format!("saved-{}", state.entries.len());
-            let to = saved_path(host, &saved);
+            let to = saved_path(host, &saved)?;
             write_private(&to, &bytes)?;
             Before::File {
                 saved,
@@ -519,13 +528,16 @@ fn remember(
 /// Creates the node's `dir` and its missing parents, recording each one
 /// created.
 fn make_dirs(host: &Host, state: &mut State, dir: &Path) -> Result<(), DeployError> {
-    let mut missing: Vec<&Path> = dir
-        .ancestors()
-        .take_while(|d| !host.at(d).exists())
-        .collect();
+    let mut missing: Vec<&Path> = Vec::new();
+    for d in dir.ancestors() {
+        if host.file(d)?.exists() {
+            break;
+        }
+        missing.push(d);
+    }
     missing.reverse();
     for d in missing {
-        let here = host.at(d);
+        let here = host.entry(d)?;
         std::fs::create_dir(&here).map_err(io("cannot create", &here))?;
         if !state.created_dirs.iter().any(|c| c == d) {
             state.created_dirs.push(d.to_owned());
@@ -542,7 +554,7 @@ fn put_file(
     bytes: &[u8],
     mode: u32,
 ) -> Result<bool, DeployError> {
-    let here = host.at(path);
+    let here = host.entry(path)?;
     if std::fs::symlink_metadata(&here).is_ok_and(|m| m.is_file())
         && std::fs::read(&here).is_ok_and(|old| old == bytes)
     {
@@ -583,7 +595,7 @@ fn put_link(
     path: &Path,
     target: &Path,
 ) -> Result<bool, DeployError> {
-    let here = host.at(path);
+    let here = host.entry(path)?;
     if std::fs::read_link(&here).is_ok_and(|t| t == target) {
         return Ok(false);
     }
@@ -662,7 +674,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
         )?;
     }
     let config_file = Path::new(CONFIG_FILE);
-    if std::fs::symlink_metadata(host.at(config_file)).is_err() {
+    if std::fs::symlink_metadata(host.entry(config_file)?).is_err() {
         put_file(
             host,
             &mut state,
@@ -815,7 +827,7 @@ fn before_as_after(host: &Host, before: &Before) -> Option<After> {
         Before::Link { target } => Some(After::Link {
             target: target.clone(),
         }),
-        Before::File { saved, .. } => std::fs::read(saved_path(host, saved))
+        Before::File { saved, .. } => std::fs::read(saved_path(host, saved).ok()?)
             .ok()
             .map(|b| after_file(&b)),
     }
@@ -823,7 +835,7 @@ fn before_as_after(host: &Host, before: &Before) -> Option<After> {
 
 /// Puts the node's `e.path` back as it was before the first deploy.
 fn restore(host: &Host, e: &Entry) -> Result<(), DeployError> {
-    let here = host.at(&e.path);
+    let here = host.entry(&e.path)?;
     match &e.before {
         Before::Absent => match std::fs::remove_file(&here) {
             Ok(()) => say(&format!("removed {}", e.path.display())),
@@ -844,7 +856,7 @@ fn restore(host: &Host, e: &Entry) -> Result<(), DeployError> {
             uid,
             gid,
         } => {
-            let from = saved_path(host, saved);
+            let from = saved_path(host, saved)?;
             let bytes = std::fs::read(&from).map_err(io("cannot read", &from))?;
             let old = std::fs::File::open(&here).ok();
             atomic::replace_with(
@@ -876,7 +888,7 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
     let (configs, rest): (Vec<&Entry>, Vec<&Entry>) =
         state.entries.iter().partition(|e| e.daemon_config);
     for e in configs {
-        let here = host.at(&e.path);
+        let here = host.entry(&e.path)?;
         if current(&here).as_ref() == Some(&e.after) {
             restore(host, e)?;
             config_changed = true;
@@ -918,7 +930,7 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
         restart(host, args, &state.unit)?;
     }
     for e in rest.iter().rev() {
-        let now = current(&host.at(&e.path));
+        let now = current(&host.entry(&e.path)?);
         if now.as_ref() == Some(&e.after) {
             restore(host, e)?;
         } else if now == before_as_after(host, &e.before) {
@@ -929,13 +941,13 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
     }
     for e in &state.entries {
         if let Before::File { saved, .. } = &e.before {
-            let _ = std::fs::remove_file(saved_path(host, saved));
+            let _ = std::fs::remove_file(saved_path(host, saved)?);
         }
     }
-    let _ = std::fs::remove_file(state_path(host));
+    let _ = std::fs::remove_file(state_path(host)?);
     for d in state.created_dirs.iter().rev() {
         // Only when empty: anything put there since keeps it.
-        if std::fs::remove_dir(host.at(d)).is_ok() {
+        if std::fs::remove_dir(host.entry(d)?).is_ok() {
             say(&format!("removed {}", d.display()));
         }
     }
@@ -991,15 +1003,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let host = Host::open(dir.path()).unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
-        let here = host.at(Path::new("/etc/containerd/config.toml"));
+        let here = host
+            .entry(Path::new("/etc/containerd/config.toml"))
+            .unwrap();
         assert_eq!(here, root.join("etc/containerd/config.toml"));
         assert_eq!(
             host.node_path(&here),
             Path::new("/etc/containerd/config.toml")
         );
-        assert_eq!(host.install_root(), Some(root));
+        assert_eq!(host.install_root(), Some(root.clone()));
+        // The node's absolute link resolves inside the host root: the
+        // config read and written is the node's target, the link kept as
+        // an entry.
+        std::fs::create_dir_all(root.join("etc/containerd")).unwrap();
+        std::fs::create_dir_all(root.join("etc/k0s")).unwrap();
+        std::fs::write(root.join("etc/k0s/containerd.toml"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/k0s/containerd.toml", &here).unwrap();
+        let config = Path::new("/etc/containerd/config.toml");
+        let file = host.file(config).unwrap();
+        assert_eq!(file, root.join("etc/k0s/containerd.toml"));
+        assert_eq!(host.node_path(&file), Path::new("/etc/k0s/containerd.toml"));
+        assert_eq!(host.entry(config).unwrap(), here);
         let slash = Host::open(Path::new("/")).unwrap();
-        assert_eq!(slash.at(Path::new("/usr/bin/x")), Path::new("/usr/bin/x"));
+        assert_eq!(
+            slash.entry(Path::new("/usr/bin/x")).unwrap(),
+            Path::new("/usr/bin/x")
+        );
         assert_eq!(slash.install_root(), None);
     }
 

@@ -12,6 +12,7 @@ use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
 use crate::sys::deadline::{self, RunError};
+use crate::sys::in_root::NodeRoot;
 use crate::sys::{mountinfo, toml};
 use crate::{host, probe};
 use serde::Serialize;
@@ -70,20 +71,60 @@ pub fn render(checks: &[Check]) -> String {
     s
 }
 
-/// Files of the host: under `--root` when given.
-struct Root(Option<PathBuf>);
+/// Files of the host: under `--root` when given, the node's links
+/// followed inside it ([`NodeRoot`]).
+struct Root {
+    node: Result<NodeRoot, String>,
+    fake: bool,
+    /// The paths that could not be resolved under `--root`, with why.
+    unresolved: std::cell::RefCell<Vec<String>>,
+}
 
 impl Root {
+    fn new(root: Option<&Path>) -> Root {
+        let node = NodeRoot::new(root)
+            .map_err(|e| format!("--root {}: {e}", root.unwrap_or(Path::new("/")).display()));
+        Root {
+            node,
+            fake: root.is_some(),
+            unresolved: Default::default(),
+        }
+    }
+
+    /// Where a read of the host's `abs` goes. A path that cannot be
+    /// resolved under `--root` (a link loop, a link to nothing, no
+    /// openat2) is never read at a plain join, which would follow the
+    /// node's links on this host: it is recorded for [`Root::check`] and
+    /// comes back as a name no file has.
     fn at(&self, abs: impl AsRef<Path>) -> PathBuf {
         let abs = abs.as_ref();
-        match &self.0 {
-            Some(r) => r.join(abs.strip_prefix("/").unwrap_or(abs)),
-            None => abs.to_owned(),
+        let found = match &self.node {
+            Ok(n) => n.file(abs).map_err(|e| e.to_string()),
+            Err(why) => Err(why.clone()),
+        };
+        match found {
+            Ok(p) => p,
+            // On this host, the kernel resolves it as the daemons do.
+            Err(_) if !self.fake => abs.to_owned(),
+            Err(why) => {
+                let mut seen = self.unresolved.borrow_mut();
+                if !seen.contains(&why) {
+                    seen.push(why);
+                }
+                PathBuf::from(format!("{} (unresolved)", abs.display()))
+            }
         }
     }
 
     fn fake(&self) -> bool {
-        self.0.is_some()
+        self.fake
+    }
+
+    /// A failure naming every path that could not be resolved under
+    /// `--root`, if any.
+    fn check(&self) -> Option<Check> {
+        let seen = self.unresolved.borrow();
+        (!seen.is_empty()).then(|| check("root", Status::Fail, seen.join("; ")))
     }
 }
 
@@ -148,7 +189,7 @@ impl Fixes {
 
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
-    let root = Root(args.root.clone());
+    let root = Root::new(args.root.as_deref());
     let fx = Fixes::new(args, &root);
     let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
     let (config_check, config) = config_file(&root, &fx);
@@ -201,7 +242,14 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
             containerd_bin.as_ref(),
         ));
     }
+    out.extend(root.check());
     out
+}
+
+/// CRI-O's files of the host's `conf` ([`daemons::crio_files`]).
+fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
+    daemons::crio_files(conf, &|p| Ok::<_, std::convert::Infallible>(root.at(p)))
+        .unwrap_or_default()
 }
 
 /// The config file a daemon reads, as a host path: named, else its default.
@@ -268,7 +316,7 @@ fn daemon_config(
         ));
         if daemon == Daemon::Crio {
             // What CRI-O checks on start needs no crio binary.
-            let docs: Vec<DocumentMut> = daemons::crio_files(&file)
+            let docs: Vec<DocumentMut> = crio_files(root, &host)
                 .iter()
                 .filter_map(|f| toml::read(f).ok())
                 .collect();
@@ -282,10 +330,10 @@ fn daemon_config(
     };
     let asked = bin.describe();
     let config_dir = (daemon == Daemon::Crio)
-        .then(|| file.parent().unwrap_or(Path::new("/")).join("crio.conf.d"));
+        .then(|| root.at(host.parent().unwrap_or(Path::new("/")).join("crio.conf.d")));
     // No crio.conf: CRI-O reads its drop-ins alone (`--config ""`).
     let staged = if daemon == Daemon::Containerd && root.fake() {
-        StagedCopy::of_containerd(root, &file)
+        StagedCopy::of_containerd(root, &host)
     } else {
         None
     };
@@ -387,22 +435,17 @@ fn daemon_config(
 struct StagedCopy(PathBuf);
 
 impl StagedCopy {
-    fn of_containerd(root: &Root, file: &Path) -> Option<StagedCopy> {
-        let mut doc = toml::read(file).ok()?;
-        let dir = file.parent().unwrap_or(Path::new("/"));
+    /// `node`: the config as the node names it; relative imports are
+    /// relative to its directory, as containerd takes them.
+    fn of_containerd(root: &Root, node: &Path) -> Option<StagedCopy> {
+        let file = root.at(node);
+        let mut doc = toml::read(&file).ok()?;
+        let dir = node.parent().unwrap_or(Path::new("/"));
         let list = doc.get("imports").and_then(toml_edit::Item::as_array)?;
         let mapped: toml_edit::Array = list
             .iter()
             .filter_map(|v| v.as_str())
-            .map(|e| {
-                let p = Path::new(e);
-                let p = if p.is_absolute() {
-                    root.at(p)
-                } else {
-                    dir.join(p)
-                };
-                p.to_string_lossy().into_owned()
-            })
+            .map(|e| root.at(dir.join(e)).to_string_lossy().into_owned())
             .collect();
         doc["imports"] = toml_edit::value(mapped);
         let path = std::env::temp_dir().join(format!(
@@ -1420,7 +1463,11 @@ fn containerd_handlers(
     }
     let version = daemons::containerd_version(&doc);
     let mut files = vec![(config.clone(), doc)];
-    for import in daemons::containerd_imports(&files[0].1, &config, &|p| root.at(p)) {
+    let node_config = daemon_config_path(args, Daemon::Containerd);
+    let imports = daemons::containerd_imports(&files[0].1, &node_config, &|p| {
+        Ok::<_, std::convert::Infallible>(root.at(p))
+    });
+    for (_, import) in imports.unwrap_or_default() {
         if let Ok(d) = toml::read(&import) {
             files.push((import, d));
         }
@@ -1563,9 +1610,8 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -
 
 fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "crio";
-    let conf = root.at(daemon_config_path(args, Daemon::Crio));
     let mut handlers = Vec::new();
-    for file in daemons::crio_files(&conf) {
+    for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
         match toml::read(&file) {
             Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
             Err(e) => {

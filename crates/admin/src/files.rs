@@ -1,13 +1,18 @@
 //! Writing daemon config files safely, and showing a change as a diff.
 
 use crate::sys::atomic::{self, Attrs};
+use crate::sys::in_root::NodeRoot;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Replace (or create) `path` with `bytes`, atomically, keeping the old
 /// file's mode, owner and extended attributes (its SELinux label and ACLs
-/// among them; 0644 for a new file).
+/// among them; 0644 for a new file). A `path` that is a symbolic link is
+/// written through: its target is replaced, in the target's directory, and
+/// the link stays as it is (a link to nothing is refused). Callers under a
+/// node's root resolve the path there first ([`NodeRoot::file`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let path = &NodeRoot::host().file(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -146,6 +151,29 @@ mod tests {
             0o600
         );
         assert!(b.to_string_lossy().contains("c.toml.bak-2"));
+    }
+
+    #[test]
+    fn atomic_write_through_a_link_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("k0s")).unwrap();
+        let target = dir.path().join("k0s/containerd.toml");
+        std::fs::write(&target, "old").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(std::fs::read_link(&link).unwrap(), target);
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(
+            std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        let gone = dir.path().join("gone.toml");
+        std::os::unix::fs::symlink(dir.path().join("none/x.toml"), &gone).unwrap();
+        let e = write_atomic(&gone, b"x").unwrap_err();
+        assert!(e.to_string().contains("which does not exist"), "{e}");
+        assert!(!dir.path().join("none").exists());
     }
 
     #[test]

@@ -29,6 +29,7 @@ use super::daemons;
 use super::files;
 use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
+use crate::sys::in_root::{InRootError, NodeRoot};
 use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
@@ -60,6 +61,10 @@ pub enum InstallError {
     InTheWay(#[from] InTheWayError),
     #[error(transparent)]
     Toml(#[from] TomlError),
+    /// A node's path that cannot be resolved (under `--root`, or a
+    /// config that is a link to nothing).
+    #[error(transparent)]
+    NodePath(#[from] InRootError),
     #[error("{}: {source}", path.display())]
     Edit {
         path: PathBuf,
@@ -344,13 +349,27 @@ fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
     }
 }
 
-/// Where the node's path `node` is on this host: under `--root`, else
-/// itself.
-fn on_host(args: &InstallArgs, node: &Path) -> PathBuf {
-    match &args.more.root {
-        Some(root) => root.join(node.strip_prefix("/").unwrap_or(node)),
-        None => node.to_owned(),
-    }
+/// The node install works on: under `--root`, else this host.
+fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
+    let root = args.more.root.as_deref();
+    NodeRoot::new(root).map_err(InstallError::io(
+        "cannot open",
+        root.unwrap_or(Path::new("/")),
+    ))
+}
+
+/// Where a daemon's config file (or one it imports) of the node is here:
+/// read and written through the node's links, so that a config that is a
+/// link stays one and its target changes (see [`crate::sys::in_root`]).
+fn node_file(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+    Ok(node_root(args)?.file(node)?)
+}
+
+/// Where the node's own entry `node` is here: a link or file install
+/// creates, replaces or removes as itself (its directories resolved under
+/// `--root`, a link in its last component kept).
+fn node_entry(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+    Ok(node_root(args)?.entry(node)?)
 }
 
 /// `--root`, checked: a directory.
@@ -422,11 +441,8 @@ fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
 /// /etc/alternatives/runc` is the node's alternative, not this host's).
 fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    let meta = match &args.more.root {
-        Some(root) => crate::sys::paths::metadata_in_root(root, node),
-        None => std::fs::metadata(node),
-    };
-    meta.is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let meta = node_root(args).ok().and_then(|n| n.metadata(node).ok());
+    meta.is_some_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Where the node's PATH finds `name` (looked up under `--root`), as the
@@ -566,7 +582,7 @@ fn handler_binary(
         (link.clone(), PathBuf::from(wrapper)),
         (dir.join(HANDLER_RUNTIME_LINK), real.clone()),
     ] {
-        let path = on_host(args, &node);
+        let path = node_entry(args, &node)?;
         match std::fs::read_link(&path) {
             Ok(t) if t == target => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -614,7 +630,7 @@ fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
     [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
         .into_iter()
         .filter_map(|n| {
-            let path = on_host(args, &dir.join(n));
+            let path = node_entry(args, &dir.join(n)).ok()?;
             let target = std::fs::read_link(&path).ok()?;
             Some(LinkChange::Remove { path, target })
         })
@@ -940,14 +956,35 @@ mod tests {
 
     #[test]
     fn root_maps_node_paths() {
-        let a = args(Some(Path::new("/stage")));
+        let dir = tempfile::tempdir().unwrap();
+        let r = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(r.join("etc/containerd")).unwrap();
+        std::fs::create_dir_all(r.join("etc/k0s")).unwrap();
+        std::fs::write(r.join("etc/k0s/containerd.toml"), "").unwrap();
+        std::os::unix::fs::symlink(
+            "/etc/k0s/containerd.toml",
+            r.join("etc/containerd/config.toml"),
+        )
+        .unwrap();
+        let a = args(Some(&r));
+        let config = Path::new("/etc/containerd/config.toml");
+        // The node's config: its link followed inside the root.
         assert_eq!(
-            on_host(&a, Path::new("/etc/crio/crio.conf")),
-            PathBuf::from("/stage/etc/crio/crio.conf")
+            node_file(&a, config).unwrap(),
+            r.join("etc/k0s/containerd.toml")
+        );
+        // The node's own entry: kept as the link it is.
+        assert_eq!(
+            node_entry(&a, config).unwrap(),
+            r.join("etc/containerd/config.toml")
+        );
+        assert_eq!(
+            node_file(&a, Path::new("/etc/crio/crio.conf")).unwrap(),
+            r.join("etc/crio/crio.conf")
         );
         let a = args(None);
         assert_eq!(
-            on_host(&a, Path::new("/etc/crio/crio.conf")),
+            node_entry(&a, Path::new("/etc/crio/crio.conf")).unwrap(),
             PathBuf::from("/etc/crio/crio.conf")
         );
     }

@@ -12,6 +12,7 @@
 //! path is taken under `root` so that a test can give a directory.
 
 use super::daemons;
+use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
 
 /// The files the package owns that a daemon can be told to run.
@@ -52,7 +53,11 @@ const MAX_CONFIG_FILES: usize = 256;
 /// nothing (the scan reads what it can and never fails).
 fn hooks_dirs(root: &Path) -> Vec<String> {
     let mut dirs: Vec<String> = HOOKS_DIRS.iter().map(|d| d.to_string()).collect();
-    let crio = super::daemons::crio_hooks_dirs(&under(root, CONFIGS[1].1))
+    let crio_files = super::daemons::crio_files(Path::new(CONFIGS[1].1), &|p| {
+        Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
+    })
+    .unwrap_or_default();
+    let crio = super::daemons::crio_hooks_dirs(&crio_files, None)
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -168,8 +173,14 @@ pub fn handlers_in(text: &str, handlers_dir: &str) -> Vec<String> {
     names
 }
 
+/// Where the node's `path` is read under `root`, its links followed
+/// inside the root ([`NodeRoot`]); one that cannot be resolved there comes
+/// back as a name no file has (the scan reads what it can).
 fn under(root: &Path, path: &str) -> PathBuf {
-    root.join(path.trim_start_matches('/'))
+    NodeRoot::new(Some(root))
+        .ok()
+        .and_then(|n| n.file(Path::new(path)).ok())
+        .unwrap_or_else(|| PathBuf::from(format!("{path} (unresolved)")))
 }
 
 /// Regular files (or links to them) directly in `dir`, sorted.
@@ -221,13 +232,15 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
                 let imported = std::fs::read_to_string(&files[at])
                     .ok()
                     .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-                    .map(|doc| {
-                        super::daemons::containerd_imports(&doc, &files[at], &|p| {
-                            under(root, &p.to_string_lossy())
+                    .and_then(|doc| {
+                        let node = Path::new("/").join(files[at].strip_prefix(root).ok()?);
+                        super::daemons::containerd_imports(&doc, &node, &|p| {
+                            Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
                         })
+                        .ok()
                     })
                     .unwrap_or_default();
-                for f in imported {
+                for (_, f) in imported {
                     if !files.contains(&f) {
                         files.push(f);
                     }

@@ -7,20 +7,20 @@ use super::*;
 /// whole line again rather than leaving an empty list behind.
 const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 
-/// The containerd files `config` imports, as (node path, host path).
+/// The containerd files `config` (the node's path) imports, as (node
+/// path, host path).
 pub(super) fn containerd_import_files(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
-) -> Vec<PathBuf> {
-    let host_config = on_host(args, config);
-    daemons::containerd_imports(doc, &host_config, &|p| on_host(args, p))
+) -> Result<Vec<(PathBuf, PathBuf)>, InstallError> {
+    daemons::containerd_imports(doc, config, &|p| node_file(args, p))
 }
 
 /// What install (or uninstall) changes for containerd.
 pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
-    let host_config = on_host(args, &config);
+    let host_config = node_file(args, &config)?;
     let Some(text) = toml::read_optional(&host_config)? else {
         return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
     };
@@ -164,12 +164,12 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
             doc.to_string()
         } else {
             if !install && absent {
-                imported_handler(args, &doc, &config, version, &mut plan);
+                imported_handler(args, &doc, &config, version, &mut plan)?;
             }
             text.clone()
         };
         if !install && edited {
-            keep_links_still_named(args, &doc, &config, version, &host_config, &mut plan);
+            keep_links_still_named(args, &doc, &config, version, &host_config, &mut plan)?;
         }
         if install && version == 2 {
             let new_doc = toml::parse(&host_config, &new)?;
@@ -195,25 +195,19 @@ pub(super) fn read_imports(
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
-    let mut seen = vec![on_host(args, config)];
-    let mut pending: std::collections::VecDeque<PathBuf> =
-        containerd_import_files(args, doc, config).into();
+    let mut seen = vec![node_file(args, config)?];
+    let mut pending: std::collections::VecDeque<(PathBuf, PathBuf)> =
+        containerd_import_files(args, doc, config)?.into();
     let mut out = Vec::new();
-    while let Some(import) = pending.pop_front() {
+    while let Some((node, import)) = pending.pop_front() {
         if seen.contains(&import) {
             continue;
         }
         seen.push(import.clone());
         if let Some(text) = toml::read_optional(&import)? {
             let d = toml::parse(&import, &text)?;
-            // Its own imports, named as the node sees them.
-            let node = args
-                .more
-                .root
-                .as_ref()
-                .and_then(|r| import.strip_prefix(r).ok())
-                .map_or_else(|| import.clone(), |p| Path::new("/").join(p));
-            pending.extend(containerd_import_files(args, &d, &node));
+            // Its own imports, relative to it as containerd names it.
+            pending.extend(containerd_import_files(args, &d, &node)?);
             out.push((import, d));
         }
     }
@@ -226,16 +220,16 @@ pub(super) fn imported_handlers(
     doc: &DocumentMut,
     config: &Path,
     version: i64,
-) -> Vec<(PathBuf, DocumentMut)> {
-    containerd_import_files(args, doc, config)
+) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    Ok(containerd_import_files(args, doc, config)?
         .into_iter()
-        .filter_map(|import| {
+        .filter_map(|(_, import)| {
             let d = toml::read(&import).ok()?;
             daemons::containerd_handler_names(&d, version)
                 .contains(&args.handler)
                 .then_some((import, d))
         })
-        .collect()
+        .collect())
 }
 
 /// The drop-in's path as the node sees it.
@@ -254,8 +248,8 @@ pub(super) fn refuse_imported_handler(
     config: &Path,
     version: i64,
 ) -> Result<(), InstallError> {
-    let ours = on_host(args, &containerd_drop_in(config));
-    if let Some((import, _)) = imported_handlers(args, doc, config, version)
+    let ours = node_file(args, &containerd_drop_in(config))?;
+    if let Some((import, _)) = imported_handlers(args, doc, config, version)?
         .into_iter()
         .next()
     {
@@ -283,9 +277,9 @@ pub(super) fn imported_handler(
     config: &Path,
     version: i64,
     plan: &mut Plan,
-) {
-    let ours = on_host(args, &containerd_drop_in(config));
-    for (import, _) in imported_handlers(args, doc, config, version) {
+) -> Result<(), InstallError> {
+    let ours = node_file(args, &containerd_drop_in(config))?;
+    for (import, _) in imported_handlers(args, doc, config, version)? {
         let how = if import == ours {
             "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
         } else {
@@ -301,6 +295,7 @@ pub(super) fn imported_handler(
             ),
         );
     }
+    Ok(())
 }
 
 /// uninstall: the links a removed handler used stay while another file
@@ -313,16 +308,16 @@ pub(super) fn keep_links_still_named(
     version: i64,
     edited: &Path,
     plan: &mut Plan,
-) {
+) -> Result<(), InstallError> {
     if plan.links.is_empty() {
-        return;
+        return Ok(());
     }
     let Some(layout) = containerd::layout(version) else {
-        return;
+        return Ok(());
     };
-    let mut others: Vec<(PathBuf, DocumentMut)> = vec![(on_host(args, config), main.clone())];
+    let mut others: Vec<(PathBuf, DocumentMut)> = vec![(node_file(args, config)?, main.clone())];
     others.extend(
-        imported_handlers(args, main, config, version)
+        imported_handlers(args, main, config, version)?
             .into_iter()
             .filter(|(f, _)| f != edited),
     );
@@ -341,9 +336,10 @@ pub(super) fn keep_links_still_named(
                     file.display()
                 ),
             );
-            return;
+            return Ok(());
         }
     }
+    Ok(())
 }
 
 /// install into a version 2 config: on containerd 1.x, an import that
@@ -358,9 +354,10 @@ pub(super) fn clobbered_handler(
     if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
         return;
     }
-    let imports = containerd_import_files(args, &doc, config);
+    // Advice only; install has read (and refused) the imports already.
+    let imports = containerd_import_files(args, &doc, config).unwrap_or_default();
     let mut files = vec![(config.to_owned(), doc)];
-    for import in imports {
+    for (_, import) in imports {
         if let Ok(d) = toml::read(&import) {
             files.push((import, d));
         }
@@ -421,9 +418,9 @@ pub(super) fn plan_containerd_drop_in(
     plan: &mut Plan,
 ) -> Result<(), InstallError> {
     let install = make.is_some();
-    let host_config = on_host(args, config);
+    let host_config = node_file(args, config)?;
     let drop_in = containerd_drop_in(config);
-    let host_drop_in = on_host(args, &drop_in);
+    let host_drop_in = node_entry(args, &drop_in)?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
     let old_drop_in = toml::read_optional(&host_drop_in)?;
     let dir = config.parent().unwrap_or(Path::new("/"));
@@ -468,7 +465,7 @@ pub(super) fn plan_containerd_drop_in(
         plan,
     )?;
     if !install && new_drop_in != old_drop_in {
-        keep_links_still_named(args, &doc, config, version, &host_drop_in, plan);
+        keep_links_still_named(args, &doc, config, version, &host_drop_in, plan)?;
     }
     let main = if install {
         if covered(&doc) {

@@ -38,20 +38,21 @@ pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
 pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let conf = config_path(args, daemons::CRIO_CONFIG)?;
-    let host_conf = on_host(args, &conf);
-    let path = on_host(
+    // Its own drop-in is made and removed as itself; the other files are
+    // read through the node's links.
+    let path = node_entry(
         args,
         &conf
             .parent()
             .unwrap_or(Path::new("/"))
             .join(daemons::CRIO_DROP_IN),
-    );
+    )?;
     let layout = crio::layout();
     let old = toml::read_optional(&path)?;
     let mut plan = Plan::default();
     let mut others = Vec::new();
     if install {
-        for file in daemons::crio_files(&host_conf) {
+        for file in daemons::crio_files(&conf, &|p| node_file(args, p))? {
             if file != path {
                 let doc = toml::read(&file)?;
                 others.push((file, doc));
@@ -88,7 +89,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
                 Err(why) => plan.notes.push(format!(
                     "warning: no file defines CRI-O's handler {name} and its built-in settings could not be read ({why}): the new handler carries none of them (CRI-O gives its built-in {name} allowed_annotations, monitor_env, container_min_memory...); to carry them, define [crio.runtime.runtimes.{name}] in a file of {dir} and install again",
                     name = source.name,
-                    dir = host_conf.with_extension("conf.d").display(),
+                    dir = conf.with_extension("conf.d").display(),
                 )),
             }
         }
@@ -100,7 +101,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         let what = source.runtime_from();
         let bin = carried_handler_binary(args, &conf, &wrapper, (&runtime, implicit, &what), plan)?;
         let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
-            path: host_conf.clone(),
+            path: path.clone(),
             source,
         })?;
         derived_notes(&args.handler, &source.name, &derived, plan);

@@ -16,15 +16,16 @@ pub(super) fn hooks_dir(
     let (dirs, from, defaults, drop_in) = match args.daemon {
         Engine::Crio => {
             let conf = config_path(args, daemons::CRIO_CONFIG)?;
-            let drop_in = on_host(
+            let drop_in = node_entry(
                 args,
                 &conf
                     .parent()
                     .unwrap_or(Path::new("/"))
                     .join(daemons::CRIO_HOOKS_DROP_IN),
-            );
+            )?;
+            let files = daemons::crio_files(&conf, &|p| node_file(args, p))?;
             (
-                daemons::crio_hooks_dirs_except(&on_host(args, &conf), Some(&drop_in))?,
+                daemons::crio_hooks_dirs(&files, Some(&drop_in))?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
                 &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
                 Some(drop_in),
@@ -32,7 +33,7 @@ pub(super) fn hooks_dir(
         }
         _ => {
             let conf = config_path(args, daemons::PODMAN_CONFIG)?;
-            let host = on_host(args, &conf);
+            let host = node_file(args, &conf)?;
             let dirs = match toml::read_optional(&host)? {
                 Some(text) => podman::hooks_dirs(&toml::parse(&host, &text)?),
                 None => None,
@@ -91,9 +92,7 @@ pub(super) fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
         Some(_) => PathBuf::from("/usr/bin/userns-hostnet"),
         None => std::env::current_exe().map_err(InstallError::OwnPath)?,
     };
-    let uid = std::fs::metadata(on_host(args, &tool))
-        .ok()
-        .map(|m| m.uid());
+    let uid = node_root(args)?.metadata(&tool).ok().map(|m| m.uid());
     if let Some(why) = hookfile::unfit_tool(&tool, uid).filter(|_| !args.more.force) {
         return Err(UsageError::UnfitHookProgram { tool, why }.into());
     }
@@ -122,7 +121,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, Insta
         }
         .into());
     }
-    let path = on_host(args, &dir.join(hookfile::FILE));
+    let path = node_entry(args, &dir.join(hookfile::FILE))?;
     let old = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -9,11 +9,14 @@ pub(super) fn podman_files(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
-    let mut paths = vec![on_host(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))];
-    paths.push(on_host(args, config));
-    let dir = on_host(args, &config.with_file_name("containers.conf.d"));
-    let drop_ins = daemons::sorted_conf_files(&dir);
-    paths.extend(drop_ins);
+    let mut paths = vec![node_file(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))?];
+    paths.push(node_file(args, config)?);
+    let dir = config.with_file_name("containers.conf.d");
+    for here in daemons::sorted_conf_files(&node_file(args, &dir)?) {
+        if let Some(name) = here.file_name() {
+            paths.push(node_file(args, &dir.join(name))?);
+        }
+    }
     let mut out = Vec::new();
     for p in paths {
         if let Some(text) = toml::read_optional(&p)? {
@@ -30,7 +33,7 @@ pub(super) fn podman_files(
 /// for byte as it was (and no file where there was none).
 pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
     let config = config_path(args, daemons::PODMAN_CONFIG)?;
-    let host_config = on_host(args, &config);
+    let host_config = node_file(args, &config)?;
     let old = toml::read_optional(&host_config)?;
     let mut doc = match &old {
         Some(text) => toml::parse(&host_config, text)?,
