@@ -12,7 +12,7 @@ use crate::config::{self, Config, ConfigError};
 use crate::converted::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, strict, view, Plan, Refusal};
+use crate::engine::{self, write, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
@@ -361,7 +361,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             format!("the process file: {}: {}", r.field, r.message),
         )
     };
-    let file = match bundle::read_file(path.to_owned()) {
+    let mut file = match bundle::read_file(path.to_owned()) {
         Ok(Some(file)) => file,
         // The runtime reports a missing process file in its own words.
         Ok(None) => return Ok(()),
@@ -372,13 +372,13 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             return Err(too_large.map_or(e.into(), Failure::from));
         }
     };
-    let mut doc = strict::read_process(&file.bytes).map_err(in_file)?;
-    let changes = engine::exec::process(&mut doc, policy)?;
+    let mut doc = Spec::read_process(std::mem::take(&mut file.bytes)).map_err(in_file)?;
+    let changes = engine::exec::process(doc.view_mut(), policy)?;
     for c in &changes {
         debug!(field = %c.field, "exec: {}", c.summary);
     }
     if !changes.is_empty() {
-        file.replace(&bundle::serialize_like(&doc, &file.bytes))?;
+        file.replace(&write::write_checked(&doc).map_err(in_file)?)?;
     }
     Ok(())
 }
@@ -387,7 +387,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 /// crun's `-f FILE`) in place if the container needs it. A missing file is
 /// left to the real runtime, which reports it in its own words:
 /// `Ok(None)`. One the wrapper cannot read exactly as the runtimes would
-/// ([`strict`]) is refused. `before_write` sees the plan (or `None`) before
+/// ([`engine::strict`]) is refused. `before_write` sees the plan (or `None`) before
 /// anything is written, and may stop the create.
 pub fn prepare_spec(
     spec: &Path,
@@ -411,7 +411,7 @@ pub fn prepare_spec(
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        file.replace(&view::write_checked(&plan.spec)?)?;
+        file.replace(&write::write_checked(&plan.spec)?)?;
     }
     Ok(Some(plan))
 }

@@ -1,18 +1,18 @@
 //! The spec the engine decides on: the bytes it was read from, the members
-//! the rules read as values, and the mounts as spans of those bytes.
+//! the rules read ([`slices::SPEC`]) as values, and the mounts as spans of
+//! those bytes.
 //!
 //! A large spec is mostly mounts, and building each as a `Value` costs
 //! more than reading it (a kilobyte of heap for a 150-byte mount). So a
 //! mount stays a set of spans ([`MountSpans`]) and the rules read its few
 //! members from the bytes; only a mount a rule edits becomes a `Value`.
-//! [`view::write`] then writes the bytes read with only what the rules
-//! changed written anew.
+//! The writer (`super::write`) then writes the bytes read with only what
+//! the rules changed written anew.
 
 use super::report::Refusal;
+use super::slices::{self, MountSpans, Rec, Record, Span};
 use super::spec as fields;
-use super::strict::spans::{self, MountSpans, Rec, Span};
 use super::strict::{self, Document};
-use super::view;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -23,11 +23,16 @@ pub struct Spec {
     /// The bytes read: text, since the strict reader accepts only UTF-8,
     /// so a string of the document is a slice of it, with no check.
     src: String,
-    /// The top-level object with only the members [`spans::SPEC`] names,
+    /// What the bytes are: config.json, or the process file of an exec.
+    document: Document,
+    /// The top-level object with only the members [`Spec::record`] names,
     /// in document order: `linux` and `process` with only their named
     /// members, `root` whole, and `mounts` as `null` in its place (the
     /// mounts are in [`Spec::mounts`]).
     view: Value,
+    /// The view as read, before the rules' edits: what is equal to it
+    /// needs no writing, and reads back as it was where its bytes are.
+    view_read: Value,
     mounts: Mounts,
     /// Where the view's members are in the bytes read, in order.
     layout: Vec<Placed>,
@@ -42,7 +47,8 @@ pub struct Spec {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Placed {
     pub name: &'static str,
-    pub span: Span,
+    /// `None` for an object read by members, found when needed.
+    pub span: Option<Span>,
     pub members: Option<Vec<(&'static str, Span)>>,
 }
 
@@ -91,9 +97,16 @@ impl Spec {
     /// Read config.json strictly (see [`strict`]): refused unless runc and
     /// crun would read the bytes alike.
     pub fn read(src: Vec<u8>) -> Result<Spec, Refusal> {
-        let Some(rec) = strict::scan::scan(&src, Document::Spec, spans::SPEC) else {
-            return Err(strict::refusal_of(&src, Document::Spec));
-        };
+        Spec::read_as(src, Document::Spec)
+    }
+
+    /// Read the process file of `exec --process` strictly, as config.json.
+    pub fn read_process(src: Vec<u8>) -> Result<Spec, Refusal> {
+        Spec::read_as(src, Document::Process)
+    }
+
+    fn read_as(src: Vec<u8>, document: Document) -> Result<Spec, Refusal> {
+        let (rec, built) = strict::locate_built(&src, document, record_of(document), false)?;
         let src = String::from_utf8(src).map_err(|e| {
             Refusal::new(
                 strict::RULE,
@@ -101,7 +114,16 @@ impl Spec {
                 format!("read as valid yet not UTF-8: {e}"),
             )
         })?;
-        Spec::from_rec(src, rec)
+        Spec::from_rec(src, rec, built, document)
+    }
+
+    /// What the rules read of this document.
+    pub fn record(&self) -> Record {
+        record_of(self.document)
+    }
+
+    pub fn document(&self) -> Document {
+        self.document
     }
 
     /// A spec from a document held as a value (tests, and callers that
@@ -112,9 +134,24 @@ impl Spec {
         Spec::read(text)
     }
 
-    fn from_rec(src: String, rec: Rec) -> Result<Spec, Refusal> {
+    fn from_rec(
+        src: String,
+        rec: Rec,
+        built: Vec<(u32, Value)>,
+        document: Document,
+    ) -> Result<Spec, Refusal> {
         let Rec::Object { members, .. } = rec else {
             return Err(not_an_object());
+        };
+        // The members built in the reader's pass, in document order; any
+        // other is read from its span.
+        let mut built = built.into_iter().peekable();
+        let mut value_of = |rec: &Rec| {
+            let span = known(rec)?;
+            match built.next_if(|(start, _)| *start == span.start) {
+                Some((_, value)) => Ok(value),
+                None => parse(&src, span),
+            }
         };
         let mut view = Map::new();
         let mut mounts = Mounts::Absent;
@@ -125,13 +162,13 @@ impl Spec {
                 span: rec.span(),
                 members: match &rec {
                     Rec::Object { members, .. } => {
-                        Some(members.iter().map(|(k, r)| (*k, r.span())).collect())
+                        members.iter().map(|(k, r)| Some((*k, r.span()?))).collect()
                     }
                     _ => None,
                 },
             });
             let value = match (name, rec) {
-                ("mounts", Rec::Mounts { span, elements }) => {
+                (_, Rec::Mounts { span, elements }) => {
                     mounts = Mounts::List {
                         span,
                         read: elements,
@@ -140,23 +177,26 @@ impl Spec {
                     Value::Null
                 }
                 ("mounts", other) => {
-                    mounts = Mounts::Other(parse(src.as_bytes(), other.span())?);
+                    mounts = Mounts::Other(value_of(&other)?);
                     Value::Null
                 }
                 (_, Rec::Object { members, .. }) => {
                     let mut object = Map::new();
                     for (key, rec) in members {
-                        object.insert(key.to_owned(), parse(src.as_bytes(), rec.span())?);
+                        object.insert(key.to_owned(), value_of(&rec)?);
                     }
                     Value::Object(object)
                 }
-                (_, rec) => parse(src.as_bytes(), rec.span())?,
+                (_, rec) => value_of(&rec)?,
             };
             view.insert(name.to_owned(), value);
         }
+        let view = Value::Object(view);
         Ok(Spec {
             src,
-            view: Value::Object(view),
+            document,
+            view_read: view.clone(),
+            view,
             mounts,
             layout,
             clean_dests: OnceCell::new(),
@@ -168,6 +208,11 @@ impl Spec {
         self.src.as_bytes()
     }
 
+    /// The bytes read, as the text they are.
+    pub fn text(&self) -> &str {
+        &self.src
+    }
+
     pub fn into_source(self) -> Vec<u8> {
         self.src.into_bytes()
     }
@@ -177,12 +222,28 @@ impl Spec {
         &self.view
     }
 
+    /// The member at `path` of the view as read, and where it was read.
+    pub(crate) fn as_read(&self, path: &[&str]) -> Option<(&Value, Span)> {
+        let (name, rest) = path.split_first()?;
+        let placed = self.layout.iter().find(|p| p.name == *name)?;
+        let value = self.view_read.get(name)?;
+        match rest {
+            [] => Some((value, placed.span?)),
+            [member] => {
+                let members = placed.members.as_ref()?;
+                let (_, span) = members.iter().find(|(k, _)| k == member)?;
+                Some((value.get(member)?, *span))
+            }
+            _ => None,
+        }
+    }
+
     pub fn view_mut(&mut self) -> &mut Value {
         &mut self.view
     }
 
     /// One of the annotations the view holds
-    /// ([`spans::POD_ANNOTATIONS`]), when it is a string.
+    /// ([`slices::POD_ANNOTATIONS`]), when it is a string.
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.view.get("annotations")?.get(key)?.as_str()
     }
@@ -238,7 +299,7 @@ impl Spec {
             let element = read.get(at as usize).ok_or_else(missing)?.element;
             *mount = Mount::Edited {
                 from: Some(at),
-                value: Box::new(parse(self.src.as_bytes(), element)?),
+                value: Box::new(parse(&self.src, element)?),
             };
         }
         match mount {
@@ -252,14 +313,6 @@ impl Spec {
             },
             Mount::Read(_) => Err(missing()),
         }
-    }
-
-    /// The whole document with the rules' edits, as a value: what the
-    /// bytes [`view::write`] writes read as. For tests and `explain`.
-    pub fn to_value(&self) -> Result<Value, Refusal> {
-        let bytes = view::write(self);
-        serde_json::from_slice(&bytes)
-            .map_err(|e| Refusal::new("write", "(document)", e.to_string()))
     }
 }
 
@@ -284,6 +337,13 @@ fn as_edited<'l>(read: &[MountSpans], list: &'l mut Option<Vec<Mount>>) -> &'l m
     list.get_or_insert_with(|| (0..read.len() as u32).map(Mount::Read).collect())
 }
 
+fn record_of(document: Document) -> Record {
+    match document {
+        Document::Spec => slices::SPEC,
+        Document::Process => slices::PROCESS_FILE,
+    }
+}
+
 fn not_an_object() -> Refusal {
     Refusal::new(
         strict::RULE,
@@ -292,9 +352,20 @@ fn not_an_object() -> Refusal {
     )
 }
 
+/// Where a member read whole is.
+fn known(rec: &Rec) -> Result<Span, Refusal> {
+    rec.span().ok_or_else(|| {
+        Refusal::new(
+            strict::RULE,
+            "(document)",
+            "a member read as valid was not found",
+        )
+    })
+}
+
 /// The value at `span` of a document the strict reader accepted.
-fn parse(src: &[u8], span: Span) -> Result<Value, Refusal> {
-    serde_json::from_slice(span.bytes(src)).map_err(|e| {
+fn parse(src: &str, span: Span) -> Result<Value, Refusal> {
+    serde_json::from_str(&src[span.range()]).map_err(|e| {
         Refusal::new(
             strict::RULE,
             "(document)",
@@ -362,7 +433,7 @@ impl<'a> MountList<'a> {
         self.read
             .iter()
             .map(|spans| {
-                let s = spans.destination()?;
+                let s = spans.destination(self.src)?;
                 match string(self.src, s)? {
                     Cow::Borrowed(d) if matches!(fields::clean_dest(d), Cow::Borrowed(_)) => {
                         Some((s.start + 1, s.end - 1))
@@ -398,9 +469,7 @@ impl<'a> MountRef<'a> {
     /// The mount as a value.
     pub fn to_value(&self) -> Value {
         match self {
-            MountRef::Read(src, spans) => {
-                parse(src.as_bytes(), spans.element).unwrap_or(Value::Null)
-            }
+            MountRef::Read(src, spans) => parse(src, spans.element).unwrap_or(Value::Null),
             MountRef::Value(v) => (*v).clone(),
         }
     }
@@ -413,8 +482,8 @@ impl<'a> MountRef<'a> {
                 self.to_value().get(key).cloned().map(Cow::Owned)
             }
             MountRef::Read(src, spans) => {
-                let span = spans.member(key)?;
-                Some(Cow::Owned(parse(src.as_bytes(), span).ok()?))
+                let span = spans.member(src, key)?;
+                Some(Cow::Owned(parse(src, span).ok()?))
             }
             MountRef::Value(v) => v.get(key).map(Cow::Borrowed),
         }
@@ -423,7 +492,7 @@ impl<'a> MountRef<'a> {
     /// The destination, cleaned ([`fields::destination`]).
     pub fn destination(&self, index: usize) -> Result<Cow<'a, str>, Refusal> {
         if let MountRef::Read(src, spans) = self {
-            if let Some(d) = spans.destination().and_then(|s| string(src, s)) {
+            if let Some(d) = spans.destination(src).and_then(|s| string(src, s)) {
                 return Ok(match d {
                     Cow::Borrowed(d) => fields::clean_dest(d),
                     Cow::Owned(d) => Cow::Owned(fields::clean_dest(&d).into_owned()),
@@ -436,7 +505,7 @@ impl<'a> MountRef<'a> {
     /// An optional string member (`type`, `source`) ([`fields::mount_str`]).
     pub fn str_member(&self, index: usize, key: &str) -> Result<Option<Cow<'a, str>>, Refusal> {
         if let (MountRef::Read(src, spans), Some(_)) = (self, MountSpans::slot(key)) {
-            match spans.member(key) {
+            match spans.member(src, key) {
                 None => {
                     if src.as_bytes()[spans.element.start as usize] == b'{' {
                         return Ok(None);
@@ -478,12 +547,12 @@ impl<'a> MountRef<'a> {
         // Most mounts are checked here: their options are read in place.
         if let MountRef::Read(src, spans) = self {
             let bytes = src.as_bytes();
-            match spans.options().map(|s| (s, bytes[s.start as usize])) {
+            match spans.options(src).map(|s| (s, bytes[s.start as usize])) {
                 None if bytes[spans.element.start as usize] == b'{' => return Ok(false),
                 Some((_, b'n')) => return Ok(false),
                 Some((s, b'[')) => {
                     let mut found = Some(false);
-                    for (a, b) in view::elements(bytes, s.start as usize) {
+                    for (a, b) in slices::elements(src, s.start as usize).0 {
                         match string(src, Span::new(a, b)) {
                             Some(o) if bind(&o) => found = found.map(|_| true),
                             Some(_) => {}
@@ -522,13 +591,7 @@ impl<'a> MountRef<'a> {
 /// The text of the string at `span`, if it is a string: borrowed from the
 /// bytes unless it has escapes.
 fn string(src: &str, span: Span) -> Option<Cow<'_, str>> {
-    let token = src.get(span.range())?;
-    let inner = token.strip_prefix('"')?.strip_suffix('"')?;
-    // Short strings, mostly: a plain loop, no call.
-    if !inner.bytes().any(|b| b == b'\\') {
-        return Some(Cow::Borrowed(inner));
-    }
-    serde_json::from_str::<String>(token).ok().map(Cow::Owned)
+    slices::string(src.get(span.range())?)
 }
 
 /// A mount's options when they are absent, `null`, or an array of strings;
@@ -538,12 +601,14 @@ fn read_options<'a>(src: &'a str, spans: &MountSpans) -> Option<Vec<Cow<'a, str>
     if bytes[spans.element.start as usize] != b'{' {
         return None;
     }
-    let Some(span) = spans.options() else {
+    let Some(span) = spans.options(src) else {
         return Some(Vec::new());
     };
     match bytes[span.start as usize] {
         b'n' => Some(Vec::new()),
-        b'[' => view::elements(bytes, span.start as usize)
+        b'[' => slices::elements(src, span.start as usize)
+            .0
+            .into_iter()
             .map(|(s, e)| string(src, Span::new(s, e)))
             .collect(),
         _ => None,

@@ -7,7 +7,7 @@
 //! `serde_json::Value`s with their key order kept (typed structs would
 //! drop unknown fields and reject unknown capability names), and the
 //! mounts as spans of the bytes. The result is written as edits of those
-//! bytes ([`view::write`]): everything not deliberately changed comes out
+//! bytes ([`write::write`]): everything not deliberately changed comes out
 //! byte for byte.
 
 pub mod cap_names;
@@ -19,9 +19,10 @@ pub mod path;
 pub mod policy;
 pub mod report;
 pub mod rules;
+pub mod slices;
 pub mod spec;
 pub mod strict;
-pub mod view;
+pub mod write;
 
 pub use decide::Decision;
 pub use document::{Mount, MountList, MountRef, Spec};
@@ -99,7 +100,7 @@ pub struct Plan {
     /// No change means the spec is untouched and must not be written.
     pub findings: Findings,
     /// The spec after the edits (the input itself when nothing changed),
-    /// written with [`view::write`].
+    /// written with [`write::write`].
     pub spec: Spec,
 }
 
