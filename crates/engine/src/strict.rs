@@ -142,7 +142,7 @@ pub fn check_member(
     raw: &RawValue,
     doc: Document,
     path: &[&str],
-    elements: Option<&mut Vec<Span>>,
+    elements: Option<(&mut Vec<Span>, ReadBefore<'_>)>,
 ) -> Option<Value> {
     let mut state = State {
         base: text.as_ptr() as usize,
@@ -168,12 +168,18 @@ pub fn check_member(
     };
     let mut node = Node::checking(&mut state, at, shape, path.len());
     match elements {
-        Some(list) if raw.get().starts_with('[') => node.recording = Recording::Elements(list),
+        Some((list, before)) if raw.get().starts_with('[') => {
+            node.recording = Recording::Elements(list, before)
+        }
         Some(_) => {}
         None => node.build = true,
     }
     within::<serde_json::Error>(raw, node).ok()
 }
+
+/// Of a list's elements, which (by index and bytes) were read already in
+/// the same place, strictly: their bytes say the same there again.
+pub type ReadBefore<'a> = &'a dyn Fn(usize, &str) -> bool;
 
 /// [`locate`]'s one pass; `None` for anything [`check`] would refuse.
 fn recorded(
@@ -194,6 +200,7 @@ fn recorded(
         base: text.as_ptr() as usize,
         elements_only,
         compact_keys: true,
+        skim: true,
         built: (!elements_only).then(Vec::new),
         ..State::default()
     };
@@ -432,6 +439,10 @@ struct State {
     /// Are the keys of a large object compared once it is read ([`Seen`]),
     /// where no refusal is worded?
     compact_keys: bool,
+    /// Is a value no struct's field holds, and that is not built, taken
+    /// as serde_json's tokenizer found it when it is [`plain`], rather
+    /// than read value by value? Where no refusal is worded, as above.
+    skim: bool,
     /// The members recorded as values, built as they are checked, with
     /// where each starts ([`locate_built`]); `None`: not built.
     built: Option<Vec<(u32, Value)>>,
@@ -475,8 +486,9 @@ enum Recording<'r> {
     ),
     /// The mount list: each element's spans.
     Mounts(&'r mut Vec<MountSpans>),
-    /// The mount list: each element's span only.
-    Elements(&'r mut Vec<Span>),
+    /// The mount list: each element's span only, an element its
+    /// [`ReadBefore`] says was read already not read again.
+    Elements(&'r mut Vec<Span>, ReadBefore<'r>),
     /// One mount: its members the rules read.
     Mount(&'r mut MountSpans),
 }
@@ -570,12 +582,14 @@ impl<'de> Visitor<'de> for Node<'_, '_, '_> {
         };
         match recording {
             Recording::Mounts(list) => return mounts(seq, state, at, element, depth, list),
-            Recording::Elements(list) => {
+            Recording::Elements(list, before) => {
                 let mut index = 0;
                 while let Some(raw) = seq.next_element::<&'de RawValue>()? {
                     let here = Path::Index(at, index);
                     list.push(state.span(raw));
-                    within(raw, Node::checking(state, &here, element, depth))?;
+                    if !before(index, raw.get()) {
+                        within(raw, Node::checking(state, &here, element, depth))?;
+                    }
                     index += 1;
                 }
                 return Ok(Value::Null);
@@ -589,6 +603,14 @@ impl<'de> Visitor<'de> for Node<'_, '_, '_> {
             0
         });
         let mut index = 0;
+        if !build && state.skim && matches!(element, Shape::Any) {
+            while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                let here = Path::Index(at, index);
+                skimmed(raw, Node::checking(state, &here, element, depth))?;
+                index += 1;
+            }
+            return Ok(Value::Null);
+        }
         loop {
             let here = Path::Index(at, index);
             let node = Node {
@@ -723,6 +745,10 @@ impl<'de> Visitor<'de> for Node<'_, '_, '_> {
             let value = match recorded {
                 Some(true) => Value::Object(Map::new()),
                 Some(false) => Value::Null,
+                None if !build && state.skim && matches!(child, Shape::Any) => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    skimmed(raw, Node::checking(state, &here, child, level))?
+                }
                 None => {
                     let node = Node {
                         state: &mut *state,
@@ -818,7 +844,7 @@ fn record_value<E: de::Error>(
         }
         (Record::Mounts, Some(b'[')) if elements_only => {
             let mut elements = Vec::new();
-            within(raw, node.with(Recording::Elements(&mut elements)))?;
+            within(raw, node.with(Recording::Elements(&mut elements, &|_, _| false)))?;
             Rec::Elements { span, elements }
         }
         (Record::Mounts, Some(b'[')) => {
@@ -855,10 +881,35 @@ fn record_value<E: de::Error>(
 /// `raw` read strictly on its own as `node` says: its bytes were read
 /// by serde_json already, as a value; this reads what is in it.
 fn within<E: de::Error>(raw: &RawValue, node: Node<'_, '_, '_>) -> Result<Value, E> {
+    if !node.build && matches!(node.recording, Recording::None) && plain(raw.get(), node.depth) {
+        return Ok(Value::Null);
+    }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     node.deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
         .map_err(E::custom)
+}
+
+/// `raw`, read as `node` says unless it is [`plain`]: nothing built, but
+/// an object still reads as one (for the message on a duplicate key).
+fn skimmed<E: de::Error>(raw: &RawValue, node: Node<'_, '_, '_>) -> Result<Value, E> {
+    within(raw, node)?;
+    Ok(match raw.get().starts_with('{') {
+        true => Value::Object(Map::new()),
+        false => Value::Null,
+    })
+}
+
+/// Is `text`, a value serde_json's tokenizer accepted in the document
+/// (its syntax, UTF-8 and control characters checked), one this reader
+/// accepts too, with no need to read it again: no object in it (no key
+/// to check), no escape (no NUL, no lone surrogate), and not nested past
+/// [`MAX_DEPTH`] below `depth` even if every `[` opened a level. Text
+/// with a `{` or a `\` anywhere, even in a string, is read again in full.
+fn plain(text: &str, depth: usize) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2(b'{', b'\\', b).is_none()
+        && depth + memchr::memchr_iter(b'[', b).count() <= MAX_DEPTH
 }
 
 impl<'s, 'p> Node<'s, 'p, '_> {

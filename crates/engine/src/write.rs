@@ -214,9 +214,9 @@ fn slot_reads_back(
             return true;
         }
         let mut elements = Vec::new();
-        if strict::check_member(text, raw, spec.document(), slot.path(), Some(&mut elements))
-            .is_none()
-        {
+        let before = |i: usize, bytes: &str| read_as_element(spec, i, bytes.as_bytes());
+        let elements_read = Some((&mut elements, &before as strict::ReadBefore<'_>));
+        if strict::check_member(text, raw, spec.document(), slot.path(), elements_read).is_none() {
             return false;
         }
         let rec = match raw.get().starts_with('[') {
@@ -335,6 +335,24 @@ fn mounts_read_as(out: &str, rec: &Rec, spec: &Spec) -> bool {
         }
         _ => false,
     }
+}
+
+/// Is `bytes`, written as the element `i` of the mount list, the bytes
+/// of the element the plan has there as read? Those were read strictly
+/// in the same place already, and say the same again.
+fn read_as_element(spec: &Spec, i: usize, bytes: &[u8]) -> bool {
+    let Mounts::List { read, list, .. } = spec.mount_member() else {
+        return false;
+    };
+    let j = match list {
+        None => i,
+        Some(list) => match list.get(i) {
+            Some(Mount::Read(j)) => *j as usize,
+            _ => return false,
+        },
+    };
+    read.get(j)
+        .is_some_and(|r| r.element.bytes(spec.source()) == bytes)
 }
 
 /// The indentation of one level: that of the first indented line, or

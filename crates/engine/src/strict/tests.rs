@@ -440,6 +440,16 @@ fn the_one_pass_refuses_what_the_check_refuses_in_its_words() {
             .to_owned()
             .into_bytes(),
         r#"{"root": {"path": "r"}} x"#.to_owned().into_bytes(),
+        // Values no struct's field holds, taken whole when plain: an
+        // escape or an object in them is read in full.
+        r#"{"linux": {"seccomp": {"syscalls": [{"names": ["a", "b\u0000"]}]}}}"#
+            .to_owned()
+            .into_bytes(),
+        r#"{"x": ["a", "\ud800"]}"#.to_owned().into_bytes(),
+        r#"{"x": [["a"], [{"k": 1, "k": 2}]]}"#.to_owned().into_bytes(),
+        r#"{"process": {"env": ["A=1", {"Linux": 1, "Linux": 2}]}}"#
+            .to_owned()
+            .into_bytes(),
         r#"[]"#.to_owned().into_bytes(),
     ];
     bad.push(b"{\"linux\": {\"sysctl\": {\"a\": \"\xff\"}}}".to_vec());
@@ -468,6 +478,12 @@ fn the_one_pass_counts_the_levels_of_the_whole_document() {
         locate(over.as_bytes(), Document::Spec, slices::SPEC, false).unwrap_err(),
         r
     );
+    // In a value no struct's field holds, taken whole when plain.
+    let unknown = |n| format!(r#"{{"linux": {{"x": {}}}}}"#, nested(n));
+    assert!(located_alike(&unknown(MAX_DEPTH - 2), false).is_some());
+    let over = unknown(MAX_DEPTH - 1);
+    assert!(check(over.as_bytes(), Document::Spec).is_err());
+    assert!(recorded(over.as_bytes(), Document::Spec, slices::SPEC, false).is_none());
     // In a mount's member, read on its own twice over.
     let mount = |n| format!(r#"{{"mounts": [{{"options": {}}}]}}"#, nested(n));
     assert!(located_alike(&mount(MAX_DEPTH - 3), false).is_some());
