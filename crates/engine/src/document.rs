@@ -30,9 +30,11 @@ pub struct Spec {
     /// members, `root` whole, and `mounts` as `null` in its place (the
     /// mounts are in [`Spec::mounts`]).
     view: Value,
-    /// The view as read, before the rules' edits: what is equal to it
-    /// needs no writing, and reads back as it was where its bytes are.
-    view_read: Value,
+    /// The members of the view as read that were handed out to edit
+    /// ([`Spec::member_mut`]), before the edits: what is equal to it needs
+    /// no writing, and reads back as it was where its bytes are. A member
+    /// not here was never edited: it is as read.
+    view_read: Map<String, Value>,
     mounts: Mounts,
     /// Where the view's members are in the bytes read, in order.
     layout: Vec<Placed>,
@@ -195,7 +197,7 @@ impl Spec {
         Ok(Spec {
             src,
             document,
-            view_read: view.clone(),
+            view_read: Map::new(),
             view,
             mounts,
             layout,
@@ -226,7 +228,7 @@ impl Spec {
     pub(crate) fn as_read(&self, path: &[&str]) -> Option<(&Value, Span)> {
         let (name, rest) = path.split_first()?;
         let placed = self.layout.iter().find(|p| p.name == *name)?;
-        let value = self.view_read.get(name)?;
+        let value = self.view_read.get(*name).or_else(|| self.view.get(name))?;
         match rest {
             [] => Some((value, placed.span?)),
             [member] => {
@@ -238,8 +240,26 @@ impl Spec {
         }
     }
 
+    /// The view to edit as a whole: every member kept as read first.
     pub fn view_mut(&mut self) -> &mut Value {
+        if let Value::Object(view) = &self.view {
+            for (name, value) in view {
+                if !self.view_read.contains_key(name) {
+                    self.view_read.insert(name.clone(), value.clone());
+                }
+            }
+        }
         &mut self.view
+    }
+
+    /// The member `name` of the view to edit, kept as read first: only
+    /// what a rule edits is copied.
+    pub fn member_mut(&mut self, name: &str) -> Option<&mut Value> {
+        let value = self.view.get_mut(name)?;
+        if !self.view_read.contains_key(name) {
+            self.view_read.insert(name.to_owned(), value.clone());
+        }
+        Some(value)
     }
 
     /// One of the annotations the view holds

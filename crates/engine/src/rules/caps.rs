@@ -153,7 +153,7 @@ impl Rule for NetCapabilities {
     }
 
     fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        match spec.view_mut().get_mut("process") {
+        match spec.member_mut("process") {
             Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
             None => Ok(()),
         }

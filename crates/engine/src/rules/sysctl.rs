@@ -54,8 +54,7 @@ impl Rule for NetSysctls {
             }
             Policy::Drop => {
                 let Some(map) = spec
-                    .view_mut()
-                    .get_mut("linux")
+                    .member_mut("linux")
                     .and_then(|l| l.get_mut("sysctl"))
                     .and_then(Value::as_object_mut)
                 else {
