@@ -108,14 +108,12 @@ impl Spec {
     }
 
     fn read_as(src: Vec<u8>, document: Document) -> Result<Spec, Refusal> {
-        let (rec, built) = strict::locate_built(&src, document, record_of(document), false)?;
+        // UTF-8 checked once for the whole, not string by string.
         let src = String::from_utf8(src).map_err(|e| {
-            Refusal::new(
-                strict::RULE,
-                "(document)",
-                format!("read as valid yet not UTF-8: {e}"),
-            )
+            let utf8 = e.utf8_error();
+            strict::not_utf8(e.as_bytes(), document, utf8)
         })?;
+        let (rec, built) = strict::locate_built(&src, document, record_of(document), false)?;
         Spec::from_rec(src, rec, built, document)
     }
 

@@ -96,7 +96,21 @@ pub fn locate(
     record: Record,
     elements_only: bool,
 ) -> Result<Rec, Refusal> {
-    locate_built(bytes, doc, record, elements_only).map(|(rec, _)| rec)
+    match std::str::from_utf8(bytes) {
+        Ok(text) => locate_built(text, doc, record, elements_only).map(|(rec, _)| rec),
+        Err(e) => Err(not_utf8(bytes, doc, e)),
+    }
+}
+
+/// The refusal of `bytes`, which are not UTF-8, in [`check`]'s words.
+pub fn not_utf8(bytes: &[u8], doc: Document, e: std::str::Utf8Error) -> Refusal {
+    check(bytes, doc).err().unwrap_or_else(|| {
+        Refusal::new(
+            RULE,
+            "(document)",
+            format!("read as valid yet not UTF-8: {e}"),
+        )
+    })
 }
 
 /// [`locate`], and (but for `elements_only`) the members it records as
@@ -104,24 +118,17 @@ pub fn locate(
 /// starts, in document order; a member missing there is to be read from
 /// its span.
 pub fn locate_built(
-    bytes: &[u8],
+    text: &str,
     doc: Document,
     record: Record,
     elements_only: bool,
 ) -> Result<(Rec, Vec<(u32, Value)>), Refusal> {
-    if let Some(found) = recorded(bytes, doc, record, elements_only) {
+    if let Some(found) = recorded(text, doc, record, elements_only) {
         return Ok(found);
     }
-    check(bytes, doc)?;
+    check(text.as_bytes(), doc)?;
     // Accepted yet not recorded: never seen; found again, whole, rather
     // than refuse what the reader accepts.
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        Refusal::new(
-            RULE,
-            "(document)",
-            format!("read as valid yet not UTF-8: {e}"),
-        )
-    })?;
     let at = slices::top(text);
     let rec = match elements_only {
         false => slices::locate(text, at, record),
@@ -183,7 +190,7 @@ pub type ReadBefore<'a> = &'a dyn Fn(usize, &str) -> bool;
 
 /// [`locate`]'s one pass; `None` for anything [`check`] would refuse.
 fn recorded(
-    bytes: &[u8],
+    text: &str,
     doc: Document,
     record: Record,
     elements_only: bool,
@@ -191,11 +198,10 @@ fn recorded(
     let Record::Members(names) = record else {
         return None;
     };
+    let bytes = text.as_bytes();
     if bytes.len() as u64 > MAX_BYTES {
         return None;
     }
-    // UTF-8 checked once for the whole, not string by string.
-    let text = std::str::from_utf8(bytes).ok()?;
     let mut state = State {
         base: text.as_ptr() as usize,
         elements_only,
@@ -844,7 +850,10 @@ fn record_value<E: de::Error>(
         }
         (Record::Mounts, Some(b'[')) if elements_only => {
             let mut elements = Vec::new();
-            within(raw, node.with(Recording::Elements(&mut elements, &|_, _| false)))?;
+            within(
+                raw,
+                node.with(Recording::Elements(&mut elements, &|_, _| false)),
+            )?;
             Rec::Elements { span, elements }
         }
         (Record::Mounts, Some(b'[')) => {
