@@ -32,7 +32,7 @@ pub const VERSION: &str = concat!(
 pub mod argv;
 pub mod bundle;
 pub mod config;
-pub mod converted;
+pub mod records;
 pub mod decisionlog;
 pub mod hook;
 pub mod host;

@@ -9,7 +9,7 @@
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
-use crate::converted::{self, RecordError, Records, Target};
+use crate::records::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, write, Plan, Refusal, Spec};
@@ -97,10 +97,10 @@ fn become_runtime(
     // The command line as the runtime exec'd will read it, when it may
     // name a subcommand the wrapper acts on (a pass-through such as
     // `state` resolves nothing more).
-    let mut kind = converted::Runtime::Other;
+    let mut kind = records::Runtime::Other;
     if argv::may_act_on(args) {
         let name = runtime::resolved_name(&runtime);
-        kind = converted::Runtime::from_file_name(name.as_deref());
+        kind = records::Runtime::from_file_name(name.as_deref());
         let dialect = name.map_or(Dialect::Strict, |n| Dialect::from_file_name(&n));
         let argv0 = inv.argv0.take();
         *inv = argv::scan(args, dialect);
@@ -233,7 +233,7 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
 fn remember(
     records: &Records,
     inv: &Invocation,
-    kind: converted::Runtime,
+    kind: records::Runtime,
     plan: Option<&Plan>,
     policy: NetCapabilities,
 ) -> Result<(), Failure> {
@@ -251,7 +251,7 @@ fn remember(
 }
 
 /// The container a command line names, for the records.
-fn target<'a>(inv: &'a Invocation, runtime: converted::Runtime, id: &'a OsStr) -> Target<'a> {
+fn target<'a>(inv: &'a Invocation, runtime: records::Runtime, id: &'a OsStr) -> Target<'a> {
     Target {
         runtime,
         root: inv.root.as_deref(),
@@ -276,7 +276,7 @@ fn record_failure(word: &'static str, e: RecordError) -> Failure {
 fn harden_exec(
     records: &Records,
     inv: &Invocation,
-    kind: converted::Runtime,
+    kind: records::Runtime,
     exec: &argv::Exec,
     args: &[OsString],
 ) -> Result<Option<Vec<OsString>>, Failure> {

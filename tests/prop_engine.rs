@@ -17,8 +17,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
+use userns_hostnet::engine::fields::clean_path;
 use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
-use userns_hostnet::engine::spec::clean_path;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::{
     write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,

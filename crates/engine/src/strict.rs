@@ -29,7 +29,7 @@
 //! own parser, so what is read is exactly what `serde_json::from_slice`
 //! gives (key order kept, numbers exact).
 
-mod fields;
+mod schema;
 
 use super::slices::{self, MountSpans, Rec, Record, Span};
 use super::Refusal;
@@ -235,8 +235,8 @@ fn recorded(
 
 fn root_of(doc: Document) -> &'static Struct {
     match doc {
-        Document::Spec => &fields::SPEC,
-        Document::Process => &fields::PROCESS,
+        Document::Spec => &schema::SPEC,
+        Document::Process => &schema::PROCESS,
     }
 }
 

@@ -10,8 +10,8 @@
 //! layout the document around it uses. Where each value is in the bytes,
 //! serde_json says ([`slices`]).
 
-use super::document::{Mount, Mounts, Spec};
 use super::slices::{self, equal, value_end, Member, Rec, Record, Span};
+use super::spec::{Mount, Mounts, Spec};
 use super::strict;
 use super::Refusal;
 use serde_json::value::RawValue;

@@ -334,7 +334,7 @@ fn every_struct_names_its_fields_once() {
         }
     }
     let mut seen = Vec::new();
-    walk(&fields::SPEC, &mut seen);
+    walk(&schema::SPEC, &mut seen);
     assert!(seen.len() > 50, "{}", seen.len());
     // The fields the decision and the rules read.
     let spec = read_spec(

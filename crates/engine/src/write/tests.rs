@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::document::Mount;
+use crate::engine::spec::Mount;
 use crate::engine::{evaluate, HostFacts, Policy};
 use serde_json::json;
 
