@@ -9,11 +9,11 @@
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
-use crate::records::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
 use crate::engine::{self, write, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
+use crate::records::{self, RecordError, Records, Target};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
 use std::borrow::Cow;

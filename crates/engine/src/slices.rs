@@ -436,6 +436,19 @@ pub fn same(a: &Value, b: &Value) -> bool {
 
 /// Where the value at `at` ends, if it reads as `v`.
 pub fn equal(src: &str, at: usize, v: &Value) -> Option<usize> {
+    // A string with no quote, backslash or control character in it reads
+    // as `v` where its bytes, quoted, are there: no escape can be in them.
+    if let Value::String(s) = v {
+        let b = src.as_bytes();
+        let end = at + 1 + s.len();
+        if !s.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20)
+            && b.get(at) == Some(&b'"')
+            && b.get(at + 1..end) == Some(s.as_bytes())
+            && b.get(end) == Some(&b'"')
+        {
+            return Some(end + 1);
+        }
+    }
     let (read, end) = value_at(src, at)?;
     same(&read, v).then_some(end)
 }
@@ -443,6 +456,17 @@ pub fn equal(src: &str, at: usize, v: &Value) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_reads_equal_with_or_without_escapes() {
+        let src = r#"["ab", "a\u0062", "a\"b", "abc"]"#;
+        let at = |n: usize| src.match_indices('"').nth(n).unwrap().0;
+        assert_eq!(equal(src, at(0), &Value::from("ab")), Some(at(1) + 1));
+        assert_eq!(equal(src, at(2), &Value::from("ab")), Some(at(3) + 1));
+        assert_eq!(equal(src, at(4), &Value::from("a\"b")), Some(src.len() - 8));
+        assert_eq!(equal(src, at(0), &Value::from("a")), None);
+        assert_eq!(equal(src, src.len() - 6, &Value::from("ab")), None);
+    }
 
     #[test]
     fn members_and_elements_are_where_serde_json_reads_them() {
