@@ -16,7 +16,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use serde_json::Value;
 use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{evaluate, evaluate_value, view, HostFacts, Policy, Spec};
+use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 mod support;
 use support::config_of_size;
@@ -29,7 +29,7 @@ pub fn convert(bytes: Vec<u8>) -> Vec<u8> {
     let spec = Spec::read(bytes).unwrap();
     let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap();
     assert!(plan.changed());
-    view::write_checked(&plan.spec).unwrap()
+    write::write_checked(&plan.spec).unwrap()
 }
 
 /// The same on the whole document, serialized again.
@@ -81,7 +81,7 @@ fn unchecked(c: &mut Criterion) {
                 |x| {
                     let spec = Spec::read(x).unwrap();
                     let plan = evaluate(spec, &HostFacts::default(), &Policy::default()).unwrap();
-                    view::write(&plan.spec)
+                    write::write(&plan.spec)
                 },
                 BatchSize::LargeInput,
             )

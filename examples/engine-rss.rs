@@ -11,7 +11,7 @@
 use std::io::Write;
 use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{evaluate, evaluate_value, view, HostFacts, Policy, Spec};
+use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
@@ -36,7 +36,7 @@ fn main() {
             if !plan.changed() {
                 fail("nothing to convert");
             }
-            let out = view::write_checked(&plan.spec).unwrap_or_else(|r| fail(&r.to_string()));
+            let out = write::write_checked(&plan.spec).unwrap_or_else(|r| fail(&r.to_string()));
             std::fs::write("/dev/null", &out).unwrap_or_else(|e| fail(&e.to_string()));
         }
         // The whole-document path (`explain`'s), for comparison.

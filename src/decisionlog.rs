@@ -4,7 +4,7 @@
 //! never fails a container start.
 
 use crate::config::{Level, LogSettings};
-use crate::engine::strict::spans::POD_ANNOTATIONS;
+use crate::engine::slices::POD_ANNOTATIONS;
 use crate::engine::{Change, Plan, Refusal, Spec};
 use serde::Serialize;
 use std::fs::OpenOptions;

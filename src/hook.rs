@@ -19,7 +19,7 @@ pub mod mountinfo;
 use crate::bundle;
 use crate::config;
 use crate::decisionlog::{Ending, Entry};
-use crate::engine::{self, spec, strict, view, Plan, Refusal, Spec};
+use crate::engine::{self, fields, strict, write, Plan, Refusal, Spec};
 use crate::host;
 use crate::plan::{self, Rro};
 use crate::runtime;
@@ -180,7 +180,7 @@ pub fn rootfs_of(doc: &Spec, bundle_dir: &Path) -> Result<PathBuf, HookError> {
         .ok_or(HookError::NoRootPath)?;
     let joined = bundle_dir.join(root);
     Ok(std::fs::canonicalize(&joined)
-        .unwrap_or_else(|_| PathBuf::from(spec::clean_path(&joined.to_string_lossy()))))
+        .unwrap_or_else(|_| PathBuf::from(fields::clean_path(&joined.to_string_lossy()))))
 }
 
 /// Does the spec mount anything at /sys?
@@ -366,7 +366,7 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     // hook (and so the container), and the log says so.
     let written = planned.and_then(|plan| {
         let bytes = match plan.changed() {
-            true => view::write_checked(&plan.spec).map_err(Failed::Refused)?,
+            true => write::write_checked(&plan.spec).map_err(Failed::Refused)?,
             false => input.to_vec(),
         };
         Ok((plan, bytes))

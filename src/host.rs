@@ -4,8 +4,8 @@
 use crate::engine::facts::{
     proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds, SysSource,
 };
+use crate::engine::fields::Namespace;
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-use crate::engine::spec::Namespace;
 use crate::sys::mountinfo;
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
@@ -162,7 +162,7 @@ pub fn host_sys_sources(
 /// (a relative one in each of `relative_bases`), the worse kept.
 pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -> SysSource {
     let spellings: Vec<PathBuf> = if source.starts_with('/') {
-        let clean = crate::engine::spec::clean_path(source);
+        let clean = crate::engine::fields::clean_path(source);
         let mut v = vec![PathBuf::from(source)];
         if clean != source.trim_end_matches('/') || source.ends_with("/.") {
             v.push(PathBuf::from(clean));
@@ -181,7 +181,7 @@ pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -
                 Err(e) => return SysSource::Unresolved(format!("{}: {e}", base.display())),
             };
             v.push(base.join(source));
-            v.push(PathBuf::from(crate::engine::spec::clean_path(&format!(
+            v.push(PathBuf::from(crate::engine::fields::clean_path(&format!(
                 "{}/{source}",
                 real.display()
             ))));
@@ -249,7 +249,7 @@ impl SysView {
             // runtime's bind fails the same way, so nothing is mounted.
             // Judged by its path, as far as it says anything.
             Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {
-                return match path.to_str().map(crate::engine::spec::clean_path) {
+                return match path.to_str().map(crate::engine::fields::clean_path) {
                     Some(p) if p == "/sys" || crate::path::is_below(&p, "/sys") => {
                         SysSource::InTree
                     }
@@ -523,7 +523,7 @@ mod tests {
     }
 
     fn gather(spec: &serde_json::Value, policy: &Policy) -> HostFacts {
-        let mut facts = namespace_facts_of(&crate::engine::spec::namespaces(spec).unwrap());
+        let mut facts = namespace_facts_of(&crate::engine::fields::namespaces(spec).unwrap());
         add_policy_facts(&mut facts, policy);
         facts
     }

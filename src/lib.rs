@@ -32,12 +32,12 @@ pub const VERSION: &str = concat!(
 pub mod argv;
 pub mod bundle;
 pub mod config;
-pub mod converted;
 pub mod decisionlog;
 pub mod hook;
 pub mod host;
 pub mod plan;
 pub mod probe;
+pub mod records;
 pub mod runclog;
 pub mod runtime;
 pub mod sys;

@@ -101,7 +101,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// `doc` read as a spec (the engine's `document::doc` is built only
+    /// `doc` read as a spec (the engine's `spec::doc` is built only
     /// into the engine's own tests).
     fn doc(doc: serde_json::Value) -> crate::engine::Spec {
         crate::engine::Spec::from_value(&doc).expect("a test spec reads")

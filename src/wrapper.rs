@@ -9,11 +9,11 @@
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
 use crate::config::{self, Config, ConfigError};
-use crate::converted::{self, RecordError, Records, Target};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, strict, view, Plan, Refusal};
+use crate::engine::{self, write, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
+use crate::records::{self, RecordError, Records, Target};
 use crate::runclog;
 use crate::runtime::{self, LookupError, NamedBy};
 use std::borrow::Cow;
@@ -97,10 +97,10 @@ fn become_runtime(
     // The command line as the runtime exec'd will read it, when it may
     // name a subcommand the wrapper acts on (a pass-through such as
     // `state` resolves nothing more).
-    let mut kind = converted::Runtime::Other;
+    let mut kind = records::Runtime::Other;
     if argv::may_act_on(args) {
         let name = runtime::resolved_name(&runtime);
-        kind = converted::Runtime::from_file_name(name.as_deref());
+        kind = records::Runtime::from_file_name(name.as_deref());
         let dialect = name.map_or(Dialect::Strict, |n| Dialect::from_file_name(&n));
         let argv0 = inv.argv0.take();
         *inv = argv::scan(args, dialect);
@@ -233,7 +233,7 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
 fn remember(
     records: &Records,
     inv: &Invocation,
-    kind: converted::Runtime,
+    kind: records::Runtime,
     plan: Option<&Plan>,
     policy: NetCapabilities,
 ) -> Result<(), Failure> {
@@ -251,7 +251,7 @@ fn remember(
 }
 
 /// The container a command line names, for the records.
-fn target<'a>(inv: &'a Invocation, runtime: converted::Runtime, id: &'a OsStr) -> Target<'a> {
+fn target<'a>(inv: &'a Invocation, runtime: records::Runtime, id: &'a OsStr) -> Target<'a> {
     Target {
         runtime,
         root: inv.root.as_deref(),
@@ -276,7 +276,7 @@ fn record_failure(word: &'static str, e: RecordError) -> Failure {
 fn harden_exec(
     records: &Records,
     inv: &Invocation,
-    kind: converted::Runtime,
+    kind: records::Runtime,
     exec: &argv::Exec,
     args: &[OsString],
 ) -> Result<Option<Vec<OsString>>, Failure> {
@@ -361,7 +361,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             format!("the process file: {}: {}", r.field, r.message),
         )
     };
-    let file = match bundle::read_file(path.to_owned()) {
+    let mut file = match bundle::read_file(path.to_owned()) {
         Ok(Some(file)) => file,
         // The runtime reports a missing process file in its own words.
         Ok(None) => return Ok(()),
@@ -372,13 +372,13 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             return Err(too_large.map_or(e.into(), Failure::from));
         }
     };
-    let mut doc = strict::read_process(&file.bytes).map_err(in_file)?;
-    let changes = engine::exec::process(&mut doc, policy)?;
+    let mut doc = Spec::read_process(std::mem::take(&mut file.bytes)).map_err(in_file)?;
+    let changes = engine::exec::process(doc.view_mut(), policy)?;
     for c in &changes {
         debug!(field = %c.field, "exec: {}", c.summary);
     }
     if !changes.is_empty() {
-        file.replace(&bundle::serialize_like(&doc, &file.bytes))?;
+        file.replace(&write::write_checked(&doc).map_err(in_file)?)?;
     }
     Ok(())
 }
@@ -387,7 +387,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 /// crun's `-f FILE`) in place if the container needs it. A missing file is
 /// left to the real runtime, which reports it in its own words:
 /// `Ok(None)`. One the wrapper cannot read exactly as the runtimes would
-/// ([`strict`]) is refused. `before_write` sees the plan (or `None`) before
+/// ([`engine::strict`]) is refused. `before_write` sees the plan (or `None`) before
 /// anything is written, and may stop the create.
 pub fn prepare_spec(
     spec: &Path,
@@ -411,7 +411,7 @@ pub fn prepare_spec(
         debug!(rule = c.rule, field = %c.field, "{}", c.summary);
     }
     if plan.changed() {
-        file.replace(&view::write_checked(&plan.spec)?)?;
+        file.replace(&write::write_checked(&plan.spec)?)?;
     }
     Ok(Some(plan))
 }

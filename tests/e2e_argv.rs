@@ -451,11 +451,11 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     sandbox.wrapper().raw(&create).assert_success();
     sandbox.wrapper().run(&["start", &id]).assert_success();
     assert!(
-        userns_hostnet::converted::Records::system()
-            .lookup(&userns_hostnet::converted::Target {
+        userns_hostnet::records::Records::system()
+            .lookup(&userns_hostnet::records::Target {
                 runtime: match runtime {
-                    Runtime::Crun => userns_hostnet::converted::Runtime::Crun,
-                    _ => userns_hostnet::converted::Runtime::Runc,
+                    Runtime::Crun => userns_hostnet::records::Runtime::Crun,
+                    _ => userns_hostnet::records::Runtime::Runc,
                 },
                 root: Some(root.as_os_str()),
                 id: std::ffi::OsStr::new(&id),

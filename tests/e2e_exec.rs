@@ -18,12 +18,12 @@ fn record_of(
     id: &str,
 ) -> Option<userns_hostnet::engine::policy::NetCapabilities> {
     let kind = match runtime {
-        Runtime::Crun => userns_hostnet::converted::Runtime::Crun,
-        Runtime::Youki => userns_hostnet::converted::Runtime::Youki,
-        _ => userns_hostnet::converted::Runtime::Runc,
+        Runtime::Crun => userns_hostnet::records::Runtime::Crun,
+        Runtime::Youki => userns_hostnet::records::Runtime::Youki,
+        _ => userns_hostnet::records::Runtime::Runc,
     };
-    userns_hostnet::converted::Records::system()
-        .lookup(&userns_hostnet::converted::Target {
+    userns_hostnet::records::Records::system()
+        .lookup(&userns_hostnet::records::Target {
             runtime: kind,
             root: Some(root.as_os_str()),
             id: std::ffi::OsStr::new(id),

@@ -17,11 +17,11 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
+use userns_hostnet::engine::fields::clean_path;
 use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
-use userns_hostnet::engine::spec::clean_path;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::{
-    view, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
+    write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
 };
 
 /// A plan with its spec as the whole document it writes.
@@ -739,7 +739,7 @@ fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan,
 fn view_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
     let spec = Spec::read(bytes.to_vec()).map_err(|r| r.to_string())?;
     let plan = userns_hostnet::engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
-    let out = view::write_checked(&plan.spec).map_err(|r| r.to_string())?;
+    let out = write::write_checked(&plan.spec).map_err(|r| r.to_string())?;
     Ok((Plan::of(plan), out))
 }
 
@@ -765,7 +765,7 @@ proptest! {
     ) {
         let bytes = layout(&spec, how);
         if let Ok(spec) = Spec::read(bytes.clone()) {
-            let back = view::write(&spec);
+            let back = write::write(&spec);
             prop_assert_eq!(String::from_utf8_lossy(&back), String::from_utf8_lossy(&bytes));
         }
         match (whole_path(&bytes, &facts, &policy), view_path(&bytes, &facts, &policy)) {

@@ -1,5 +1,5 @@
 //! The engine's writer against the exec process file's writer: a spec
-//! converted and written as edits of the bytes read (`engine::view::write`)
+//! converted and written as edits of the bytes read (`engine::write::write`)
 //! comes out as the whole document serialized again in the input's layout
 //! (`bundle::serialize_like`) does. Here, not in the engine, because the
 //! second writer lives outside it.
@@ -7,7 +7,7 @@
 use serde_json::Value;
 use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::view::write;
+use userns_hostnet::engine::write::write;
 use userns_hostnet::engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
 
 #[path = "fixtures/specs.rs"]

@@ -547,7 +547,7 @@ impl Crio {
         found
     }
 
-    /// The wrapper's records of converted containers (src/converted.rs) for
+    /// The wrapper's records of converted containers (src/records.rs) for
     /// this daemon's ids: removed at `delete`.
     pub fn converted_records(&self) -> Vec<PathBuf> {
         let ids = self.ids.lock().unwrap().clone();

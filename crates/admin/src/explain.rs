@@ -291,7 +291,7 @@ pub fn explain(
     // write it would refuse is explained as that refusal.
     let result = result.and_then(|plan| {
         let bytes = match plan.changed() {
-            true => engine::view::write_checked(&plan.spec)?,
+            true => engine::write::write_checked(&plan.spec)?,
             false => plan.spec.source().to_vec(),
         };
         Ok((plan, bytes))

@@ -93,6 +93,15 @@ pub enum Class {
 /// Classify a name (the bytes a runtime gets: a JSON string, or an argv
 /// word).
 pub fn classify(name: &[u8]) -> Class {
+    // An exact `CAP_` name (nearly every name a spec holds) is read alike
+    // by all three: libcap matches it ignoring case, youki strips the one
+    // `CAP_` (no name starts with another), and no name holds a digit.
+    if let Some(n) = runc(name) {
+        return match NETWORK.contains(&n) {
+            true => Class::Network(n),
+            false => Class::Other(n),
+        };
+    }
     let readings = [
         runc(name),
         libcap(name),
@@ -185,6 +194,19 @@ mod tests {
 
     fn class(s: &str) -> Class {
         classify(s.as_bytes())
+    }
+
+    #[test]
+    fn an_exact_name_is_read_alike_by_all_three() {
+        for (i, bare) in NAMES.iter().enumerate() {
+            assert!(!bare.starts_with("CAP_") && !bare.bytes().any(|b| b.is_ascii_digit()));
+            let name = format!("CAP_{bare}");
+            let n = Some(i as u32);
+            assert_eq!(
+                (runc(name.as_bytes()), libcap(name.as_bytes()), youki(&name)),
+                (n, n, n)
+            );
+        }
     }
 
     #[test]

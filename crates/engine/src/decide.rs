@@ -4,8 +4,8 @@
 //! namespace does not own its network namespace cannot mount a fresh /sys.
 
 use super::facts::HostFacts;
+use super::fields::Namespace;
 use super::report::Refusal;
-use super::spec::Namespace;
 use oci_spec::runtime::LinuxNamespaceType;
 use serde::Serialize;
 use std::fmt;

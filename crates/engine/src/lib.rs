@@ -7,30 +7,31 @@
 //! `serde_json::Value`s with their key order kept (typed structs would
 //! drop unknown fields and reject unknown capability names), and the
 //! mounts as spans of the bytes. The result is written as edits of those
-//! bytes ([`view::write`]): everything not deliberately changed comes out
+//! bytes ([`write::write`]): everything not deliberately changed comes out
 //! byte for byte.
 
 pub mod cap_names;
 pub mod decide;
-pub mod document;
 pub mod exec;
 pub mod facts;
+pub mod fields;
 pub mod path;
 pub mod policy;
 pub mod report;
 pub mod rules;
+pub mod slices;
 pub mod spec;
 pub mod strict;
-pub mod view;
+pub mod write;
 
 pub use decide::Decision;
-pub use document::{Mount, MountList, MountRef, Spec};
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
 pub use policy::Policy;
 pub use report::{Change, Refusal};
+pub use spec::{Mount, MountList, MountRef, Spec};
 
+use fields::Namespace;
 use serde_json::Value;
-use spec::Namespace;
 
 // The crate under the name the rest of the project knows it by, so that
 // `crate::engine::...` paths read the same here as in the root crate.
@@ -99,7 +100,7 @@ pub struct Plan {
     /// No change means the spec is untouched and must not be written.
     pub findings: Findings,
     /// The spec after the edits (the input itself when nothing changed),
-    /// written with [`view::write`].
+    /// written with [`write::write`].
     pub spec: Spec,
 }
 
@@ -128,7 +129,7 @@ pub fn decide(
     spec: Spec,
     facts_of: impl FnOnce(&[Namespace]) -> HostFacts,
 ) -> Result<(Decided, HostFacts), Refusal> {
-    let namespaces = spec::namespaces(spec.view())?;
+    let namespaces = fields::namespaces(spec.view())?;
     let facts = facts_of(&namespaces);
     Ok((decided(spec, namespaces, &facts)?, facts))
 }
@@ -148,7 +149,7 @@ fn decided(spec: Spec, namespaces: Vec<Namespace>, facts: &HostFacts) -> Result<
 /// `plan::prepare`). Takes the spec by value so that a spec needing
 /// nothing costs no copy.
 pub fn evaluate(spec: Spec, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    let namespaces = spec::namespaces(spec.view())?;
+    let namespaces = fields::namespaces(spec.view())?;
     convert(decided(spec, namespaces, facts)?, facts, policy)
 }
 
@@ -172,7 +173,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
         if !own.is_empty()
             && rules::own_ns::remove(spec.view_mut(), &namespaces, &own, &mut findings)
         {
-            namespaces = spec::namespaces(spec.view())?;
+            namespaces = fields::namespaces(spec.view())?;
             decision = decide::decide(&namespaces, facts)?;
         }
     }

@@ -1,209 +1,642 @@
-//! Reading the parts of a runtime spec the rules need, from the JSON document
-//! itself. Shapes are checked where they are read, and a wrong shape becomes a
-//! refusal naming the field, never a panic.
+//! The spec the engine decides on: the bytes it was read from, the members
+//! the rules read ([`slices::SPEC`]) as values, and the mounts as spans of
+//! those bytes.
+//!
+//! A large spec is mostly mounts, and building each as a `Value` costs
+//! more than reading it (a kilobyte of heap for a 150-byte mount). So a
+//! mount stays a set of spans ([`MountSpans`]) and the rules read its few
+//! members from the bytes; only a mount a rule edits becomes a `Value`.
+//! The writer (`super::write`) then writes the bytes read with only what
+//! the rules changed written anew.
 
+use super::fields;
 use super::report::Refusal;
-use oci_spec::runtime::{LinuxNamespace, LinuxNamespaceType};
-use serde::Deserialize;
+use super::slices::{self, MountSpans, Rec, Record, Span};
+use super::strict::{self, Document};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
-/// One entry of `linux.namespaces`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Namespace {
-    pub kind: LinuxNamespaceType,
-    /// `Some` when the container joins an existing namespace.
-    pub path: Option<String>,
+/// A spec read strictly, as the rules see and edit it.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The bytes read: text, since the strict reader accepts only UTF-8,
+    /// so a string of the document is a slice of it, with no check.
+    src: String,
+    /// What the bytes are: config.json, or the process file of an exec.
+    document: Document,
+    /// The top-level object with only the members [`Spec::record`] names,
+    /// in document order: `linux` and `process` with only their named
+    /// members, `root` whole, and `mounts` as `null` in its place (the
+    /// mounts are in [`Spec::mounts`]).
+    view: Value,
+    /// The members of the view as read that were handed out to edit
+    /// ([`Spec::member_mut`]), before the edits: what is equal to it needs
+    /// no writing, and reads back as it was where its bytes are. A member
+    /// not here was never edited: it is as read.
+    view_read: Map<String, Value>,
+    mounts: Mounts,
+    /// Where the view's members are in the bytes read, in order.
+    layout: Vec<Placed>,
+    /// Where the destination of each mount as read is, when it is written
+    /// clean and with no escape (most are), so that the mount rules, which
+    /// all read every destination, find it at once: made on first use.
+    clean_dests: OnceCell<Vec<Option<(u32, u32)>>>,
 }
 
-/// `linux.namespaces`, parsed entry by entry so an error names its index.
-pub fn namespaces(spec: &Value) -> Result<Vec<Namespace>, Refusal> {
-    let Some(list) = spec.get("linux").and_then(|l| l.get("namespaces")) else {
-        return Ok(Vec::new());
-    };
-    let list = match list {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(a) => a,
-        other => return Err(Refusal::malformed("linux.namespaces", "an array", other)),
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, entry)| {
-            let ns = LinuxNamespace::deserialize(entry).map_err(|e| {
-                Refusal::new("spec", format!("linux.namespaces[{i}]"), e.to_string())
-            })?;
-            let path = ns
-                .path()
-                .as_ref()
-                .map(|p| p.to_string_lossy().into_owned())
-                .filter(|p| !p.is_empty());
-            Ok(Namespace {
-                kind: ns.typ(),
-                path,
-            })
+/// A member of the view as read: its name, where its value is, and, for
+/// an object read by members, where those are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Placed {
+    pub name: &'static str,
+    /// `None` for an object read by members, found when needed.
+    pub span: Option<Span>,
+    pub members: Option<Vec<(&'static str, Span)>>,
+}
+
+/// The `mounts` member.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Mounts {
+    Absent,
+    /// `null`, or not an array (which the rules refuse).
+    Other(Value),
+    List {
+        /// The array in the bytes read.
+        span: Span,
+        /// Its elements as read.
+        read: Vec<MountSpans>,
+        /// The elements now, once a rule changed the list (`None`: as
+        /// read): read ones by index into `read`, edited or added ones as
+        /// values.
+        list: Option<Vec<Mount>>,
+    },
+}
+
+/// One element of the mount list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mount {
+    /// As read: the index of its spans.
+    Read(u32),
+    /// Edited from the element read at `from`, or added (`from` is
+    /// `None`).
+    Edited {
+        from: Option<u32>,
+        value: Box<Value>,
+    },
+}
+
+impl Mount {
+    /// A mount a rule adds.
+    pub fn new(value: Value) -> Mount {
+        Mount::Edited {
+            from: None,
+            value: Box::new(value),
+        }
+    }
+}
+
+impl Spec {
+    /// Read config.json strictly (see [`strict`]): refused unless runc and
+    /// crun would read the bytes alike.
+    pub fn read(src: Vec<u8>) -> Result<Spec, Refusal> {
+        Spec::read_as(src, Document::Spec)
+    }
+
+    /// Read the process file of `exec --process` strictly, as config.json.
+    pub fn read_process(src: Vec<u8>) -> Result<Spec, Refusal> {
+        Spec::read_as(src, Document::Process)
+    }
+
+    fn read_as(src: Vec<u8>, document: Document) -> Result<Spec, Refusal> {
+        // UTF-8 checked once for the whole, not string by string.
+        let src = String::from_utf8(src).map_err(|e| {
+            let utf8 = e.utf8_error();
+            strict::not_utf8(e.as_bytes(), document, utf8)
+        })?;
+        let (rec, built) = strict::locate_built(&src, document, record_of(document), false)?;
+        Spec::from_rec(src, rec, built, document)
+    }
+
+    /// What the rules read of this document.
+    pub fn record(&self) -> Record {
+        record_of(self.document)
+    }
+
+    pub fn document(&self) -> Document {
+        self.document
+    }
+
+    /// A spec from a document held as a value (tests, and callers that
+    /// built one): its compact text, read as [`Spec::read`] reads bytes.
+    pub fn from_value(doc: &Value) -> Result<Spec, Refusal> {
+        let text = serde_json::to_vec(doc)
+            .map_err(|e| Refusal::new(strict::RULE, "(top level)", e.to_string()))?;
+        Spec::read(text)
+    }
+
+    fn from_rec(
+        src: String,
+        rec: Rec,
+        built: Vec<(u32, Value)>,
+        document: Document,
+    ) -> Result<Spec, Refusal> {
+        let Rec::Object { members, .. } = rec else {
+            return Err(not_an_object());
+        };
+        // The members built in the reader's pass, in document order; any
+        // other is read from its span.
+        let mut built = built.into_iter().peekable();
+        let mut value_of = |rec: &Rec| {
+            let span = known(rec)?;
+            match built.next_if(|(start, _)| *start == span.start) {
+                Some((_, value)) => Ok(value),
+                None => parse(&src, span),
+            }
+        };
+        let mut view = Map::new();
+        let mut mounts = Mounts::Absent;
+        let mut layout = Vec::with_capacity(members.len());
+        for (name, rec) in members {
+            layout.push(Placed {
+                name,
+                span: rec.span(),
+                members: match &rec {
+                    Rec::Object { members, .. } => {
+                        members.iter().map(|(k, r)| Some((*k, r.span()?))).collect()
+                    }
+                    _ => None,
+                },
+            });
+            let value = match (name, rec) {
+                (_, Rec::Mounts { span, elements }) => {
+                    mounts = Mounts::List {
+                        span,
+                        read: elements,
+                        list: None,
+                    };
+                    Value::Null
+                }
+                ("mounts", other) => {
+                    mounts = Mounts::Other(value_of(&other)?);
+                    Value::Null
+                }
+                (_, Rec::Object { members, .. }) => {
+                    let mut object = Map::new();
+                    for (key, rec) in members {
+                        object.insert(key.to_owned(), value_of(&rec)?);
+                    }
+                    Value::Object(object)
+                }
+                (_, rec) => value_of(&rec)?,
+            };
+            view.insert(name.to_owned(), value);
+        }
+        let view = Value::Object(view);
+        Ok(Spec {
+            src,
+            document,
+            view_read: Map::new(),
+            view,
+            mounts,
+            layout,
+            clean_dests: OnceCell::new(),
         })
-        .collect()
-}
+    }
 
-/// A mount's destination, cleaned lexically the way runtimes resolve it
-/// inside the rootfs (`/sys/`, `//sys` and `sys` are all `/sys`).
-pub fn destination(index: usize, mount: &Value) -> Result<Cow<'_, str>, Refusal> {
-    let Some(obj) = mount.as_object() else {
-        return Err(Refusal::malformed(
-            format!("mounts[{index}]"),
-            "an object",
-            mount,
-        ));
-    };
-    match obj.get("destination") {
-        Some(Value::String(d)) => Ok(clean_dest(d)),
-        Some(other) => Err(Refusal::malformed(
-            format!("mounts[{index}].destination"),
-            "a string",
-            other,
-        )),
-        None => Err(Refusal::new(
-            "spec",
-            format!("mounts[{index}].destination"),
-            "missing",
-        )),
+    /// The bytes read.
+    pub fn source(&self) -> &[u8] {
+        self.src.as_bytes()
+    }
+
+    /// The bytes read, as the text they are.
+    pub fn text(&self) -> &str {
+        &self.src
+    }
+
+    pub fn into_source(self) -> Vec<u8> {
+        self.src.into_bytes()
+    }
+
+    /// The members the rules read, but the mounts (see [`Spec`]).
+    pub fn view(&self) -> &Value {
+        &self.view
+    }
+
+    /// The member at `path` of the view as read, and where it was read.
+    pub(crate) fn as_read(&self, path: &[&str]) -> Option<(&Value, Span)> {
+        let (name, rest) = path.split_first()?;
+        let placed = self.layout.iter().find(|p| p.name == *name)?;
+        let value = self.view_read.get(*name).or_else(|| self.view.get(name))?;
+        match rest {
+            [] => Some((value, placed.span?)),
+            [member] => {
+                let members = placed.members.as_ref()?;
+                let (_, span) = members.iter().find(|(k, _)| k == member)?;
+                Some((value.get(member)?, *span))
+            }
+            _ => None,
+        }
+    }
+
+    /// The view to edit as a whole: every member kept as read first.
+    pub fn view_mut(&mut self) -> &mut Value {
+        if let Value::Object(view) = &self.view {
+            for (name, value) in view {
+                if !self.view_read.contains_key(name) {
+                    self.view_read.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        &mut self.view
+    }
+
+    /// The member `name` of the view to edit, kept as read first: only
+    /// what a rule edits is copied.
+    pub fn member_mut(&mut self, name: &str) -> Option<&mut Value> {
+        let value = self.view.get_mut(name)?;
+        if !self.view_read.contains_key(name) {
+            self.view_read.insert(name.to_owned(), value.clone());
+        }
+        Some(value)
+    }
+
+    /// One of the annotations the view holds
+    /// ([`slices::POD_ANNOTATIONS`]), when it is a string.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.view.get("annotations")?.get(key)?.as_str()
+    }
+
+    pub(crate) fn mount_member(&self) -> &Mounts {
+        &self.mounts
+    }
+
+    pub(crate) fn layout(&self) -> &[Placed] {
+        &self.layout
+    }
+
+    /// The mount list; absent or `null` is empty.
+    pub fn mounts(&self) -> Result<MountList<'_>, Refusal> {
+        match &self.mounts {
+            Mounts::Absent | Mounts::Other(Value::Null) => Ok(MountList {
+                src: &self.src,
+                read: &[],
+                list: None,
+                clean_dests: &self.clean_dests,
+            }),
+            Mounts::Other(other) => Err(Refusal::malformed("mounts", "an array", other)),
+            Mounts::List { read, list, .. } => Ok(MountList {
+                src: &self.src,
+                read,
+                list: list.as_deref(),
+                clean_dests: &self.clean_dests,
+            }),
+        }
+    }
+
+    /// The mount list, to move, add or remove mounts. A rule edits only a
+    /// list it has read, so a spec with none is refused: an edit the rules
+    /// decided on is never skipped.
+    pub fn mounts_mut(&mut self) -> Result<&mut Vec<Mount>, Refusal> {
+        match &mut self.mounts {
+            Mounts::List { read, list, .. } => Ok(as_edited(read, list)),
+            _ => Err(Refusal::new("spec", "mounts", "no mount list to edit")),
+        }
+    }
+
+    /// Mount `i` as an object to edit (made a value if it was still as
+    /// read). A rule edits only a mount it has read as an object, so
+    /// anything else is refused: an edit the rules decided on is never
+    /// skipped.
+    pub fn mount_mut(&mut self, i: usize) -> Result<&mut Map<String, Value>, Refusal> {
+        let missing = || Refusal::new("spec", format!("mounts[{i}]"), "no such mount to edit");
+        let Mounts::List { read, list, .. } = &mut self.mounts else {
+            return Err(missing());
+        };
+        let mount = as_edited(read, list).get_mut(i).ok_or_else(missing)?;
+        if let Mount::Read(at) = *mount {
+            let element = read.get(at as usize).ok_or_else(missing)?.element;
+            *mount = Mount::Edited {
+                from: Some(at),
+                value: Box::new(parse(&self.src, element)?),
+            };
+        }
+        match mount {
+            Mount::Edited { value, .. } => match value.as_mut() {
+                Value::Object(map) => Ok(map),
+                other => Err(Refusal::malformed(
+                    format!("mounts[{i}]"),
+                    "an object",
+                    other,
+                )),
+            },
+            Mount::Read(_) => Err(missing()),
+        }
     }
 }
 
-/// An optional string member of a mount (`type`, `source`).
-pub fn mount_str<'a>(
-    index: usize,
-    mount: &'a Value,
-    key: &str,
-) -> Result<Option<&'a str>, Refusal> {
-    match mount.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Refusal::malformed(
-            format!("mounts[{index}].{key}"),
-            "a string",
-            other,
-        )),
+/// Specs are equal when the rules see the same: the views, and each mount
+/// as a value.
+impl PartialEq for Spec {
+    fn eq(&self, other: &Spec) -> bool {
+        if self.view != other.view {
+            return false;
+        }
+        match (self.mounts(), other.mounts()) {
+            (Ok(a), Ok(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.same_as(&y))
+            }
+            _ => self.mounts == other.mounts,
+        }
     }
 }
 
-/// Does this mount bind a path (rather than mount a file system)? A bind
-/// is named by its type or by a `bind`/`rbind` option; runc and crun also
-/// bind when the type is empty or `none` and a source is given.
-pub fn is_bind(i: usize, m: &Value) -> Result<bool, Refusal> {
-    let kind = mount_str(i, m, "type")?;
-    Ok(matches!(kind, None | Some("" | "bind" | "rbind" | "none"))
-        || mount_options(i, m)?
+/// The list of mounts to edit: made, each as read, on the first edit.
+fn as_edited<'l>(read: &[MountSpans], list: &'l mut Option<Vec<Mount>>) -> &'l mut Vec<Mount> {
+    list.get_or_insert_with(|| (0..read.len() as u32).map(Mount::Read).collect())
+}
+
+fn record_of(document: Document) -> Record {
+    match document {
+        Document::Spec => slices::SPEC,
+        Document::Process => slices::PROCESS_FILE,
+    }
+}
+
+fn not_an_object() -> Refusal {
+    Refusal::new(
+        strict::RULE,
+        "(top level)",
+        "not a runtime spec: the top level is not an object",
+    )
+}
+
+/// Where a member read whole is.
+fn known(rec: &Rec) -> Result<Span, Refusal> {
+    rec.span().ok_or_else(|| {
+        Refusal::new(
+            strict::RULE,
+            "(document)",
+            "a member read as valid was not found",
+        )
+    })
+}
+
+/// The value at `span` of a document the strict reader accepted.
+fn parse(src: &str, span: Span) -> Result<Value, Refusal> {
+    serde_json::from_str(&src[span.range()]).map_err(|e| {
+        Refusal::new(
+            strict::RULE,
+            "(document)",
+            format!("a member read as valid does not parse: {e}"),
+        )
+    })
+}
+
+/// The mount list as the rules read it.
+#[derive(Clone, Copy)]
+pub struct MountList<'a> {
+    src: &'a str,
+    read: &'a [MountSpans],
+    list: Option<&'a [Mount]>,
+    clean_dests: &'a OnceCell<Vec<Option<(u32, u32)>>>,
+}
+
+impl<'a> MountList<'a> {
+    pub fn len(&self) -> usize {
+        self.list.map_or(self.read.len(), <[Mount]>::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<MountRef<'a>> {
+        let Some(list) = self.list else {
+            return Some(MountRef::Read(self.src, self.read.get(i)?));
+        };
+        Some(match list.get(i)? {
+            Mount::Read(at) => MountRef::Read(self.src, self.read.get(*at as usize)?),
+            Mount::Edited { value, .. } => MountRef::Value(value),
+        })
+    }
+
+    /// The cleaned destination of mount `i` ([`MountRef::destination`]).
+    pub fn destination(&self, i: usize) -> Result<Cow<'a, str>, Refusal> {
+        let read = match self.list {
+            None => Some(i),
+            Some(list) => match list.get(i) {
+                Some(Mount::Read(j)) => Some(*j as usize),
+                _ => None,
+            },
+        };
+        if let Some(j) = read {
+            let clean = self.clean_dests.get_or_init(|| self.clean_destinations());
+            if let Some(&Some((a, b))) = clean.get(j) {
+                return Ok(Cow::Borrowed(&self.src[a as usize..b as usize]));
+            }
+        }
+        match self.get(i) {
+            Some(m) => m.destination(i),
+            None => Err(Refusal::new(
+                "spec",
+                format!("mounts[{i}]"),
+                "no such mount",
+            )),
+        }
+    }
+
+    /// Of each mount as read, where its destination is if it is a string
+    /// written clean and with no escape.
+    fn clean_destinations(&self) -> Vec<Option<(u32, u32)>> {
+        self.read
             .iter()
-            .any(|o| *o == "bind" || *o == "rbind"))
+            .map(|spans| {
+                let s = spans.destination(self.src)?;
+                match string(self.src, s)? {
+                    Cow::Borrowed(d) if matches!(fields::clean_dest(d), Cow::Borrowed(_)) => {
+                        Some((s.start + 1, s.end - 1))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Every mount, in order: the `i`-th is mount `i`. One that names no
+    /// mount read (no code builds one) reads as `null`, which every rule
+    /// refuses, rather than be skipped and shift the others' numbers.
+    pub fn iter(&self) -> impl Iterator<Item = MountRef<'a>> + 'a {
+        let me = *self;
+        (0..me.len()).map(move |i| me.get(i).unwrap_or(MountRef::Value(&NO_MOUNT)))
+    }
 }
 
-/// A mount's `options`, all of which must be strings.
-pub fn mount_options(index: usize, mount: &Value) -> Result<Vec<&str>, Refusal> {
-    string_list(&format!("mounts[{index}].options"), mount.get("options"))
+static NO_MOUNT: Value = Value::Null;
+
+/// One mount, as read (its members read from the bytes) or as a value.
+/// Each reader gives what the same reader of `spec` gives on the mount as
+/// a value, refusals included (a mount of an unexpected shape is made a
+/// value to say why).
+#[derive(Clone, Copy)]
+pub enum MountRef<'a> {
+    Read(&'a str, &'a MountSpans),
+    Value(&'a Value),
 }
 
-/// An optional array of strings; absent or null is empty.
-pub fn string_list<'a>(field: &str, v: Option<&'a Value>) -> Result<Vec<&'a str>, Refusal> {
-    let mut list = Vec::new();
-    for_each_string(|| field.to_owned(), v, |s| list.push(s))?;
-    Ok(list)
-}
+impl<'a> MountRef<'a> {
+    /// The mount as a value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            MountRef::Read(src, spans) => parse(src, spans.element).unwrap_or(Value::Null),
+            MountRef::Value(v) => (*v).clone(),
+        }
+    }
 
-/// `each` called with every string of an optional array of strings; a
-/// refusal naming the field `field` makes (only then made) for anything
-/// else. Absent or null is empty.
-pub fn for_each_string<'a>(
-    field: impl Fn() -> String,
-    v: Option<&'a Value>,
-    mut each: impl FnMut(&'a str),
-) -> Result<(), Refusal> {
-    match v {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Array(a)) => {
-            for (i, s) in a.iter().enumerate() {
-                match s.as_str() {
-                    Some(s) => each(s),
-                    None => {
-                        return Err(Refusal::malformed(
-                            format!("{}[{i}]", field()),
-                            "a string",
-                            s,
-                        ))
+    /// The member `key` as a value, if present.
+    pub fn get(&self, key: &str) -> Option<Cow<'a, Value>> {
+        match self {
+            // A member the spans do not record: from the mount as a value.
+            MountRef::Read(..) if MountSpans::slot(key).is_none() => {
+                self.to_value().get(key).cloned().map(Cow::Owned)
+            }
+            MountRef::Read(src, spans) => {
+                let span = spans.member(src, key)?;
+                Some(Cow::Owned(parse(src, span).ok()?))
+            }
+            MountRef::Value(v) => v.get(key).map(Cow::Borrowed),
+        }
+    }
+
+    /// The destination, cleaned ([`fields::destination`]).
+    pub fn destination(&self, index: usize) -> Result<Cow<'a, str>, Refusal> {
+        if let MountRef::Read(src, spans) = self {
+            if let Some(d) = spans.destination(src).and_then(|s| string(src, s)) {
+                return Ok(match d {
+                    Cow::Borrowed(d) => fields::clean_dest(d),
+                    Cow::Owned(d) => Cow::Owned(fields::clean_dest(&d).into_owned()),
+                });
+            }
+        }
+        self.slow(|v| fields::destination(index, v).map(|d| Cow::Owned(d.into_owned())))
+    }
+
+    /// An optional string member (`type`, `source`) ([`fields::mount_str`]).
+    pub fn str_member(&self, index: usize, key: &str) -> Result<Option<Cow<'a, str>>, Refusal> {
+        if let (MountRef::Read(src, spans), Some(_)) = (self, MountSpans::slot(key)) {
+            match spans.member(src, key) {
+                None => {
+                    if src.as_bytes()[spans.element.start as usize] == b'{' {
+                        return Ok(None);
+                    }
+                }
+                Some(s) if src.as_bytes()[s.start as usize] == b'n' => return Ok(None),
+                Some(s) => {
+                    if let Some(text) = string(src, s) {
+                        return Ok(Some(text));
                     }
                 }
             }
-            Ok(())
         }
-        Some(other) => Err(Refusal::malformed(field(), "an array", other)),
+        self.slow(|v| Ok(fields::mount_str(index, v, key)?.map(|s| Cow::Owned(s.to_owned()))))
+    }
+
+    /// The options, all strings ([`fields::mount_options`]).
+    pub fn options(&self, index: usize) -> Result<Vec<Cow<'a, str>>, Refusal> {
+        if let MountRef::Read(src, spans) = self {
+            if let Some(list) = read_options(src, spans) {
+                return Ok(list);
+            }
+        }
+        self.slow(|v| {
+            Ok(fields::mount_options(index, v)?
+                .into_iter()
+                .map(|s| Cow::Owned(s.to_owned()))
+                .collect())
+        })
+    }
+
+    /// Does this mount bind a path ([`fields::is_bind`])?
+    pub fn is_bind(&self, index: usize) -> Result<bool, Refusal> {
+        let kind = self.str_member(index, "type")?;
+        if matches!(kind.as_deref(), None | Some("" | "bind" | "rbind" | "none")) {
+            return Ok(true);
+        }
+        let bind = |o: &str| o == "bind" || o == "rbind";
+        // Most mounts are checked here: their options are read in place.
+        if let MountRef::Read(src, spans) = self {
+            let bytes = src.as_bytes();
+            match spans.options(src).map(|s| (s, bytes[s.start as usize])) {
+                None if bytes[spans.element.start as usize] == b'{' => return Ok(false),
+                Some((_, b'n')) => return Ok(false),
+                Some((s, b'[')) => {
+                    let mut found = Some(false);
+                    for (a, b) in slices::elements(src, s.start as usize).0 {
+                        match string(src, Span::new(a, b)) {
+                            Some(o) if bind(&o) => found = found.map(|_| true),
+                            Some(_) => {}
+                            None => found = None,
+                        }
+                    }
+                    if let Some(found) = found {
+                        return Ok(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(self.options(index)?.iter().any(|o| bind(o)))
+    }
+
+    /// Do the two mounts read as the same value?
+    fn same_as(&self, other: &MountRef<'_>) -> bool {
+        if let (MountRef::Read(a, x), MountRef::Read(b, y)) = (self, other) {
+            if x.element.bytes(a.as_bytes()) == y.element.bytes(b.as_bytes()) {
+                return true;
+            }
+        }
+        self.to_value() == other.to_value()
+    }
+
+    /// `f` on the mount as a value, its borrowed results made owned.
+    fn slow<T>(&self, f: impl FnOnce(&Value) -> Result<T, Refusal>) -> Result<T, Refusal> {
+        match self {
+            MountRef::Value(v) => f(v),
+            MountRef::Read(..) => f(&self.to_value()),
+        }
     }
 }
 
-/// `v` as an object, or a refusal naming `field`.
-pub fn object<'a>(field: &str, v: &'a Value) -> Result<&'a Map<String, Value>, Refusal> {
-    v.as_object()
-        .ok_or_else(|| Refusal::malformed(field, "an object", v))
+/// The text of the string at `span`, if it is a string: borrowed from the
+/// bytes unless it has escapes.
+fn string(src: &str, span: Span) -> Option<Cow<'_, str>> {
+    slices::string(src.get(span.range())?)
 }
 
-/// `clean_path`, without an allocation for the common, already clean path
-/// (runs once per mount per rule, so it matters for large specs).
-pub fn clean_dest(p: &str) -> Cow<'_, str> {
-    if is_clean(p.as_bytes()) {
-        Cow::Borrowed(p)
-    } else {
-        Cow::Owned(clean_path(p))
+/// A mount's options when they are absent, `null`, or an array of strings;
+/// `None` for anything else (the slow reader says why).
+fn read_options<'a>(src: &'a str, spans: &MountSpans) -> Option<Vec<Cow<'a, str>>> {
+    let bytes = src.as_bytes();
+    if bytes[spans.element.start as usize] != b'{' {
+        return None;
     }
-}
-
-/// Is `p` absolute, with no empty, `.` or `..` component and no trailing
-/// slash (but the root)? One pass over the bytes: it runs for every mount.
-fn is_clean(p: &[u8]) -> bool {
-    let Some((b'/', rest)) = p.split_first() else {
-        return false;
+    let Some(span) = spans.options(src) else {
+        return Some(Vec::new());
     };
-    if rest.is_empty() {
-        return true;
+    match bytes[span.start as usize] {
+        b'n' => Some(Vec::new()),
+        b'[' => slices::elements(src, span.start as usize)
+            .0
+            .into_iter()
+            .map(|(s, e)| string(src, Span::new(s, e)))
+            .collect(),
+        _ => None,
     }
-    // The length of the component being read, and how many of its bytes
-    // are dots: a component of 0 bytes, or of 1 or 2 dots only, is not
-    // clean.
-    let (mut len, mut dots) = (0u32, 0u32);
-    for &b in rest {
-        if b == b'/' {
-            if len == dots && len <= 2 {
-                return false;
-            }
-            (len, dots) = (0, 0);
-        } else {
-            len += 1;
-            dots += u32::from(b == b'.');
-        }
-    }
-    !(len == dots && len <= 2)
 }
 
-/// Lexical path cleaning: repeated slashes, `.` and trailing slashes go,
-/// `..` climbs but never above the root, and the result is absolute.
-pub fn clean_path(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    let mut out = String::with_capacity(p.len() + 1);
-    for c in &parts {
-        out.push('/');
-        out.push_str(c);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
+/// `doc` read as a spec, for tests.
+#[cfg(test)]
+pub(crate) fn doc(doc: Value) -> Spec {
+    Spec::from_value(&doc).expect("a test spec reads")
 }
 
 #[cfg(test)]
@@ -212,80 +645,28 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn clean_path_resolves_like_a_runtime() {
-        for (raw, want) in [
-            ("/sys/fs/cgroup", "/sys/fs/cgroup"),
-            ("/sys/../etc", "/etc"),
-            ("/.hidden/x", "/.hidden/x"),
-            ("/sys", "/sys"),
-            ("/sys/", "/sys"),
-            ("//sys//", "/sys"),
-            ("sys", "/sys"),
-            ("/./sys/.", "/sys"),
-            ("/sys/fs/../fs/cgroup", "/sys/fs/cgroup"),
-            ("/../../sys", "/sys"),
-            ("", "/"),
-            ("/", "/"),
-        ] {
-            assert_eq!(clean_path(raw), want, "{raw:?}");
-            assert_eq!(clean_dest(raw), want, "{raw:?}");
+    fn a_mount_that_names_nothing_read_is_refused_in_its_place() {
+        let mut spec = doc(json!({"mounts": [{"destination": "/a"}]}));
+        if let Mounts::List { list, .. } = &mut spec.mounts {
+            *list = Some(vec![Mount::Read(7), Mount::Read(0)]);
         }
+        let mounts = spec.mounts().unwrap();
+        let all: Vec<MountRef<'_>> = mounts.iter().collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(
+            all[0].destination(0).unwrap_err().to_string(),
+            "spec: mounts[0]: expected an object, found null"
+        );
+        assert_eq!(all[1].destination(1).unwrap(), "/a");
+        assert!(mounts.destination(0).is_err());
     }
 
     #[test]
-    fn clean_dest_agrees_with_clean_path_on_every_short_path() {
-        const PARTS: &[&str] = &["", ".", "..", "...", "a", ".a", "a.", "sys"];
-        let mut paths = vec![String::new()];
-        for _ in 0..4 {
-            let longer: Vec<String> = paths
-                .iter()
-                .flat_map(|p| PARTS.iter().map(move |c| format!("{p}/{c}")))
-                .collect();
-            paths.extend(longer);
+    fn a_spec_without_a_mount_list_has_none_to_edit() {
+        for v in [json!({}), json!({"mounts": null}), json!({"mounts": 7})] {
+            let mut spec = doc(v);
+            assert_eq!(spec.mounts_mut().unwrap_err().field, "mounts");
         }
-        for p in paths
-            .iter()
-            .flat_map(|p| [p.clone(), p[1.min(p.len())..].to_owned()])
-        {
-            assert_eq!(clean_dest(&p), clean_path(&p), "{p:?}");
-        }
-    }
-
-    #[test]
-    fn namespaces_name_the_bad_entry() {
-        let spec = json!({"linux": {"namespaces": [{"type": "user"}, {"type": "bogus"}]}});
-        let err = namespaces(&spec).unwrap_err();
-        assert_eq!(err.field, "linux.namespaces[1]");
-        let spec = json!({"linux": {"namespaces": {"type": "user"}}});
-        assert_eq!(
-            namespaces(&spec).unwrap_err().to_string(),
-            "spec: linux.namespaces: expected an array, found an object"
-        );
-    }
-
-    #[test]
-    fn namespaces_read_paths() {
-        let spec = json!({"linux": {"namespaces": [
-            {"type": "user", "path": "/proc/1/ns/user"}, {"type": "network", "path": ""}, {"type": "mount"}
-        ]}});
-        let ns = namespaces(&spec).unwrap();
-        assert_eq!(ns[0].path.as_deref(), Some("/proc/1/ns/user"));
-        assert_eq!(ns[1].path, None, "an empty path means a new namespace");
-        assert_eq!(ns[2].kind, LinuxNamespaceType::Mount);
-    }
-
-    #[test]
-    fn mount_fields_are_checked() {
-        let m = json!({"destination": 7});
-        assert_eq!(
-            destination(2, &m).unwrap_err().to_string(),
-            "spec: mounts[2].destination: expected a string, found a number"
-        );
-        let m = json!({"destination": "/x", "options": ["ro", 1]});
-        assert_eq!(
-            mount_options(0, &m).unwrap_err().field,
-            "mounts[0].options[1]"
-        );
-        assert!(destination(0, &json!("x")).is_err());
+        assert!(doc(json!({"mounts": []})).mounts_mut().is_ok());
     }
 }

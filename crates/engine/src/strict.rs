@@ -29,14 +29,13 @@
 //! own parser, so what is read is exactly what `serde_json::from_slice`
 //! gives (key order kept, numbers exact).
 
-mod fields;
-pub mod scan;
-pub mod spans;
+mod schema;
 
-use super::view::{self, Build};
+use super::slices::{self, MountSpans, Rec, Record, Span};
 use super::Refusal;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -75,35 +74,178 @@ pub fn read_process(bytes: &[u8]) -> Result<Value, Refusal> {
     read(bytes, Document::Process)
 }
 
-/// Why [`scan::scan`] did not accept `bytes` as a `doc`: the whole-document
-/// reader's refusal, in its words. Should that reader accept them, the
-/// scan's stricter reading stands (it refuses a key serde_json treats as a
-/// number, `"$serde_json::private::Number"`): refused all the same.
-pub fn refusal_of(bytes: &[u8], doc: Document) -> Refusal {
-    match read_built(bytes, doc, Build::Nothing) {
-        Err(r) => r,
-        Ok(_) => Refusal::new(
-            RULE,
-            TOP,
-            "not read: valid JSON this reader does not read in one strict pass (a key \"$serde_json::private::Number\" is one such case); refused rather than guessed at",
-        ),
-    }
+/// Check `bytes` as a `doc`, building nothing: what [`read`] refuses,
+/// this refuses in the same words.
+pub fn check(bytes: &[u8], doc: Document) -> Result<(), Refusal> {
+    read_built(bytes, doc, false).map(|_| ())
 }
 
 /// Read `bytes` as a `doc`, or say why the runtimes could read it otherwise.
 pub fn read(bytes: &[u8], doc: Document) -> Result<Value, Refusal> {
-    read_built(bytes, doc, Build::All)
+    read_built(bytes, doc, true)
 }
 
-/// [`read`], building of the document what `build` says.
-fn read_built(bytes: &[u8], doc: Document, build: Build) -> Result<Value, Refusal> {
+/// Check `bytes` as a `doc` as [`check`] does, and say where the members
+/// `record` names are, found in the same pass by serde_json's tokenizer
+/// (each a borrowed [`RawValue`], read again on its own for what is in
+/// it): the mounts with their members' spans, or (`elements_only`) each
+/// element's span only. Refused in [`check`]'s words.
+pub fn locate(
+    bytes: &[u8],
+    doc: Document,
+    record: Record,
+    elements_only: bool,
+) -> Result<Rec, Refusal> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => locate_built(text, doc, record, elements_only).map(|(rec, _)| rec),
+        Err(e) => Err(not_utf8(bytes, doc, e)),
+    }
+}
+
+/// The refusal of `bytes`, which are not UTF-8, in [`check`]'s words.
+pub fn not_utf8(bytes: &[u8], doc: Document, e: std::str::Utf8Error) -> Refusal {
+    check(bytes, doc).err().unwrap_or_else(|| {
+        Refusal::new(
+            RULE,
+            "(document)",
+            format!("read as valid yet not UTF-8: {e}"),
+        )
+    })
+}
+
+/// [`locate`], and (but for `elements_only`) the members it records as
+/// values ([`Rec::Value`]) built in the same pass, each with where it
+/// starts, in document order; a member missing there is to be read from
+/// its span.
+pub fn locate_built(
+    text: &str,
+    doc: Document,
+    record: Record,
+    elements_only: bool,
+) -> Result<(Rec, Vec<(u32, Value)>), Refusal> {
+    if let Some(found) = recorded(text, doc, record, elements_only) {
+        return Ok(found);
+    }
+    check(text.as_bytes(), doc)?;
+    // Accepted yet not recorded: never seen; found again, whole, rather
+    // than refuse what the reader accepts.
+    let at = slices::top(text);
+    let rec = match elements_only {
+        false => slices::locate(text, at, record),
+        true => slices::locate_written(text, at, record),
+    };
+    Ok((rec, Vec::new()))
+}
+
+/// Check `raw`, the value of the member at `path` (one or two field names
+/// from the top, as [`slices::SPEC`] names them) of a `doc` held in
+/// `text`, strictly in its place: the shape its field has there and the
+/// levels around it, as the whole document's reading would check it.
+/// With `elements`, the spans in `text` of an array's elements (the
+/// mount list written), and nothing built; else the value, built in the
+/// same pass. `None` where [`check`] would refuse the value.
+pub fn check_member(
+    text: &str,
+    raw: &RawValue,
+    doc: Document,
+    path: &[&str],
+    elements: Option<(&mut Vec<Span>, ReadBefore<'_>)>,
+) -> Option<Value> {
+    let mut state = State {
+        base: text.as_ptr() as usize,
+        ..State::default()
+    };
+    let in_place = |shape: Shape, key: &str| match shape {
+        Shape::Struct(s) => s.field(key).ok(),
+        Shape::Map(s) => Some(*s),
+        Shape::Any | Shape::Array(_) => Some(Shape::Any),
+    };
+    let (&first, rest) = path.split_first()?;
+    let outer = Path::Key(&Path::Top, first);
+    let mut shape = in_place(Shape::Struct(root_of(doc)), first)?;
+    let inner;
+    let at = match rest {
+        [] => &outer,
+        [second] => {
+            shape = in_place(shape, second)?;
+            inner = Path::Key(&outer, second);
+            &inner
+        }
+        _ => return None,
+    };
+    let mut node = Node::checking(&mut state, at, shape, path.len());
+    match elements {
+        Some((list, before)) if raw.get().starts_with('[') => {
+            node.recording = Recording::Elements(list, before)
+        }
+        Some(_) => {}
+        None => node.build = true,
+    }
+    within::<serde_json::Error>(raw, node).ok()
+}
+
+/// Of a list's elements, which (by index and bytes) were read already in
+/// the same place, strictly: their bytes say the same there again.
+pub type ReadBefore<'a> = &'a dyn Fn(usize, &str) -> bool;
+
+/// [`locate`]'s one pass; `None` for anything [`check`] would refuse.
+fn recorded(
+    text: &str,
+    doc: Document,
+    record: Record,
+    elements_only: bool,
+) -> Option<(Rec, Vec<(u32, Value)>)> {
+    let Record::Members(names) = record else {
+        return None;
+    };
+    let bytes = text.as_bytes();
+    if bytes.len() as u64 > MAX_BYTES {
+        return None;
+    }
+    let mut state = State {
+        base: text.as_ptr() as usize,
+        elements_only,
+        compact_keys: true,
+        skim: true,
+        built: (!elements_only).then(Vec::new),
+        ..State::default()
+    };
+    let mut members = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let seed = Node {
+        state: &mut state,
+        at: &Path::Top,
+        shape: Shape::Struct(root_of(doc)),
+        build: false,
+        depth: 0,
+        recording: Recording::Members(names, &mut members),
+    };
+    match seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v)) {
+        Ok(Value::Object(_)) => {}
+        _ => return None,
+    }
+    let start = bytes.len() - bytes.trim_ascii_start().len();
+    let end = bytes.trim_ascii_end().len();
+    let rec = Rec::Object {
+        span: Some(Span::new(start, end)),
+        members,
+    };
+    Some((rec, state.built.unwrap_or_default()))
+}
+
+fn root_of(doc: Document) -> &'static Struct {
+    match doc {
+        Document::Spec => &schema::SPEC,
+        Document::Process => &schema::PROCESS,
+    }
+}
+
+/// [`read`], building the document or (`build` false) nothing of it.
+fn read_built(bytes: &[u8], doc: Document, build: bool) -> Result<Value, Refusal> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
-    let root = match doc {
-        Document::Spec => &fields::SPEC,
-        Document::Process => &fields::PROCESS,
-    };
+    let root = root_of(doc);
     let mut state = State::default();
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let seed = Node {
@@ -111,6 +253,8 @@ fn read_built(bytes: &[u8], doc: Document, build: Build) -> Result<Value, Refusa
         at: &Path::Top,
         shape: Shape::Struct(root),
         build,
+        depth: 0,
+        recording: Recording::None,
     };
     let parsed = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match parsed {
@@ -294,6 +438,20 @@ struct State {
     refusal: Option<Refusal>,
     /// The innermost place a syntax error was seen.
     error_at: Option<String>,
+    /// Where the document starts in memory, for the spans recorded.
+    base: usize,
+    /// Are mounts recorded as their element spans only ([`Rec::Elements`])?
+    elements_only: bool,
+    /// Are the keys of a large object compared once it is read ([`Seen`]),
+    /// where no refusal is worded?
+    compact_keys: bool,
+    /// Is a value no struct's field holds, and that is not built, taken
+    /// as serde_json's tokenizer found it when it is [`plain`], rather
+    /// than read value by value? Where no refusal is worded, as above.
+    skim: bool,
+    /// The members recorded as values, built as they are checked, with
+    /// where each starts ([`locate_built`]); `None`: not built.
+    built: Option<Vec<(u32, Value)>>,
 }
 
 impl State {
@@ -311,24 +469,47 @@ impl State {
 }
 
 /// One value to read, with where it is and what shape it must have.
-struct Node<'s, 'p> {
+struct Node<'s, 'p, 'r> {
     state: &'s mut State,
     at: &'p Path<'p>,
     shape: Shape,
-    build: Build,
+    /// Is the value built, or only checked?
+    build: bool,
+    /// The arrays and objects around the value.
+    depth: usize,
+    /// Where what the rules read of the value goes.
+    recording: Recording<'r>,
 }
 
-impl Node<'_, '_> {
+/// What a value's reading records of where the members the rules read
+/// are ([`Record`]). Recording builds nothing.
+enum Recording<'r> {
+    None,
+    /// Of an object, the members named, each where it is.
+    Members(
+        &'static [(&'static str, Record)],
+        &'r mut Vec<(&'static str, Rec)>,
+    ),
+    /// The mount list: each element's spans.
+    Mounts(&'r mut Vec<MountSpans>),
+    /// The mount list: each element's span only, an element its
+    /// [`ReadBefore`] says was read already not read again.
+    Elements(&'r mut Vec<Span>, ReadBefore<'r>),
+    /// One mount: its members the rules read.
+    Mount(&'r mut MountSpans),
+}
+
+impl Node<'_, '_, '_> {
     /// `v`, or nothing when this value is not built.
     fn built(&self, v: impl FnOnce() -> Value) -> Value {
         match self.build {
-            Build::Nothing => Value::Null,
-            Build::All | Build::Some(_) | Build::Mounts => v(),
+            false => Value::Null,
+            true => v(),
         }
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
+impl<'de> DeserializeSeed<'de> for Node<'_, '_, '_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -340,7 +521,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
 /// `arbitrary_precision`) as a map with this one key.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
-impl<'de> Visitor<'de> for Node<'_, '_> {
+impl<'de> Visitor<'de> for Node<'_, '_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -397,25 +578,54 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             at,
             shape,
             build,
+            depth,
+            recording,
         } = self;
+        let depth = deeper::<A::Error>(depth)?;
         let element = match shape {
             Shape::Array(s) => *s,
             _ => Shape::Any,
         };
-        let keep = !matches!(build, Build::Nothing);
+        match recording {
+            Recording::Mounts(list) => return mounts(seq, state, at, element, depth, list),
+            Recording::Elements(list, before) => {
+                let mut index = 0;
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                    let here = Path::Index(at, index);
+                    list.push(state.span(raw));
+                    if !before(index, raw.get()) {
+                        within(raw, Node::checking(state, &here, element, depth))?;
+                    }
+                    index += 1;
+                }
+                return Ok(Value::Null);
+            }
+            _ => {}
+        }
+        let keep = build;
         let mut out = Vec::with_capacity(if keep {
             seq.size_hint().unwrap_or(0)
         } else {
             0
         });
         let mut index = 0;
+        if !build && state.skim && matches!(element, Shape::Any) {
+            while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+                let here = Path::Index(at, index);
+                skimmed(raw, Node::checking(state, &here, element, depth))?;
+                index += 1;
+            }
+            return Ok(Value::Null);
+        }
         loop {
             let here = Path::Index(at, index);
             let node = Node {
                 state: &mut *state,
                 at: &here,
                 shape: element,
-                build: build.element(),
+                build,
+                depth,
+                recording: Recording::None,
             };
             match seq.next_element_seed(node) {
                 Ok(Some(v)) if keep => out.push(v),
@@ -434,26 +644,41 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             at,
             shape,
             build,
+            depth,
+            mut recording,
         } = self;
         let mut out = Map::new();
         // The keys, when not every member is built into `out`.
-        let mut seen = Seen::default();
+        let mut seen = Seen::new(state.compact_keys);
         let mut first = true;
+        // serde_json hands a number as a map too: the object's level is
+        // counted once it is known not to be one.
+        let mut level = depth;
         loop {
             let (key, escaped) = match map.next_key_seed(Key) {
                 Ok(Some(k)) => k,
                 // Not built, an object still reads as one (for the
                 // message on a duplicate).
+                Ok(None) if first => {
+                    deeper::<A::Error>(depth)?;
+                    return Ok(Value::Object(out));
+                }
+                Ok(None) if seen.repeats() => return Err(de::Error::custom("duplicate key")),
                 Ok(None) => return Ok(Value::Object(out)),
                 Err(e) => return Err(state.seen_error(|| at.to_string(), e)),
             };
             if first && key == NUMBER_TOKEN {
+                // serde_json read the number already.
+                if !build {
+                    map.next_value::<de::IgnoredAny>()?;
+                    return Ok(Value::Null);
+                }
                 let text: String = map.next_value()?;
                 let n = text.parse::<Number>().map_err(de::Error::custom)?;
-                return Ok(match build {
-                    Build::Nothing => Value::Null,
-                    Build::All | Build::Some(_) | Build::Mounts => Value::Number(n),
-                });
+                return Ok(Value::Number(n));
+            }
+            if first {
+                level = deeper::<A::Error>(depth)?;
             }
             first = false;
             let here = Path::Key(at, &key);
@@ -475,40 +700,88 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 Shape::Map(s) => *s,
                 Shape::Any | Shape::Array(_) => Shape::Any,
             };
-            let member = build.member(&key);
-            let node = Node {
-                state: &mut *state,
-                at: &here,
-                shape: child,
-                build: member,
+            let recorded = match &mut recording {
+                // An object read by members is read in this pass, not
+                // taken whole and read again: its members are found as it
+                // is read, its own span only if the writer needs it.
+                Recording::Members(names, members) => match names.iter().find(|(n, _)| *n == key) {
+                    Some(&(name, Record::Members(inner))) => {
+                        let mut found = Vec::new();
+                        let node = Node {
+                            state: &mut *state,
+                            at: &here,
+                            shape: child,
+                            build: false,
+                            depth: level,
+                            recording: Recording::Members(inner, &mut found),
+                        };
+                        // Not an object (which the rules refuse): found
+                        // again by the caller, whole.
+                        if !map.next_value_seed(node)?.is_object() {
+                            return Err(de::Error::custom("not an object"));
+                        }
+                        members.push((
+                            name,
+                            Rec::Object {
+                                span: None,
+                                members: found,
+                            },
+                        ));
+                        Some(true)
+                    }
+                    Some(&(name, record)) => {
+                        let raw: &'de RawValue = map.next_value()?;
+                        let node = Node::checking(state, &here, child, level);
+                        members.push((name, record_value(raw, node, record)?));
+                        Some(raw.get().starts_with('{'))
+                    }
+                    None => None,
+                },
+                Recording::Mount(spans) => match MountSpans::slot(&key) {
+                    Some(slot) => {
+                        let raw: &'de RawValue = map.next_value()?;
+                        spans.set(slot, state.span(raw));
+                        within(raw, Node::checking(state, &here, child, level))?;
+                        Some(raw.get().starts_with('{'))
+                    }
+                    None => None,
+                },
+                _ => None,
             };
-            let value = match map.next_value_seed(node) {
-                Ok(v) => v,
-                Err(e) => return Err(state.seen_error(|| here.to_string(), e)),
+            let value = match recorded {
+                Some(true) => Value::Object(Map::new()),
+                Some(false) => Value::Null,
+                None if !build && state.skim && matches!(child, Shape::Any) => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    skimmed(raw, Node::checking(state, &here, child, level))?
+                }
+                None => {
+                    let node = Node {
+                        state: &mut *state,
+                        at: &here,
+                        shape: child,
+                        build,
+                        depth: level,
+                        recording: Recording::None,
+                    };
+                    match map.next_value_seed(node) {
+                        Ok(v) => v,
+                        Err(e) => return Err(state.seen_error(|| here.to_string(), e)),
+                    }
+                }
             };
             let first_was_object = match build {
-                Build::All | Build::Mounts => match out.entry(key.to_string()) {
+                true => match out.entry(key.to_string()) {
                     Entry::Vacant(v) => {
                         v.insert(value);
                         continue;
                     }
                     Entry::Occupied(first) => first.get().is_object(),
                 },
-                Build::Nothing | Build::Some(_) => {
-                    let owned = match member {
-                        Build::Nothing => None,
-                        Build::All | Build::Some(_) | Build::Mounts => Some(key.to_string()),
-                    };
-                    match seen.insert(key.clone(), value.is_object()) {
-                        None => {
-                            if let Some(k) = owned {
-                                out.insert(k, value);
-                            }
-                            continue;
-                        }
-                        Some(was) => was,
-                    }
-                }
+                false => match seen.insert(key.clone(), value.is_object()) {
+                    None => continue,
+                    Some(was) => was,
+                },
             };
             let merged = matches!(child, Shape::Struct(_)) && value.is_object() && first_was_object;
             let runc = match merged {
@@ -521,38 +794,251 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     }
 }
 
+/// The level of an array or object inside `depth` others, or an error
+/// past [`MAX_DEPTH`]: serde_json counts the levels of one parse, and a
+/// value read again on its own ([`within`]) is counted from where it is.
+fn deeper<E: de::Error>(depth: usize) -> Result<usize, E> {
+    match depth + 1 {
+        level if level > MAX_DEPTH => Err(E::custom("recursion limit exceeded")),
+        level => Ok(level),
+    }
+}
+
+/// The mount list, each element read on its own (its bytes from
+/// serde_json, borrowed) and recorded with the members the rules read.
+fn mounts<'de, A: SeqAccess<'de>>(
+    mut seq: A,
+    state: &mut State,
+    at: &Path<'_>,
+    element: Shape,
+    depth: usize,
+    list: &mut Vec<MountSpans>,
+) -> Result<Value, A::Error> {
+    let mut index = 0;
+    while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+        let here = Path::Index(at, index);
+        let mut spans = MountSpans::of(state.span(raw));
+        let mut node = Node::checking(state, &here, element, depth);
+        if raw.get().starts_with('{') {
+            node.recording = Recording::Mount(&mut spans);
+        }
+        within(raw, node)?;
+        list.push(spans);
+        index += 1;
+    }
+    Ok(Value::Null)
+}
+
+/// `raw`, a value of the document, read strictly on its own as `node`
+/// says, recording where the members `record` names are in it.
+fn record_value<E: de::Error>(
+    raw: &RawValue,
+    node: Node<'_, '_, '_>,
+    record: Record,
+) -> Result<Rec, E> {
+    let span = node.state.span(raw);
+    let first = raw.get().as_bytes().first();
+    let elements_only = node.state.elements_only;
+    Ok(match (record, first) {
+        (Record::Members(names), Some(b'{')) => {
+            let mut members = Vec::new();
+            within(raw, node.with(Recording::Members(names, &mut members)))?;
+            Rec::Object {
+                span: Some(span),
+                members,
+            }
+        }
+        (Record::Mounts, Some(b'[')) if elements_only => {
+            let mut elements = Vec::new();
+            within(
+                raw,
+                node.with(Recording::Elements(&mut elements, &|_, _| false)),
+            )?;
+            Rec::Elements { span, elements }
+        }
+        (Record::Mounts, Some(b'[')) => {
+            let mut elements = Vec::new();
+            within(raw, node.with(Recording::Mounts(&mut elements)))?;
+            Rec::Mounts { span, elements }
+        }
+        _ => {
+            let Node {
+                state,
+                at,
+                shape,
+                depth,
+                ..
+            } = node;
+            let build = state.built.is_some();
+            let node = Node {
+                state: &mut *state,
+                at,
+                shape,
+                build,
+                depth,
+                recording: Recording::None,
+            };
+            let value = within(raw, node)?;
+            if let Some(built) = &mut state.built {
+                built.push((span.start, value));
+            }
+            Rec::Value(span)
+        }
+    })
+}
+
+/// `raw` read strictly on its own as `node` says: its bytes were read
+/// by serde_json already, as a value; this reads what is in it.
+fn within<E: de::Error>(raw: &RawValue, node: Node<'_, '_, '_>) -> Result<Value, E> {
+    if !node.build && matches!(node.recording, Recording::None) && plain(raw.get(), node.depth) {
+        return Ok(Value::Null);
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    node.deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(E::custom)
+}
+
+/// `raw`, read as `node` says unless it is [`plain`]: nothing built, but
+/// an object still reads as one (for the message on a duplicate key).
+fn skimmed<E: de::Error>(raw: &RawValue, node: Node<'_, '_, '_>) -> Result<Value, E> {
+    within(raw, node)?;
+    Ok(match raw.get().starts_with('{') {
+        true => Value::Object(Map::new()),
+        false => Value::Null,
+    })
+}
+
+/// Is `text`, a value serde_json's tokenizer accepted in the document
+/// (its syntax, UTF-8 and control characters checked), one this reader
+/// accepts too, with no need to read it again: no object in it (no key
+/// to check), no escape (no NUL, no lone surrogate), and not nested past
+/// [`MAX_DEPTH`] below `depth` even if every `[` opened a level. Text
+/// with a `{` or a `\` anywhere, even in a string, is read again in full.
+fn plain(text: &str, depth: usize) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2(b'{', b'\\', b).is_none()
+        && depth + memchr::memchr_iter(b'[', b).count() <= MAX_DEPTH
+}
+
+impl<'s, 'p> Node<'s, 'p, '_> {
+    /// The same value, recording as said.
+    fn with<'r>(self, recording: Recording<'r>) -> Node<'s, 'p, 'r> {
+        Node {
+            state: self.state,
+            at: self.at,
+            shape: self.shape,
+            build: self.build,
+            depth: self.depth,
+            recording,
+        }
+    }
+
+    /// A value to check, building and recording nothing.
+    fn checking(state: &'s mut State, at: &'p Path<'p>, shape: Shape, depth: usize) -> Self {
+        Node {
+            state,
+            at,
+            shape,
+            build: false,
+            depth,
+            recording: Recording::None,
+        }
+    }
+}
+
+impl State {
+    /// Where `raw`, borrowed from the document, is in it.
+    fn span(&self, raw: &RawValue) -> Span {
+        let start = raw.get().as_ptr() as usize - self.base;
+        Span::new(start, start + raw.get().len())
+    }
+}
+
 /// The keys of an object read so far, each with whether its value was an
-/// object; a list while there are few, a hash map past that.
-#[derive(Default)]
+/// object; a list while there are few, a hash map past that, or (when
+/// `compact`) their hashes, compared once the object is read: a fifth of
+/// the memory, for an object of tens of thousands of annotations, and no
+/// message, which [`check`] words.
 struct Seen<'de> {
-    few: Vec<(Cow<'de, str>, bool)>,
-    many: HashMap<Cow<'de, str>, bool>,
+    /// The first keys, in place: most objects have a few, and one
+    /// allocation each would cost more than comparing them.
+    few: [Option<(Cow<'de, str>, bool)>; FEW],
+    count: usize,
+    many: Option<HashMap<Cow<'de, str>, bool>>,
+    compact: bool,
+    /// When `compact`: a hash of each key past the few. Two equal (a
+    /// duplicate, or, all but never, two keys that hash alike) leave the
+    /// wording to [`check`], which compares the keys themselves.
+    hashes: Vec<u64>,
 }
 
 /// Past this many keys, an object's keys go in a hash map.
 const FEW: usize = 16;
 
 impl<'de> Seen<'de> {
+    fn new(compact: bool) -> Seen<'de> {
+        Seen {
+            few: [const { None }; FEW],
+            count: 0,
+            many: None,
+            compact,
+            hashes: Vec::new(),
+        }
+    }
+
+    /// Of the keys listed to compare once the object is read
+    /// (`compact`), do two hash alike?
+    fn repeats(&mut self) -> bool {
+        self.hashes.sort_unstable();
+        self.hashes.windows(2).any(|w| w[0] == w[1])
+    }
+
     /// Record `key`; for a key seen before, whether its first value was an
     /// object.
     fn insert(&mut self, key: Cow<'de, str>, object: bool) -> Option<bool> {
-        if self.many.is_empty() {
-            if let Some((_, o)) = self.few.iter().find(|(k, _)| *k == key) {
+        if self.compact && (!self.hashes.is_empty() || self.count == FEW) {
+            let n = std::mem::take(&mut self.count);
+            for i in 0..n {
+                if let Some((k, _)) = self.few[i].take() {
+                    self.list(k);
+                }
+            }
+            self.list(key);
+            return None;
+        }
+        if self.many.is_none() {
+            let few = self.few[..self.count].iter().flatten();
+            if let Some((_, o)) = few.into_iter().find(|(k, _)| *k == key) {
                 return Some(*o);
             }
-            if self.few.len() < FEW {
-                self.few.push((key, object));
+            if self.count < FEW {
+                self.few[self.count] = Some((key, object));
+                self.count += 1;
                 return None;
             }
-            self.many.extend(self.few.drain(..));
+            let many = self.drain_few().collect();
+            self.many = Some(many);
         }
-        match self.many.entry(key) {
+        match self.many.get_or_insert_with(HashMap::default).entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(object);
                 None
             }
         }
+    }
+
+    fn drain_few(&mut self) -> impl Iterator<Item = (Cow<'de, str>, bool)> + '_ {
+        let n = std::mem::take(&mut self.count);
+        self.few[..n].iter_mut().filter_map(Option::take)
+    }
+
+    fn list(&mut self, key: Cow<'de, str>) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.as_ref().hash(&mut h);
+        self.hashes.push(h.finish());
     }
 }
 

@@ -48,7 +48,7 @@ fn sys_mounts(spec: &Value) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|m| spec::clean_path(m["destination"].as_str().unwrap()) == "/sys")
+        .filter(|m| fields::clean_path(m["destination"].as_str().unwrap()) == "/sys")
         .cloned()
         .collect()
 }
@@ -510,7 +510,7 @@ fn every_sys_mount_is_converted_and_destinations_are_cleaned() {
     // The late /sys now comes before /sys/fs/cgroup.
     let d: Vec<String> = destinations(&plan.spec)
         .iter()
-        .map(|x| spec::clean_path(x))
+        .map(|x| fields::clean_path(x))
         .collect();
     let cg = d.iter().position(|x| x == "/sys/fs/cgroup").unwrap();
     assert!(d.iter().rposition(|x| x == "/sys").unwrap() < cg);

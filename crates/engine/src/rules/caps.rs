@@ -10,7 +10,7 @@
 use crate::engine::cap_names::{self, Class};
 use crate::engine::policy::NetCapabilities as Policy;
 use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{spec, Context, Findings, Rule, Spec};
+use crate::engine::{fields, Context, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "capabilities";
@@ -75,7 +75,7 @@ pub fn drop_from_process(
     for set in SETS {
         let mut net = Vec::new();
         let mut unclassified: Option<Refusal> = None;
-        spec::for_each_string(
+        fields::for_each_string(
             || field_of(&format!("capabilities.{set}")),
             caps.get(set),
             |n| match cap_names::classify(n.as_bytes()) {
@@ -153,7 +153,7 @@ impl Rule for NetCapabilities {
     }
 
     fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
-        match spec.view_mut().get_mut("process") {
+        match spec.member_mut("process") {
             Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
             None => Ok(()),
         }

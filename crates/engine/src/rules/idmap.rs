@@ -7,7 +7,7 @@
 use crate::engine::facts::{Extent, IdMaps};
 use crate::engine::policy::{AllowedRanges, IdRange};
 use crate::engine::report::{Names, Refusal};
-use crate::engine::{spec, Context, Findings, Rule, Spec};
+use crate::engine::{fields, Context, Findings, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
 
@@ -128,7 +128,7 @@ fn extents(field: &str, v: Option<&Value>) -> Result<Vec<Extent>, Refusal> {
         .enumerate()
         .map(|(i, e)| {
             let at = format!("{field}[{i}]");
-            let obj = spec::object(&at, e)?;
+            let obj = fields::object(&at, e)?;
             // Absent members are 0, as in Go's decoding of the spec.
             let id = |key: &str| match obj.get(key) {
                 None => Ok(0),
@@ -383,7 +383,7 @@ fn check_process_user(spec: &Value, maps: &IdMaps) -> Result<(), Refusal> {
     if user.is_null() {
         return Ok(());
     }
-    let user = spec::object("process.user", user)?;
+    let user = fields::object("process.user", user)?;
     let id = |field: String, v: &Value| -> Result<u64, Refusal> {
         v.as_u64()
             .ok_or_else(|| Refusal::malformed(field, "a non-negative integer", v))

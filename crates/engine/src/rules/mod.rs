@@ -9,8 +9,8 @@ pub mod sys_binds;
 pub mod sysctl;
 pub mod sysfs;
 
-use super::document::MountList;
 use super::report::Refusal;
+use super::spec::MountList;
 use std::borrow::Cow;
 
 /// The cleaned destination of every mount, in order.

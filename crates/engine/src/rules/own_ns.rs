@@ -13,8 +13,8 @@
 //! `user` entry.
 
 use crate::engine::facts::{proc_name, HostFacts};
+use crate::engine::fields::Namespace;
 use crate::engine::report::Change;
-use crate::engine::spec::Namespace;
 use crate::engine::Findings;
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
@@ -148,7 +148,7 @@ mod tests {
             {"type": "network", "path": "/proc/9/ns/net"},
             {"type": "mount"}
         ]}});
-        let list = crate::engine::spec::namespaces(&spec).unwrap();
+        let list = crate::engine::fields::namespaces(&spec).unwrap();
         let mut out = Findings::default();
         assert!(remove(&mut spec, &list, &[1, 3], &mut out));
         assert_eq!(

@@ -18,7 +18,7 @@
 use super::sysfs;
 use crate::engine::facts::SysSource;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, Rule, Spec};
+use crate::engine::{fields, Context, Findings, Rule, Spec};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
@@ -32,7 +32,7 @@ fn what_is(source: &str, cx: &Context<'_>) -> SysSource {
     match cx.facts.host_sys_sources.get(source) {
         Some(known) => known.clone(),
         None => {
-            let clean = spec::clean_path(source);
+            let clean = fields::clean_path(source);
             if clean == "/sys" || crate::path::is_below(&clean, "/sys") {
                 SysSource::InTree
             } else if clean == "/" {

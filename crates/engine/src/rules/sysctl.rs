@@ -5,7 +5,7 @@
 
 use crate::engine::policy::NetSysctls as Policy;
 use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{spec, Context, Decision, Findings, Rule, Spec};
+use crate::engine::{fields, Context, Decision, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "sysctl";
@@ -28,7 +28,7 @@ impl Rule for NetSysctls {
         if sysctl.is_null() {
             return Ok(());
         }
-        let keys: Vec<String> = spec::object("linux.sysctl", sysctl)?
+        let keys: Vec<String> = fields::object("linux.sysctl", sysctl)?
             .keys()
             .filter(|k| is_net(k))
             .cloned()
@@ -54,8 +54,7 @@ impl Rule for NetSysctls {
             }
             Policy::Drop => {
                 let Some(map) = spec
-                    .view_mut()
-                    .get_mut("linux")
+                    .member_mut("linux")
                     .and_then(|l| l.get_mut("sysctl"))
                     .and_then(Value::as_object_mut)
                 else {

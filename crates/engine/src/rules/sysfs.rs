@@ -9,7 +9,7 @@
 use crate::engine::facts::{RroSupport, SysSource};
 use crate::engine::policy::SysfsFallback;
 use crate::engine::report::{Change, Refusal};
-use crate::engine::{spec, Context, Findings, MountRef, Rule, Spec};
+use crate::engine::{fields, Context, Findings, MountRef, Rule, Spec};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
@@ -135,7 +135,7 @@ fn mounts_sysfs(i: usize, m: &MountRef<'_>, cx: &Context<'_>) -> Result<bool, Re
     };
     let is_sys = match cx.facts.host_sys_sources.get(source.as_ref()) {
         Some(known) => *known == SysSource::Sys,
-        None => spec::clean_path(&source) == "/sys",
+        None => fields::clean_path(&source) == "/sys",
     };
     Ok(is_sys && m.is_bind(i)?)
 }

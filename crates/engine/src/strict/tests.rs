@@ -334,7 +334,7 @@ fn every_struct_names_its_fields_once() {
         }
     }
     let mut seen = Vec::new();
-    walk(&fields::SPEC, &mut seen);
+    walk(&schema::SPEC, &mut seen);
     assert!(seen.len() > 50, "{}", seen.len());
     // The fields the decision and the rules read.
     let spec = read_spec(
@@ -349,4 +349,155 @@ fn every_struct_names_its_fields_once() {
         "root": {"path": "rootfs"}}"#,
     );
     assert!(spec.is_ok(), "{spec:?}");
+}
+
+/// `rec` without the spans of the objects read by members, which the one
+/// pass finds only when the writer needs them.
+fn unspanned(rec: Rec) -> Rec {
+    match rec {
+        Rec::Object { members, .. } => Rec::Object {
+            span: None,
+            members: members
+                .into_iter()
+                .map(|(k, r)| (k, unspanned(r)))
+                .collect(),
+        },
+        other => other,
+    }
+}
+
+/// What `locate` finds, in its one pass, is what the whole-document
+/// search of `slices` finds, spans and all; `None` when it is not found
+/// in the one pass.
+fn located_alike(text: &str, elements_only: bool) -> Option<Rec> {
+    let fast = recorded(text, Document::Spec, slices::SPEC, elements_only);
+    let at = slices::top(text);
+    let whole = match elements_only {
+        false => slices::locate(text, at, slices::SPEC),
+        true => slices::locate_written(text, at, slices::SPEC),
+    };
+    let found = locate(text.as_bytes(), Document::Spec, slices::SPEC, elements_only).unwrap();
+    assert_eq!(unspanned(found.clone()), unspanned(whole.clone()), "{text}");
+    let (fast, built) = fast?;
+    // What the pass built is what serde_json reads where it starts.
+    for (start, value) in &built {
+        let (read, _) = slices::value_at(text, *start as usize).unwrap();
+        assert!(slices::same(&read, value), "{text}: at {start}");
+    }
+    assert!(!elements_only || built.is_empty(), "{text}");
+    assert_eq!(fast, found);
+    assert_eq!(fast.span(), whole.span());
+    Some(fast)
+}
+
+#[test]
+fn the_members_the_rules_read_are_found_in_the_same_pass() {
+    for text in FIXTURES {
+        for elements_only in [false, true] {
+            let rec = located_alike(text, elements_only).expect("one pass");
+            assert!(rec.member("mounts").is_some() && rec.member("linux").is_some());
+        }
+    }
+    let odd = r#" {"m\u006funts": [{"destination": "/a", "options": ["ro"], "x": {"y": []}}, 5, []],
+        "annotations": {"io.kubernetes.cri-o.Name": "n", "k\"ey": 1},
+        "linux": {"namespaces": [{"type": "user"}], "sysctl": null, "seccomp": {"a": [1.50, -0e3]}},
+        "process": {"user": {"uid": 0}}, "root": "r"}
+        "#;
+    for text in [odd, "{}", r#"{"mounts": null, "root": 5}"#] {
+        for elements_only in [false, true] {
+            located_alike(text, elements_only).expect("one pass");
+        }
+    }
+    // A member read by members that is not an object (which the rules
+    // refuse) is found by the whole-document search, alike.
+    for text in [
+        r#"{"linux": 5, "root": {"path": "r"}}"#,
+        r#"{"annotations": null, "mounts": {}}"#,
+        r#"{"process": [], "mounts": null}"#,
+    ] {
+        assert!(located_alike(text, false).is_none(), "{text}");
+    }
+}
+
+#[test]
+fn the_one_pass_refuses_what_the_check_refuses_in_its_words() {
+    let many: String = (0..40).map(|i| format!("\"k{i}\": {i}, ")).collect();
+    let mut bad = vec![
+        // Past the few keys compared at once: compared when read.
+        format!(r#"{{"annotations": {{{many}"k7": 0}}}}"#).into_bytes(),
+        format!(r#"{{"annotations": {{{many}"\u006b7": 0}}}}"#).into_bytes(),
+        format!(r#"{{"annotations": {{{many}"\u006b7": 0, "k\u0037": 1}}}}"#).into_bytes(),
+        format!(r#"{{"linux": {{"sysctl": {{{many}"k39": 0}}}}}}"#).into_bytes(),
+        format!(r#"{{"x": {{{many}"k0": 0}}}}"#).into_bytes(),
+        r#"{"linux": {"namespaces": [{"type": "user", "Type": "x"}]}}"#
+            .to_owned()
+            .into_bytes(),
+        r#"{"mounts": [{"destination": "/a", "destination": "/b"}]}"#
+            .to_owned()
+            .into_bytes(),
+        r#"{"mounts": [{"options": ["a\u0000"]}]}"#.to_owned().into_bytes(),
+        r#"{"process": {"user": {"uid": 0}}, "process": {}}"#
+            .to_owned()
+            .into_bytes(),
+        r#"{"root": {"path": "r"}} x"#.to_owned().into_bytes(),
+        // Values no struct's field holds, taken whole when plain: an
+        // escape or an object in them is read in full.
+        r#"{"linux": {"seccomp": {"syscalls": [{"names": ["a", "b\u0000"]}]}}}"#
+            .to_owned()
+            .into_bytes(),
+        r#"{"x": ["a", "\ud800"]}"#.to_owned().into_bytes(),
+        r#"{"x": [["a"], [{"k": 1, "k": 2}]]}"#.to_owned().into_bytes(),
+        r#"{"process": {"env": ["A=1", {"Linux": 1, "Linux": 2}]}}"#
+            .to_owned()
+            .into_bytes(),
+        r#"[]"#.to_owned().into_bytes(),
+    ];
+    bad.push(b"{\"linux\": {\"sysctl\": {\"a\": \"\xff\"}}}".to_vec());
+    for text in &bad {
+        let check = check(text, Document::Spec).unwrap_err();
+        let one = locate(text, Document::Spec, slices::SPEC, false).unwrap_err();
+        assert_eq!(one, check, "{}", String::from_utf8_lossy(text));
+        assert!(std::str::from_utf8(text).map_or(true, |t| recorded(
+            t,
+            Document::Spec,
+            slices::SPEC,
+            false
+        )
+        .is_none()));
+    }
+    let fine = format!(r#"{{"annotations": {{{many}"\u006b": 0, "k40": 1}}}}"#);
+    assert!(located_alike(&fine, false).is_some());
+}
+
+#[test]
+fn the_one_pass_counts_the_levels_of_the_whole_document() {
+    // Top level 1, `linux` 2, `sysctl` 3: the arrays in it from 4 on.
+    let deep = |n| format!(r#"{{"linux": {{"sysctl": {{"a": {}}}}}}}"#, nested(n));
+    let at = deep(MAX_DEPTH - 3);
+    assert!(check(at.as_bytes(), Document::Spec).is_ok());
+    assert!(located_alike(&at, false).is_some());
+    let over = deep(MAX_DEPTH - 2);
+    let r = check(over.as_bytes(), Document::Spec).unwrap_err();
+    assert!(r.message.contains("nested deeper"), "{r}");
+    assert!(recorded(&over, Document::Spec, slices::SPEC, false).is_none());
+    assert_eq!(
+        locate(over.as_bytes(), Document::Spec, slices::SPEC, false).unwrap_err(),
+        r
+    );
+    // In a value no struct's field holds, taken whole when plain.
+    let unknown = |n| format!(r#"{{"linux": {{"x": {}}}}}"#, nested(n));
+    assert!(located_alike(&unknown(MAX_DEPTH - 2), false).is_some());
+    let over = unknown(MAX_DEPTH - 1);
+    assert!(check(over.as_bytes(), Document::Spec).is_err());
+    assert!(recorded(&over, Document::Spec, slices::SPEC, false).is_none());
+    // In a mount's member, read on its own twice over.
+    let mount = |n| format!(r#"{{"mounts": [{{"options": {}}}]}}"#, nested(n));
+    assert!(located_alike(&mount(MAX_DEPTH - 3), false).is_some());
+    assert!(recorded(&mount(MAX_DEPTH - 2), Document::Spec, slices::SPEC, false).is_none());
+    assert!(check(mount(MAX_DEPTH - 2).as_bytes(), Document::Spec).is_err());
+    // An empty object at the last level and past it.
+    let empty = |n: usize| format!(r#"{{"root": {}{{}}{}}}"#, "[".repeat(n), "]".repeat(n));
+    assert!(located_alike(&empty(MAX_DEPTH - 2), false).is_some());
+    assert!(recorded(&empty(MAX_DEPTH - 1), Document::Spec, slices::SPEC, false).is_none());
+    assert!(check(empty(MAX_DEPTH - 1).as_bytes(), Document::Spec).is_err());
 }

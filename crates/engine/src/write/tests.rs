@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::document::Mount;
+use crate::engine::spec::Mount;
 use crate::engine::{evaluate, HostFacts, Policy};
 use serde_json::json;
 
@@ -137,9 +137,9 @@ fn converted(text: &[u8]) -> (Spec, Vec<u8>) {
     (plan.spec, out)
 }
 
-/// Does the check of a write in place confirm `out` for `spec`?
-fn confirmed_in_place(spec: &Spec, out: &[u8]) -> bool {
-    written_in_place(out, spec, &slots(spec).expect("written in place"))
+/// Does the check of a write confirm `out` for `spec`?
+fn confirmed(spec: &Spec, out: &[u8]) -> bool {
+    read_back(out.to_vec(), spec).is_ok()
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn a_conversion_is_checked_where_it_was_written() {
             continue;
         };
         let out = write(&plan.spec);
-        assert!(confirmed_in_place(&plan.spec, &out), "{text}");
+        assert!(confirmed(&plan.spec, &out), "{text}");
         assert_eq!(write_checked(&plan.spec).unwrap(), out);
         checked += 1;
     }
@@ -180,71 +180,24 @@ fn the_check_in_place_confirms_only_what_reads_back_as_decided() {
         out.replacen("\"rro\"", "\"ro\"", 1),
         out.replacen("\"rro\"", "\"rro\", \"x\": 1", 1),
     ];
+    let in_place = |bytes: &[u8]| spliced_reads_back(bytes, &spec, &slots(&spec).unwrap());
+    assert!(
+        in_place(out.as_bytes()),
+        "the members written checked in place"
+    );
     for bad in refused {
         assert_ne!(bad, out);
-        assert!(!confirmed_in_place(&spec, bad.as_bytes()), "{bad}");
+        assert!(!in_place(bad.as_bytes()), "{bad}");
+        assert!(!confirmed(&spec, bad.as_bytes()), "{bad}");
     }
     // Other whitespace or escapes inside what it wrote read the same.
     for same in [
         out.replacen(caps, &caps.replace("\n", " "), 1),
         out.replacen(caps, &caps.replace("CHOWN", "\\u0043HOWN"), 1),
     ] {
-        assert!(confirmed_in_place(&spec, same.as_bytes()), "{same}");
+        assert!(in_place(same.as_bytes()), "{same}");
+        assert!(confirmed(&spec, same.as_bytes()), "{same}");
         assert!(read_back(same.into_bytes(), &spec).is_ok());
-    }
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        failure_persistence: None,
-        ..Default::default()
-    })]
-
-    /// What the check in place confirms, reading the whole document back
-    /// confirms too: it is never less strict. The bytes are edited inside
-    /// and around what the writer wrote, with the characters JSON is made
-    /// of.
-    #[test]
-    fn the_check_in_place_never_confirms_what_reading_back_refuses(
-        which in 0usize..20,
-        offset in 0usize..400,
-        edits in proptest::collection::vec(
-            (0usize..3, proptest::sample::select(br#" "\,:{}[]0-.eEu1aAtnf"#.to_vec())),
-            1..4,
-        ),
-    ) {
-        let text = serde_json::to_vec_pretty(&userns_spec()).unwrap();
-        let (spec, out) = converted(&text);
-        let slots = slots(&spec).unwrap();
-        let rec = scan::scan(&out, Document::Spec, spans::CHECK).unwrap();
-        // A slot of the output, found by reading it back whole.
-        let mut spans = Vec::new();
-        for slot in &slots {
-            let mut r = Some(&rec);
-            for name in slot.path() {
-                r = r.and_then(|r| r.member(name));
-            }
-            spans.push(r.unwrap().span());
-        }
-        let span = spans[which % spans.len()];
-        let mut bad = out.clone();
-        let mut at = (span.start as usize + offset % (span.end - span.start + 2) as usize)
-            .saturating_sub(1)
-            .min(bad.len() - 1);
-        for (kind, byte) in edits {
-            match kind {
-                0 => bad[at] = byte,
-                1 => bad.insert(at, byte),
-                _ => {
-                    bad.remove(at);
-                }
-            }
-            at = at.min(bad.len() - 1);
-        }
-        if written_in_place(&bad, &spec, &slots) {
-            let back = read_back(bad.clone(), &spec);
-            proptest::prop_assert!(back.is_ok(), "{}", String::from_utf8_lossy(&bad));
-        }
     }
 }
 
@@ -265,45 +218,16 @@ fn numbers_compare_as_serde_json_keeps_them() {
         "-12345678901234567890.0000000001",
     ] {
         let n: serde_json::Number = serde_json::from_str(text).unwrap();
-        assert_eq!(
-            equal(text.as_bytes(), 0, &Value::Number(n)),
-            Some(text.len())
-        );
+        assert_eq!(equal(text, 0, &Value::Number(n)), Some(text.len()));
         let other: serde_json::Number = serde_json::from_str("3").unwrap();
-        assert_eq!(equal(text.as_bytes(), 0, &Value::Number(other)), None);
+        assert_eq!(equal(text, 0, &Value::Number(other)), None);
     }
 }
 
 #[test]
 fn mounts_edited_in_place_are_read_again_one_by_one() {
     let (spec, out) = converted(FIXTURES[6].as_bytes());
-    let slots = slots(&spec).unwrap();
-    let mounts = slots
-        .iter()
-        .find(|s| matches!(s.build, Build::Mounts))
-        .unwrap();
-    let start = mounts.span.start as usize;
-    // Where the mounts were written: found by reading the output whole.
-    let at = scan::scan(&out, Document::Spec, spans::CHECK)
-        .unwrap()
-        .member("mounts")
-        .unwrap()
-        .span()
-        .start as usize;
-    let src = spec.source();
-    let in_place = |out: &[u8]| {
-        mounts_in_place(
-            &mut Beside {
-                out,
-                src,
-                o: at,
-                p: start,
-            },
-            &spec,
-        )
-    };
-    assert!(in_place(&out));
-    assert!(confirmed_in_place(&spec, &out));
+    assert!(confirmed(&spec, &out));
     // A byte of a mount no rule edited is not the byte read; a byte of
     // the edited one reads otherwise than decided.
     let text = String::from_utf8(out).unwrap();
@@ -311,7 +235,6 @@ fn mounts_edited_in_place_are_read_again_one_by_one() {
         text.replacen("\"/proc\"", "\"/proc2\"", 1),
         text.replacen("\"rro\"", "\"rro \"", 1),
     ] {
-        assert!(!in_place(bad.as_bytes()));
-        assert!(!confirmed_in_place(&spec, bad.as_bytes()), "{bad}");
+        assert!(!confirmed(&spec, bad.as_bytes()), "{bad}");
     }
 }
