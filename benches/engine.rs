@@ -14,12 +14,12 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::Value;
-use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 mod support;
 use support::config_of_size;
+use support::serialize_like;
 
 /// What the wrapper does with the bytes of config.json: read them
 /// strictly (spans), decide, convert, write the edits into the bytes read

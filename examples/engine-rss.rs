@@ -9,12 +9,12 @@
 //! /dev/null, so the peak is the file, its converted copy and the engine.
 
 use std::io::Write;
-use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 #[path = "../benches/support/mod.rs"]
 mod support;
+use support::serialize_like;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

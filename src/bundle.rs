@@ -8,7 +8,6 @@
 use crate::engine::{Refusal, Spec};
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
-use serde_json::Value;
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -175,23 +174,6 @@ pub fn read_spec_file(path: &Path) -> Result<Option<Config>, SpecError> {
     }
 }
 
-/// Serialize a converted spec in the style of the original: indented if it
-/// was written on several lines (podman, runc spec), compact otherwise
-/// (containerd), with a final newline if it had one.
-pub fn serialize_like(spec: &Value, original: &[u8]) -> Vec<u8> {
-    let body = original.trim_ascii_end();
-    let mut out = if body.contains(&b'\n') {
-        serde_json::to_vec_pretty(spec)
-    } else {
-        serde_json::to_vec(spec)
-    }
-    .unwrap_or_default();
-    if original.ends_with(b"\n") {
-        out.push(b'\n');
-    }
-    out
-}
-
 impl Config {
     /// Replace config.json with `bytes`, atomically, keeping its mode,
     /// owner and extended attributes (SELinux label, ACLs, `user.*`).
@@ -300,15 +282,5 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from(CONFIG)]);
-    }
-
-    #[test]
-    fn serialize_follows_the_original_style() {
-        let v: Value = serde_json::from_str("{\"a\":[1,2]}").unwrap();
-        assert_eq!(serialize_like(&v, b"{\"a\":[1]}"), b"{\"a\":[1,2]}");
-        assert_eq!(
-            serialize_like(&v, b"{\n  \"a\": [1]\n}\n"),
-            b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"
-        );
     }
 }

@@ -24,6 +24,9 @@ use userns_hostnet::engine::{
     write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
 };
 
+#[path = "fixtures/whole_writer.rs"]
+mod whole_writer;
+
 /// A plan with its spec as the whole document it writes.
 #[derive(Debug)]
 struct Plan {
@@ -731,7 +734,7 @@ fn layout(spec: &Value, how: u8) -> Vec<u8> {
 fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
     let spec = read_spec(bytes).map_err(|r| r.to_string())?;
     let plan = evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
-    let out = userns_hostnet::bundle::serialize_like(&plan.spec, bytes);
+    let out = whole_writer::serialize_like(&plan.spec, bytes);
     Ok((plan, out))
 }
 
@@ -813,7 +816,7 @@ fn check_total(v: Value, facts: &HostFacts, policy: &Policy) -> Result<(), TestC
     match evaluate(v, facts, policy) {
         Ok(plan) => {
             // What the wrapper would write parses back to the plan's spec.
-            let bytes = userns_hostnet::bundle::serialize_like(&plan.spec, b"{}\n");
+            let bytes = whole_writer::serialize_like(&plan.spec, b"{}\n");
             let back: Value = serde_json::from_slice(&bytes).unwrap();
             prop_assert_eq!(back, plan.spec);
         }

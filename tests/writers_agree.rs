@@ -1,18 +1,19 @@
-//! The engine's writer against the exec process file's writer: a spec
+//! The engine's one writer against the whole document serialized again: a spec
 //! converted and written as edits of the bytes read (`engine::write::write`)
 //! comes out as the whole document serialized again in the input's layout
-//! (`bundle::serialize_like`) does. Here, not in the engine, because the
-//! second writer lives outside it.
+//! (`tests/fixtures/whole_writer.rs`, the oracle) does.
 
 use serde_json::Value;
-use userns_hostnet::bundle::serialize_like;
 use userns_hostnet::engine::strict::read_spec;
 use userns_hostnet::engine::write::write;
 use userns_hostnet::engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
 
 #[path = "fixtures/specs.rs"]
 mod specs;
+#[path = "fixtures/whole_writer.rs"]
+mod whole_writer;
 use specs::{userns_spec, with_userns_hostnet, FIXTURES};
+use whole_writer::serialize_like;
 
 /// What the whole-document path writes: every member read, the whole
 /// document serialized again.
@@ -108,5 +109,15 @@ fn edits_keep_the_layout_and_bytes_around_them() {
     assert!(
         new.contains("\t\t\t\"destination\": \"/sys\",\n\t\t\t\"type\": \"bind\""),
         "{new}"
+    );
+}
+
+#[test]
+fn serialize_follows_the_original_style() {
+    let v: Value = serde_json::from_str("{\"a\":[1,2]}").unwrap();
+    assert_eq!(serialize_like(&v, b"{\"a\":[1]}"), b"{\"a\":[1,2]}");
+    assert_eq!(
+        serialize_like(&v, b"{\n  \"a\": [1]\n}\n"),
+        b"{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"
     );
 }

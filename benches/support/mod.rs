@@ -3,6 +3,10 @@
 
 use serde_json::{json, Value};
 
+#[path = "../../tests/fixtures/whole_writer.rs"]
+mod whole_writer;
+pub use whole_writer::serialize_like;
+
 pub const FIXTURE: &str = include_str!("../../tests/fixtures/podman-userns-hostnet.json");
 
 /// The podman fixture grown to about `size` bytes with mounts, env entries
