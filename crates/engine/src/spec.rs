@@ -213,10 +213,6 @@ impl Spec {
         &self.src
     }
 
-    pub fn into_source(self) -> Vec<u8> {
-        self.src.into_bytes()
-    }
-
     /// The members the rules read, but the mounts (see [`Spec`]).
     pub fn view(&self) -> &Value {
         &self.view

@@ -111,6 +111,27 @@ fn checked_write_reads_back_as_decided_or_refuses() {
 }
 
 #[test]
+fn a_member_no_rule_reads_is_checked_when_the_layout_changed() {
+    let src = br#"{"ociVersion": "1.0.2", "hooks": {}, "linux": {"sysctl": {"a": "1"}, "x": 1}}"#;
+    let mut spec = Spec::read(src.to_vec()).unwrap();
+    // A member the rules read, added: the writer lays the object out
+    // again, and the check compares what no rule reads one by one.
+    spec.view_mut()["process"] = json!({"user": {"uid": 0}});
+    let out = write(&spec);
+    assert!(read_back(out.clone(), &spec).is_ok());
+    let text = String::from_utf8(out).unwrap();
+    for (from, to) in [
+        ("1.0.2", "1.0.3"),
+        ("\"x\": 1", "\"x\": 2"),
+        ("{}", "{\"a\": 1}"),
+    ] {
+        let changed = text.replacen(from, to, 1).into_bytes();
+        let r = read_back(changed, &spec).unwrap_err();
+        assert_eq!(r.rule, "write", "{from}: {r}");
+    }
+}
+
+#[test]
 fn a_mount_that_cannot_be_edited_is_refused_not_skipped() {
     let mut spec = Spec::read(br#"{"mounts": [5, {"destination": "/a"}]}"#.to_vec()).unwrap();
     assert_eq!(
