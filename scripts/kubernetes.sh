@@ -107,6 +107,13 @@ etcd() {
 
 mkdir -p "$cache"
 etcd
+# The same binaries, prebuilt, beside the checkout (../shared/tools): unpacked
+# instead of built, which saves about 18 minutes on a new machine. Where the
+# folder is absent, build() below builds them from the Go module proxy.
+prebuilt=${USERNS_HOSTNET_SHARED:-$(dirname "$0")/../../shared}/tools/kubernetes-1.37.2
+if [ -f "$prebuilt/unpack.sh" ]; then
+	sh "$prebuilt/unpack.sh" "$cache"
+fi
 "$cache/etcd/usr/bin/etcd" --version | sed -n 1p
 for version; do
 	build "$version"
