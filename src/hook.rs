@@ -314,7 +314,8 @@ fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<O
     let mut mounts = 0;
     for (target, was, options) in &targets {
         let tree = mountinfo::visible_tree(&after, target);
-        let bad = mountinfo::lacking(&tree.mounts, options);
+        let mut bad = mountinfo::lacking(&tree.mounts, options);
+        bad.extend(mountinfo::receiving(&tree.mounts));
         if !bad.is_empty() {
             return Err(format!(
                 "{target} is not read-only after mount_setattr: {}",

@@ -127,6 +127,7 @@ mod tests {
     #[test]
     fn host_network_converts_when_rro_is_assumed() {
         let spec = json!({
+            "process": {"capabilities": {}},
             "linux": {
                 "namespaces": [{"type": "user"}, {"type": "mount"}],
                 "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],

@@ -270,6 +270,8 @@ fn sys_under_any_spelling_is_read_only_all_the_way_down(runtime: Runtime) {
             ("/sys", &["rbind", "ro"][..]),
             ("/sys", &["rbind", "rw"][..]),
             ("/host/sys", &["rbind", "rprivate", "ro"][..]),
+            // A writable hostPath of /sys: made read-only, never kept.
+            ("/host/rw", &["rbind", "rw"][..]),
         ] {
             cases.push(Case {
                 name: format!("{source} at {dest} {options:?}"),
@@ -553,6 +555,159 @@ fn join_user_namespace(spec: &mut Value, path: &str, mappings: Option<&Value>) {
             }
         }
     }
+}
+
+/// Anything mounted under the container's /sys is read-only: writable
+/// binds of parts of the host's /sys (or of another directory) at a
+/// destination under /sys, and a cgroup mount asked `rw`.
+fn everything_under_sys_is_read_only(runtime: Runtime) {
+    let dir = tempfile::Builder::new()
+        .prefix("uhn-undersys-")
+        .tempdir()
+        .unwrap();
+    let other = dir.path().display().to_string();
+    let cases = vec![
+        Case {
+            name: "/sys/kernel at /sys/kernel rbind,rw".into(),
+            mount: bind("/sys/kernel", "/sys/kernel", &["rbind", "rw"]),
+            prepare: String::new(),
+            expect: Expect::Hardened,
+        },
+        Case {
+            name: "/sys at /sys/fs rbind".into(),
+            mount: bind("/sys/fs", "/sys", &["rbind"]),
+            prepare: String::new(),
+            expect: Expect::Hardened,
+        },
+        Case {
+            name: "/sys/fs/cgroup at /sys/kernel/mm rbind,rw".into(),
+            mount: bind("/sys/kernel/mm", "/sys/fs/cgroup", &["rbind", "rw"]),
+            prepare: String::new(),
+            expect: Expect::Hardened,
+        },
+        Case {
+            name: "another directory at /sys/block bind,rw".into(),
+            mount: bind("/sys/block", &other, &["bind", "rw"]),
+            prepare: String::new(),
+            expect: Expect::Hardened,
+        },
+        Case {
+            name: "cgroup at /sys/fs/cgroup rw".into(),
+            mount: json!({"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+                          "options": ["nosuid", "noexec", "nodev", "rw"]}),
+            prepare: String::new(),
+            expect: Expect::Hardened,
+        },
+    ];
+    run_cases(runtime, "fcunder", cases, |_| {});
+}
+
+/// What a running container sees of a mount the host makes under /sys
+/// after it started, on a host whose mounts are shared (a private mount
+/// namespace made rshared stands in for a systemd host): `argv` is the
+/// runtime (the wrapper, or the real one) with its global options. The
+/// container's lines of mountinfo at that place, and the create's outcome.
+fn mounted_after_start(
+    sandbox: &Sandbox,
+    bundle: &Bundle,
+    argv: &[OsString],
+    id: &str,
+) -> Vec<common::MountEntry> {
+    const LATER: &str = "/sys/kernel/mm";
+    let script = r#"set -e
+mount --make-rshared /
+"$@" --root "$ROOT" create --bundle "$BUNDLE" "$ID" </dev/null >/dev/null
+"$@" --root "$ROOT" start "$ID"
+mount -t tmpfs -o size=64k later "$LATER"
+"$@" --root "$ROOT" exec "$ID" cat /proc/self/mountinfo
+"$@" --root "$ROOT" kill "$ID" KILL
+"#;
+    let mut full: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into(), "later".into()];
+    full.extend(argv.iter().cloned());
+    let mut cmd = common::in_sys_view(&full);
+    cmd.env("ROOT", sandbox.root())
+        .env("LATER", LATER)
+        .env("BUNDLE", bundle.dir())
+        .env("ID", id)
+        .env("USERNS_HOSTNET_RUNTIME", sandbox.runtime.path())
+        .env("USERNS_HOSTNET_CONFIG", sandbox.config_path())
+        .current_dir("/");
+    let out = common::run_capture(&mut cmd);
+    assert!(out.success(), "{}", out.describe());
+    common::parse_mountinfo(&out.stdout)
+        .into_iter()
+        .filter(|m| m.is_at_or_under(LATER))
+        .collect()
+}
+
+/// Class 1 of the fourth round: runc's default root propagation (rslave)
+/// makes a bind of the host's /sys a slave of it, and `rro` is applied
+/// once; a mount the host makes there later would arrive writable. The
+/// wrapper's /sys is `rprivate`: nothing arrives. Without the wrapper, a
+/// spec with containerd 2.3's own `rbind,rro` /sys receives it writable
+/// under runc (crun makes /sys private itself).
+fn a_mount_the_host_makes_later_never_arrives_writable(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "600"]);
+    let id = common::unique_id("later");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let mut argv: Vec<OsString> = vec![common::WRAPPER.into()];
+    argv.extend(runtime.global_args().into_iter().map(OsString::from));
+    let seen = mounted_after_start(&sandbox, &bundle, &argv, &id);
+    let writable: Vec<&common::MountEntry> = seen.iter().filter(|m| !m.has("ro")).collect();
+    assert!(
+        writable.is_empty(),
+        "{}: a mount the host made later arrived writable: {writable:#?}",
+        runtime.name()
+    );
+    eprintln!(
+        "{} with the wrapper: {} mount(s) of the host's later mount seen, none writable",
+        runtime.name(),
+        seen.len()
+    );
+
+    let baseline = Bundle::userns_hostnet(&["/bin/sleep", "600"]);
+    baseline.edit(|spec| {
+        for m in spec["mounts"].as_array_mut().unwrap() {
+            if m["destination"] == "/sys" {
+                *m = json!({"destination": "/sys", "type": "bind", "source": "/sys",
+                            "options": ["rbind", "rro", "nosuid", "nodev", "noexec"]});
+            }
+        }
+    });
+    let id = common::unique_id("later-base");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let mut argv: Vec<OsString> = vec![runtime.path().into()];
+    argv.extend(runtime.global_args().into_iter().map(OsString::from));
+    let seen = mounted_after_start(&sandbox, &baseline, &argv, &id);
+    let leaked = seen.iter().any(|m| !m.has("ro"));
+    eprintln!(
+        "{} alone, /sys rbind,rro without rprivate: later mount {}",
+        runtime.name(),
+        if leaked {
+            "arrived writable"
+        } else {
+            "did not arrive writable"
+        }
+    );
+    if runtime != Runtime::Crun {
+        assert!(
+            leaked,
+            "{}: the class is expected to be real without the wrapper: {seen:#?}",
+            runtime.name()
+        );
+    }
+}
+
+/// The fourth round's classes on runc 1.1.5, runc 1.4.3 and crun 1.8.1.
+mod fourth_round {
+    use super::{
+        a_mount_the_host_makes_later_never_arrives_writable, everything_under_sys_is_read_only,
+    };
+    crate::common::for_runtimes!(
+        runc_and_crun: everything_under_sys_is_read_only,
+        a_mount_the_host_makes_later_never_arrives_writable
+    );
 }
 
 common::for_runtimes!(

@@ -323,7 +323,7 @@ fn without_rro_support_refuse_by_default_or_fall_back_to_ro() {
     let sys = common::mount_index(&probe.spec(), "/sys").unwrap();
     assert_eq!(
         probe.spec()["mounts"][sys]["options"],
-        json!(["rbind", "ro", "nosuid", "nodev", "noexec"])
+        json!(["rbind", "ro", "nosuid", "nodev", "noexec", "rprivate"])
     );
     let seen = common::Probe::parse(&out.stdout);
     assert!(seen.topmost("/sys").unwrap().has("ro"), "{}", seen.table());

@@ -544,7 +544,9 @@ fn check(
                 .as_array()
                 .and_then(|m| m.iter().position(|m| m["destination"] == "/sys"));
             if i.map(|i| &spec["mounts"][i]["options"])
-                != Some(&json!(["rbind", "rro", "nosuid", "nodev", "noexec"]))
+                != Some(&json!([
+                    "rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"
+                ]))
             {
                 bad.push("config.json is not converted".into());
             }

@@ -120,8 +120,10 @@ impl Container {
 /// `mount_setattr(path, AT_RECURSIVE)` with `options`, each of `ro`,
 /// `nosuid`, `nodev` and `noexec`: what `rro` and those options would have
 /// made. Setting flags only restricts, so the kernel allows it on locked
-/// mounts too. The last component is not followed: a symlink in the rootfs
-/// cannot redirect it.
+/// mounts too. The tree is made private in the same call: a mount the host
+/// makes later under a slave of its tree would arrive with its own,
+/// writable options. The last component is not followed: a symlink in the
+/// rootfs cannot redirect it.
 pub fn restrict(path: &str, options: &[&str]) -> Result<(), HardenError> {
     let c = CString::new(path).map_err(|_| HardenError::NulByte {
         path: path.to_owned(),
@@ -137,6 +139,7 @@ pub fn restrict(path: &str, options: &[&str]) -> Result<(), HardenError> {
     });
     let attr = MountAttr {
         attr_set,
+        propagation: libc::MS_PRIVATE as u64,
         ..MountAttr::default()
     };
     let flags = (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint;

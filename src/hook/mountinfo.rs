@@ -69,6 +69,21 @@ pub fn visible_tree<'a>(all: &'a [Mount], dir: &str) -> Tree<'a> {
     tree
 }
 
+/// The mounts of the set that still receive mounts from the host (slaves
+/// of a peer group), each with what it is.
+pub fn receiving(mounts: &[&Mount]) -> Vec<String> {
+    mounts
+        .iter()
+        .filter(|m| m.slave)
+        .map(|m| {
+            format!(
+                "{} ({}, receives the host's mounts)",
+                m.mount_point, m.fstype
+            )
+        })
+        .collect()
+}
+
 /// The mounts of the set that lack one of `options`, each with what it
 /// lacks.
 pub fn lacking(mounts: &[&Mount], options: &[&str]) -> Vec<String> {
@@ -96,7 +111,7 @@ mod tests {
 22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda1 rw
 300 22 0:21 /b/rootfs /b/rootfs rw,relatime - ext4 /dev/vda1 rw
 301 300 0:20 / /b/rootfs/sys ro,nosuid,nodev,noexec,relatime - sysfs sysfs rw
-302 301 0:30 / /b/rootfs/sys/fs/bpf rw,nosuid,nodev,noexec,relatime - bpf bpf rw
+302 301 0:30 / /b/rootfs/sys/fs/bpf rw,nosuid,nodev,noexec,relatime master:7 - bpf bpf rw
 303 301 0:7 / /b/rootfs/sys/kernel/security rw,nosuid,nodev,noexec,relatime - securityfs securityfs rw
 304 300 0:40 / /b/rootfs/sysx rw - tmpfs tmpfs rw
 305 300 0:41 / /b/rootfs/with\\040space rw - tmpfs tmpfs rw
@@ -117,6 +132,10 @@ mod tests {
                 "/b/rootfs/sys/fs/bpf (bpf, lacks ro)".to_owned(),
                 "/b/rootfs/sys/kernel/security (securityfs, lacks ro)".to_owned()
             ]
+        );
+        assert_eq!(
+            receiving(&sys),
+            vec!["/b/rootfs/sys/fs/bpf (bpf, receives the host's mounts)".to_owned()]
         );
     }
 

@@ -16,6 +16,9 @@ pub struct Mount {
     /// Field 6: the per-mount options (`ro`, `nosuid`, ...).
     pub options: Vec<String>,
     pub fstype: String,
+    /// The optional fields hold `master:N`: mounts made under the master's
+    /// peer group propagate into this one.
+    pub slave: bool,
 }
 
 impl Mount {
@@ -46,6 +49,7 @@ fn parse_line(line: &str) -> Option<Mount> {
         mount_point: unescape(f[4]),
         options: f[5].split(',').map(str::to_owned).collect(),
         fstype: right.split(' ').next().unwrap_or_default().to_owned(),
+        slave: f[6..].iter().any(|o| o.starts_with("master:")),
     })
 }
 
@@ -98,6 +102,7 @@ mod tests {
                 mount_point: "/mnt/with space".into(),
                 options: vec!["rw".into(), "noatime".into()],
                 fstype: "ext3".into(),
+                slave: true,
             }]
         );
         assert!(m[0].has("noatime") && !m[0].has("ro"));

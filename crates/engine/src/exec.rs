@@ -98,8 +98,23 @@ mod tests {
 
     #[test]
     fn a_process_without_capabilities_or_of_the_wrong_shape() {
-        let mut doc = json!({"args": ["true"]});
-        assert!(process(&mut doc, NetCapabilities::Drop).unwrap().is_empty());
+        let empty = json!({"bounding": [], "effective": [], "inheritable": [], "permitted": [], "ambient": []});
+        for missing in [
+            json!({"args": ["true"]}),
+            json!({"args": ["true"], "capabilities": null}),
+        ] {
+            let mut doc = missing.clone();
+            let changes = process(&mut doc, NetCapabilities::Drop).unwrap();
+            assert_eq!(changes.len(), 1, "{missing}");
+            assert_eq!(changes[0].field, "capabilities");
+            assert_eq!(doc["capabilities"], empty, "written explicitly: {missing}");
+            assert!(process(&mut doc, NetCapabilities::Drop).unwrap().is_empty());
+            let mut kept = missing.clone();
+            assert!(process(&mut kept, NetCapabilities::Keep)
+                .unwrap()
+                .is_empty());
+            assert_eq!(kept, missing);
+        }
         let r = process(&mut json!([1]), NetCapabilities::Drop).unwrap_err();
         assert_eq!(
             r.to_string(),

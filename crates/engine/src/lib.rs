@@ -77,7 +77,8 @@ pub trait Rule: Sync {
 /// The rules, in the order they run (after [`rules::own_ns`], which may
 /// change the decision itself): refusals that need no edit first (the
 /// ID mappings for every user namespace, then the sysctls), then
-/// the /sys mount and the other binds of the host's /sys, the place of /sys
+/// the /sys mount and the other binds of the host's /sys, every other
+/// mount under /sys made read-only, the place of /sys
 /// among the mounts, the cgroup view that depends
 /// on that place, and the capabilities.
 pub fn rules() -> &'static [&'static dyn Rule] {
@@ -86,6 +87,7 @@ pub fn rules() -> &'static [&'static dyn Rule] {
         &rules::sysctl::NetSysctls,
         &rules::sysfs::SysfsBind,
         &rules::sys_binds::HostSysBinds,
+        &rules::under_sys::ReadOnlyUnderSys,
         &rules::order::SysBeforeSubmounts,
         &rules::cgroup::OwnCgroupView,
         &rules::cgroup::RuntimeCgroupV1,

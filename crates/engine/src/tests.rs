@@ -88,7 +88,7 @@ fn add_namespace(spec: &mut Value, kind: &str) {
         .push(json!({ "type": kind }));
 }
 
-const SYS_BIND: [&str; 5] = ["rbind", "rro", "nosuid", "nodev", "noexec"];
+const SYS_BIND: [&str; 6] = ["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"];
 
 #[test]
 fn fixtures_without_user_namespace_are_untouched() {
@@ -226,10 +226,13 @@ fn containerd_23_order_is_fixed() {
         "{}",
         order.summary
     );
-    assert!(
-        !plan.findings.changes.iter().any(|c| c.rule == "sysfs"),
-        "already rro"
-    );
+    let sysfs = plan
+        .findings
+        .changes
+        .iter()
+        .find(|c| c.rule == "sysfs")
+        .expect("containerd's own bind lets host mounts propagate in: made rprivate");
+    assert_eq!(sysfs.after["options"], json!(SYS_BIND));
     // Everything but /sys keeps its relative order.
     let strip = |d: &[String]| {
         d.iter()
@@ -320,17 +323,24 @@ fn unknown_fields_and_other_capabilities_survive_in_place() {
     assert_eq!(before, after);
 }
 
-/// A capability name no runtime reads cannot be classified: refused in a
-/// converted container, naming the set and the name.
+/// A capability name no runtime reads is kept (a newer kernel's or
+/// daemon's capability), unless it is named like a network one: refused
+/// in a converted container, naming the set and the name.
 #[test]
-fn an_unknown_capability_name_is_refused() {
+fn an_unknown_capability_name_is_kept_unless_named_like_network() {
     let mut spec = userns_hostnet();
     spec["process"]["capabilities"]["effective"] = json!(["CAP_CHOWN", "CAP_FUTURE_THING"]);
+    let plan = run_with(spec.clone(), &HostFacts::default(), &Policy::default()).unwrap();
+    assert_eq!(
+        plan.spec["process"]["capabilities"]["effective"],
+        json!(["CAP_CHOWN", "CAP_FUTURE_THING"])
+    );
+    spec["process"]["capabilities"]["effective"] = json!(["CAP_CHOWN", "cap_net_future"]);
     let r = run_with(spec, &HostFacts::default(), &Policy::default()).unwrap_err();
     assert_eq!(r.field, "process.capabilities.effective");
     assert!(
         r.message
-            .starts_with("\"CAP_FUTURE_THING\": not a capability"),
+            .starts_with("\"cap_net_future\": not a capability"),
         "{r}"
     );
 }
@@ -465,7 +475,7 @@ fn without_rro_refuse_or_fall_back_to_ro() {
     let plan = run_with(userns_hostnet(), &facts, &policy).unwrap();
     assert_eq!(
         sys_mounts(&plan.spec)[0]["options"],
-        json!(["rbind", "ro", "nosuid", "nodev", "noexec"])
+        json!(["rbind", "ro", "nosuid", "nodev", "noexec", "rprivate"])
     );
     assert!(plan
         .findings
@@ -501,7 +511,7 @@ fn every_sys_mount_is_converted_and_destinations_are_cleaned() {
     assert_eq!(sys.len(), 2);
     assert_eq!(
         sys[1]["options"],
-        json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rshared"])
+        json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"])
     );
     assert_eq!(
         sys[1]["destination"], "//sys/",

@@ -3,9 +3,20 @@
 //! the network namespace. In a container on the host network they grant
 //! nothing, so they are dropped from all five sets (or kept, or refused, as
 //! the policy says). A name is one when any runtime reads it as one
-//! ([`cap_names`]: runc's exact names, crun's libcap, youki's); a name no
-//! runtime reads as a capability is refused unless the policy keeps the
-//! network capabilities. Every other entry stays in place and in order.
+//! ([`cap_names`]: runc's exact names, crun's libcap, youki's). A name no
+//! runtime reads as a capability this kernel has is kept as it is (runc
+//! 1.2 and later ignore it with a warning; runc 1.1, crun and youki refuse
+//! the container), so a node whose kernel or daemon knows a newer
+//! capability keeps running its containers; but one that reads like a
+//! network capability (`CAP_NET_*`, `NET_*`) is refused unless the policy
+//! keeps them, since a newer reader might grant it. Every other entry
+//! stays in place and in order.
+//!
+//! A process with no `capabilities` member (or `null`) gets five empty
+//! sets written: what a runtime grants then depends on the runtime and its
+//! version (runc 1.2 and later keep every capability runc itself has,
+//! network ones included; runc 1.1 and crun give none), so the wrapper
+//! writes what it means, the narrowest of those readings.
 
 use crate::engine::cap_names::{self, Class};
 use crate::engine::policy::NetCapabilities as Policy;
@@ -27,16 +38,24 @@ pub fn is_net_capability(name: &str) -> bool {
     cap_names::is_network(name)
 }
 
-/// The refusal of a name no runtime reads as a capability, in a converted
-/// container: `field` holds it.
+/// The refusal of a name no runtime reads as a capability but that reads
+/// like a network one, in a converted container: `field` holds it.
 pub fn unknown(field: &str, name: &str) -> Refusal {
     Refusal::new(
         NAME,
         field,
         format!(
-            "{name:?}: not a capability runc, crun (libcap) or youki reads; in a container on the host network every capability name must be one the wrapper can classify, since another reader might take it for a network capability"
+            "{name:?}: not a capability runc, crun (libcap) or youki reads, but named like a network capability; in a container on the host network a newer reader might grant it, so it is refused"
         ),
     )
+}
+
+/// Does a name no runtime reads look like a network capability to a
+/// newer reader (libcap ignores case; youki and runc strip one `CAP_`)?
+fn named_like_network(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
+    bare.starts_with("NET_")
 }
 
 /// Drop the network capabilities from every set of a process object (a
@@ -58,12 +77,33 @@ pub fn drop_from_process(
             format!("{prefix}.{tail}")
         }
     };
+    let Some(object) = process.as_object_mut() else {
+        let field = if prefix.is_empty() {
+            "(top level)"
+        } else {
+            prefix
+        };
+        return Err(Refusal::malformed(field, "an object", process));
+    };
+    if object.get("capabilities").is_none_or(Value::is_null) {
+        let before = object.get("capabilities").cloned().unwrap_or(Value::Null);
+        let after: serde_json::Map<String, Value> = SETS
+            .iter()
+            .map(|set| ((*set).to_owned(), Value::Array(Vec::new())))
+            .collect();
+        object.insert("capabilities".into(), Value::Object(after.clone()));
+        out.changes.push(Change {
+            rule: NAME,
+            field: field_of("capabilities"),
+            summary: "written as five empty sets: without them, runc 1.2 and later would keep every capability it has itself, network ones included".into(),
+            before,
+            after: Value::Object(after),
+        });
+        return Ok(());
+    }
     let Some(caps) = process.get("capabilities") else {
         return Ok(());
     };
-    if caps.is_null() {
-        return Ok(());
-    }
     let Some(caps) = caps.as_object() else {
         return Err(Refusal::malformed(
             field_of("capabilities"),
@@ -81,11 +121,12 @@ pub fn drop_from_process(
             |n| match cap_names::classify(n.as_bytes()) {
                 Class::Network(_) => net.push(n.to_owned()),
                 Class::Other(_) => {}
-                Class::Unknown => {
+                Class::Unknown if named_like_network(n) => {
                     unclassified.get_or_insert_with(|| {
                         unknown(&field_of(&format!("capabilities.{set}")), n)
                     });
                 }
+                Class::Unknown => {}
             },
         )?;
         if let Some(r) = unclassified.take() {
@@ -153,9 +194,19 @@ impl Rule for NetCapabilities {
     }
 
     fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let policy = cx.policy.net_capabilities;
         match spec.member_mut("process") {
-            Some(process) => drop_from_process(process, "process", cx.policy.net_capabilities, out),
-            None => Ok(()),
+            Some(process) if !process.is_null() => {
+                drop_from_process(process, "process", policy, out)
+            }
+            _ if policy == Policy::Keep => Ok(()),
+            // runc refuses a spec without a process too; refusing here says
+            // why before anything else runs.
+            _ => Err(Refusal::new(
+                NAME,
+                "process",
+                "missing: a converted container's capabilities are written explicitly, and there is no process to write them into",
+            )),
         }
     }
 }
@@ -191,14 +242,19 @@ mod tests {
     }
 
     #[test]
-    fn a_name_no_runtime_reads_is_refused_unless_kept() {
-        let caps = json!({"bounding": ["CAP_KILL"], "permitted": ["CAP_KILL", "64"]});
+    fn a_name_no_runtime_reads_is_kept_unless_named_like_network() {
+        let kept = json!({"bounding": ["CAP_KILL", "CAP_FUTURE"], "permitted": ["CAP_KILL", "64"]});
+        let (after, r) = apply(kept.clone(), Policy::Drop);
+        assert!(r.unwrap().is_empty());
+        assert_eq!(after["capabilities"], kept);
+        let caps = json!({"bounding": ["CAP_KILL"], "permitted": ["CAP_KILL", "Cap_Net_Future"]});
         let (_, r) = apply(caps.clone(), Policy::Drop);
         let r = r.unwrap_err();
         assert_eq!(r.field, "process.capabilities.permitted");
         assert!(
-            r.message
-                .starts_with("\"64\": not a capability runc, crun (libcap) or youki reads"),
+            r.message.starts_with(
+                "\"Cap_Net_Future\": not a capability runc, crun (libcap) or youki reads"
+            ),
             "{r}"
         );
         assert_eq!(apply(caps.clone(), Policy::Refuse).1.unwrap_err(), r);

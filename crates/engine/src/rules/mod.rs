@@ -8,6 +8,7 @@ pub mod own_ns;
 pub mod sys_binds;
 pub mod sysctl;
 pub mod sysfs;
+pub mod under_sys;
 
 use super::report::Refusal;
 use super::spec::MountList;

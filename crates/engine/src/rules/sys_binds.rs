@@ -1,19 +1,30 @@
-//! Binds of the host's /sys tree other than the /sys rule's. A hostPath
-//! volume of `/sys` (node-exporter mounts it at `/host/sys`), a part of
-//! /sys, or a parent of /sys bound recursively (the host's `/` at
-//! `/host/root`) carries the same tree the /sys rule hardens, and a plain
-//! `ro` there leaves every submount (cgroup, bpf, securityfs, ...) writable
-//! at the mount level just the same. In a converted container a read-only
-//! bind of /sys or of part of it becomes `rbind,rro,nosuid,nodev,noexec`,
-//! the /sys rule's options, wherever it is mounted (at /sys itself too,
-//! whatever the source's spelling, keeping its source); a read-only
-//! recursive bind of a parent of /sys gets `rro` for its `ro`. A source is
-//! recognised by what it resolved to on the host (`crate::host`: a
-//! relative source in the bundle, links, `/proc/self/root/sys`, device and
-//! inode), so no spelling slips past; one that could not be resolved is
-//! refused. A plain bind of a parent carries no submount: its /sys is an
-//! empty directory. A writable bind elsewhere than /sys was asked for as
-//! such: it is kept, with a warning.
+//! Binds of the host's /sys tree other than the /sys rule's, and binds
+//! under the container's /sys. A hostPath volume of `/sys` (node-exporter
+//! mounts it at `/host/sys`), a part of /sys, or a parent of /sys bound
+//! recursively (the host's `/` at `/host/root`) carries the same tree the
+//! /sys rule hardens, and a plain `ro` there leaves every submount (cgroup,
+//! bpf, securityfs, ...) writable at the mount level just the same.
+//!
+//! In a converted container:
+//! - a bind of /sys or of part of it becomes `rbind,rro,nosuid,nodev,
+//!   noexec,rprivate`, the /sys rule's options, wherever it is mounted and
+//!   whatever it asked (writable too: sysfs cannot be idmapped, so the
+//!   daemons' idmapped volume of a `hostUsers: false` pod fails on every
+//!   stack, and a writable one would hand the container the host's sysfs
+//!   and cgroup tree); the idmapping it asked for is dropped, which grants
+//!   nothing on a read-only tree;
+//! - a recursive bind of a parent of /sys that is read-only, or mounted
+//!   under /sys, becomes recursively read-only and private; a writable one
+//!   elsewhere was asked for as such and is kept, with a warning;
+//! - any other bind mounted at or under /sys is made read-only and private:
+//!   everything the container sees under its /sys is read-only, and no
+//!   mount the host makes later propagates in.
+//!
+//! A source is recognised by what it resolved to on the host
+//! (`crate::host`: a relative source in the bundle, links,
+//! `/proc/self/root/sys`, device and inode), so no spelling slips past; one
+//! that could not be resolved is refused. A plain bind of a parent carries
+//! no submount: its /sys is an empty directory.
 
 use super::sysfs;
 use crate::engine::facts::SysSource;
@@ -23,6 +34,9 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 
 pub const NAME: &str = "sys-binds";
+
+/// Members of a mount that ask for an idmapped mount.
+const IDMAP_MEMBERS: [&str; 2] = ["uidMappings", "gidMappings"];
 
 pub struct HostSysBinds;
 
@@ -46,7 +60,7 @@ fn what_is(source: &str, cx: &Context<'_>) -> SysSource {
 
 /// runc and crun apply options in order: the last of `ro` and `rw` wins,
 /// and a bind is writable unless asked otherwise. `rro` is read-only too.
-fn read_only(options: &[Cow<'_, str>]) -> bool {
+pub(crate) fn read_only(options: &[Cow<'_, str>]) -> bool {
     options
         .iter()
         .rev()
@@ -58,16 +72,28 @@ fn read_only(options: &[Cow<'_, str>]) -> bool {
         .unwrap_or(false)
 }
 
-/// A read-only recursive bind made recursively read-only: each `ro`
-/// becomes `rro`, every other option stays.
-fn recursive_read_only<'a>(options: &[Cow<'a, str>]) -> Vec<Cow<'a, str>> {
-    options
+/// A bind made recursively read-only and private: every option that is
+/// not about writability or propagation stays, in order, then `rro` and
+/// `rprivate`.
+fn read_only_private<'a>(options: &[Cow<'a, str>]) -> Vec<Cow<'a, str>> {
+    let mut out: Vec<Cow<'a, str>> = options
         .iter()
-        .map(|o| match o.as_ref() {
-            "ro" => Cow::Borrowed("rro"),
-            _ => o.clone(),
+        .filter(|o| {
+            !matches!(o.as_ref(), "ro" | "rw" | "rro") && !sysfs::PROPAGATION.contains(&o.as_ref())
         })
-        .collect()
+        .cloned()
+        .collect();
+    out.push(Cow::Borrowed("rro"));
+    out.push(Cow::Borrowed("rprivate"));
+    out
+}
+
+/// How one bind is changed, for the summary.
+#[derive(Clone, Copy)]
+enum Why {
+    SysTree,
+    Parent,
+    UnderSys,
 }
 
 impl Rule for HostSysBinds {
@@ -82,58 +108,70 @@ impl Rule for HostSysBinds {
             if !m.is_bind(i)? {
                 continue;
             }
-            let Some(source) = m.str_member(i, "source")? else {
-                continue;
-            };
-            let kind = what_is(&source, cx);
-            if let SysSource::Unresolved(why) = &kind {
-                return Err(Refusal::new(
-                    NAME,
-                    format!("mounts[{i}].source"),
-                    format!(
-                        "{source:?} cannot be resolved ({why}): whether it binds the host's /sys tree, which would stay writable, cannot be decided"
-                    ),
-                ));
-            }
-            if kind == SysSource::Other {
-                continue;
-            }
             let dest = mounts.destination(i)?;
-            let options = m.options(i)?;
-            if kind == SysSource::Parent && !options.iter().any(|o| o == "rbind") {
-                continue;
-            }
-            let at_sys = dest == "/sys";
-            if !at_sys && !read_only(&options) {
-                out.warnings.push(format!(
-                    "mounts[{i}]: {dest} is a writable bind of the host's {source}: the /sys tree in it stays writable at the mount level, as asked"
-                ));
-                continue;
-            }
-            let want = if kind == SysSource::Parent && !at_sys {
-                recursive_read_only(&options)
-            } else {
-                sysfs::hardened_options(i, &options, cx)?
+            let under_sys = dest == "/sys" || crate::path::is_below(&dest, "/sys");
+            let kind = match m.str_member(i, "source")? {
+                Some(source) => {
+                    let kind = what_is(&source, cx);
+                    if let SysSource::Unresolved(why) = &kind {
+                        return Err(Refusal::new(
+                            NAME,
+                            format!("mounts[{i}].source"),
+                            format!(
+                                "{source:?} cannot be resolved ({why}): whether it binds the host's /sys tree, which would stay writable, cannot be decided"
+                            ),
+                        ));
+                    }
+                    kind
+                }
+                None => SysSource::Other,
             };
-            let done = m.str_member(i, "type")?.as_deref() == Some("bind") && options == want;
+            let options = m.options(i)?;
+            let (want, why) = match kind {
+                SysSource::Sys | SysSource::InTree => {
+                    (sysfs::hardened_options(i, cx)?, Why::SysTree)
+                }
+                SysSource::Parent if options.iter().any(|o| o == "rbind") => {
+                    if !under_sys && !read_only(&options) {
+                        out.warnings.push(format!(
+                            "mounts[{i}]: {dest} is a writable bind of a parent of the host's /sys: the /sys tree in it stays writable at the mount level, as asked"
+                        ));
+                        continue;
+                    }
+                    (read_only_private(&options), Why::Parent)
+                }
+                _ if under_sys => (read_only_private(&options), Why::UnderSys),
+                _ => continue,
+            };
+            let strip_idmap =
+                matches!(why, Why::SysTree) && IDMAP_MEMBERS.iter().any(|k| m.get(k).is_some());
+            let done = m.str_member(i, "type")?.as_deref() == Some("bind")
+                && options == want
+                && !strip_idmap;
             if !done {
-                let parent = kind == SysSource::Parent;
-                edits.push((i, dest.into_owned(), parent, json!(want)));
+                edits.push((i, dest.into_owned(), why, strip_idmap, json!(want)));
             }
         }
-        for (i, dest, parent, options) in edits {
+        for (i, dest, why, strip_idmap, options) in edits {
             let mount = spec.mount_mut(i)?;
             let before = Value::Object(mount.clone());
             mount.insert("type".into(), json!("bind"));
             mount.insert("options".into(), options);
-            let summary = if parent {
-                format!(
-                    "{dest}, a read-only recursive bind of a parent of the host's /sys, becomes recursively read-only: a plain ro leaves the /sys tree in it writable"
-                )
-            } else {
-                format!(
-                    "{dest}, a bind of the host's /sys tree, becomes recursively read-only: a plain ro leaves its submounts writable"
-                )
+            if strip_idmap {
+                for k in IDMAP_MEMBERS {
+                    mount.shift_remove(k);
+                }
+            }
+            let summary = match why {
+                Why::SysTree => format!(
+                    "{dest}, a bind of the host's /sys tree, becomes recursively read-only and private, without idmapping: a plain ro leaves its submounts writable, a mount the host makes later would arrive writable, and sysfs cannot be idmapped"
+                ),
+                Why::Parent => format!(
+                    "{dest}, a recursive bind of a parent of the host's /sys, becomes recursively read-only and private: a plain ro leaves the /sys tree in it writable, and a mount the host makes later would arrive writable"
+                ),
+                Why::UnderSys => format!(
+                    "{dest}, a bind under the container's /sys, becomes recursively read-only and private: everything under /sys is read-only in a converted container"
+                ),
             };
             out.changes.push(Change {
                 rule: NAME,
@@ -154,6 +192,7 @@ mod tests {
 
     fn converted(mounts: Value, facts: &HostFacts) -> crate::engine::Plan {
         let spec = json!({
+            "process": {"capabilities": {}},
             "linux": {
                 "namespaces": [{"type": "user"}, {"type": "mount"}],
                 "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
@@ -183,7 +222,7 @@ mod tests {
         );
         assert_eq!(
             m[1]["options"],
-            json!(["rbind", "rro", "nosuid", "nodev", "noexec"])
+            json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"])
         );
         assert_eq!(
             m[1]["source"], "/sys/fs/cgroup/",
@@ -228,27 +267,64 @@ mod tests {
     }
 
     #[test]
-    fn a_writable_bind_is_kept_with_a_warning_and_a_fs_mount_is_not_a_bind() {
+    fn a_writable_or_idmapped_bind_of_the_sys_tree_is_made_read_only_and_a_fs_mount_is_not_a_bind()
+    {
         let plan = converted(
             json!([
                 {"destination": "/host/sys", "type": "bind", "source": "/sys", "options": ["rbind", "ro", "rw"]},
-                {"destination": "/mnt/bpf", "type": "bpf", "source": "/sys/fs/bpf", "options": ["ro"]}
+                {"destination": "/mnt/bpf", "type": "bpf", "source": "/sys/fs/bpf", "options": ["ro"]},
+                {"destination": "/host/ro", "type": "bind", "source": "/sys", "options": ["rbind", "ro", "idmap", "rslave"],
+                 "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                 "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]}
             ]),
             &HostFacts::default(),
         );
+        let m = &plan.spec.to_value().unwrap()["mounts"];
+        let hardened = json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"]);
+        assert_eq!(m[0]["options"], hardened, "writable made read-only");
+        assert_eq!(m[1]["options"], json!(["ro"]));
         assert_eq!(
-            plan.spec.to_value().unwrap()["mounts"][0]["options"],
-            json!(["rbind", "ro", "rw"])
+            m[2],
+            json!({"destination": "/host/ro", "type": "bind", "source": "/sys", "options": hardened}),
+            "sysfs cannot be idmapped: the idmapping goes"
         );
+        assert!(
+            plan.findings.warnings.is_empty(),
+            "{:?}",
+            plan.findings.warnings
+        );
+        let again = evaluate(plan.spec, &HostFacts::default(), &Policy::default()).unwrap();
+        assert!(!again.changed(), "{:?}", again.findings.changes);
+    }
+
+    #[test]
+    fn every_bind_under_sys_is_read_only_and_private() {
+        let plan = converted(
+            json!([
+                {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["ro"]},
+                {"destination": "/sys/fs/cgroup/cpu", "type": "bind", "source": "/sys/fs/cgroup/cpu", "options": ["rbind", "rw"]},
+                {"destination": "/sys/fs", "type": "bind", "source": "/sys", "options": ["rbind"]},
+                {"destination": "/sys/kernel/x", "type": "bind", "source": "/srv", "options": ["bind", "nosuid", "rw", "rslave"]},
+                {"destination": "/sys/y", "type": "bind", "source": "/", "options": ["rbind"]}
+            ]),
+            &HostFacts::default(),
+        );
+        let m = &plan.spec.to_value().unwrap()["mounts"];
+        let hardened = json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"]);
+        assert_eq!(m[1]["options"], hardened);
+        assert_eq!(m[2]["options"], hardened);
         assert_eq!(
-            plan.spec.to_value().unwrap()["mounts"][1]["options"],
-            json!(["ro"])
+            m[3]["options"],
+            json!(["bind", "nosuid", "rro", "rprivate"])
         );
-        assert!(plan
-            .findings
-            .warnings
-            .iter()
-            .any(|w| w.starts_with("mounts[0]: /host/sys is a writable bind of the host's /sys")));
+        assert_eq!(m[4]["options"], json!(["rbind", "rro", "rprivate"]));
+        assert!(
+            plan.findings.warnings.is_empty(),
+            "{:?}",
+            plan.findings.warnings
+        );
+        let again = evaluate(plan.spec, &HostFacts::default(), &Policy::default()).unwrap();
+        assert!(!again.changed(), "{:?}", again.findings.changes);
     }
 
     #[test]
@@ -275,7 +351,7 @@ mod tests {
                 assert_eq!(m["source"], want_source, "{source}");
                 assert_eq!(
                     m["options"],
-                    json!(["rbind", "rro", "nosuid", "nodev", "noexec"]),
+                    json!(["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"]),
                     "{source} {options}"
                 );
             }
@@ -298,8 +374,8 @@ mod tests {
             &facts,
         );
         let m = &plan.spec.to_value().unwrap()["mounts"];
-        assert_eq!(m[0]["options"], json!(["rbind", "rro", "rslave"]));
-        assert_eq!(m[1]["options"], json!(["rbind", "rro"]));
+        assert_eq!(m[0]["options"], json!(["rbind", "rro", "rprivate"]));
+        assert_eq!(m[1]["options"], json!(["rbind", "rro", "rprivate"]));
         assert_eq!(
             m[2]["options"],
             json!(["bind", "ro"]),
@@ -323,6 +399,7 @@ mod tests {
             SysSource::Unresolved("bundle/rel: No such file or directory".into()),
         );
         let spec = json!({
+            "process": {"capabilities": {}},
             "linux": {
                 "namespaces": [{"type": "user"}, {"type": "mount"}],
                 "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],

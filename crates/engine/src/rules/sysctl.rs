@@ -12,8 +12,11 @@ pub const NAME: &str = "sysctl";
 
 pub struct NetSysctls;
 
+/// runc and crun turn every `.` of a key into `/` and write the file below
+/// /proc/sys, so `/net.ipv4.x`, `.net.ipv4.x` and `net//ipv4/x` name the
+/// same file as `net.ipv4.x`: the first non-empty component decides.
 fn is_net(key: &str) -> bool {
-    key.starts_with("net.") || key.starts_with("net/")
+    key.split(['.', '/']).find(|c| !c.is_empty()) == Some("net")
 }
 
 impl Rule for NetSysctls {
@@ -76,6 +79,28 @@ impl Rule for NetSysctls {
                 });
                 Ok(())
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_net;
+
+    #[test]
+    fn every_spelling_of_a_net_key_is_one() {
+        for key in [
+            "net.ipv4.ip_forward",
+            "net/ipv4/ip_forward",
+            "/net.ipv4.ip_forward",
+            ".net.ipv4.ip_forward",
+            "//net//core.somaxconn",
+            "./net.core.x",
+        ] {
+            assert!(is_net(key), "{key}");
+        }
+        for key in ["kernel.msgmax", "netfilter.x", "kernel/net", "", "."] {
+            assert!(!is_net(key), "{key}");
         }
     }
 }

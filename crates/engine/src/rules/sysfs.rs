@@ -5,6 +5,14 @@
 //! writable at the mount level; `nosuid,nodev,noexec`, because a remount
 //! that drops locked flags fails with EPERM. Privileged containers too:
 //! container root cannot write the host's sysfs anyway.
+//!
+//! `rprivate`, whatever propagation the spec asked for: `rro` is applied
+//! once, when the bind is made. On a host whose mounts are shared (every
+//! systemd host), runc's default root propagation (`rslave`) makes the bind
+//! a slave of the host's /sys, and a mount the host makes there later
+//! (bpffs when a CNI agent starts, configfs or fusectl when a module loads)
+//! would arrive in the running container with its own, writable options.
+//! A private tree receives nothing from the host.
 
 use crate::engine::facts::{RroSupport, SysSource};
 use crate::engine::policy::SysfsFallback;
@@ -15,9 +23,9 @@ use std::borrow::Cow;
 
 pub const NAME: &str = "sysfs";
 
-/// Propagation options survive the conversion: they say how the mount
-/// relates to the host's, not what it grants.
-const PROPAGATION: &[&str] = &[
+/// Propagation options: replaced by `rprivate` on every tree made
+/// read-only, since a mount propagated in later would not be.
+pub(crate) const PROPAGATION: &[&str] = &[
     "private",
     "rprivate",
     "shared",
@@ -43,7 +51,7 @@ impl Rule for SysfsBind {
                 continue;
             }
             let options = m.options(i)?;
-            let want = hardened_options(i, &options, cx)?;
+            let want = hardened_options(i, cx)?;
             let is_target = m.str_member(i, "type")?.as_deref() == Some("bind")
                 && m.str_member(i, "source")?.as_deref() == Some("/sys")
                 && options == want;
@@ -83,10 +91,10 @@ impl Rule for SysfsBind {
 
 /// The options of a hardened bind of the host's /sys tree: `rbind`, `rro`
 /// (or the policy's `ro` fallback, or a refusal, when `rro` cannot work),
-/// `nosuid,nodev,noexec`, and the mount's own propagation options.
+/// `nosuid,nodev,noexec`, and `rprivate` in place of any propagation the
+/// mount asked for.
 pub(crate) fn hardened_options<'a>(
     i: usize,
-    options: &[Cow<'a, str>],
     cx: &Context<'_>,
 ) -> Result<Vec<Cow<'a, str>>, Refusal> {
     let readonly = match &cx.facts.rro {
@@ -104,17 +112,10 @@ pub(crate) fn hardened_options<'a>(
             SysfsFallback::Ro => "ro",
         },
     };
-    let mut want: Vec<Cow<'a, str>> = ["rbind", readonly, "nosuid", "nodev", "noexec"]
+    Ok(["rbind", readonly, "nosuid", "nodev", "noexec", "rprivate"]
         .into_iter()
         .map(Cow::Borrowed)
-        .collect();
-    want.extend(
-        options
-            .iter()
-            .filter(|o| PROPAGATION.contains(&o.as_ref()))
-            .cloned(),
-    );
-    Ok(want)
+        .collect())
 }
 
 fn readonly_fallback(cx: &Context<'_>) -> bool {
