@@ -139,7 +139,7 @@ pub fn restrict(path: &str, options: &[&str]) -> Result<(), HardenError> {
     });
     let attr = MountAttr {
         attr_set,
-        propagation: libc::MS_PRIVATE as u64,
+        propagation: libc::MS_PRIVATE,
         ..MountAttr::default()
     };
     let flags = (libc::AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW) as libc::c_uint;

@@ -85,7 +85,7 @@ pub fn drop_from_process(
         };
         return Err(Refusal::malformed(field, "an object", process));
     };
-    if object.get("capabilities").is_none_or(Value::is_null) {
+    if object.get("capabilities").map_or(true, Value::is_null) {
         let before = object.get("capabilities").cloned().unwrap_or(Value::Null);
         let after: serde_json::Map<String, Value> = SETS
             .iter()
