@@ -144,12 +144,28 @@ fn spec_spellings_reach_no_set(runtime: Runtime) {
     assert_no_network_capability(&out, &format!("spec {names:?}"));
 }
 
-/// A name no runtime reads as a capability is refused, naming the field
-/// and the name; nothing runs, config.json is left as it was.
+/// A name no runtime reads as a capability, unless it is a plain name
+/// with no `NET` in it, is refused, naming the field and the name; nothing
+/// runs, config.json is left as it was. A plain one goes to the runtime,
+/// which decides (runc 1.2 and later ignore it; runc 1.1, crun and youki
+/// refuse the container): nothing of it reaches a set either way.
 fn an_unknown_name_in_the_spec_is_refused(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let bundle = Bundle::userns_hostnet(&STATUS);
-    for name in ["64", " CAP_NET_RAW", "+13", "CAP_FROBNICATE", "0x40"] {
+    bundle
+        .edit(|s| s["process"]["capabilities"]["bounding"] = json!(["CAP_KILL", "CAP_FROBNICATE"]));
+    let id = common::unique_id("fc-plain");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let out = common::run_probe(&sandbox.wrapper(), &bundle, &id);
+    assert!(
+        !out.stderr.contains("userns-hostnet-runtime: refused"),
+        "a plain unknown name is the runtime's to judge\n{}",
+        out.describe()
+    );
+    if out.success() {
+        assert_no_network_capability(&out, "CAP_FROBNICATE");
+    }
+    for name in ["64", " CAP_NET_RAW", "+13", "CAP_NETFROB", "0x40"] {
         bundle.edit(|s| s["process"]["capabilities"]["bounding"] = json!(["CAP_KILL", name]));
         let before = fs::read(bundle.config_path()).unwrap();
         let id = common::unique_id("fc-unknown");
@@ -161,6 +177,64 @@ fn an_unknown_name_in_the_spec_is_refused(runtime: Runtime) {
         );
         assert!(out.stderr.contains(&want), "{want}\n{}", out.describe());
         assert_eq!(fs::read(bundle.config_path()).unwrap(), before);
+    }
+}
+
+/// A spec with no capability sets (the member missing, or null): runc 1.2
+/// and later then keep every capability runc has, network ones included;
+/// runc 1.1 and crun give none. Through the wrapper the container's init
+/// has none in any set on each runtime; runc 1.4.3 alone keeps NET_RAW.
+fn a_spec_without_capability_sets_gets_none(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    for missing in [None, Some(Value::Null)] {
+        let bundle = Bundle::userns_hostnet(&STATUS);
+        bundle.edit(|s| {
+            let process = s["process"].as_object_mut().unwrap();
+            match &missing {
+                None => {
+                    process.shift_remove("capabilities");
+                }
+                Some(v) => {
+                    process.insert("capabilities".into(), v.clone());
+                }
+            }
+        });
+        let what = format!("capabilities {missing:?} on {}", runtime.name());
+        if runtime == Runtime::Runc14 {
+            let id = common::unique_id("fc-nocaps-base");
+            let _guard = ContainerGuard::new(&sandbox, &id);
+            let base = Bundle::userns_hostnet(&STATUS);
+            base.edit(|s| {
+                s["process"] = bundle.spec()["process"].clone();
+                for m in s["mounts"].as_array_mut().unwrap() {
+                    if m["destination"] == "/sys" {
+                        *m = json!({"destination": "/sys", "type": "bind", "source": "/sys",
+                                    "options": ["rbind", "rro", "nosuid", "nodev", "noexec", "rprivate"]});
+                    }
+                }
+            });
+            let out = common::run_probe(&sandbox.real(), &base, &id);
+            let bnd = sets_of(&out)
+                .iter()
+                .find(|(s, _)| *s == "CapBnd")
+                .unwrap()
+                .1;
+            assert!(
+                common::has_cap_bit(bnd, 13),
+                "{what}: runc 1.4.3 alone was expected to keep NET_RAW: {bnd:016x}"
+            );
+        }
+        let id = common::unique_id("fc-nocaps");
+        let _guard = ContainerGuard::new(&sandbox, &id);
+        let out = common::run_probe(&sandbox.wrapper(), &bundle, &id);
+        for (set, mask) in sets_of(&out) {
+            assert_eq!(mask, 0, "{what}: {set} {mask:016x}\n{}", out.describe());
+        }
+        assert_eq!(
+            bundle.spec()["process"]["capabilities"],
+            json!({"bounding": [], "effective": [], "inheritable": [], "permitted": [], "ambient": []}),
+            "{what}: written explicitly"
+        );
     }
 }
 
@@ -367,7 +441,18 @@ fn a_path_as_id_at_create_is_refused(runtime: Runtime) {
     );
 }
 
+mod runc_1_4 {
+    #[test]
+    fn a_spec_without_capability_sets_gets_none() {
+        super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Runc14);
+    }
+}
+
 mod runc {
+    #[test]
+    fn a_spec_without_capability_sets_gets_none() {
+        super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Runc);
+    }
     #[test]
     fn spec_spellings_reach_no_set() {
         super::spec_spellings_reach_no_set(crate::common::Runtime::Runc);
@@ -391,6 +476,10 @@ mod runc {
 }
 
 mod crun {
+    #[test]
+    fn a_spec_without_capability_sets_gets_none() {
+        super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Crun);
+    }
     #[test]
     fn spec_spellings_reach_no_set() {
         super::spec_spellings_reach_no_set(crate::common::Runtime::Crun);

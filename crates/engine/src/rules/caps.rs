@@ -7,9 +7,10 @@
 //! runtime reads as a capability this kernel has is kept as it is (runc
 //! 1.2 and later ignore it with a warning; runc 1.1, crun and youki refuse
 //! the container), so a node whose kernel or daemon knows a newer
-//! capability keeps running its containers; but one that reads like a
-//! network capability (`CAP_NET_*`, `NET_*`) is refused unless the policy
-//! keeps them, since a newer reader might grant it. Every other entry
+//! capability keeps running its containers; but one that a newer reader
+//! might take for a network capability (any name with `NET` in it, in any
+//! case, or anything but letters and underscores: a number, a sign, a
+//! space) is refused unless the policy keeps them. Every other entry
 //! stays in place and in order.
 //!
 //! A process with no `capabilities` member (or `null`) gets five empty
@@ -45,17 +46,17 @@ pub fn unknown(field: &str, name: &str) -> Refusal {
         NAME,
         field,
         format!(
-            "{name:?}: not a capability runc, crun (libcap) or youki reads, but named like a network capability; in a container on the host network a newer reader might grant it, so it is refused"
+            "{name:?}: not a capability runc, crun (libcap) or youki reads, and not a plain name (letters and underscores, no NET) that no newer reader could take for a network capability"
         ),
     )
 }
 
-/// Does a name no runtime reads look like a network capability to a
-/// newer reader (libcap ignores case; youki and runc strip one `CAP_`)?
+/// Could a newer reader take a name no runtime reads today for a network
+/// capability? Yes unless it is letters and underscores alone (libcap
+/// reads numbers and ignores case and what follows a name) with no `NET`.
 fn named_like_network(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    let bare = upper.strip_prefix("CAP_").unwrap_or(&upper);
-    bare.starts_with("NET_")
+    !name.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+        || name.to_ascii_uppercase().contains("NET")
 }
 
 /// Drop the network capabilities from every set of a process object (a
@@ -243,10 +244,15 @@ mod tests {
 
     #[test]
     fn a_name_no_runtime_reads_is_kept_unless_named_like_network() {
-        let kept = json!({"bounding": ["CAP_KILL", "CAP_FUTURE"], "permitted": ["CAP_KILL", "64"]});
+        let kept = json!({"bounding": ["CAP_KILL", "CAP_FUTURE"], "permitted": ["CAP_KILL", "cap_later_one"]});
         let (after, r) = apply(kept.clone(), Policy::Drop);
         assert!(r.unwrap().is_empty());
         assert_eq!(after["capabilities"], kept);
+        for name in ["64", " CAP_FUTURE", "+13", "Cap_Net_Future", "CAP_INTERNET"] {
+            let caps = json!({"bounding": ["CAP_KILL"], "permitted": ["CAP_KILL", name]});
+            let r = apply(caps, Policy::Drop).1.unwrap_err();
+            assert_eq!(r.field, "process.capabilities.permitted", "{name}");
+        }
         let caps = json!({"bounding": ["CAP_KILL"], "permitted": ["CAP_KILL", "Cap_Net_Future"]});
         let (_, r) = apply(caps.clone(), Policy::Drop);
         let r = r.unwrap_err();
