@@ -316,6 +316,7 @@ fn scenario_net_sysctl_refused(k: &Cluster) {
 #[test]
 fn containerd_2_3_kubelet_1_37() {
     let _row = one_row();
+    let records_before = records();
     let mut cri = Cri::start_on(Stack::Containerd23);
     let k = containerd_cluster(&cri);
     let declared = k.declared_features();
@@ -349,8 +350,147 @@ fn containerd_2_3_kubelet_1_37() {
     );
 
     scenario_net_sysctl_refused(&k);
+    scenario_host_sys_volume(&k, &|name| feature_pod(name, WRAPPER_CLASS));
+    scenario_failing_creates_leave_no_record(&k, feature_pod("failing", WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
     start_time_ratio(&k);
     assert_nothing_left("the row", &|| cri.leftovers());
+    assert_no_record_left("the containerd 2.3.4 row", &records_before);
+}
+
+/// Every file under the wrapper's records of converted containers. Rows
+/// run one at a time, so what a row adds is its own.
+fn records() -> std::collections::BTreeSet<String> {
+    fn walk(dir: &std::path::Path, out: &mut std::collections::BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&path, out);
+            } else {
+                out.insert(path.display().to_string());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(
+        std::path::Path::new("/run/userns-hostnet/converted"),
+        &mut out,
+    );
+    out
+}
+
+/// No record of a converted container outlives its pod: what the row
+/// added is gone once its pods are (allowing the kubelet's own pace).
+fn assert_no_record_left(what: &str, before: &std::collections::BTreeSet<String>) {
+    let deadline = Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let left: Vec<String> = records().difference(before).cloned().collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: records outlived their pods: {left:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// A pod whose container's create the runtime fails after the wrapper
+/// converted it (its command does not exist): the kubelet retries it, and
+/// once the pod is deleted no record of those creates is left.
+fn scenario_failing_creates_leave_no_record(
+    k: &Cluster,
+    pod_object: Value,
+    cri_leftovers: &dyn Fn() -> Vec<String>,
+) {
+    let before = records();
+    let mut pod = pod_object;
+    let name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+    pod["spec"]["initContainers"] = json!([]);
+    let mut app = container("app");
+    app["command"] = json!(["/no-such-command"]);
+    pod["spec"]["containers"] = json!([app]);
+    k.apply(&pod);
+    // Three failed creates at least: the kubelet's back-off retries.
+    let deadline = Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let restarts = k.kubectl_ok(&[
+            "get",
+            "pod",
+            &name,
+            "-o",
+            "jsonpath={.status.containerStatuses[0].restartCount}",
+        ]);
+        let failed = k
+            .events(&name)
+            .iter()
+            .filter(|e| e.contains("Failed"))
+            .count();
+        if restarts.parse::<u32>().unwrap_or(0) >= 2 || failed >= 3 {
+            eprintln!("{name}: restarts {restarts:?}, failure events {failed}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name}: the kubelet did not retry the failing container\n{}",
+            k.describe(&name)
+        );
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    k.delete_pod(&name);
+    assert_nothing_left(&format!("deleting {name}"), cri_leftovers);
+    assert_no_record_left(&format!("{name}'s failed creates"), &before);
+}
+
+/// A hostPath volume of the host's /sys, read-only and not: the daemons
+/// ask for an idmapped bind, which sysfs cannot be; through the wrapper the
+/// pod runs with the volume bound like its own /sys, read-only all the way
+/// down, whatever it asked.
+fn scenario_host_sys_volume(k: &Cluster, pod_of: &dyn Fn(&str) -> Value) {
+    for read_only in [true, false] {
+        let name = if read_only {
+            "host-sys-ro"
+        } else {
+            "host-sys-rw"
+        };
+        let mut pod = pod_of(name);
+        pod["spec"]["initContainers"] = json!([]);
+        let mut app = container("app");
+        app["volumeMounts"] =
+            json!([{"name": "host-sys", "mountPath": "/host/sys", "readOnly": read_only}]);
+        pod["spec"]["containers"] = json!([app]);
+        pod["spec"]["volumes"] = json!([{"name": "host-sys", "hostPath": {"path": "/sys"}}]);
+        k.apply(&pod);
+        let f = fate(k, name);
+        assert_eq!(f, "Running", "{name}: {f}\n{}", k.describe(name));
+        let p = look(k, name, "app");
+        assert_hardened(&p, name);
+        let volume: Vec<&common::MountEntry> = p
+            .mounts
+            .iter()
+            .filter(|m| m.is_at_or_under("/host/sys"))
+            .collect();
+        let writable: Vec<String> = volume
+            .iter()
+            .filter(|m| !m.has("ro"))
+            .map(|m| format!("{} {} {}", m.mount_point, m.fstype, m.options.join(",")))
+            .collect();
+        assert!(
+            !volume.is_empty() && writable.is_empty(),
+            "{name}: the hostPath of /sys is not read-only all the way down: {writable:#?}\n{}",
+            p.table()
+        );
+        eprintln!(
+            "{name}: Running, /host/sys {} mounts, all read-only",
+            volume.len()
+        );
+        k.delete_pod(name);
+    }
 }
 
 /// The feature's pod `pod` on the plain runtime's class runs, in its own
@@ -603,6 +743,7 @@ fn containerd_1_7_kubelet_1_35() {
 fn crio_kubelet_1_35() {
     use common::crio::{handler as crio_handler, matrix_handler, Crio, Mode};
     let _row = one_row();
+    let records_before = records();
     let mut crio = Crio::start_matrix(Mode::DropInfra);
     let k = crio_cluster(&crio, KUBELET_UNDECLARED);
     eprintln!(
@@ -677,8 +818,13 @@ fn crio_kubelet_1_35() {
     k.delete_pod("survivor");
     assert_nothing_left("deleting the pod after the restart", &|| crio.leftovers());
     scenario_net_sysctl_refused(&k);
+    scenario_host_sys_volume(&k, &|name| bound_pod(&k, name, WRAPPER_CLASS));
+    scenario_failing_creates_leave_no_record(&k, bound_pod(&k, "failing", WRAPPER_CLASS), &|| {
+        crio.leftovers()
+    });
     start_time_ratio(&k);
     assert_nothing_left("the row", &|| crio.leftovers());
+    assert_no_record_left("the CRI-O 1.36.3 row", &records_before);
     drop(k);
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");
