@@ -402,6 +402,11 @@ pub struct UninstallArgs {
     /// (see install --root).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Remove the handler even while containers of it are on the node,
+    /// which uninstall otherwise refuses: they are left impossible to stop
+    /// until the handler is installed again (a warning names them).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
