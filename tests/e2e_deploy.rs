@@ -496,7 +496,8 @@ fn deploy_here_from(
 /// The restart path: deploy registers a handler with a private containerd
 /// 1.7 (the CRI tier's), asks for the restart, and after it a
 /// `hostUsers: false` host-network pod on that handler is converted by the
-/// copied wrapper; the undo asks again and leaves the config as it was.
+/// copied wrapper; the removal is refused while the pod runs, and once
+/// it is gone the undo asks again and leaves the config as it was.
 #[test]
 fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     use common::cri::{self, Cri, Userns};
@@ -613,6 +614,39 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
         "{}",
         exec.describe()
     );
+    // The removal while the pod runs: refused, naming its containers,
+    // nothing changed, no restart asked; the pod still stops.
+    let wrapper_bytes = fs::read(&wrapper).unwrap();
+    let refused = deploy_here(&cri, &bin, &handlers, &systemctl, "--uninstall");
+    assert!(!refused.success(), "{}", refused.describe());
+    assert!(
+        refused
+            .stderr
+            .contains("runtime handler deployed still has 2 container(s)")
+            && refused.stderr.contains(&app[..13])
+            && refused.stderr.contains(&pod.id[..13])
+            && refused.stderr.contains("pod uhn-e2e/deployed"),
+        "{}",
+        refused.describe()
+    );
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        config_before,
+        "config untouched"
+    );
+    assert_eq!(links(&handlers), links_before, "handler links untouched");
+    assert_eq!(
+        fs::read(&wrapper).unwrap(),
+        wrapper_bytes,
+        "wrapper untouched"
+    );
+    assert_eq!(
+        fs::read_to_string(&requests).unwrap().lines().count(),
+        1,
+        "no restart for a refused removal"
+    );
+    let probe = deploy_here(&cri, &bin, &handlers, &systemctl, "--check");
+    probe.assert_success();
     cri.stop_and_remove(&app);
     cri.stop_and_remove_pod(&pod);
 

@@ -358,6 +358,18 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut Plan) -> Result<(), Install
     Ok(())
 }
 
+/// The containers on the node of the handler an uninstall with `args`
+/// would remove ([`in_use`]): deploy's removal asks before it undoes.
+pub fn containers_in_use(
+    args: &InstallArgs,
+) -> Result<Vec<super::daemon::live::Live>, InstallError> {
+    let plan = plan(args, false)?;
+    Ok(match handler_removed(args, &plan)? {
+        Some(h) => in_use::containers(&node_root(args)?, &h),
+        None => Vec::new(),
+    })
+}
+
 /// What tells the containers of the handler this plan removes apart
 /// (from the handler's table as it was, the links the plan removes and
 /// the daemon's config); `None` when the plan removes no handler (the
