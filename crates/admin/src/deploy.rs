@@ -67,7 +67,10 @@ pub enum DeployError {
     #[error("waiting for a signal: {0}")]
     Signal(nix::Error),
     /// The removal, while the handler still has containers on the node.
-    #[error("{}", in_use_line(handler, containers))]
+    #[error(
+        "{}; then run the removal again (deploy --uninstall, or the cleanup DaemonSet)",
+        in_use_line(handler, containers)
+    )]
     InUse {
         handler: String,
         containers: Vec<Live>,
@@ -77,7 +80,7 @@ pub enum DeployError {
 /// Why the removal waits or stops: what removing now would strand.
 fn in_use_line(handler: &str, containers: &[Live]) -> String {
     format!(
-        "runtime handler {handler} still has {n} container(s) on this node: {list}; the registration stays (removing it would leave them impossible to stop): {drain}; the removal goes on once they are gone",
+        "runtime handler {handler} still has {n} container(s) on this node: {list}; the registration stays (removing it would leave them impossible to stop): {drain}",
         n = containers.len(),
         list = in_use::listing(containers),
         drain = in_use::DRAIN,
@@ -1025,7 +1028,7 @@ fn wait_until_unused(
         }
         if said.as_ref() != Some(&containers) {
             say(&format!(
-                "waiting: {}",
+                "waiting: {}; the removal goes on once they are gone",
                 in_use_line(&state.handler, &containers)
             ));
             said = Some(containers);

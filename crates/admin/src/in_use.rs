@@ -108,3 +108,54 @@ impl InUse {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_is_one_line_naming_each_container_and_the_way_out() {
+        let e = InUse {
+            handler: "uhn".into(),
+            containers: vec![
+                Live {
+                    id: "9fae45856a1b0d19909a00275f87c2f6".into(),
+                    pod: Some("web/api-0".into()),
+                    name: Some("app".into()),
+                },
+                Live {
+                    id: "42cd4f340c89a569b076cce069797e6d".into(),
+                    pod: Some("web/api-0".into()),
+                    name: Some("sandbox".into()),
+                },
+            ],
+        };
+        let line = e.to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("runtime handler uhn still has 2 container(s) on this node: 9fae45856a1b0 (pod web/api-0, app), 42cd4f340c89a (pod web/api-0, sandbox); "),
+            "{line}"
+        );
+        assert!(line.contains("kubectl drain NODE"), "{line}");
+        assert!(
+            line.ends_with("then run uninstall again (--force removes it anyway and strands them)"),
+            "{line}"
+        );
+        let forced = e.forced();
+        assert!(forced.starts_with("warning: --force: 2 container(s) of runtime handler uhn are stranded: 9fae45856a1b0 "), "{forced}");
+    }
+
+    #[test]
+    fn node_files_read_under_the_root() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("run/x")).unwrap();
+        std::fs::write(root.path().join("run/x/b"), "b").unwrap();
+        std::fs::write(root.path().join("run/x/a"), "a").unwrap();
+        let node = NodeRoot::new(Some(root.path())).unwrap();
+        let files = NodeFiles(&node);
+        assert_eq!(files.list(Path::new("/run/x")), ["a", "b"]);
+        assert_eq!(files.read(Path::new("/run/x/a")).as_deref(), Some("a"));
+        assert_eq!(files.read(Path::new("/run/none")), None);
+        assert!(files.list(Path::new("/run/none")).is_empty());
+    }
+}
