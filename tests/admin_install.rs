@@ -418,15 +418,16 @@ fn uninstall_help_says_what_drop_in_removes() {
     );
     assert!(!help.contains("write a drop-in file"), "{help}");
     // Its own options only: none of install's, in install's words.
-    for install_only in [
-        "--set-as-default",
-        "--backup",
-        "--wrapper",
-        "--containerd",
-        "--force",
-    ] {
+    for install_only in ["--set-as-default", "--backup", "--wrapper", "--containerd"] {
         assert!(!help.contains(install_only), "{install_only}: {help}");
     }
+    // uninstall's --force is its own: removing a handler that still has
+    // containers, not install's hook program check.
+    assert!(!help.contains("temporary or build path"), "{help}");
+    assert!(
+        help.contains("even while containers of it are on the node"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -469,6 +469,20 @@ fn deploy_here_from(
     mode: &str,
     from: &Path,
 ) -> common::Outcome {
+    run_capture(&mut deploy_command(
+        cri, bin, handlers, systemctl, mode, from,
+    ))
+}
+
+/// The command of [`deploy_here_from`].
+fn deploy_command(
+    cri: &common::cri::Cri,
+    bin: &Path,
+    handlers: &Path,
+    systemctl: &Path,
+    mode: &str,
+    from: &Path,
+) -> Command {
     let admin = Path::new(common::TOOL);
     let mut cmd = Command::new(admin);
     cmd.args(["deploy", "--host-root", "/", "--daemon", "containerd"])
@@ -490,13 +504,15 @@ fn deploy_here_from(
         .env("USERNS_HOSTNET_HANDLERS_DIR", handlers)
         .env_remove("NODE_NAME")
         .env_remove("KUBERNETES_SERVICE_HOST");
-    run_capture(&mut cmd)
+    cmd
 }
 
 /// The restart path: deploy registers a handler with a private containerd
 /// 1.7 (the CRI tier's), asks for the restart, and after it a
 /// `hostUsers: false` host-network pod on that handler is converted by the
-/// copied wrapper; the undo asks again and leaves the config as it was.
+/// copied wrapper; the removal is refused while the pod runs (the
+/// cleanup DaemonSet's `--wait` waits for it, saying so), and once it is
+/// gone the undo asks again and leaves the config as it was.
 #[test]
 fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     use common::cri::{self, Cri, Userns};
@@ -613,24 +629,89 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
         "{}",
         exec.describe()
     );
+    // The removal while the pod runs: refused, naming its containers,
+    // nothing changed, no restart asked; the pod still stops.
+    let wrapper_bytes = fs::read(&wrapper).unwrap();
+    let refused = deploy_here(&cri, &bin, &handlers, &systemctl, "--uninstall");
+    assert!(!refused.success(), "{}", refused.describe());
+    assert!(
+        refused
+            .stderr
+            .contains("runtime handler deployed still has 2 container(s)")
+            && refused.stderr.contains(&app[..13])
+            && refused.stderr.contains(&pod.id[..13])
+            && refused.stderr.contains("pod uhn-e2e/deployed"),
+        "{}",
+        refused.describe()
+    );
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        config_before,
+        "config untouched"
+    );
+    assert_eq!(links(&handlers), links_before, "handler links untouched");
+    assert_eq!(
+        fs::read(&wrapper).unwrap(),
+        wrapper_bytes,
+        "wrapper untouched"
+    );
+    assert_eq!(
+        fs::read_to_string(&requests).unwrap().lines().count(),
+        1,
+        "no restart for a refused removal"
+    );
+    let probe = deploy_here(&cri, &bin, &handlers, &systemctl, "--check");
+    probe.assert_success();
+
+    // The cleanup DaemonSet's removal (`--wait`) waits for them instead,
+    // saying so, and goes on once the pod is gone.
+    let log = work.path().join("cleanup.log");
+    let mut cleanup = deploy_command(
+        &cri,
+        &bin,
+        &handlers,
+        &systemctl,
+        "--uninstall",
+        Path::new(common::TOOL).parent().unwrap(),
+    )
+    .arg("--wait")
+    .stdout(fs::File::create(&log).unwrap())
+    .stderr(std::process::Stdio::inherit())
+    .spawn()
+    .unwrap();
+    let waiting = said_by(
+        &mut cleanup,
+        &log,
+        "waiting: runtime handler deployed still has 2 container(s)",
+    );
+    assert!(waiting.contains(&app[..13]), "{waiting}");
+    assert_eq!(
+        fs::read(&config).unwrap(),
+        config_before,
+        "config untouched"
+    );
+    assert_eq!(links(&handlers), links_before, "handler links untouched");
     cri.stop_and_remove(&app);
     cri.stop_and_remove_pod(&pod);
-
-    let out = deploy_here(&cri, &bin, &handlers, &systemctl, "--uninstall");
-    out.assert_success();
+    let out = said_by(&mut cleanup, &log, "removed; waiting");
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(cleanup.id().to_string())
+        .status();
+    let status = cleanup.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{out}");
     assert_eq!(
         fs::read_to_string(&requests).unwrap(),
         "restart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\nrestart uhn-test.service SYSTEMD_IGNORE_CHROOT=1\n",
-        "{}",
-        out.describe()
+        "{out}"
     );
     assert_eq!(
         fs::read(&config).unwrap(),
         original,
         "config restored byte for byte"
     );
-    assert!(!bin.exists(), "{}", out.describe());
-    assert!(!handlers.exists(), "{}", out.describe());
+    assert!(!bin.exists(), "{out}");
+    assert!(!handlers.exists(), "{out}");
     let probe = deploy_here(&cri, &bin, &handlers, &systemctl, "--check");
     assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
     assert!(
@@ -642,6 +723,24 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     assert!(cri.run_pod("deployed", &pod_config).is_err());
     let left = cri.leftovers();
     assert!(left.is_empty(), "{left:#?}");
+}
+
+/// What `child` has written to `log` once it holds `needle`; fails when
+/// the child exits first or a minute passes.
+fn said_by(child: &mut std::process::Child, log: &Path, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = fs::read_to_string(log).unwrap_or_default();
+        if text.contains(needle) {
+            return text;
+        }
+        let exited = child.try_wait().unwrap();
+        assert!(
+            exited.is_none() && Instant::now() < deadline,
+            "never said {needle:?} ({exited:?}):\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// An API server stand-in on 127.0.0.1: HTTPS with a certificate from a CA

@@ -37,7 +37,7 @@ pub enum Command {
     Install(InstallArgs),
     /// Remove a runtime handler registered by `install`, and only what install added.
     #[command(
-        after_help = "Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error; with --check, 1 when uninstall would change something, else 0."
+        after_help = "Refused (status 2, nothing changed) while containers of the handler are on the node: the line names them and how to drain them; --force removes the handler anyway, stranding them. Exit status: 0 when nothing install added is left, 1 when a handler of that name stays registered because install did not add it or it was changed since (a line says which and why), 2 on an error; with --check, 1 when uninstall would change something, else 0."
     )]
     Uninstall(UninstallArgs),
     /// OCI hook mode, for stacks that run without the wrapper.
@@ -45,7 +45,7 @@ pub enum Command {
     Hook(HookCommand),
     /// The installer image's mode: install onto the node whose root is mounted, label the node, wait.
     #[command(
-        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits; SIGTERM ends the wait and leaves the install in place. --uninstall (the cleanup DaemonSet) removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host; so does SIGTERM with --cleanup. --check is the readiness probe. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
+        after_help = "Copies the wrapper, the admin tool and the -crun/-youki links into --bin-dir by rename, writes /etc/userns-hostnet/config.toml when absent, registers the handler as `install` does, restarts the daemon with --restart, labels the node userns-hostnet.io/installed=true when a service account and NODE_NAME are there, then waits; SIGTERM ends the wait and leaves the install in place. --uninstall (the cleanup DaemonSet) removes the label and puts back every file it changed, byte for byte, from the state it keeps under /var/lib/userns-hostnet/deploy on the host; so does SIGTERM with --cleanup. Either refuses, changing nothing, while the handler still has containers on the node (--uninstall --wait waits for them to go). --check is the readiness probe. Every option also reads the environment variable shown. Exit status: 0 on success, 2 on an error. See docs/cluster.md."
     )]
     Deploy(DeployArgs),
     /// List what on this host still runs the packaged binaries, each with the command that undoes it.
@@ -185,7 +185,7 @@ pub struct DeployArgs {
     /// Write nothing; exit 0 when an earlier deploy's files and handler are in place and no restart is pending, else 1 (the readiness probe); with --uninstall, 0 when nothing of a deploy is left.
     #[arg(long, conflicts_with = "once")]
     pub check: bool,
-    /// With --uninstall: wait for SIGTERM afterwards instead of exiting (the cleanup DaemonSet's pod).
+    /// With --uninstall: first wait while the handler has containers on the node, and afterwards for SIGTERM instead of exiting (the cleanup DaemonSet's pod).
     #[arg(long, requires = "uninstall")]
     pub wait: bool,
     /// The directory holding the binaries to copy (default: this program's own).
@@ -402,6 +402,11 @@ pub struct UninstallArgs {
     /// (see install --root).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Remove the handler even while containers of it are on the node,
+    /// which uninstall otherwise refuses: they are left impossible to stop
+    /// until the handler is installed again (a warning names them).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

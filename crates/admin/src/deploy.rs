@@ -18,8 +18,10 @@
 //! instead. A rerun (pod restart, upgrade) keeps the first `before`, so the
 //! undo still returns the host to what it was before any deploy.
 
+use super::daemon::live::Live;
 use super::daemons::{CONTAINERD_SOCKET, CRIO_SOCKET};
 use super::deploy_api::Api;
+use super::in_use;
 use super::install::{self, LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
 use crate::sys::atomic::{self, Attrs};
@@ -64,6 +66,25 @@ pub enum DeployError {
     Restart { command: String, why: String },
     #[error("waiting for a signal: {0}")]
     Signal(nix::Error),
+    /// The removal, while the handler still has containers on the node.
+    #[error(
+        "{}; then run the removal again (deploy --uninstall, or the cleanup DaemonSet)",
+        in_use_line(handler, containers)
+    )]
+    InUse {
+        handler: String,
+        containers: Vec<Live>,
+    },
+}
+
+/// Why the removal waits or stops: what removing now would strand.
+fn in_use_line(handler: &str, containers: &[Live]) -> String {
+    format!(
+        "runtime handler {handler} still has {n} container(s) on this node: {list}; the registration stays (removing it would leave them impossible to stop): {drain}",
+        n = containers.len(),
+        list = in_use::listing(containers),
+        drain = in_use::DRAIN,
+    )
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> DeployError + 'a {
@@ -241,7 +262,12 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     };
     let api = Api::from_pod(args.node.as_deref());
     if args.uninstall {
+        // The label goes first: no new pod of the handler lands here
+        // while the removal waits for those that run.
         label(&api, false);
+        if args.wait && !wait_until_unused(&host, args, &signals)? {
+            return Ok(0);
+        }
         undo(&host, args)?;
         if args.wait {
             say("removed; waiting (delete the cleanup DaemonSet when every node is done)");
@@ -878,12 +904,20 @@ fn restore(host: &Host, e: &Entry) -> Result<(), DeployError> {
 
 /// Undo: the daemon's config first (and a restart when asked), then the
 /// rest in reverse order, then the directories deploy created and its
-/// state.
+/// state. Refused, changing nothing, while the handler still has
+/// containers on the node.
 fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
     let Some(state) = load_state(host)? else {
         say("nothing to undo: no deploy state on this host");
         return Ok(());
     };
+    let containers = containers_of(host, args, &state)?;
+    if !containers.is_empty() {
+        return Err(DeployError::InUse {
+            handler: state.handler.clone(),
+            containers,
+        });
+    }
     let mut config_changed = false;
     let (configs, rest): (Vec<&Entry>, Vec<&Entry>) =
         state.entries.iter().partition(|e| e.daemon_config);
@@ -953,6 +987,61 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
     }
     say("undone");
     Ok(())
+}
+
+/// The containers of the deployed handler on the node, as uninstall
+/// finds them ([`install::containers_in_use`]).
+fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
+    let daemon = if state.daemon == "crio" {
+        Daemon::Crio
+    } else {
+        Daemon::Containerd
+    };
+    let mut iargs = install_args(host, args, daemon, &state.daemon_config);
+    iargs.handler = state.handler.clone();
+    Ok(install::containers_in_use(&iargs)?)
+}
+
+/// How often the removal looks again at the handler's containers.
+const IN_USE_POLL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `--uninstall --wait` (the cleanup DaemonSet): wait until the deployed
+/// handler has no container on the node, saying which it waits for
+/// (again when that changes); false when a signal of `signals` ends the
+/// wait, which leaves everything in place.
+fn wait_until_unused(
+    host: &Host,
+    args: &DeployArgs,
+    signals: &nix::sys::signal::SigSet,
+) -> Result<bool, DeployError> {
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    let fd = SignalFd::with_flags(signals, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(DeployError::Signal)?;
+    let mut said: Option<Vec<Live>> = None;
+    loop {
+        let Some(state) = load_state(host)? else {
+            return Ok(true);
+        };
+        let containers = containers_of(host, args, &state)?;
+        if containers.is_empty() {
+            return Ok(true);
+        }
+        if said.as_ref() != Some(&containers) {
+            say(&format!(
+                "waiting: {}; the removal goes on once they are gone",
+                in_use_line(&state.handler, &containers)
+            ));
+            said = Some(containers);
+        }
+        if let Some(sig) = fd.read_signal().map_err(DeployError::Signal)? {
+            say(&format!(
+                "signal {}: stopping; nothing removed",
+                sig.ssi_signo
+            ));
+            return Ok(false);
+        }
+        std::thread::sleep(IN_USE_POLL);
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 use super::daemon::{self, containerd, crio, hookfile, podman, Derived, Layout, Owner};
 use super::daemons;
 use super::files;
+use super::in_use;
 use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
 use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::in_root::{InRootError, NodeRoot};
@@ -55,6 +56,9 @@ pub const CRIO_RUNTIME_ROOT: &str = crio::RUNTIME_ROOT;
 pub enum InstallError {
     #[error(transparent)]
     Usage(#[from] UsageError),
+    /// uninstall, while the handler still has containers on the node.
+    #[error(transparent)]
+    InUse(#[from] in_use::InUse),
     #[error(transparent)]
     DaemonConfig(#[from] DaemonConfigError),
     #[error(transparent)]
@@ -318,12 +322,118 @@ fn install(args: &InstallArgs) -> Result<i32, InstallError> {
 }
 
 /// `uninstall`: the exit status.
-pub fn run_uninstall(args: &UninstallArgs) -> Result<i32, InstallError> {
-    let args = &uninstall_as_install(args);
+pub fn run_uninstall(u: &UninstallArgs) -> Result<i32, InstallError> {
+    let args = &uninstall_as_install(u);
     reported(
         args,
-        plan(args, false).and_then(|plan| apply(args, &plan, false)),
+        plan(args, false).and_then(|mut plan| {
+            guard(args, u.force, &mut plan)?;
+            apply(args, &plan, false)
+        }),
     )
+}
+
+/// uninstall refuses to take a handler away while containers of it are
+/// on the node ([`in_use`]); `--force` warns instead, and so do
+/// `--dry-run` and `--check`, which write nothing.
+fn guard(args: &InstallArgs, force: bool, plan: &mut Plan) -> Result<(), InstallError> {
+    let Some(handler) = handler_removed(args, plan)? else {
+        return Ok(());
+    };
+    let containers = in_use::containers(&node_root(args)?, &handler);
+    if containers.is_empty() {
+        return Ok(());
+    }
+    let e = in_use::InUse {
+        handler: args.handler.clone(),
+        containers,
+    };
+    if force {
+        plan.notes.push(e.forced());
+    } else if args.dry_run || args.more.check {
+        plan.notes.push(format!("warning: {e}"));
+    } else {
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// The containers on the node of the handler an uninstall with `args`
+/// would remove ([`in_use`]): deploy's removal asks before it undoes.
+pub fn containers_in_use(
+    args: &InstallArgs,
+) -> Result<Vec<super::daemon::live::Live>, InstallError> {
+    let plan = plan(args, false)?;
+    Ok(match handler_removed(args, &plan)? {
+        Some(h) => in_use::containers(&node_root(args)?, &h),
+        None => Vec::new(),
+    })
+}
+
+/// What tells the containers of the handler this plan removes apart
+/// (from the handler's table as it was, the links the plan removes and
+/// the daemon's config); `None` when the plan removes no handler (the
+/// OCI hook, which runs at create only; podman, whose containers are
+/// not checked).
+fn handler_removed(
+    args: &InstallArgs,
+    plan: &Plan,
+) -> Result<Option<in_use::Handler>, InstallError> {
+    if args.more.hook || args.daemon == Engine::Podman {
+        return Ok(None);
+    }
+    let root = node_root(args)?;
+    // The handler's table in a file the plan changes, when the new text
+    // no longer has it.
+    let find = |text: &str| -> Option<Item> {
+        let doc = text.parse::<DocumentMut>().ok()?;
+        let layouts = match args.daemon {
+            Engine::Crio => vec![crio::layout()],
+            _ => [2, 3]
+                .iter()
+                .filter_map(|v| containerd::layout(*v))
+                .collect(),
+        };
+        layouts
+            .iter()
+            .find_map(|l| daemon::handler(l, &doc, &args.handler).cloned())
+    };
+    let removed: Vec<Item> = plan
+        .files
+        .iter()
+        .filter(|c| c.changes())
+        .filter(|c| c.new.as_deref().and_then(find).is_none())
+        .filter_map(|c| c.old.as_deref().and_then(find))
+        .collect();
+    let links: Vec<String> = plan
+        .links
+        .iter()
+        .filter_map(|l| match l {
+            LinkChange::Remove { path, .. } => Some(root.node_path(path)),
+            LinkChange::Create { .. } => None,
+        })
+        .filter(|p| p.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
+        .filter_map(|p| p.to_str().map(str::to_owned))
+        .collect();
+    if removed.is_empty() && links.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(match args.daemon {
+        Engine::Crio => crio_plan::crio_handler(args, removed.first()),
+        _ => {
+            let mut binaries = links;
+            for h in &removed {
+                let b = [2, 3]
+                    .iter()
+                    .filter_map(|v| containerd::layout(*v))
+                    .find_map(|l| daemon::binary_of(&l, h).map(str::to_owned));
+                binaries.extend(b);
+            }
+            binaries.sort();
+            binaries.dedup();
+            containerd_plan::containerd_handler(args, binaries)?
+        }
+    }))
 }
 
 /// uninstall's arguments in the shape planning reads (install's own
@@ -950,6 +1060,7 @@ mod tests {
             json: false,
             check: false,
             root: root.map(Path::to_owned),
+            force: false,
         };
         uninstall_as_install(&u)
     }

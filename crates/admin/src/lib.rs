@@ -12,6 +12,7 @@ pub mod docs;
 pub mod doctor;
 pub mod explain;
 pub mod files;
+pub mod in_use;
 pub mod install;
 pub mod matrix;
 pub mod registrations;

@@ -326,6 +326,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             });
         }
     }
+    out.extend(containers(root, &handlers_text));
     if let Ok(bytes) = std::fs::read(under(root, DEPLOY_STATE)) {
         if let Ok(state) = serde_json::from_slice::<super::deploy::State>(&bytes) {
             if state.entries.iter().any(|e| is_package_file(&e.path)) {
@@ -337,6 +338,48 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             }
         }
     }
+    out
+}
+
+/// Containers that still run a packaged binary, through a handler's
+/// link or by its name: their daemon runs it again to stop and delete
+/// them, whatever its config says by then (an `uninstall --force`, or
+/// one made before uninstall checked). containerd's tasks (in the state
+/// directory its main config names) and the state the wrapper's CRI-O
+/// handlers keep in their own runtime root.
+fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
+    use super::daemon::{containerd, crio, live};
+    let Ok(node) = NodeRoot::new(Some(root)) else {
+        return Vec::new();
+    };
+    let files = super::in_use::NodeFiles(&node);
+    let state = crate::sys::toml::read(&under(root, CONFIGS[0].1))
+        .map(|doc| containerd::state_dir(&doc))
+        .unwrap_or_else(|_| containerd::DEFAULT_STATE.to_owned());
+    let undo = format!(
+        "{} (with its handler registered: a container whose handler is gone needs it installed again first)",
+        super::in_use::DRAIN
+    );
+    let mut out: Vec<Registration> = containerd::live_tasks(&files, Path::new(&state), &|b| {
+        names_package(b, handlers_dir)
+    })
+    .into_iter()
+    .map(|c| Registration {
+        what: format!("containerd container {c} runs the wrapper"),
+        undo: undo.clone(),
+    })
+    .collect();
+    out.extend(
+        live::runtime_states(&files, Path::new(crio::RUNTIME_ROOT))
+            .into_iter()
+            .map(|(id, _)| Registration {
+                what: format!(
+                    "CRI-O container {id} runs the wrapper (its state is in {})",
+                    crio::RUNTIME_ROOT
+                ),
+                undo: undo.clone(),
+            }),
+    );
     out
 }
 
@@ -489,5 +532,40 @@ BinaryName = "/usr/bin/userns-hostnet-runtime"
                 "OCI hook /srv/hooks/uhn.json"
             ]
         );
+    }
+
+    #[test]
+    fn scan_finds_containers_that_still_run_the_wrapper() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let task = |id: &str, binary: &str| {
+            let b = r
+                .join("run/containerd/io.containerd.runtime.v2.task/k8s.io")
+                .join(id);
+            std::fs::create_dir_all(&b).unwrap();
+            std::fs::write(
+                b.join("options.json"),
+                format!("{{\"binary_name\":\"{binary}\"}}"),
+            )
+            .unwrap();
+        };
+        task(
+            "a1",
+            "/etc/userns-hostnet/handlers/h/userns-hostnet-runtime",
+        );
+        task("b2", "/usr/sbin/runc");
+        let crio = r.join("run/userns-hostnet-runtime/c3");
+        std::fs::create_dir_all(&crio).unwrap();
+        std::fs::write(crio.join("state.json"), "{}").unwrap();
+        let found = scan(r, Path::new(HANDLERS));
+        let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
+        assert_eq!(
+            what,
+            [
+                "containerd container a1 runs the wrapper",
+                "CRI-O container c3 runs the wrapper (its state is in /run/userns-hostnet-runtime)"
+            ]
+        );
+        assert!(found[0].undo.contains("kubectl drain"), "{}", found[0].undo);
     }
 }

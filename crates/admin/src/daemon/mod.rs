@@ -16,6 +16,7 @@
 pub mod containerd;
 pub mod crio;
 pub mod hookfile;
+pub mod live;
 pub mod podman;
 
 use toml_edit::{DocumentMut, Item, Table, Value};

@@ -520,3 +520,20 @@ pub(super) fn plan_containerd_drop_in(
     });
     Ok(())
 }
+
+/// What tells the containers of a containerd handler whose runtime
+/// binaries are `binaries` apart: containerd's state directory, as the
+/// main config names it.
+pub(super) fn containerd_handler(
+    args: &InstallArgs,
+    binaries: Vec<String>,
+) -> Result<crate::in_use::Handler, InstallError> {
+    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+    let doc = toml::read_optional(&node_file(args, &config)?)?
+        .and_then(|t| t.parse::<DocumentMut>().ok())
+        .unwrap_or_default();
+    Ok(crate::in_use::Handler::Containerd {
+        state: PathBuf::from(containerd::state_dir(&doc)),
+        binaries,
+    })
+}

@@ -161,3 +161,30 @@ pub(super) fn crio_fresh(path: &Path) -> DocumentMut {
     ));
     d
 }
+
+/// containers/storage's config, which names CRI-O's run root when its
+/// own files do not.
+const STORAGE_CONF: &str = "/etc/containers/storage.conf";
+
+/// What tells the containers of the CRI-O handler `args.handler` apart:
+/// CRI-O's run root and default handler (its files read as CRI-O reads
+/// them), and the handler's `runtime_root` (`table`, as it was).
+pub(super) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::in_use::Handler {
+    let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemons::CRIO_CONFIG)
+        .ok()
+        .and_then(|conf| daemons::crio_files(&conf, &|p| node_file(args, p)).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|f| toml::read(&f).ok().map(|d| (f, d)))
+        .collect();
+    let storage = node_file(args, Path::new(STORAGE_CONF))
+        .ok()
+        .and_then(|f| toml::read(&f).ok());
+    let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
+    crate::in_use::Handler::Crio {
+        runroot: PathBuf::from(crio::runroot(&files, storage.as_ref())),
+        runtime_root: table.and_then(crio::runtime_root).map(PathBuf::from),
+        name: args.handler.clone(),
+        default,
+    }
+}
