@@ -1,7 +1,10 @@
 //! The configuration snippets of the operator documentation are real files
 //! under docs/, shown verbatim in docs/registering.md. Each one must parse;
 //! the containerd 1.6 one must be what the real containerd 1.6 loads; the
-//! YAML ones must say what Kubernetes needs.
+//! YAML ones must say what Kubernetes needs. And the pages hold together:
+//! every relative link and anchor resolves, the top pages name only files
+//! that exist, every page under docs/ is in the README's index, and the
+//! packages ship every page the README links where its links find them.
 
 mod common;
 
