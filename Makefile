@@ -28,11 +28,13 @@ cri-tools:
 	./scripts/cri-tools.sh
 
 # kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
-# kubectl 1.37.2 and the kubelet 1.35.4 built from the Go module proxy,
-# and etcd 3.5.16 (Debian
-# trixie, unpacked), for tests/e2e_kubernetes.rs, cached in
+# kubectl 1.37.2 and the kubelet 1.35.4, and etcd 3.5.16 (Debian trixie,
+# unpacked), for tests/e2e_kubernetes.rs, cached in
 # /var/cache/userns-hostnet/kubernetes (outside the checkout: a machine
-# builds them once).
+# gets them once). The Kubernetes binaries are unpacked from the prebuilt
+# copies in ../shared/tools/kubernetes-1.37.2 when that folder is beside
+# the checkout (seconds), else built from the Go module proxy (about 18
+# minutes of a new machine's run).
 kubernetes:
 	./scripts/kubernetes.sh
 

@@ -33,6 +33,7 @@ pub mod argv;
 pub mod bundle;
 pub mod config;
 pub mod decisionlog;
+pub mod hash;
 pub mod hook;
 pub mod host;
 pub mod plan;

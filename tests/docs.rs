@@ -1,7 +1,10 @@
 //! The configuration snippets of the operator documentation are real files
 //! under docs/, shown verbatim in docs/registering.md. Each one must parse;
 //! the containerd 1.6 one must be what the real containerd 1.6 loads; the
-//! YAML ones must say what Kubernetes needs.
+//! YAML ones must say what Kubernetes needs. And the pages hold together:
+//! every relative link and anchor resolves, the top pages name only files
+//! that exist, every page under docs/ is in the README's index, and the
+//! packages ship every page the README links where its links find them.
 
 mod common;
 
@@ -602,5 +605,223 @@ fn every_relative_link_and_anchor_resolves() {
     assert!(
         checked > 50,
         "only {checked} relative links found: is the scan reading the pages?"
+    );
+}
+
+/// The repository's own paths a page names, in prose, code spans and
+/// command lines alike (`tests/e2e_cri.rs`, `kubectl apply -k deploy/`):
+/// words whose first component is a top-level directory of the checkout
+/// (build output left out). Patterns and placeholders (`*`, `<...>`) are
+/// not names of one file.
+fn named_paths(text: &str, top: &[String]) -> Vec<String> {
+    let mut named = Vec::new();
+    for word in text.split(|c: char| c.is_whitespace() || "`()[],;\"'|".contains(c)) {
+        // An anchor, or a Rust path into the file (`tests/common::TOOL`).
+        let word = word.split('#').next().unwrap_or_default();
+        let word = word.split("::").next().unwrap_or_default();
+        let word = word.trim_end_matches(['.', ':']);
+        let Some((first, _)) = word.split_once('/') else {
+            continue;
+        };
+        if !top.iter().any(|t| t == first) || word.contains(['*', '<', '>', '{', '$']) {
+            continue;
+        }
+        named.push(word.to_owned());
+    }
+    named
+}
+
+/// The top-level directories of the checkout, build output and hidden
+/// ones left out.
+fn top_level_directories() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs: Vec<String> = fs::read_dir(root)
+        .expect("read the checkout")
+        .map(|e| e.expect("read the checkout"))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "target" && !n.starts_with('.'))
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn named_paths_are_the_checkouts() {
+    let top = ["docs".to_owned(), "tests".to_owned()];
+    assert_eq!(
+        named_paths(
+            "`tests/e2e_cri.rs` and [x](docs/a.md#b), `kubectl apply -k docs/`. target/x/y, docs/*.md, /usr/share/doc/x, crio.conf.d/a, tests/common::TOOL",
+            &top
+        ),
+        ["tests/e2e_cri.rs", "docs/a.md", "docs/", "tests/common"]
+    );
+}
+
+/// The README, DEVELOPMENT.md and ARCHITECTURE.md name files of the
+/// checkout (tests, scripts, snippets, source directories) that exist: a
+/// file moved or removed leaves no page pointing at it.
+#[test]
+fn the_top_pages_name_only_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let top = top_level_directories();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for page in ["README.md", "DEVELOPMENT.md", "ARCHITECTURE.md"] {
+        let text = fs::read_to_string(root.join(page)).unwrap();
+        for path in named_paths(&text, &top) {
+            checked += 1;
+            if !root.join(&path).exists() {
+                missing.push(format!("{page}: {path}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "files named by the documentation that do not exist:\n{}",
+        missing.join("\n")
+    );
+    assert!(
+        checked > 30,
+        "only {checked} paths found: is the scan reading the pages?"
+    );
+}
+
+/// The README's index ("Where each topic lives"): its relative link targets.
+fn readme_index_links() -> Vec<String> {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = text
+        .find("\n## Where each topic lives\n")
+        .expect("the README has its index, \"## Where each topic lives\"");
+    let section = &text[start + 1..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
+    relative_links(&section[..end])
+}
+
+/// Every page under docs/ is in the README's index: a page nobody links
+/// is a page nobody finds.
+#[test]
+fn every_page_under_docs_is_in_the_readme_index() {
+    let index: Vec<String> = readme_index_links()
+        .iter()
+        .map(|l| l.split('#').next().unwrap_or_default().to_owned())
+        .collect();
+    let unlisted: Vec<String> = fs::read_dir(docs())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .filter(|p| !index.contains(p))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "pages under docs/ missing from the README's index (\"Where each topic lives\"): {unlisted:?}"
+    );
+}
+
+/// Where a package puts the checkout's file `source`, by its asset list
+/// (`[source, dest, mode]` for cargo-deb, `{source, dest}` for
+/// cargo-generate-rpm; a dest ending in `/` is a directory, a source may
+/// end in a `*` pattern of one directory).
+fn shipped_at(assets: &[toml::Value], source: &str) -> Option<String> {
+    assets.iter().find_map(|a| {
+        let field = |key: &str, index: usize| {
+            a.get(key)
+                .or_else(|| a.as_array().and_then(|l| l.get(index)))
+                .and_then(toml::Value::as_str)
+        };
+        let (from, dest) = (field("source", 0)?, field("dest", 1)?);
+        let matches = match from.split_once('*') {
+            Some((prefix, suffix)) => {
+                source.starts_with(prefix)
+                    && source.ends_with(suffix)
+                    && !source[prefix.len()..].contains('/')
+            }
+            None => from == source,
+        };
+        if !matches {
+            return None;
+        }
+        let dest = dest.trim_start_matches('/');
+        Some(if dest.ends_with('/') {
+            format!("{dest}{}", source.rsplit('/').next().unwrap_or(source))
+        } else {
+            dest.to_owned()
+        })
+    })
+}
+
+#[test]
+fn shipped_at_reads_both_asset_forms() {
+    let assets: toml::Table = r#"
+deb = [["README.md", "usr/share/doc/x/README.md", "644"], ["docs/*.md", "usr/share/doc/x/docs/", "644"]]
+rpm = [{ source = "docs/*.md", dest = "/usr/share/doc/x/docs/", doc = true }]
+"#
+    .parse()
+    .unwrap();
+    let deb = assets["deb"].as_array().unwrap();
+    let rpm = assets["rpm"].as_array().unwrap();
+    assert_eq!(
+        shipped_at(deb, "README.md").as_deref(),
+        Some("usr/share/doc/x/README.md")
+    );
+    assert_eq!(
+        shipped_at(deb, "docs/a.md").as_deref(),
+        Some("usr/share/doc/x/docs/a.md")
+    );
+    assert_eq!(
+        shipped_at(rpm, "docs/a.md").as_deref(),
+        Some("usr/share/doc/x/docs/a.md")
+    );
+    assert_eq!(shipped_at(rpm, "docs/a/b.md"), None);
+    assert_eq!(shipped_at(deb, "ARCHITECTURE.md"), None);
+}
+
+/// The packages ship the README and every page it links, laid out as in
+/// the checkout beside it, so that its relative links work in
+/// /usr/share/doc too.
+#[test]
+fn the_packages_ship_every_page_the_readme_links() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo: toml::Table = fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let mut pages: Vec<String> = relative_links(&readme)
+        .iter()
+        .map(|l| l.split('#').next().unwrap_or_default().to_owned())
+        .filter(|p| !p.is_empty() && !p.ends_with('/'))
+        .collect();
+    pages.sort();
+    pages.dedup();
+    assert!(pages.len() > 10, "only {pages:?} linked from the README");
+    let mut wrong = Vec::new();
+    for package in ["deb", "generate-rpm"] {
+        let assets = at(
+            &cargo,
+            &["package", "metadata", package, "assets"],
+            "Cargo.toml",
+        )
+        .as_array()
+        .unwrap();
+        let Some(readme_at) = shipped_at(assets, "README.md") else {
+            wrong.push(format!("{package}: README.md is not shipped"));
+            continue;
+        };
+        let doc_dir = readme_at.trim_end_matches("README.md");
+        for page in &pages {
+            let want = format!("{doc_dir}{page}");
+            match shipped_at(assets, page) {
+                Some(dest) if dest == want => {}
+                Some(dest) => wrong.push(format!("{package}: {page} goes to {dest}, not {want}")),
+                None => wrong.push(format!("{package}: {page} is not shipped (want {want})")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the packages break the README's links:\n{}",
+        wrong.join("\n")
     );
 }

@@ -64,11 +64,23 @@ fn this_machine() {
 /// idmap and crun 1.8.1 has no `features`: containerd 2.3.4 refuses their
 /// user-namespaced containers, and doctor fails them with the fix. With
 /// Debian's containerd 1.6 the kubelet's gate cannot admit the pods.
+///
+/// doctor asks the containerd that serves the config it checks, and only
+/// when none runs the first in PATH: a containerd running on this machine
+/// with /etc/containerd/config.toml would be asked instead of the one put
+/// first here. So doctor checks a config file of this test's own, which no
+/// running daemon reads, and the test holds with or without one.
 #[test]
 fn version_matrix_with_the_real_binaries() {
     common::require_prerequisites(common::Runtime::Runc14);
     let containerd_23 =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/containerd-2.3");
+    let unread = tempfile::Builder::new()
+        .prefix("userns-hostnet-doctor-matrix-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let config = unread.path().join("config.toml");
+    std::fs::write(&config, "version = 2\n").unwrap();
     let doctor = |path_first: Option<&std::path::Path>, runtime: &std::path::Path| -> Value {
         let mut path = std::env::var_os("PATH").unwrap_or_default();
         if let Some(dir) = path_first {
@@ -80,6 +92,8 @@ fn version_matrix_with_the_real_binaries() {
         let out = Command::new(TOOL)
             .args(["doctor", "--json", "--runtime"])
             .arg(runtime)
+            .arg("--containerd-config")
+            .arg(&config)
             .env("PATH", path)
             .env_remove("USERNS_HOSTNET_CONFIG")
             .env_remove("USERNS_HOSTNET_RUNTIME")
@@ -100,11 +114,13 @@ fn version_matrix_with_the_real_binaries() {
     let v = doctor(Some(&containerd_23), &runc_14);
     let c = find(&v, "matrix.containerd");
     assert_eq!(c["status"], "ok", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(m.starts_with("containerd 2.3.4 "), "{c}");
     assert!(
-        c["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("containerd 2.3.4 "),
+        m.ends_with(&format!(
+            "; asked containerd 2.3.4 at {} (first in PATH; no running containerd that doctor can see reads this file)",
+            containerd_23.join("containerd").display()
+        )),
         "{c}"
     );
     for (runtime, missing) in [
@@ -121,6 +137,14 @@ fn version_matrix_with_the_real_binaries() {
     // Debian 12's containerd, wherever PATH finds it first.
     let system = common::find_in_path("containerd").expect("Debian's containerd is installed");
     let v = doctor(system.parent(), &runc_14);
+    let c = find(&v, "matrix.containerd");
+    assert!(
+        c["message"].as_str().unwrap().contains(&format!(
+            "; asked containerd 1.6.20 at {} (first in PATH",
+            system.display()
+        )),
+        "{c}"
+    );
     let k = find(&v, "matrix.kubelet");
     assert_eq!(k["status"], "warn", "{k}");
     assert!(

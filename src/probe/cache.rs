@@ -44,16 +44,9 @@ impl Identity {
     pub fn file_name(&self) -> String {
         format!(
             "rro-{:016x}.json",
-            fnv1a(self.path.as_os_str().as_encoded_bytes())
+            crate::hash::fnv1a(self.path.as_os_str().as_encoded_bytes())
         )
     }
-}
-
-/// A stable hash for file names (std's hasher may change between releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -474,15 +474,11 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError> {
     Ok(())
 }
 
-/// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
-fn fnv1a(bytes: &[u8]) -> String {
-    format!("{:016x}", super::daemon::fnv1a(bytes))
-}
-
 fn after_file(bytes: &[u8]) -> After {
     After::File {
         len: bytes.len() as u64,
-        fnv1a: fnv1a(bytes),
+        // Tells whether a file still holds what deploy wrote.
+        fnv1a: format!("{:016x}", crate::hash::fnv1a(bytes)),
     }
 }
 

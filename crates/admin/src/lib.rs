@@ -23,7 +23,7 @@ pub mod version;
 // `crate::config` and the like read the same in the admin tool as in the
 // root crate, which the admin tool is built on (and which never imports it).
 use userns_hostnet::{
-    bundle, config, engine, host, plan, probe, runtime, sys, VERSION, WRAPPER_NAME,
+    bundle, config, engine, hash, host, plan, probe, runtime, sys, VERSION, WRAPPER_NAME,
 };
 
 /// Exit status of the admin tool for an error that stops a subcommand.

@@ -10,7 +10,7 @@
 //! and [`set_default`] / [`restore_default`] work on any of them.
 //!
 //! Ownership markers: what install writes carries a fingerprint of its
-//! keys and values ([`fingerprint`], [`fnv1a`]), so that uninstall removes
+//! keys and values ([`fingerprint`], the root crate's [`crate::hash::fnv1a`]), so that uninstall removes
 //! only what is still install's.
 
 pub mod containerd;
@@ -135,15 +135,6 @@ pub fn holds_nothing(doc: &DocumentMut) -> bool {
         .all(|(k, v)| k == "version" || v.as_table_like().is_some_and(empty))
 }
 
-/// FNV-1a, 64 bits: a fingerprint, not a defence (the operator can edit
-/// a marker as easily as what it marks). The one hash of install's and
-/// deploy's markers.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// The start of the comment line above a handler install wrote.
 pub const HANDLER_MARK: &str = "# Added by `userns-hostnet install` (fingerprint ";
 
@@ -156,7 +147,7 @@ pub fn fingerprint(item: &Item) -> u64 {
         .ok()
         .and_then(|v| serde_json::to_string(&v).ok())
         .unwrap_or_default();
-    fnv1a(canonical.as_bytes())
+    crate::hash::fnv1a(canonical.as_bytes())
 }
 
 /// The marker line for an item of fingerprint `fp`, naming the command
