@@ -20,6 +20,7 @@
 
 mod common;
 
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -350,6 +351,11 @@ fn containerd_2_3_kubelet_1_37() {
     );
 
     scenario_net_sysctl_refused(&k);
+    let daemon = cri.containerd().pid().expect("containerd runs");
+    let through = scenario_host_mounts_later(&k, daemon, feature_pod("later", WRAPPER_CLASS), true);
+    let alone =
+        scenario_host_mounts_later(&k, daemon, feature_pod("later-plain", PLAIN_CLASS), false);
+    eprintln!("containerd 2.3.4 + runc 1.4.3, a mount the node makes under /sys later: alone {alone}, through the wrapper {through}");
     scenario_host_sys_volume(&k, &|name| feature_pod(name, WRAPPER_CLASS));
     scenario_failing_creates_leave_no_record(&k, feature_pod("failing", WRAPPER_CLASS), &|| {
         cri.leftovers()
@@ -445,6 +451,59 @@ fn scenario_failing_creates_leave_no_record(
     k.delete_pod(&name);
     assert_nothing_left(&format!("deleting {name}"), cri_leftovers);
     assert_no_record_left(&format!("{name}'s failed creates"), &before);
+}
+
+/// A mount the node makes under /sys after the pod started (`daemon_pid`
+/// holds the daemon's mount namespace, whose mounts are shared as a
+/// systemd host's are): what the pod's container sees of it, in a word for
+/// the matrix; through the wrapper it never arrives writable.
+fn scenario_host_mounts_later(k: &Cluster, daemon_pid: u32, pod: Value, wrapper: bool) -> String {
+    const LATER: &str = "/sys/kernel/mm";
+    let name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+    let mut pod = pod;
+    pod["spec"]["initContainers"] = json!([]);
+    pod["spec"]["containers"] = json!([container("app")]);
+    k.apply(&pod);
+    k.wait_running(&name);
+    let ns = format!("--target={daemon_pid}");
+    let mounted = common::run_capture(Command::new("nsenter").args([
+        ns.as_str(),
+        "--mount",
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=64k",
+        "later",
+        LATER,
+    ]));
+    assert!(mounted.success(), "{}", mounted.describe());
+    let out = k.exec(&name, "app", &["cat", "/proc/self/mountinfo"]);
+    let unmounted = common::run_capture(Command::new("nsenter").args([
+        ns.as_str(),
+        "--mount",
+        "umount",
+        LATER,
+    ]));
+    assert!(out.success(), "{}", out.describe());
+    assert!(unmounted.success(), "{}", unmounted.describe());
+    let seen: Vec<common::MountEntry> = common::parse_mountinfo(&out.stdout)
+        .into_iter()
+        .filter(|m| m.is_at_or_under(LATER))
+        .collect();
+    let word = if seen.is_empty() {
+        "does not arrive"
+    } else if seen.iter().any(|m| !m.has("ro")) {
+        "arrives writable"
+    } else {
+        "arrives read-only"
+    };
+    eprintln!("{name}: a tmpfs the node mounted at {LATER} after the pod started {word}");
+    if wrapper {
+        assert_ne!(word, "arrives writable", "{name}: {seen:#?}");
+    }
+    k.delete_pod(&name);
+    word.to_owned()
 }
 
 /// A hostPath volume of the host's /sys, read-only and not: the daemons

@@ -360,8 +360,9 @@ impl Drop for Containerd {
 }
 
 /// containerd with the daemon directory's config, in a private mount
-/// namespace with the realistic /sys view, its output appended to
-/// containerd.log.
+/// namespace with the realistic /sys view whose mounts are shared within
+/// it, as a systemd host's are (a mount made there later propagates to
+/// whatever is a slave of it), its output appended to containerd.log.
 fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str) -> Child {
     let log = fs::OpenOptions::new()
         .create(true)
@@ -370,7 +371,7 @@ fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str) -> Child {
         .unwrap();
     Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(SYS_VIEW_SCRIPT)
+        .arg(format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}"))
         .arg("sys-view")
         .arg(daemon)
         .arg("--config")
