@@ -903,6 +903,13 @@ fn crio_deploy_kubelet_1_35() {
     let mut crio = Crio::start_node_on_runc_14(Mode::DropInfra);
     let k = crio_cluster(&crio, KUBELET_UNDECLARED);
     runtime_classes(&k, crio_handler::WRAPPER, crio_handler::RUNC);
+    // This node's mounts are shared, as a systemd host's are.
+    let ns = crio.namespace_pid();
+    let through = scenario_host_mounts_later(&k, ns, bound_pod(&k, "later", WRAPPER_CLASS), true);
+    let alone =
+        scenario_host_mounts_later(&k, ns, bound_pod(&k, "later-plain", PLAIN_CLASS), false);
+    eprintln!("CRI-O 1.36.3 + runc 1.4.3, a mount the node makes under /sys later: alone {alone}, through the wrapper {through}");
+    assert_nothing_left("the pods of the later mount", &|| crio.leftovers());
     let node = k.node.clone();
     scenario_daemonset(&k, &mut crio, &|mut pod| {
         pod["spec"]["nodeName"] = json!(node);

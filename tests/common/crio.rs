@@ -245,6 +245,12 @@ impl Crio {
         Ok(daemon)
     }
 
+    /// The pid holding CRI-O's mount namespace: a mount made there is one
+    /// the node makes.
+    pub fn namespace_pid(&self) -> u32 {
+        self.namespace.id()
+    }
+
     /// Waits until the CRI answers; the log when the daemon exited or 30 s
     /// passed.
     fn wait_serving(&mut self) -> Result<(), String> {
