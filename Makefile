@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes helm
 
 all: build
 
@@ -38,6 +38,15 @@ cri-tools:
 kubernetes:
 	./scripts/kubernetes.sh
 
+# helm 4.3.2 built from the Go module proxy, for
+# crates/admin/tests/helm_chart.rs (lint and render of
+# deploy/helm/userns-hostnet) and scripts/helm-manifests.sh (deploy/'s
+# manifests, rendered from that chart), cached in
+# /var/cache/userns-hostnet/helm (outside the checkout: a machine builds it
+# once).
+helm:
+	./scripts/helm.sh
+
 # The installer image (Containerfile): static release binaries, checked,
 # staged in target/image and built with podman; tests/e2e_deploy.rs builds
 # it again from that stage.
@@ -58,8 +67,9 @@ TEST_FEATURES := --features test-hooks
 # unit: no root, no container runtime, no daemon: the libraries' own tests
 # (every crate of the workspace), their doc tests and these test binaries (pure logic, fixtures, proptest;
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
-# neither needs root).
-UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs hook_definitions layers prop_engine prop_strict writers_agree
+# helm_chart lints and renders the Helm chart with helm (`make helm`);
+# none needs root).
+UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs helm_chart hook_definitions layers prop_engine prop_strict writers_agree
 # e2e: every other tests/*.rs. They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
@@ -70,7 +80,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check cri-tools youki image kubernetes
+test: fmt-check clippy package-check cri-tools youki image kubernetes helm
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \

@@ -104,12 +104,17 @@ fn the_kustomization_names_every_manifest_but_the_sample() {
         ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
         "privileged"
     );
-    // The image kustomize substitutes is the one the DaemonSet names.
+    // The image kustomize substitutes is the one the DaemonSet names (the
+    // chart's render: name and tag).
     let image = &k["images"][0];
     let ds = one("daemonset.yaml");
     assert_eq!(
-        image["name"],
-        ds["spec"]["template"]["spec"]["containers"][0]["image"]
+        ds["spec"]["template"]["spec"]["containers"][0]["image"],
+        format!(
+            "{}:{}",
+            image["name"].as_str().unwrap(),
+            image["newTag"].as_str().unwrap()
+        )
     );
     assert_eq!(
         image["newTag"].as_str(),
