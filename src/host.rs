@@ -2,11 +2,12 @@
 //! is read: a container without namespace paths costs no system call here.
 
 use crate::engine::facts::{
-    proc_name, Extent, HostFacts, IdMaps, NsFacts, NsId, SubIds, SysSource,
+    proc_name, Extent, HostFacts, IdMaps, MountDestination, NsFacts, NsId, ResolvedDestination,
+    SubIds, SysSource,
 };
 use crate::engine::fields::Namespace;
 use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-use crate::sys::mountinfo;
+use crate::sys::{dest_walk, mountinfo};
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
 use std::collections::BTreeMap;
@@ -317,6 +318,143 @@ impl SysView {
     }
 }
 
+/// Where each mount's destination lands in the container, resolved as the
+/// runtime will resolve it when it mounts it ([`dest_walk`]): in the
+/// rootfs (`root.path`, relative to `bundle`), each mount's destination
+/// with the mounts made before it in place, in the order the runtime makes
+/// them once the rules have run (the order rule's). Keyed by the mount's
+/// index as read. A spec without a root is left to the runtime, which
+/// refuses it. Costs a few `openat`/`fstat` per component and a
+/// `readlinkat` per link, so only a converted spec asks.
+pub fn mount_destinations(
+    spec: &crate::engine::Spec,
+    bundle: Option<&Path>,
+    relative_bases: &[&Path],
+) -> BTreeMap<usize, MountDestination> {
+    let mut out = BTreeMap::new();
+    let Ok(mounts) = spec.mounts() else {
+        return out;
+    };
+    let Some(root) = spec
+        .view()
+        .get("root")
+        .and_then(|r| r.get("path"))
+        .and_then(serde_json::Value::as_str)
+    else {
+        return out;
+    };
+    let Ok(dests) = (0..mounts.len())
+        .map(|i| mounts.destination(i))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return out;
+    };
+    let rootfs = match bundle {
+        _ if root.starts_with('/') => Ok(PathBuf::from(root)),
+        Some(bundle) => Ok(bundle.join(root)),
+        None => Err(format!(
+            "root.path {root:?} is relative and the bundle directory is not known"
+        )),
+    };
+    let mut walker = rootfs.and_then(|r| dest_walk::Walker::new(&r).map_err(|e| e.to_string()));
+    for i in crate::engine::rules::order::final_order(&dests) {
+        let Some(m) = mounts.get(i) else { continue };
+        let Ok(Some(written)) = m.str_member(i, "destination") else {
+            continue;
+        };
+        let resolved = match &mut walker {
+            Err(why) => Err(why.clone()),
+            Ok(walker) => match walker.resolve(&written) {
+                Err(e) => Err(e.to_string()),
+                Ok(at) => {
+                    let (layer, label) = layer_of(i, &m, &dests[i], relative_bases);
+                    walker.mount(&at, layer, label);
+                    Ok(ResolvedDestination {
+                        path: at.path(),
+                        links: at.links,
+                    })
+                }
+            },
+        };
+        out.insert(
+            i,
+            MountDestination {
+                written: written.into_owned(),
+                resolved,
+            },
+        );
+    }
+    out
+}
+
+/// What mount `i` puts at its destination, for the walks below it, and
+/// its name in reasons.
+fn layer_of(
+    i: usize,
+    m: &crate::engine::MountRef<'_>,
+    dest: &str,
+    relative_bases: &[&Path],
+) -> (dest_walk::Layer, String) {
+    use dest_walk::Layer;
+    let kind = m.str_member(i, "type").ok().flatten();
+    let kind = kind.as_deref().unwrap_or("");
+    if m.is_bind(i).unwrap_or(false) {
+        let recursive = m.options(i).is_ok_and(|o| o.iter().any(|o| o == "rbind"));
+        let Ok(Some(source)) = m.str_member(i, "source") else {
+            return (
+                Layer::Unknown,
+                format!("mounts[{i}], a bind without a source"),
+            );
+        };
+        let label = format!("mounts[{i}], a bind of {source}");
+        return match bind_source(&source, relative_bases) {
+            Some(path) => (Layer::Host { path, recursive }, label),
+            None => (
+                Layer::Unknown,
+                format!("{label}, a relative source the runtimes may read differently"),
+            ),
+        };
+    }
+    let layer = match kind {
+        // The wrapper binds the host's /sys in its place.
+        "sysfs" => Layer::Host {
+            path: "/sys".into(),
+            recursive: true,
+        },
+        "tmpfs" | "devpts" | "mqueue" | "cgroup" | "cgroup2" => Layer::Fresh,
+        "proc" => Layer::Proc,
+        _ => Layer::Unknown,
+    };
+    (layer, format!("mounts[{i}] ({kind} at {dest})"))
+}
+
+/// The host path a bind's source names: an absolute one itself; a
+/// relative one in each of `relative_bases`, joined as text to the base's
+/// real path (runc) and walked from the base (the kernel), `None` unless
+/// every reading opens the same file (or none does).
+fn bind_source(source: &str, relative_bases: &[&Path]) -> Option<PathBuf> {
+    if source.starts_with('/') {
+        return Some(PathBuf::from(source));
+    }
+    let identity = |p: &Path| match stat(p) {
+        Ok(st) => Some(Some(ns_id(&st))),
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => Some(None),
+        Err(_) => None,
+    };
+    let first = relative_bases.first()?.join(source);
+    let want = identity(&first)?;
+    for base in relative_bases {
+        let real = std::fs::canonicalize(base).ok()?;
+        let lexical = crate::engine::fields::clean_path(&format!("{}/{source}", real.display()));
+        for p in [base.join(source), PathBuf::from(lexical)] {
+            if identity(&p)? != want {
+                return None;
+            }
+        }
+    }
+    Some(first)
+}
+
 /// The engine's facts carry reasons as text.
 fn text(e: HostError) -> String {
     e.to_string()
@@ -609,6 +747,69 @@ mod tests {
         assert_eq!(
             classify_source("/sys/no-such-dir", &[], &view),
             SysSource::InTree
+        );
+    }
+
+    #[test]
+    fn destinations_resolve_in_the_rootfs_with_earlier_mounts_in_place() {
+        let bundle = tempfile::tempdir().unwrap();
+        let rootfs = bundle.path().join("rootfs");
+        for d in ["sys", "data", "proc"] {
+            std::fs::create_dir_all(rootfs.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("sys", rootfs.join("hsys")).unwrap();
+        let host = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/sys", host.path().join("s")).unwrap();
+        let h = host.path().to_str().unwrap();
+        let spec = serde_json::json!({
+            "root": {"path": "rootfs"},
+            "mounts": [
+                {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup"},
+                {"destination": "/proc", "type": "proc", "source": "proc"},
+                {"destination": "/sys", "type": "sysfs", "source": "sysfs"},
+                {"destination": "/hsys", "type": "bind", "source": "/sys", "options": ["rbind", "rw"]},
+                {"destination": "/data", "type": "bind", "source": h, "options": ["rbind", "ro"]},
+                {"destination": "/data/s/kernel", "type": "tmpfs", "source": "tmpfs"},
+                {"destination": "/proc/self/root/sys", "type": "tmpfs", "source": "tmpfs"},
+                {"destination": "/plain/../data", "type": "tmpfs", "source": "tmpfs"}
+            ]
+        });
+        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let got = mount_destinations(&doc, Some(bundle.path()), &[bundle.path()]);
+        let path = |i: usize| match &got[&i].resolved {
+            Ok(r) => (r.path.clone(), r.links.clone()),
+            Err(e) => panic!("mounts[{i}]: {e}"),
+        };
+        assert_eq!(got[&3].written, "/hsys");
+        assert_eq!(path(0), ("/sys/fs/cgroup".into(), vec![]));
+        assert_eq!(
+            path(3),
+            ("/sys".into(), vec!["/hsys -> sys (in the rootfs)".into()])
+        );
+        assert_eq!(
+            path(5),
+            (
+                "/sys/kernel".into(),
+                vec![format!("/data/s -> /sys (in mounts[4], a bind of {h})")]
+            )
+        );
+        assert_eq!(path(7), ("/data".into(), vec![]));
+        let proc = got[&6].resolved.as_ref().unwrap_err();
+        assert!(
+            proc.starts_with("/proc/self: passes through /proc's link"),
+            "{proc}"
+        );
+        // No root: the runtime refuses the spec itself, nothing to resolve.
+        let mut rootless = spec.clone();
+        rootless.as_object_mut().unwrap().remove("root");
+        let doc = crate::engine::Spec::from_value(&rootless).unwrap();
+        assert!(mount_destinations(&doc, Some(bundle.path()), &[]).is_empty());
+        // A relative root without its bundle cannot be placed.
+        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let got = mount_destinations(&doc, None, &[]);
+        assert_eq!(
+            got[&0].resolved,
+            Err("root.path \"rootfs\" is relative and the bundle directory is not known".into())
         );
     }
 

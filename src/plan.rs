@@ -62,6 +62,7 @@ impl Prepared {
         if decided.decision.converts() {
             let bases = relative_bases(bundle, rro);
             facts.host_sys_sources = host::host_sys_sources(&decided.spec, &bases);
+            facts.mount_destinations = host::mount_destinations(&decided.spec, bundle, &bases);
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),

@@ -49,7 +49,9 @@ impl Env {
 
     fn bundle(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let b = self.dir.path().join(name);
-        std::fs::create_dir_all(&b).unwrap();
+        // The rootfs the fixtures name (`rootfs`): the destinations are
+        // resolved in it.
+        std::fs::create_dir_all(b.join("rootfs")).unwrap();
         std::fs::write(b.join("config.json"), bytes).unwrap();
         b
     }
@@ -131,8 +133,16 @@ fn converted_bundle_is_explained_and_left_untouched() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(std::fs::read(b.join("config.json")).unwrap(), original);
-    let names: Vec<_> = std::fs::read_dir(&b).unwrap().collect();
-    assert_eq!(names.len(), 1, "explain wrote into the bundle");
+    let mut names: Vec<_> = std::fs::read_dir(&b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["config.json", "rootfs"],
+        "explain wrote into the bundle"
+    );
 }
 
 #[test]

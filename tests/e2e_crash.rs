@@ -75,7 +75,9 @@ impl Env {
 
     fn bundle(&self, name: &str) -> PathBuf {
         let b = self.dir.path().join(name);
-        fs::create_dir_all(&b).unwrap();
+        // The rootfs the spec names (`rootfs`): a converted container's
+        // destinations are resolved in it.
+        fs::create_dir_all(b.join("rootfs")).unwrap();
         b
     }
 }
@@ -104,7 +106,7 @@ fn temporaries(dir: &Path) -> Vec<String> {
     fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n != "config.json")
+        .filter(|n| n != "config.json" && n != "rootfs")
         .collect()
 }
 
@@ -331,6 +333,7 @@ fn full_disk_is_a_clear_refusal() {
     let old = old_document();
     let fs_ = Tmpfs::new("size=256k");
     let dir = fs_.path();
+    fs::create_dir(dir.join("rootfs")).unwrap();
     fs::write(dir.join("config.json"), &old).unwrap();
     // Fill what is left.
     let mut filler = fs::File::create(dir.join("filler")).unwrap();
@@ -346,6 +349,7 @@ fn read_only_bundle_is_a_clear_refusal() {
     let old = old_document();
     let fs_ = Tmpfs::new("size=1m");
     let dir = fs_.path();
+    fs::create_dir(dir.join("rootfs")).unwrap();
     fs::write(dir.join("config.json"), &old).unwrap();
     let st = Command::new("mount")
         .args(["-o", "remount,ro"])

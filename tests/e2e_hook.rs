@@ -404,9 +404,21 @@ fn precreate_prints_an_unchanged_spec_byte_for_byte() {
     }
 }
 
+/// `spec` (bytes) with its `root.path`, `rootfs` in the fixtures, made
+/// `rootfs` (absolute, as podman gives it: the hook is not told the
+/// bundle, and the destinations are resolved in the rootfs), the bytes
+/// around it as they were.
+fn rooted_at(spec: &[u8], rootfs: &std::path::Path) -> Vec<u8> {
+    let text = String::from_utf8(spec.to_vec()).unwrap();
+    let abs = format!("\"path\": {:?}", rootfs.display().to_string());
+    assert_eq!(text.matches("\"path\": \"rootfs\"").count(), 1);
+    text.replace("\"path\": \"rootfs\"", &abs).into_bytes()
+}
+
 #[test]
 fn precreate_converts_podmans_userns_hostnet_spec() {
-    let input = fixture("podman-userns-hostnet.json");
+    let rootfs = tempfile::tempdir().unwrap();
+    let input = rooted_at(&fixture("podman-userns-hostnet.json"), rootfs.path());
     let compact = serde_json::to_vec(&serde_json::from_slice::<Value>(&input).unwrap()).unwrap();
     for (what, input) in [
         ("indented", input),

@@ -64,7 +64,9 @@ impl Env {
 
     fn bundle(&self, name: &str) -> PathBuf {
         let b = self.dir.path().join(name);
-        fs::create_dir_all(&b).unwrap();
+        // The rootfs the specs name (`rootfs`): a converted container's
+        // destinations are resolved in it.
+        fs::create_dir_all(b.join("rootfs")).unwrap();
         b
     }
 }
@@ -659,6 +661,7 @@ fn hostile_argv_and_paths() {
         .path()
         .join(OsString::from_vec(b"a b\nc\xff d".to_vec()));
     fs::create_dir(&odd).unwrap();
+    fs::create_dir(odd.join("rootfs")).unwrap();
     fs::write(
         odd.join("config.json"),
         serde_json::to_vec_pretty(&base()).unwrap(),

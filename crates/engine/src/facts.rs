@@ -124,6 +124,9 @@ pub struct HostFacts {
     /// hierarchies writable whatever the spec says, when it will (youki
     /// 0.7.0 on a host with cgroup v1).
     pub runtime_cgroup_v1_writable: Option<String>,
+    /// Where each mount's destination lands in the container, keyed by its
+    /// index in the spec as read; empty when not gathered.
+    pub mount_destinations: BTreeMap<usize, MountDestination>,
 }
 
 impl HostFacts {
@@ -144,5 +147,39 @@ pub fn proc_name(kind: LinuxNamespaceType) -> &'static str {
         LinuxNamespaceType::Pid => "pid",
         LinuxNamespaceType::Network => "net",
         LinuxNamespaceType::Time => "time",
+    }
+}
+
+/// Where one mount's destination lands in the container, resolved as the
+/// runtime resolves it when it makes the mount: inside the rootfs, the
+/// mounts made before it in place, symbolic links followed (absolute ones
+/// from the container's root). Gathered by the shell (`crate::host`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountDestination {
+    /// The destination as written in the spec, so that a fact is never
+    /// read for another mount.
+    pub written: String,
+    /// The container path it lands on, or why that cannot be known before
+    /// the rootfs exists.
+    pub resolved: Result<ResolvedDestination, String>,
+}
+
+/// A destination resolved in the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedDestination {
+    /// Clean and absolute.
+    pub path: String,
+    /// The links followed on the way, in order, each as
+    /// `PATH -> TARGET (in WHERE)`.
+    pub links: Vec<String>,
+}
+
+impl HostFacts {
+    /// What the shell resolved of mount `index`, whose destination is
+    /// written `written`; `None` when not gathered (judged by its text).
+    pub fn mount_destination(&self, index: usize, written: &str) -> Option<&MountDestination> {
+        self.mount_destinations
+            .get(&index)
+            .filter(|d| d.written == written)
     }
 }

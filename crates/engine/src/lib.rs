@@ -76,15 +76,17 @@ pub trait Rule: Sync {
 
 /// The rules, in the order they run (after [`rules::own_ns`], which may
 /// change the decision itself): refusals that need no edit first (the
-/// ID mappings for every user namespace, then the sysctls), then
-/// the /sys mount and the other binds of the host's /sys, every other
-/// mount under /sys made read-only, the place of /sys
-/// among the mounts, the cgroup view that depends
-/// on that place, and the capabilities.
+/// ID mappings for every user namespace, then the sysctls, then the
+/// destinations that links lead elsewhere, judged on the mounts as read,
+/// whose indices the shell's facts use), then the /sys mount and the
+/// other binds of the host's /sys, every other mount under /sys made
+/// read-only, the place of /sys among the mounts, the cgroup view that
+/// depends on that place, and the capabilities.
 pub fn rules() -> &'static [&'static dyn Rule] {
     &[
         &rules::idmap::IdMappings,
         &rules::sysctl::NetSysctls,
+        &rules::dest_links::DestinationLinks,
         &rules::sysfs::SysfsBind,
         &rules::sys_binds::HostSysBinds,
         &rules::under_sys::ReadOnlyUnderSys,

@@ -2,6 +2,7 @@
 
 pub mod caps;
 pub mod cgroup;
+pub mod dest_links;
 pub mod idmap;
 pub mod order;
 pub mod own_ns;

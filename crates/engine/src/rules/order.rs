@@ -59,3 +59,67 @@ impl Rule for SysBeforeSubmounts {
         Ok(())
     }
 }
+
+/// The order the runtime makes the mounts in once this rule has run, as
+/// indices of `dests` (the cleaned destinations as read): every /sys
+/// mount after the first mount under /sys just before it, in their own
+/// order; everything else in its place. The shell resolves destinations
+/// in this order, each with the mounts before it in place.
+pub fn final_order<S: AsRef<str>>(dests: &[S]) -> Vec<usize> {
+    let n = dests.len();
+    let Some(first_under) = dests
+        .iter()
+        .position(|d| crate::path::is_below(d.as_ref(), "/sys"))
+    else {
+        return (0..n).collect();
+    };
+    let (late, rest): (Vec<usize>, Vec<usize>) =
+        (first_under..n).partition(|&i| dests[i].as_ref() == "/sys");
+    (0..first_under).chain(late).chain(rest).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{evaluate_value, HostFacts, Policy};
+
+    #[test]
+    fn final_order_is_the_order_the_rule_makes() {
+        for dests in [
+            vec![
+                "/proc",
+                "/sys/fs/cgroup",
+                "/dev",
+                "/sys",
+                "/sys/fs/bpf",
+                "/sys",
+            ],
+            vec!["/sys", "/sys/fs/cgroup"],
+            vec!["/proc", "/dev"],
+            vec!["/sys/kernel/security", "/sys"],
+        ] {
+            let mounts: Vec<serde_json::Value> = dests
+                .iter()
+                .enumerate()
+                .map(|(i, d)| json!({"destination": d, "type": "tmpfs", "source": format!("m{i}")}))
+                .collect();
+            let spec = json!({
+                "process": {"capabilities": {}},
+                "linux": {
+                    "namespaces": [{"type": "user"}, {"type": "mount"}],
+                    "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                    "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]
+                },
+                "mounts": mounts
+            });
+            let plan = evaluate_value(&spec, &HostFacts::default(), &Policy::default()).unwrap();
+            let made: Vec<usize> = plan.spec.to_value().unwrap()["mounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|m| m["source"].as_str()?.strip_prefix('m')?.parse().ok())
+                .collect();
+            assert_eq!(final_order(&dests), made, "{dests:?}");
+        }
+    }
+}
