@@ -479,7 +479,7 @@ fn trim_slashes(id: &[u8]) -> &[u8] {
 
 /// The state file of container `id` under `root`, opened as the runtime
 /// opens it; `Ok(None)` when there is none (no such container).
-fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<File>, String> {
+fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<(File, u64)>, String> {
     let gone = |e: Errno| matches!(e, Errno::ENOENT | Errno::ENOTDIR);
     let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let opened = match runtime {
@@ -543,7 +543,8 @@ fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<File>,
     if !meta.is_file() || meta.len() > STATE_LIMIT {
         return Err("its state file is not a regular file of a runtime's size".into());
     }
-    Ok(Some(file))
+    let len = meta.len();
+    Ok(Some((file, len)))
 }
 
 /// The init of container `id` under `root` as the runtime will find it:
@@ -568,10 +569,12 @@ fn read_init(
             }
         }
     }
-    let Some(mut file) = open_state(runtime, root, id)? else {
+    let Some((mut file, len)) = open_state(runtime, root, id)? else {
         return Ok(None);
     };
-    let mut bytes = Vec::new();
+    // Room for the whole file and the read that finds its end: one read
+    // each, not a doubling series.
+    let mut bytes = Vec::with_capacity(len as usize + 1);
     Read::by_ref(&mut file)
         .take(STATE_LIMIT)
         .read_to_end(&mut bytes)
