@@ -1180,6 +1180,17 @@ mod tests {
                     "{rt:?} {id}"
                 );
             }
+            // The root spelled otherwise: the same state file.
+            let spelled = |s: &str| PathBuf::from(format!("{}{s}", root.display()));
+            std::os::unix::fs::symlink(&root, dir.path().join(format!("{rt:?}-link"))).unwrap();
+            let link = dir.path().join(format!("{rt:?}-link"));
+            for at in [spelled("/"), spelled("//"), spelled("/./"), link] {
+                assert!(
+                    r.lookup(&t(rt, &at, "c1")).unwrap().is_some(),
+                    "{rt:?} {}",
+                    at.display()
+                );
+            }
             // Another init is another container.
             write_state(rt, &other, "else", Process::of(1).unwrap());
             assert_eq!(r.lookup(&t(rt, &other, "else")).unwrap(), None);
