@@ -16,12 +16,12 @@
 //! runtime's `create` by `execve`), so a record starts *pending*, named by
 //! that process (`pending/<pid>.<start>`), holding the state root and id,
 //! and is *bound* to the container's init (`init/<pid>`, with its start
-//! time) by the first exec, create or delete through the wrapper that
-//! finds the container's state. A pending record whose creating process
-//! is gone while its container does not exist (a failed create, or one
-//! deleted before anything bound it) is removed by the same calls; a bound
-//! record whose init is gone (pid absent or started at another time) is
-//! removed by every create and delete. A record never matches a container
+//! time) by the first start, exec, create or delete through the wrapper
+//! that finds the container's state. A pending record whose creating
+//! process is gone while its container does not exist (a failed create,
+//! or one deleted before anything bound it) is removed by the same calls;
+//! a bound record whose init is gone (pid absent, a zombie, or started at
+//! another time) is removed by every create and delete. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
