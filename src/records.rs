@@ -666,6 +666,16 @@ impl Records {
             )
         })?;
         self.sweep(None);
+        if root.is_none() {
+            // Whether an earlier container of this id still exists cannot
+            // be told without its root: the latest create's record stands
+            // for the id, as the runtime allows one container per id.
+            for (path, r) in self.pending_records() {
+                if r.root.is_none() && r.id == t.id {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
         let record = Record {
             policy,
             stage: Stage::Pending { creator },
@@ -1316,6 +1326,10 @@ mod tests {
         };
         r.mark(&none, NetCapabilities::Drop).unwrap();
         assert!(r.lookup(&none).unwrap().is_some());
+        // Another create of the id replaces its record.
+        r.mark(&none, NetCapabilities::Refuse).unwrap();
+        assert_eq!(r.lookup(&none).unwrap(), Some(NetCapabilities::Refuse));
+        assert_eq!(r.all().len(), 1);
         let root = dir.path().join("state");
         r.mark(&t(Runtime::Other, &root, "c2"), NetCapabilities::Refuse)
             .unwrap();
