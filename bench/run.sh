@@ -94,9 +94,10 @@ gcc -O2 -o "$WORK/execv" "$WORK/execv.c"
 FLOOR=$WORK/execv
 
 # 1. Pass-through: state of a container that does not exist; and exec
-# into one, which the wrapper did not convert (one failed open of a
-# record). Each against the C floor running the same runc command line,
-# in alternating order; runc alone for scale.
+# into one, which the wrapper did not convert (an open of the state root
+# and one failed open of the state file there). Each against the C floor
+# running the same runc command line, in alternating order; runc alone
+# for scale.
 mkdir -p "$WORK/state"
 # pairs NAME ARGS...: $NAME.ratios (wrapper / floor), $NAME.floor, $NAME.runc
 pairs() {

@@ -2,7 +2,7 @@
 //! config.json -> plan ([`crate::plan`]) -> record -> atomic write ->
 //! execve. exec: the record of a converted container decides whether the
 //! process file and `--cap` lose the network capabilities. delete: the
-//! record is removed. Every other subcommand is an immediate exec (reading
+//! records of containers that are gone are removed. Every other subcommand is an immediate exec (reading
 //! the config file only when nothing else names the real runtime). Nothing
 //! imports this module: what it shares lives in plan, runtime and bundle.
 
@@ -136,9 +136,11 @@ fn become_runtime(
         if let Some(hardened) = harden_exec(&records, inv, kind, exec, args)? {
             argv = Cow::Owned(hardened);
         }
+    } else if inv.subcommand.as_deref() == Some(OsStr::new("start")) {
+        records.bind_created();
     } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
         if let Some(id) = &inv.container_id {
-            records.forget(&target(inv, kind, id));
+            records.release(&target(inv, kind, id));
         }
     }
     if is_version_request(inv, args) {

@@ -515,6 +515,38 @@ fn pod_without_user_namespace_is_passed_through(stack: Stack) {
     assert_no_leftovers(&mut cri);
 }
 
+/// An app container whose create the runtime fails (its command does not
+/// exist) after the wrapper converted it, retried as the kubelet retries
+/// it: each create's record goes by the next call through the wrapper,
+/// and none is left once the pod is gone.
+fn failed_creates_leave_no_records(stack: Stack) {
+    let cri = Cri::start_on(stack);
+    let (userns, config) = userns_pod(&cri, "failing");
+    let pod = run_pod(&cri, handler::WRAPPER, &config);
+    let app = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let mut failing = app.clone();
+    failing["command"] = serde_json::json!(["/no/such/binary"]);
+    let mut ids = Vec::new();
+    for attempt in 1..=3 {
+        // The kubelet's retry: the same container, the next attempt.
+        failing["metadata"]["attempt"] = serde_json::json!(attempt);
+        let id = cri.create(&pod, &failing).expect("CreateContainer");
+        let out = cri.start_container(&id);
+        assert!(
+            !out.success() && out.describe().contains("/no/such/binary"),
+            "{}",
+            out.describe()
+        );
+        ids.push(id);
+        let left = cri.records();
+        eprintln!("after failed start {attempt}: {left:?}");
+        // The pod's sandbox, bound at its start, and at most the last
+        // failed create's.
+        assert!(left.len() <= 2, "after failed start {attempt}: {left:#?}");
+    }
+    tear_down(cri, &pod, &ids);
+}
+
 /// Scenario 7, the baseline: the stack's runc alone on the userns
 /// host-network pod. containerd 1.7 asks for a fresh sysfs, which runc
 /// 1.1.5 cannot mount there: the sandbox fails with EPERM. containerd 2.3.4
@@ -1181,6 +1213,7 @@ macro_rules! on_both_stacks {
 }
 
 on_both_stacks!(
+    failed_creates_leave_no_records,
     pod_with_one_app_container,
     pod_with_two_app_containers,
     net_sysctl_in_the_sandbox_is_refused,

@@ -7,6 +7,7 @@ mod common;
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
+use std::path::Path;
 
 use common::{Bundle, Cli, ContainerGuard, Runtime, Sandbox};
 use serde_json::json;
@@ -246,7 +247,149 @@ fn exec_into_an_unconverted_container_passes_through(runtime: Runtime) {
     assert_eq!(fs::read(&process).unwrap(), bytes);
 }
 
+/// `dir`'s regular files in a new directory `to`, copied or hard-linked.
+fn alias_files(dir: &Path, to: &Path, hard: bool) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if !e.file_type().unwrap().is_file() {
+            continue;
+        }
+        let at = to.join(e.file_name());
+        if hard {
+            fs::hard_link(e.path(), at).unwrap();
+        } else {
+            fs::copy(e.path(), at).unwrap();
+        }
+    }
+}
+
+/// The container's state reached through other entries than its own: a
+/// link to its directory in the same root, a copy of its files in
+/// another root, and a directory holding hard links of its files. The
+/// real runtime execs into the container through each, with the network
+/// capabilities the process file asks for; through the wrapper they stay
+/// out, as through the container's own id.
+fn exec_through_an_alias_of_the_state_gets_no_network_capabilities(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    let id = common::unique_id("alias");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    create_started(&sandbox.wrapper(), &bundle, &id);
+    let root = sandbox.root();
+    let other = sandbox.path().join("other-root");
+    let (link, copy, hard) = (format!("{id}-l"), format!("{id}-c"), format!("{id}-h"));
+    std::os::unix::fs::symlink(&id, root.join(&link)).unwrap();
+    alias_files(&root.join(&id), &other.join(&copy), false);
+    alias_files(&root.join(&id), &root.join(&hard), true);
+
+    let process = sandbox.path().join("process.json");
+    let p = process.to_str().unwrap();
+    for (at, alias) in [(&root, &link), (&other, &copy), (&root, &hard)] {
+        let mut real = sandbox.real();
+        real.root = at.clone();
+        write_process_file(&process);
+        let direct = cap_bnd_of(&real.run(&["exec", "--process", p, alias]));
+        assert_eq!(
+            net_bits(direct),
+            [10, 12, 13],
+            "{alias}: the runtime execs through it: {direct:016x}"
+        );
+        let mut wrapper = sandbox.wrapper();
+        wrapper.root = at.clone();
+        write_process_file(&process);
+        let through = cap_bnd_of(&wrapper.run(&["exec", "--process", p, alias]));
+        assert!(
+            net_bits(through).is_empty(),
+            "{alias} under {}: CapBnd {through:016x}",
+            at.display()
+        );
+    }
+    fs::remove_file(root.join(&link)).unwrap();
+    fs::remove_dir_all(root.join(&hard)).unwrap();
+}
+
+/// No record of `id` among the wrapper's records.
+fn assert_no_record_of(id: &str) {
+    let left: Vec<_> = userns_hostnet::records::Records::system()
+        .all()
+        .into_iter()
+        .filter(|r| r.id == id)
+        .collect();
+    assert!(left.is_empty(), "records left for {id}: {left:?}");
+}
+
+/// A create the runtime fails after the wrapper converted the spec (a bind
+/// of a source that does not exist): its record goes by the next create
+/// through the wrapper (a retry, as the kubelet's), whatever the caller
+/// does after the failure. That next create, of the same id and not
+/// converted, gets nothing of the failed one's record: its exec keeps the
+/// capabilities its process file asks for.
+fn a_failed_create_leaves_no_record(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let wrapper = sandbox.wrapper();
+    let id = common::unique_id("fail");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let failing = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    failing.edit(|spec| {
+        spec["mounts"].as_array_mut().unwrap().push(json!({
+            "destination": "/mnt",
+            "type": "bind",
+            "source": "/nonexistent/userns-hostnet-test",
+            "options": ["rbind"]
+        }))
+    });
+    let out = wrapper.run(&[
+        OsStr::new("create"),
+        OsStr::new("--bundle"),
+        failing.dir().as_os_str(),
+        OsStr::new(&id),
+    ]);
+    assert!(!out.success(), "{}", out.describe());
+    assert!(!out.stderr.contains("refused"), "{}", out.describe());
+    common::assert_converted_spec(&failing.spec());
+
+    let own = Bundle::userns_ownnet(&["/bin/sleep", "1000"]);
+    create_started(&wrapper, &own, &id);
+    assert_no_record_of(&id);
+    let process = sandbox.path().join("process.json");
+    write_process_file(&process);
+    let bnd = cap_bnd_of(&wrapper.run(&["exec", "--process", process.to_str().unwrap(), &id]));
+    assert_eq!(net_bits(bnd), [10, 12, 13], "CapBnd {bnd:016x}");
+}
+
+/// A converted container deleted behind the wrapper's back (by the real
+/// runtime) leaves a record that names its init; a container created
+/// later with the same id and root, not converted, has another init, so
+/// that record never matches it; the next delete through the wrapper
+/// removes it.
+fn a_stale_record_does_not_match_a_new_container(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let wrapper = sandbox.wrapper();
+    let real = sandbox.real();
+    let id = common::unique_id("stale");
+    let _guard = ContainerGuard::new(&sandbox, &id);
+    let converted = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
+    create_started(&wrapper, &converted, &id);
+    assert!(record_of(runtime, &sandbox.root(), &id).is_some());
+    real.run(&["delete", "--force", &id]).assert_success();
+
+    let own = Bundle::userns_ownnet(&["/bin/sleep", "1000"]);
+    create_started(&real, &own, &id);
+    let process = sandbox.path().join("process.json");
+    write_process_file(&process);
+    let bnd = cap_bnd_of(&wrapper.run(&["exec", "--process", process.to_str().unwrap(), &id]));
+    assert_eq!(net_bits(bnd), [10, 12, 13], "CapBnd {bnd:016x}");
+    real.run(&["kill", &id, "KILL"]).assert_success();
+    real.wait_for_status(&id, "stopped");
+    wrapper.run(&["delete", &id]).assert_success();
+    assert_no_record_of(&id);
+}
+
 common::for_runtimes!(
+    exec_through_an_alias_of_the_state_gets_no_network_capabilities,
+    a_failed_create_leaves_no_record,
+    a_stale_record_does_not_match_a_new_container,
     exec_into_a_converted_container_gets_no_network_capabilities,
     exec_into_an_unconverted_container_passes_through,
     exit_status_passes_through,

@@ -548,11 +548,31 @@ impl Cri {
                 .map(|m| format!("mount {m}")),
         );
         left.extend(
+            self.records()
+                .into_iter()
+                .map(|r| format!("the wrapper's record of {r}")),
+        );
+        left.extend(
             ctd.shims()
                 .into_iter()
                 .map(|(pid, cmd)| format!("process {pid}: {cmd}")),
         );
         left
+    }
+
+    /// The wrapper's records (src/records.rs) of containers under this
+    /// daemon's state roots, each a line.
+    pub fn records(&self) -> Vec<String> {
+        userns_hostnet::records::Records::system()
+            .all()
+            .into_iter()
+            .filter(|r| {
+                r.root
+                    .as_ref()
+                    .is_some_and(|(_, p)| p.starts_with(self.dir()))
+            })
+            .map(|r| format!("{} ({:?})", r.id.to_string_lossy(), r.stage))
+            .collect()
     }
 
     /// The environment of every shim serving this daemon.

@@ -510,7 +510,7 @@ impl Crio {
         left.extend(
             self.converted_records()
                 .into_iter()
-                .map(|r| format!("the wrapper's record {}", r.display())),
+                .map(|r| format!("the wrapper's record of {r}")),
         );
         left.extend(
             self.mounts_in_dir()
@@ -554,22 +554,15 @@ impl Crio {
     }
 
     /// The wrapper's records of converted containers (src/records.rs) for
-    /// this daemon's ids: removed at `delete`.
-    pub fn converted_records(&self) -> Vec<PathBuf> {
+    /// this daemon's ids: each goes once its container is gone.
+    pub fn converted_records(&self) -> Vec<String> {
         let ids = self.ids.lock().unwrap().clone();
-        let mut found = Vec::new();
-        for key in fs::read_dir(CONVERTED_DIR)
-            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-            .unwrap_or_else(|_| Vec::new())
-        {
-            for id in &ids {
-                let p = key.join(id);
-                if p.exists() {
-                    found.push(p);
-                }
-            }
-        }
-        found
+        userns_hostnet::records::Records::system()
+            .all()
+            .into_iter()
+            .filter(|r| ids.iter().any(|id| r.id == id.as_str()))
+            .map(|r| format!("{} ({:?})", r.id.to_string_lossy(), r.stage))
+            .collect()
     }
 
     /// Mount points under the daemon's directory in its mount namespace.
@@ -688,9 +681,6 @@ impl Drop for Crio {
         }
     }
 }
-
-/// Where the wrapper records the containers it converted.
-const CONVERTED_DIR: &str = "/run/userns-hostnet/converted";
 
 /// Where the handler `install crio` writes keeps the real runtime's state.
 pub const WRAPPER_RUNTIME_ROOT: &str = "/run/userns-hostnet-runtime";

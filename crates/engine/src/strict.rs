@@ -356,7 +356,7 @@ impl Struct {
 /// that fold to an ASCII letter are U+212A KELVIN SIGN (k) and U+017F LATIN
 /// SMALL LETTER LONG S (s) (Go's `caseOrbit`; U+0130 and U+0131 fold only
 /// to themselves).
-fn folds_to(key: &str, field: &str) -> bool {
+pub fn folds_to(key: &str, field: &str) -> bool {
     let mut f = field.bytes();
     for c in key.chars() {
         let k = match c {
