@@ -19,7 +19,9 @@
 //! undo still returns the host to what it was before any deploy.
 
 use super::daemon::live::Live;
-use super::daemons::{CONTAINERD_SOCKET, CRIO_SOCKET};
+use super::daemon::{
+    containerd::node::SOCKET as CONTAINERD_SOCKET, crio::node::SOCKET as CRIO_SOCKET,
+};
 use super::deploy_api::Api;
 use super::in_use;
 use super::install::{self, LinkChange};
@@ -373,11 +375,11 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
     };
     // A path that cannot be resolved is taken as absent.
     let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
-    let crio_config = at(super::daemons::CRIO_CONFIG);
+    let crio_config = at(crate::daemon::crio::node::CONFIG);
     by(is_socket(&at(CONTAINERD_SOCKET)), is_socket(&at(CRIO_SOCKET)))
         .or_else(|| {
             by(
-                at(super::daemons::CONTAINERD_CONFIG).is_file(),
+                at(crate::daemon::containerd::node::CONFIG).is_file(),
                 crio_config.is_file() || crio_config.with_extension("conf.d").is_dir(),
             )
         })
@@ -392,10 +394,10 @@ fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, St
     let (name, config, unit) = match daemon {
         Daemon::Containerd => (
             "containerd",
-            super::daemons::CONTAINERD_CONFIG,
+            crate::daemon::containerd::node::CONFIG,
             "containerd.service",
         ),
-        Daemon::Crio => ("crio", super::daemons::CRIO_CONFIG, "crio.service"),
+        Daemon::Crio => ("crio", crate::daemon::crio::node::CONFIG, "crio.service"),
     };
     (
         name,

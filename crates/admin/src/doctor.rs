@@ -5,9 +5,9 @@
 
 use super::check::check;
 pub use super::check::{Check, Status};
-use super::daemons::{self, Handler};
+use super::daemon::serving::Daemon;
+use super::daemon::{self, node::Handler};
 use super::matrix;
-use super::serving::{self, Daemon};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;
@@ -246,9 +246,9 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     out
 }
 
-/// CRI-O's files of the host's `conf` ([`daemons::crio_files`]).
+/// CRI-O's files of the host's `conf` ([`daemon::crio::node::files`]).
 fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
-    daemons::crio_files(conf, &|p| Ok::<_, std::convert::Infallible>(root.at(p)))
+    daemon::crio::node::files(conf, &|p| Ok::<_, std::convert::Infallible>(root.at(p)))
         .unwrap_or_default()
 }
 
@@ -261,19 +261,23 @@ fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
     named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
 }
 
-/// The daemon binary that serves its config (`serving::find`).
-fn serving_binary(root: &Root, args: &DoctorArgs, daemon: Daemon) -> Option<serving::Binary> {
+/// The daemon binary that serves its config (`daemon::serving::find`).
+fn serving_binary(
+    root: &Root,
+    args: &DoctorArgs,
+    daemon: Daemon,
+) -> Option<daemon::serving::Binary> {
     let named = match daemon {
         Daemon::Containerd => args.containerd.as_deref(),
         Daemon::Crio => args.crio.as_deref(),
     };
     // Under --root, the host's usual binary directories; else doctor's PATH.
     let path_env = if root.fake() {
-        serving::SERVICE_PATH.to_owned()
+        daemon::serving::SERVICE_PATH.to_owned()
     } else {
         std::env::var("PATH").unwrap_or_default()
     };
-    serving::find(
+    daemon::serving::find(
         daemon,
         &daemon_config_path(args, daemon),
         named,
@@ -290,7 +294,7 @@ fn daemon_config(
     root: &Root,
     args: &DoctorArgs,
     daemon: Daemon,
-    bin: Option<&serving::Binary>,
+    bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
 ) -> Check {
     let name = match daemon {
@@ -320,8 +324,11 @@ fn daemon_config(
                 .iter()
                 .filter_map(|f| toml::read(f).ok())
                 .collect();
-            let missing =
-                serving::crio_missing(&serving::crio_merge(&docs), serving::SERVICE_PATH, &map);
+            let missing = daemon::crio::serving::missing(
+                &daemon::crio::serving::merge(&docs),
+                daemon::serving::SERVICE_PATH,
+                &map,
+            );
             if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), "", fx) {
                 c = fail;
             }
@@ -350,13 +357,13 @@ fn daemon_config(
             format!("{shown}: no file, so {asked} has nothing to check"),
         );
     };
-    let effective = match serving::check_config(bin, &read, config_dir.as_deref()) {
-        serving::Verdict::Accepts(text) => text,
+    let effective = match daemon::serving::check_config(bin, &read, config_dir.as_deref()) {
+        daemon::serving::Verdict::Accepts(text) => text,
         // Not root: the daemon may refuse for want of root's files alone.
-        serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+        daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
             return not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx)
         }
-        serving::Verdict::Refuses(said) => {
+        daemon::serving::Verdict::Refuses(said) => {
             return check(
                 name,
                 Status::Fail,
@@ -369,7 +376,7 @@ fn daemon_config(
                 daemon.flag()
             ))
         }
-        serving::Verdict::NotRun(why) => {
+        daemon::serving::Verdict::NotRun(why) => {
             return check(
                 name,
                 Status::Warn,
@@ -388,8 +395,8 @@ fn daemon_config(
     let dumped = effective.parse::<DocumentMut>();
     if let (Daemon::Containerd, Ok(doc), Ok(own)) = (daemon, &dumped, toml::read(&file)) {
         let (theirs, read) = (
-            daemons::containerd_version(&own),
-            daemons::containerd_version(doc),
+            daemon::containerd::version(&own),
+            daemon::containerd::version(doc),
         );
         // containerd 1.x reads a newer file without a word, as a version 2
         // file whose plugin tables it does not know: none of them counts.
@@ -407,8 +414,8 @@ fn daemon_config(
     }
     let missing = match dumped {
         Ok(doc) => match daemon {
-            Daemon::Containerd => serving::containerd_missing(&doc, &map),
-            Daemon::Crio => serving::crio_missing(&doc, &bin.search_path, &map),
+            Daemon::Containerd => daemon::containerd::serving::missing(&doc, &map),
+            Daemon::Crio => daemon::crio::serving::missing(&doc, &bin.search_path, &map),
         },
         Err(_) => Vec::new(),
     };
@@ -475,7 +482,7 @@ impl Drop for StagedCopy {
 fn missing_check(
     name: &'static str,
     daemon: Daemon,
-    missing: &[serving::Missing],
+    missing: &[daemon::serving::Missing],
     shown: &str,
     asked: &str,
     fx: &Fixes,
@@ -485,13 +492,13 @@ fn missing_check(
     }
     let list = missing
         .iter()
-        .map(serving::Missing::sentence)
+        .map(daemon::serving::Missing::sentence)
         .collect::<Vec<_>>()
         .join("; ");
     let fatal = missing.iter().any(|m| m.fatal);
     let ours = missing
         .iter()
-        .any(|m| m.role != "monitor_path" && daemons::is_wrapper(&m.what));
+        .any(|m| m.role != "monitor_path" && daemon::is_wrapper(&m.what));
     let by = if asked.is_empty() {
         String::new()
     } else {
@@ -560,14 +567,16 @@ struct Kubelet {
 /// A running kubelet: the first /proc/PID whose comm is `kubelet`.
 fn running_kubelet(root: &Root) -> Option<(u32, String)> {
     let proc = root.at("/proc");
-    daemons::process_ids(&proc)?.into_iter().find_map(|pid| {
-        let dir = proc.join(pid.to_string());
-        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-        (comm.trim() == "kubelet")
-            .then(|| std::fs::read(dir.join("cmdline")).ok())
-            .flatten()
-            .map(|c| (pid, String::from_utf8_lossy(&c).into_owned()))
-    })
+    daemon::node::process_ids(&proc)?
+        .into_iter()
+        .find_map(|pid| {
+            let dir = proc.join(pid.to_string());
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            (comm.trim() == "kubelet")
+                .then(|| std::fs::read(dir.join("cmdline")).ok())
+                .flatten()
+                .map(|c| (pid, String::from_utf8_lossy(&c).into_owned()))
+        })
 }
 
 /// The kubelet's CRI endpoint: a running kubelet's flag, else a flag in
@@ -715,7 +724,7 @@ fn matrix_checks(
     args: &DoctorArgs,
     config: Option<&Config>,
     kubelet: &Kubelet,
-    containerd: Option<&serving::Binary>,
+    containerd: Option<&daemon::serving::Binary>,
 ) -> Vec<Check> {
     let Some(containerd) = containerd else {
         return Vec::new();
@@ -1397,7 +1406,7 @@ fn containerd(
     root: &Root,
     args: &DoctorArgs,
     uses: Option<matrix::Cri>,
-    bin: Option<&serving::Binary>,
+    bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
 ) -> Check {
     let named = args.containerd_config.is_some();
@@ -1411,13 +1420,19 @@ fn containerd(
         return check("containerd", Status::Skip, "containerd is not installed");
     }
     let c = containerd_handlers(root, args, bin, fx);
-    unless_running(c, root, daemons::CONTAINERD_SOCKET, named, "containerd")
+    unless_running(
+        c,
+        root,
+        daemon::containerd::node::SOCKET,
+        named,
+        "containerd",
+    )
 }
 
 fn containerd_handlers(
     root: &Root,
     args: &DoctorArgs,
-    bin: Option<&serving::Binary>,
+    bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
 ) -> Check {
     const NAME: &str = "containerd";
@@ -1440,7 +1455,7 @@ fn containerd_handlers(
             fx.as_root,
             args.containerd_config
                 .as_deref()
-                .unwrap_or(Path::new(daemons::CONTAINERD_CONFIG))
+                .unwrap_or(Path::new(daemon::containerd::node::CONFIG))
                 .display()
         ));
     }
@@ -1451,7 +1466,7 @@ fn containerd_handlers(
                 .fix(format!("{}correct the file", fx.as_root))
         }
     };
-    if let Some(plugin) = daemons::containerd_cri_disabled(&doc) {
+    if let Some(plugin) = daemon::containerd::cri_disabled(&doc) {
         return check(
             NAME,
             Status::Skip,
@@ -1461,10 +1476,10 @@ fn containerd_handlers(
             ),
         );
     }
-    let version = daemons::containerd_version(&doc);
+    let version = daemon::containerd::version(&doc);
     let mut files = vec![(config.clone(), doc)];
     let node_config = daemon_config_path(args, Daemon::Containerd);
-    let imports = daemons::containerd_imports(&files[0].1, &node_config, &|p| {
+    let imports = daemon::containerd::node::imports(&files[0].1, &node_config, &|p| {
         Ok::<_, std::convert::Infallible>(root.at(p))
     });
     for (_, import) in imports.unwrap_or_default() {
@@ -1479,9 +1494,9 @@ fn containerd_handlers(
         .and_then(matrix::parse_containerd_version)
         .map(|(major, minor, _)| (major, minor));
     let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
-    let cri = daemons::containerd_cri_plugin(version).unwrap_or_default();
+    let cri = daemon::containerd::node::cri_plugin(version).unwrap_or_default();
     if replaces {
-        if let Some(c) = daemons::containerd_1x_clobbers(&files)
+        if let Some(c) = daemon::containerd::node::clobbers_1x(&files)
             .into_iter()
             .find(|c| c.plugin == cri)
         {
@@ -1492,12 +1507,12 @@ fn containerd_handlers(
     for (file, doc) in &files {
         let own_cri = doc
             .get("plugins")
-            .and_then(|p| daemons::dig(p, &[cri]))
+            .and_then(|p| daemon::dig(p, &[cri]))
             .is_some();
         if replaces && own_cri {
             handlers.clear();
         }
-        handlers.extend(daemons::containerd_handlers(doc, file, version));
+        handlers.extend(daemon::containerd::node::handlers(doc, file, version));
     }
     registered(
         NAME,
@@ -1516,7 +1531,12 @@ fn reinstall(daemon: &str, flag: &str, fx: &Fixes) -> String {
 }
 
 /// An import that throws away CRI settings of the files before it.
-fn clobbered(c: &daemons::Clobber, binary: Option<(u64, u64)>, config: &Path, fx: &Fixes) -> Check {
+fn clobbered(
+    c: &daemon::containerd::node::Clobber,
+    binary: Option<(u64, u64)>,
+    config: &Path,
+    fx: &Fixes,
+) -> Check {
     const SHOWN: usize = 6;
     let which = match binary {
         Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
@@ -1605,7 +1625,7 @@ fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -
         return check("crio", Status::Skip, "CRI-O is not installed");
     }
     let c = crio_handlers(root, args, fx);
-    unless_running(c, root, daemons::CRIO_SOCKET, named, "CRI-O")
+    unless_running(c, root, daemon::crio::node::SOCKET, named, "CRI-O")
 }
 
 fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
@@ -1613,7 +1633,7 @@ fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     let mut handlers = Vec::new();
     for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
         match toml::read(&file) {
-            Ok(d) => handlers.extend(daemons::crio_handlers(&d, &file)),
+            Ok(d) => handlers.extend(daemon::crio::node::handlers(&d, &file)),
             Err(e) => {
                 return check(NAME, Status::Fail, e.to_string())
                     .fix(format!("{}correct the file", fx.as_root))

@@ -6,7 +6,7 @@
 //! such file or directory`; CRI-O: `failed to find runtime handler`).
 //!
 //! Where each daemon keeps its containers is its own module's knowledge
-//! (`daemon::containerd::live_tasks`, `daemon::crio::live_of_handler`);
+//! (`daemon::containerd::live::live_tasks`, `daemon::crio::live::live_of_handler`);
 //! this module reads the node's files for them, under `--root` or a
 //! deploy's host root, and words the refusal.
 
@@ -66,14 +66,14 @@ pub fn containers(root: &NodeRoot, handler: &Handler) -> Vec<Live> {
     let files = NodeFiles(root);
     match handler {
         Handler::Containerd { state, binaries } => {
-            containerd::live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
+            containerd::live::live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
         }
         Handler::Crio {
             runroot,
             runtime_root,
             name,
             default,
-        } => crio::live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
+        } => crio::live::live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
     }
 }
 

@@ -25,7 +25,6 @@
 //! `runtime` to that binary ([`crate::runtime::named_by_handler_link`]).
 
 use super::daemon::{self, containerd, crio, hookfile, podman, Derived, Layout, Owner};
-use super::daemons;
 use super::files;
 use super::in_use;
 use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
@@ -255,7 +254,7 @@ pub enum LinkChange {
 
 /// Everything one install or uninstall does, and what it says.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct InstallPlan {
     pub files: Vec<FileChange>,
     pub links: Vec<LinkChange>,
     /// Lines for the operator: the real runtime, what was left and why.
@@ -266,7 +265,7 @@ pub struct Plan {
     pub restart: bool,
 }
 
-impl Plan {
+impl InstallPlan {
     /// Something of that name stays as it is, for the reason `note` gives;
     /// for uninstall, that means the handler stays registered.
     fn leave(&mut self, install: bool, note: String) {
@@ -336,7 +335,7 @@ pub fn run_uninstall(u: &UninstallArgs) -> Result<i32, InstallError> {
 /// uninstall refuses to take a handler away while containers of it are
 /// on the node ([`in_use`]); `--force` warns instead, and so do
 /// `--dry-run` and `--check`, which write nothing.
-fn guard(args: &InstallArgs, force: bool, plan: &mut Plan) -> Result<(), InstallError> {
+fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), InstallError> {
     let Some(handler) = handler_removed(args, plan)? else {
         return Ok(());
     };
@@ -377,7 +376,7 @@ pub fn containers_in_use(
 /// not checked).
 fn handler_removed(
     args: &InstallArgs,
-    plan: &Plan,
+    plan: &InstallPlan,
 ) -> Result<Option<in_use::Handler>, InstallError> {
     if args.more.hook || args.daemon == Engine::Podman {
         return Ok(None);
@@ -504,7 +503,7 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
     }
 }
 
-fn plan(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     check_root(args)?;
     match (args.daemon, args.more.hook) {
         (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
@@ -632,7 +631,7 @@ fn carried_handler_binary(
     config: &Path,
     wrapper: &str,
     (binary, implicit, what): (&str, bool, &str),
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<String, InstallError> {
     let real = carried_runtime(args, Some(binary), implicit, wrapper, what, &mut plan.notes)?;
     handler_binary(args, config, wrapper, real, what, plan)
@@ -648,7 +647,7 @@ fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
 /// Is `config` the config of a daemon of this host (under /etc, or a k3s
 /// or RKE2 template), so that links on this host serve it?
 fn is_hosts_config(config: &Path) -> bool {
-    config.starts_with("/etc") || daemons::rancher_distro(config).is_some()
+    config.starts_with("/etc") || daemon::containerd::node::rancher_distro(config).is_some()
 }
 
 /// The binary a new handler names, and the links it needs: the wrapper
@@ -660,7 +659,7 @@ fn handler_binary(
     wrapper: &str,
     real: Option<PathBuf>,
     what: &str,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<String, InstallError> {
     let name = args.handler.as_str();
     let Some(real) = real else {
@@ -748,7 +747,7 @@ fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
 }
 
 /// Notes for the settings a derived handler changed or could not carry.
-fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Plan) {
+fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut InstallPlan) {
     if !d.carried.is_empty() {
         plan.notes.push(format!(
             "handler {name} carries every setting of handler {from}: {}",
@@ -772,7 +771,7 @@ fn changes_handler(
     existing: Option<&Item>,
     layout: &Layout,
     file: &Path,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<bool, InTheWayError> {
     let name = args.handler.as_str();
     let shown = file.display();
@@ -824,7 +823,7 @@ fn changes_handler(
 }
 
 /// Makes the handler table install adds, noting the links it needs.
-type MakeHandler<'a> = dyn Fn(&mut Plan) -> Result<Table, InstallError> + 'a;
+type MakeHandler<'a> = dyn Fn(&mut InstallPlan) -> Result<Table, InstallError> + 'a;
 
 /// The handler in `doc`: install adds the one `make` makes, uninstall
 /// (`make` is `None`) removes it, when [`changes_handler`] says so;
@@ -835,7 +834,7 @@ fn edit_handler(
     layout: &Layout,
     file: &Path,
     make: Option<&MakeHandler>,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<bool, InstallError> {
     let name = args.handler.as_str();
     let existing = daemon::handler(layout, doc, name);
@@ -889,7 +888,7 @@ fn plan_drop_in(
     fresh: DocumentMut,
     layout: &Layout,
     make: Option<&MakeHandler>,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<Option<String>, InstallError> {
     let install = make.is_some();
     let Some(old) = old else {
@@ -940,7 +939,7 @@ fn restore(
     layout: &Layout,
     doc: &mut DocumentMut,
     name: &str,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<bool, InstallError> {
     match daemon::restore_default(layout, doc, name) {
         Ok(daemon::Restored::Restored) => Ok(true),
@@ -967,7 +966,7 @@ fn plan_default(
     install: bool,
     file: &Path,
     layout: &Layout,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let Some(i) = plan.files.iter().position(|c| c.path == file) else {
         return Ok(());

@@ -17,7 +17,9 @@ pub mod containerd;
 pub mod crio;
 pub mod hookfile;
 pub mod live;
+pub mod node;
 pub mod podman;
+pub mod serving;
 
 use toml_edit::{DocumentMut, Item, Table, Value};
 

@@ -14,19 +14,22 @@ pub(super) fn containerd_import_files(
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, PathBuf)>, InstallError> {
-    daemons::containerd_imports(doc, config, &|p| node_file(args, p))
+    daemon::containerd::node::imports(doc, config, &|p| node_file(args, p))
 }
 
 /// What install (or uninstall) changes for containerd.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+    let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let Some(text) = toml::read_optional(&host_config)? else {
         return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
     };
     let mut doc = match toml::parse(&host_config, &text) {
         Ok(d) => d,
-        Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+        Err(parse)
+            if text.contains("{{")
+                && daemon::containerd::node::rancher_distro(&config).is_some() =>
+        {
             return Err(DaemonConfigError::GoTemplate {
                 path: host_config,
                 parse,
@@ -36,7 +39,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         Err(e) => return Err(e.into()),
     };
     let version = containerd::version(&doc);
-    if let Some(distro) = daemons::rancher_distro(&config)
+    if let Some(distro) = daemon::containerd::node::rancher_distro(&config)
         .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
     {
         let template = config.with_file_name(if version >= 3 {
@@ -65,7 +68,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         }
         .into());
     };
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     if install {
         if let Some(plugin) = cri_off {
             plan.notes.push(format!(
@@ -83,7 +86,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         Vec::new()
     };
     let how = if version == 2
-        && !daemons::containerd_binary_version(&args.containerd)
+        && !daemon::containerd::node::binary_version(&args.containerd)
             .is_some_and(|(major, _)| major >= 2)
     {
         containerd::Merge::WholePlugins
@@ -110,7 +113,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
             .find(|(_, d)| daemon::handler(&layout, d, name).is_some())
             .map_or_else(|| config.clone(), |(p, _)| p.clone())
     };
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
         let source = containerd::source(&layout, &main);
         let named = source
             .as_ref()
@@ -225,7 +228,7 @@ pub(super) fn imported_handlers(
         .into_iter()
         .filter_map(|(_, import)| {
             let d = toml::read(&import).ok()?;
-            daemons::containerd_handler_names(&d, version)
+            daemon::containerd::node::handler_names(&d, version)
                 .contains(&args.handler)
                 .then_some((import, d))
         })
@@ -237,7 +240,7 @@ pub(super) fn containerd_drop_in(config: &Path) -> PathBuf {
     config
         .parent()
         .unwrap_or(Path::new("/"))
-        .join(daemons::CONTAINERD_DROP_IN)
+        .join(daemon::containerd::node::DROP_IN)
 }
 
 /// install without `--drop-in`: an import that registers the handler
@@ -276,7 +279,7 @@ pub(super) fn imported_handler(
     doc: &DocumentMut,
     config: &Path,
     version: i64,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let ours = node_file(args, &containerd_drop_in(config))?;
     for (import, _) in imported_handlers(args, doc, config, version)? {
@@ -307,7 +310,7 @@ pub(super) fn keep_links_still_named(
     config: &Path,
     version: i64,
     edited: &Path,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     if plan.links.is_empty() {
         return Ok(());
@@ -349,9 +352,11 @@ pub(super) fn clobbered_handler(
     args: &InstallArgs,
     config: &Path,
     doc: DocumentMut,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) {
-    if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
+    if daemon::containerd::node::binary_version(&args.containerd)
+        .is_some_and(|(major, _)| major >= 2)
+    {
         return;
     }
     // Advice only; install has read (and refused) the imports already.
@@ -362,8 +367,8 @@ pub(super) fn clobbered_handler(
             files.push((import, d));
         }
     }
-    let cri = daemons::containerd_cri_plugin(2).unwrap_or_default();
-    for c in daemons::containerd_1x_clobbers(&files) {
+    let cri = daemon::containerd::node::cri_plugin(2).unwrap_or_default();
+    for c in daemon::containerd::node::clobbers_1x(&files) {
         let prefix = format!("containerd.runtimes.{}.", args.handler);
         if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
             plan.notes.push(format!(
@@ -388,7 +393,7 @@ pub(super) fn refuse_1x_drop_in(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<(), DaemonConfigError> {
-    match daemons::containerd_binary_version(&args.containerd) {
+    match daemon::containerd::node::binary_version(&args.containerd) {
         Some((major, _)) if major >= 2 => Ok(()),
         Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
             path: config.to_owned(),
@@ -415,7 +420,7 @@ pub(super) fn plan_containerd_drop_in(
     mut doc: DocumentMut,
     layout: &Layout,
     make: Option<&MakeHandler>,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let install = make.is_some();
     let host_config = node_file(args, config)?;
@@ -528,12 +533,12 @@ pub(super) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
 ) -> Result<crate::in_use::Handler, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+    let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
     Ok(crate::in_use::Handler::Containerd {
-        state: PathBuf::from(containerd::state_dir(&doc)),
+        state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })
 }

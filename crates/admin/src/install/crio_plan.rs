@@ -36,8 +36,8 @@ pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
-pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let conf = config_path(args, daemons::CRIO_CONFIG)?;
+pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+    let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are
     // read through the node's links.
     let path = node_entry(
@@ -45,14 +45,14 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         &conf
             .parent()
             .unwrap_or(Path::new("/"))
-            .join(daemons::CRIO_DROP_IN),
+            .join(daemon::crio::node::DROP_IN),
     )?;
     let layout = crio::layout();
     let old = toml::read_optional(&path)?;
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     let mut others = Vec::new();
     if install {
-        for file in daemons::crio_files(&conf, &|p| node_file(args, p))? {
+        for file in daemon::crio::node::files(&conf, &|p| node_file(args, p))? {
             if file != path {
                 let doc = toml::read(&file)?;
                 others.push((file, doc));
@@ -75,7 +75,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
             .into());
         }
     }
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
         let wrapper = wrapper_str(args)?;
         let builtin = crio::builtin_default(crio_version(args), &others);
         let mut source = crio::source(&others, &builtin);
@@ -170,9 +170,9 @@ const STORAGE_CONF: &str = "/etc/containers/storage.conf";
 /// CRI-O's run root and default handler (its files read as CRI-O reads
 /// them), and the handler's `runtime_root` (`table`, as it was).
 pub(super) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::in_use::Handler {
-    let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemons::CRIO_CONFIG)
+    let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemon::crio::node::CONFIG)
         .ok()
-        .and_then(|conf| daemons::crio_files(&conf, &|p| node_file(args, p)).ok())
+        .and_then(|conf| daemon::crio::node::files(&conf, &|p| node_file(args, p)).ok())
         .unwrap_or_default()
         .into_iter()
         .filter_map(|f| toml::read(&f).ok().map(|d| (f, d)))
@@ -182,8 +182,8 @@ pub(super) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::i
         .and_then(|f| toml::read(&f).ok());
     let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
     crate::in_use::Handler::Crio {
-        runroot: PathBuf::from(crio::runroot(&files, storage.as_ref())),
-        runtime_root: table.and_then(crio::runtime_root).map(PathBuf::from),
+        runroot: PathBuf::from(crio::live::runroot(&files, storage.as_ref())),
+        runtime_root: table.and_then(crio::live::runtime_root).map(PathBuf::from),
         name: args.handler.clone(),
         default,
     }

@@ -66,7 +66,11 @@ pub(super) fn file_action(c: &FileChange) -> &'static str {
     }
 }
 
-pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallError> {
+pub(super) fn apply(
+    args: &InstallArgs,
+    plan: &InstallPlan,
+    install: bool,
+) -> Result<i32, InstallError> {
     let daemon = daemon_name(args.daemon);
     let done = if install { "installed" } else { "removed" };
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();

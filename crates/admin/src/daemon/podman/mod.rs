@@ -5,6 +5,8 @@
 //! the default runtime, a custom path (`runc = ["/opt/runc/runc-custom"]`)
 //! included.
 
+pub mod node;
+
 use super::{
     dig, dig_table_mut, fingerprint, marker_in, marker_line, owner_by_marker, table_at, EditError,
     Owner,
