@@ -24,7 +24,7 @@ use super::daemon::{
 };
 use super::deploy_api::Api;
 use super::in_use;
-use super::install::{self, LinkChange};
+use super::install::{self, edit::LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
 use crate::sys::atomic::{self, Attrs};
 use crate::sys::in_root::{InRootError, NodeRoot};
@@ -59,7 +59,7 @@ pub enum DeployError {
     #[error("{0}")]
     Atomic(#[from] atomic::AtomicError),
     #[error(transparent)]
-    Install(#[from] install::InstallError),
+    Install(#[from] install::error::InstallError),
     #[error(transparent)]
     NodePath(#[from] InRootError),
     #[error("{0}")]
@@ -1001,7 +1001,7 @@ fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Li
     };
     let mut iargs = install_args(host, args, daemon, &state.daemon_config);
     iargs.handler = state.handler.clone();
-    Ok(install::containers_in_use(&iargs)?)
+    Ok(install::uninstall::containers_in_use(&iargs)?)
 }
 
 /// How often the removal looks again at the handler's containers.
@@ -1080,8 +1080,8 @@ mod tests {
     #[test]
     fn an_install_error_keeps_its_line() {
         let missing = Path::new("/nonexistent/config.toml");
-        let e = DeployError::from(install::InstallError::from(
-            install::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
+        let e = DeployError::from(install::error::InstallError::from(
+            install::error::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
         ));
         assert_eq!(
             e.to_string(),
