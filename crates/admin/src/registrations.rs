@@ -219,6 +219,7 @@ fn is_package_file(p: &Path) -> bool {
 }
 
 /// Everything under `root` that still runs a packaged binary.
+// Long: one walk over every place a registration can be left (daemon configs, drop-ins, hook files, links), each a short block.
 pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     let handlers_text = handlers_dir.display().to_string();
     let mut out = Vec::new();

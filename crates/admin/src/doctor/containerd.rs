@@ -30,6 +30,7 @@ pub(super) fn containerd(
     )
 }
 
+// Long: one pass over the config and its imports, a finding per handler, each handler's cases side by side.
 pub(super) fn containerd_handlers(
     root: &Root,
     args: &DoctorArgs,

@@ -41,6 +41,7 @@ pub(super) fn serving_binary(
 /// `crio config`), then the binaries each handler needs, which CRI-O
 /// checks only when it starts: any of them missing stops the daemon
 /// (CRI-O) or loses the handler.
+// Long: one check's steps in order (the serving binary, its own check of the file, each handler's binaries), each an early return with its finding.
 pub(super) fn daemon_config(
     root: &Root,
     args: &DoctorArgs,

@@ -18,6 +18,7 @@ pub(super) fn containerd_import_files(
 }
 
 /// What install (or uninstall) changes for containerd.
+// Long: the main config's edit in the order containerd reads it (version, imports, the source handler, the default); split, a dozen locals would travel between the parts.
 pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
@@ -413,6 +414,7 @@ pub(super) fn refuse_1x_drop_in(
 /// entry there (a glob such as `conf.d/*.toml`) already does. The imports
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
+// Long: the drop-in and the imports entry naming it are planned together, since one without the other stops containerd.
 pub(super) fn plan_containerd_drop_in(
     args: &InstallArgs,
     config: &Path,

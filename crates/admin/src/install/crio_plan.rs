@@ -36,6 +36,7 @@ pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
+// Long: the drop-in's edit in the order CRI-O reads its files (the source handler, the default); split, its locals would travel between the parts.
 pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are

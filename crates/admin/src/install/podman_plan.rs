@@ -34,6 +34,7 @@ pub(super) fn podman_files(
 /// the one podman runs by default (a custom path of its entry included).
 /// uninstall removes the entry with its marker line, leaving the file byte
 /// for byte as it was (and no file where there was none).
+// Long: the entry, its marker and the table header it may add are planned together, so that uninstall puts the file back byte for byte.
 pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::podman::node::CONFIG)?;
     let host_config = node_file(args, &config)?;

@@ -66,6 +66,7 @@ pub(super) fn file_action(c: &FileChange) -> &'static str {
     }
 }
 
+// Long: the writes' order is what keeps the node working (links before the configs that name them on install, after on uninstall), so it reads as one sequence.
 pub(super) fn apply(
     args: &InstallArgs,
     plan: &InstallPlan,
