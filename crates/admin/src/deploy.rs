@@ -478,7 +478,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError> {
 
 /// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
 fn fnv1a(bytes: &[u8]) -> String {
-    format!("{:016x}", super::daemon::fnv1a(bytes))
+    format!("{:016x}", super::daemon::config::fnv1a(bytes))
 }
 
 fn after_file(bytes: &[u8]) -> After {
@@ -718,8 +718,8 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
     // as they are here, and are recorded as the node's.
     let iargs = install_args(host, args, daemon, &config);
     let plan = match daemon {
-        Daemon::Containerd => install::plan_containerd(&iargs, true),
-        Daemon::Crio => install::plan_crio(&iargs, true),
+        Daemon::Containerd => crate::daemon::containerd::plan::plan(&iargs, true),
+        Daemon::Crio => crate::daemon::crio::plan::plan(&iargs, true),
     }?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
@@ -938,8 +938,8 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
         };
         let iargs = install_args(host, args, daemon, &state.daemon_config);
         let plan = match daemon {
-            Daemon::Containerd => install::plan_containerd(&iargs, false),
-            Daemon::Crio => install::plan_crio(&iargs, false),
+            Daemon::Containerd => crate::daemon::containerd::plan::plan(&iargs, false),
+            Daemon::Crio => crate::daemon::crio::plan::plan(&iargs, false),
         }?;
         for c in plan
             .files
@@ -992,7 +992,7 @@ fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
 }
 
 /// The containers of the deployed handler on the node, as uninstall
-/// finds them ([`install::containers_in_use`]).
+/// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
     let daemon = if state.daemon == "crio" {
         Daemon::Crio

@@ -10,8 +10,9 @@
 //! this module reads the node's files for them, under `--root` or a
 //! deploy's host root, and words the refusal.
 
+use crate::daemon::containerd::live::live_tasks;
+use crate::daemon::crio::live::live_of_handler;
 use crate::daemon::live::{Files, Live};
-use crate::daemon::{containerd, crio};
 use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
 
@@ -66,14 +67,14 @@ pub fn containers(root: &NodeRoot, handler: &Handler) -> Vec<Live> {
     let files = NodeFiles(root);
     match handler {
         Handler::Containerd { state, binaries } => {
-            containerd::live::live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
+            live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
         }
         Handler::Crio {
             runroot,
             runtime_root,
             name,
             default,
-        } => crio::live::live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
+        } => live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
     }
 }
 

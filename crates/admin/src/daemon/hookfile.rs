@@ -3,7 +3,7 @@
 //! member (JSON has no comments; CRI-O and podman ignore unknown members),
 //! and the checks of the program path it names.
 
-use super::{fnv1a, marker_hex, owner_by_marker, Owner};
+use super::config::{fnv1a, marker_hex, owner_by_marker, Owner};
 use std::path::Path;
 
 /// The createRuntime hook definition the package ships inert.

@@ -9,6 +9,7 @@
 //! binaries only when it starts for real (its validation "on execution"),
 //! so those are checked here against the effective config CRI-O prints.
 
+use crate::cli::Daemon;
 use crate::daemon::{containerd, crio};
 use crate::sys::deadline::{self, RunError};
 use std::os::unix::fs::PermissionsExt;
@@ -24,12 +25,8 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 /// daemon whose own environment cannot be read.
 pub const SERVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Daemon {
-    Containerd,
-    Crio,
-}
-
+// The CRI daemons as the command line names them (doctor's `--containerd`,
+// deploy's `--daemon`): how each is asked.
 impl Daemon {
     pub fn binary_name(self) -> &'static str {
         match self {

@@ -109,7 +109,7 @@ pub(super) fn containerd_handlers(
     for (file, doc) in &files {
         let own_cri = doc
             .get("plugins")
-            .and_then(|p| daemon::dig(p, &[cri]))
+            .and_then(|p| daemon::config::dig(p, &[cri]))
             .is_some();
         if replaces && own_cri {
             handlers.clear();

@@ -18,9 +18,9 @@ use serving::*;
 
 use super::check::check;
 pub use super::check::{Check, Status};
-use super::daemon::serving::Daemon;
 use super::daemon::{self, node::Handler};
 use super::matrix;
+use crate::cli::Daemon;
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config};
 use crate::engine::policy::AllowedRanges;

@@ -250,7 +250,7 @@ pub(super) fn missing_check(
     let fatal = missing.iter().any(|m| m.fatal);
     let ours = missing
         .iter()
-        .any(|m| m.role != "monitor_path" && daemon::is_wrapper(&m.what));
+        .any(|m| m.role != "monitor_path" && daemon::config::is_wrapper(&m.what));
     let by = if asked.is_empty() {
         String::new()
     } else {

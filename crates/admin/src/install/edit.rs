@@ -15,7 +15,7 @@ pub struct FileChange {
 }
 
 impl FileChange {
-    pub(super) fn changes(&self) -> bool {
+    pub(crate) fn changes(&self) -> bool {
         self.old != self.new
     }
 }
@@ -43,7 +43,7 @@ pub struct InstallPlan {
 impl InstallPlan {
     /// Something of that name stays as it is, for the reason `note` gives;
     /// for uninstall, that means the handler stays registered.
-    pub(super) fn leave(&mut self, install: bool, note: String) {
+    pub(crate) fn leave(&mut self, install: bool, note: String) {
         self.notes.push(note);
         if !install {
             self.left = true;

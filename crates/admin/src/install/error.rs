@@ -26,7 +26,7 @@ pub enum InstallError {
     Edit {
         path: PathBuf,
         #[source]
-        source: daemon::EditError,
+        source: daemon::config::EditError,
     },
     #[error("{}: {source}", path.display())]
     Crio {
@@ -127,7 +127,7 @@ pub enum DaemonConfigError {
 }
 
 /// The restart that makes k3s or RKE2 read their template again.
-pub(super) fn rancher_restart(distro: &str) -> &'static str {
+pub(crate) fn rancher_restart(distro: &str) -> &'static str {
     if distro == "k3s" {
         "systemctl restart k3s (k3s-agent on an agent)"
     } else {
@@ -170,7 +170,7 @@ pub enum InTheWayError {
 
 impl InstallError {
     /// The error of `what` (`cannot write`...) failing on `path`.
-    pub(super) fn io<'a>(
+    pub(crate) fn io<'a>(
         what: &'static str,
         path: &'a Path,
     ) -> impl FnOnce(std::io::Error) -> InstallError + 'a {

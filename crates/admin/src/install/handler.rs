@@ -5,15 +5,15 @@
 use super::*;
 
 /// Does this handler run the wrapper (its binary at `layout.binary`)?
-pub(super) fn runs_wrapper(layout: &Layout, handler: &Item) -> bool {
-    daemon::binary_of(layout, handler).is_some_and(daemon::is_wrapper)
+pub(crate) fn runs_wrapper(layout: &Layout, handler: &Item) -> bool {
+    daemon::config::binary_of(layout, handler).is_some_and(daemon::config::is_wrapper)
 }
 
 /// The runtime the source handler runs, which the new handler keeps as
 /// its real runtime: `binary` (read where `what` says; `implicit` when no
 /// setting names it and the daemon looks the name up in PATH), unless the
 /// wrapper's own name already names one or that binary is the wrapper.
-pub(super) fn carried_runtime(
+pub(crate) fn carried_runtime(
     args: &InstallArgs,
     binary: Option<&str>,
     implicit: bool,
@@ -29,7 +29,7 @@ pub(super) fn carried_runtime(
         .and_then(|n| n.to_str())
         .and_then(|n| n.strip_prefix(runtime::OWN_NAME_PREFIX))
         .is_some_and(|r| !r.is_empty());
-    if own || daemon::is_wrapper(binary) {
+    if own || daemon::config::is_wrapper(binary) {
         return Ok(None);
     }
     let path = if binary.contains('/') {
@@ -69,7 +69,7 @@ pub(super) fn carried_runtime(
 
 /// The binary a new handler names: [`handler_binary`] with the runtime
 /// [`carried_runtime`] carries from the source handler.
-pub(super) fn carried_handler_binary(
+pub(crate) fn carried_handler_binary(
     args: &InstallArgs,
     config: &Path,
     wrapper: &str,
@@ -83,7 +83,7 @@ pub(super) fn carried_handler_binary(
 /// The binary a new handler names, and the links it needs: the wrapper
 /// itself, or with a runtime carried from the source (`real`, read where
 /// `what` says) the handler's own link to it.
-pub(super) fn handler_binary(
+pub(crate) fn handler_binary(
     args: &InstallArgs,
     config: &Path,
     wrapper: &str,
@@ -151,7 +151,7 @@ pub(super) fn handler_binary(
 
 /// The handler's own directory of links (as the node sees it), when
 /// `binary` is a handler's link to the wrapper.
-pub(super) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
     let handlers = handlers_node_dir(args);
     let link = Path::new(binary?);
     link.parent()
@@ -162,7 +162,7 @@ pub(super) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<Pa
 
 /// The links a removed handler leaves behind: those of its own directory,
 /// when its binary is a handler's link to the wrapper.
-pub(super) fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
+pub(crate) fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
     let Some(dir) = handler_dir(args, binary) else {
         return Vec::new();
     };
@@ -177,7 +177,7 @@ pub(super) fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<Lin
 }
 
 /// Notes for the settings a derived handler changed or could not carry.
-pub(super) fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut InstallPlan) {
+pub(crate) fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut InstallPlan) {
     if !d.carried.is_empty() {
         plan.notes.push(format!(
             "handler {name} carries every setting of handler {from}: {}",
@@ -195,7 +195,7 @@ pub(super) fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Inst
 /// `file`) or uninstall removes it (`Ok(true)`: install's and unchanged,
 /// its links with it), given the one already there (`existing`); when it
 /// stays, a note says why.
-pub(super) fn changes_handler(
+pub(crate) fn changes_handler(
     args: &InstallArgs,
     install: bool,
     existing: Option<&Item>,
@@ -208,8 +208,8 @@ pub(super) fn changes_handler(
     let Some(e) = existing else {
         return Ok(install);
     };
-    let binary = daemon::binary_of(layout, e);
-    let why_left = match (daemon::owner(e), install) {
+    let binary = daemon::config::binary_of(layout, e);
+    let why_left = match (daemon::config::owner(e), install) {
         (Owner::Install, true) => {
             if handler_dir(args, binary).is_some() && handler_links(args, binary).len() < 2 {
                 plan.notes.push(format!(
@@ -255,7 +255,7 @@ pub(super) fn changes_handler(
 /// The handler in `doc`: install adds the one `make` makes, uninstall
 /// (`make` is `None`) removes it, when [`changes_handler`] says so;
 /// `Ok(true)` when `doc` changed.
-pub(super) fn edit_handler(
+pub(crate) fn edit_handler(
     args: &InstallArgs,
     doc: &mut DocumentMut,
     layout: &Layout,
@@ -264,7 +264,7 @@ pub(super) fn edit_handler(
     plan: &mut InstallPlan,
 ) -> Result<bool, InstallError> {
     let name = args.handler.as_str();
-    let existing = daemon::handler(layout, doc, name);
+    let existing = daemon::config::handler(layout, doc, name);
     if !changes_handler(args, make.is_some(), existing, layout, file, plan)? {
         return Ok(false);
     }
@@ -275,18 +275,21 @@ pub(super) fn edit_handler(
     match make {
         Some(make) => {
             let h = make(plan)?;
-            daemon::add(layout, doc, name, h).map_err(edit)?;
+            daemon::config::add(layout, doc, name, h).map_err(edit)?;
         }
         None => {
-            daemon::remove(layout, doc, name);
+            daemon::config::remove(layout, doc, name);
         }
     }
     Ok(true)
 }
 
 /// The command that undoes an install of these arguments.
-pub(super) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
-    let mut cmd = format!("userns-hostnet uninstall {}", daemon_name(args.daemon));
+pub(crate) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
+    let mut cmd = format!(
+        "userns-hostnet uninstall {}",
+        daemon::of(args.daemon).name()
+    );
     if drop_in {
         cmd.push_str(" --drop-in");
     }
@@ -308,7 +311,7 @@ pub(super) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
 /// removes it, and the file when nothing else is left in it. The new
 /// text, `None` for no file.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn plan_drop_in(
+pub(crate) fn plan_drop_in(
     args: &InstallArgs,
     path: &Path,
     old: Option<&str>,
@@ -328,8 +331,8 @@ pub(super) fn plan_drop_in(
     };
     let mut doc = toml::parse(path, old)?;
     if install
-        && daemon::handler(layout, &doc, &args.handler).is_none()
-        && daemon::wrapper_handlers(layout, &doc).is_empty()
+        && daemon::config::handler(layout, &doc, &args.handler).is_none()
+        && daemon::config::wrapper_handlers(layout, &doc).is_empty()
     {
         return Err(InTheWayError::ForeignDropIn(path.to_owned()).into());
     }
@@ -337,7 +340,7 @@ pub(super) fn plan_drop_in(
         return Ok(Some(old.to_owned()));
     }
     if !install {
-        if daemon::holds_nothing(&doc) {
+        if daemon::config::holds_nothing(&doc) {
             return Ok(None);
         }
         plan.notes
@@ -346,7 +349,7 @@ pub(super) fn plan_drop_in(
     Ok(Some(doc.to_string()))
 }
 
-pub(super) fn made_dir_line(drop_in: &Path) -> String {
+pub(crate) fn made_dir_line(drop_in: &Path) -> String {
     match drop_in.parent() {
         Some(dir) if !dir.exists() => format!("{MADE_DIR_MARK}\n"),
         _ => String::new(),
@@ -356,17 +359,17 @@ pub(super) fn made_dir_line(drop_in: &Path) -> String {
 /// uninstall: put back the default handler install set in `doc` (`path`
 /// on this host); whether `doc` changed. A default naming the handler set
 /// by hand gets a warning.
-pub(super) fn restore(
+pub(crate) fn restore(
     path: &Path,
     layout: &Layout,
     doc: &mut DocumentMut,
     name: &str,
     plan: &mut InstallPlan,
 ) -> Result<bool, InstallError> {
-    match daemon::restore_default(layout, doc, name) {
-        Ok(daemon::Restored::Restored) => Ok(true),
-        Ok(daemon::Restored::NotDefault) => Ok(false),
-        Ok(daemon::Restored::SetByHand) => {
+    match daemon::config::restore_default(layout, doc, name) {
+        Ok(daemon::config::Restored::Restored) => Ok(true),
+        Ok(daemon::config::Restored::NotDefault) => Ok(false),
+        Ok(daemon::config::Restored::SetByHand) => {
             let key = layout.default.as_ref().map_or("", |(_, k)| k);
             plan.notes.push(format!(
                 "warning: {key} in {} still names {name}, set by hand: containers asking for no handler will fail once it is gone; set it to another handler",
@@ -383,7 +386,7 @@ pub(super) fn restore(
 
 /// Apply `--set-as-default` (install) or put the old default back
 /// (uninstall) in the new text of `file` (on this host) in the plan.
-pub(super) fn plan_default(
+pub(crate) fn plan_default(
     args: &InstallArgs,
     install: bool,
     file: &Path,
@@ -401,7 +404,7 @@ pub(super) fn plan_default(
     }
     let mut doc = toml::parse(file, &text)?;
     let changed = if install {
-        daemon::set_default(layout, &mut doc, &args.handler).map_err(|source| {
+        daemon::config::set_default(layout, &mut doc, &args.handler).map_err(|source| {
             InstallError::Edit {
                 path: file.to_owned(),
                 source,
@@ -415,3 +418,12 @@ pub(super) fn plan_default(
     }
     Ok(())
 }
+
+/// Says, in a new drop-in, that install makes its directory, so that
+/// uninstall removes the directory again once empty (and leaves one the
+/// operator made).
+pub(crate) const MADE_DIR_MARK: &str =
+    "# install made this directory; uninstall removes it when empty.";
+
+/// Makes the handler table install adds, noting the links it needs.
+pub(crate) type MakeHandler<'a> = dyn Fn(&mut InstallPlan) -> Result<Table, InstallError> + 'a;

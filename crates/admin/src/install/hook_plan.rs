@@ -150,7 +150,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<InstallPlan
         (true, _) => {
             let tool = hook_program(args)?;
             Some(
-                hookfile::definition(&tool, daemon_name(args.daemon))
+                hookfile::definition(&tool, daemon::of(args.daemon).name())
                     .map_err(InstallError::ShippedHook)?,
             )
         }

@@ -8,7 +8,8 @@
 //! This module is the shell: it gathers what the host holds (the files,
 //! where a name resolves in PATH, links), all under `--root`, and hands it
 //! to the pure edits of [`super::daemon`]; planning reads, and only
-//! [`report::apply`] writes. One submodule per daemon plans its files.
+//! [`report::apply`] writes. Each daemon's module plans its files
+//! (`daemon::NAME::plan`), reached through [`daemon::DaemonModule`].
 //!
 //! Ownership: the handler table install writes carries a comment line, the
 //! install marker, with a fingerprint of the table's keys and values.
@@ -26,8 +27,8 @@
 
 pub mod edit;
 pub mod error;
-mod handler;
-mod node;
+pub(crate) mod handler;
+pub(crate) mod node;
 pub mod uninstall;
 use edit::*;
 use error::*;
@@ -35,7 +36,11 @@ use handler::*;
 use node::*;
 use uninstall::*;
 
-use super::daemon::{self, containerd, crio, hookfile, podman, Derived, Layout, Owner};
+use super::daemon::{
+    self,
+    config::{Derived, Layout, Owner},
+    containerd, crio, hookfile, podman,
+};
 use super::files;
 use super::in_use;
 use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
@@ -43,22 +48,13 @@ use crate::runtime::{self, HANDLER_RUNTIME_LINK};
 use crate::sys::in_root::{InRootError, NodeRoot};
 use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
-use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
+use toml_edit::{DocumentMut, Item, Table};
 
-mod containerd_plan;
-mod crio_plan;
 mod hook_plan;
-mod podman_plan;
 mod report;
 
-pub use containerd_plan::plan_containerd;
-pub use crio_plan::plan_crio;
 use hook_plan::plan_hook;
-pub use podman_plan::plan_podman;
-use report::{apply, daemon_name, say};
-
-/// Where CRI-O keeps the wrapper's runtime state (`--root`).
-pub const CRIO_RUNTIME_ROOT: &str = crio::RUNTIME_ROOT;
+use report::{apply, say};
 
 /// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
 pub fn is_dns_label(name: &str) -> bool {
@@ -148,22 +144,12 @@ fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> 
     match (args.daemon, args.more.hook) {
         (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
         (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
-        (Engine::Containerd, false) => plan_containerd(args, install),
-        (Engine::Crio, false) => plan_crio(args, install),
         (Engine::Podman, false) if args.more.set_as_default => {
             Err(UsageError::PodmanDefault(args.handler.clone()).into())
         }
-        (Engine::Podman, false) => plan_podman(args, install),
+        (daemon, false) => daemon::of(daemon).plan(args, install),
     }
 }
-
-/// Makes the handler table install adds, noting the links it needs.
-type MakeHandler<'a> = dyn Fn(&mut InstallPlan) -> Result<Table, InstallError> + 'a;
-
-/// Says, in a new drop-in, that install makes its directory, so that
-/// uninstall removes the directory again once empty (and leaves one the
-/// operator made).
-const MADE_DIR_MARK: &str = "# install made this directory; uninstall removes it when empty.";
 
 #[cfg(test)]
 mod tests {

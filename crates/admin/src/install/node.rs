@@ -4,7 +4,7 @@
 use super::*;
 
 /// The node install works on: under `--root`, else this host.
-pub(super) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
+pub(crate) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
     let root = args.more.root.as_deref();
     NodeRoot::new(root).map_err(InstallError::io(
         "cannot open",
@@ -15,19 +15,19 @@ pub(super) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
 /// Where a daemon's config file (or one it imports) of the node is here:
 /// read and written through the node's links, so that a config that is a
 /// link stays one and its target changes (see [`crate::sys::in_root`]).
-pub(super) fn node_file(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+pub(crate) fn node_file(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
     Ok(node_root(args)?.file(node)?)
 }
 
 /// Where the node's own entry `node` is here: a link or file install
 /// creates, replaces or removes as itself (its directories resolved under
 /// `--root`, a link in its last component kept).
-pub(super) fn node_entry(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+pub(crate) fn node_entry(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
     Ok(node_root(args)?.entry(node)?)
 }
 
 /// `--root`, checked: a directory.
-pub(super) fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
+pub(crate) fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
     match &args.more.root {
         Some(r) if !r.is_dir() => Err(UsageError::RootNotADir(r.clone())),
         _ => Ok(()),
@@ -36,7 +36,7 @@ pub(super) fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
 
 /// The daemon's config file as the node sees it: `--config`, else
 /// `default`; made absolute (under `--root` it must be).
-pub(super) fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, InstallError> {
+pub(crate) fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, InstallError> {
     let p = args
         .config
         .clone()
@@ -50,7 +50,7 @@ pub(super) fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, 
     std::path::absolute(&p).map_err(InstallError::DropInPath)
 }
 
-pub(super) fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
+pub(crate) fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
     args.wrapper
         .to_str()
         .map(str::to_owned)
@@ -60,7 +60,7 @@ pub(super) fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
 /// Whether the node runs `node` as a program: under `--root`, its links
 /// are followed inside the root (a node's `/usr/sbin/runc ->
 /// /etc/alternatives/runc` is the node's alternative, not this host's).
-pub(super) fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
+pub(crate) fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let meta = node_root(args).ok().and_then(|n| n.metadata(node).ok());
     meta.is_some_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -68,7 +68,7 @@ pub(super) fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
 
 /// Where the node's PATH finds `name` (looked up under `--root`), as the
 /// node names it.
-pub(super) fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
     let path_var = std::env::var_os("PATH")
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
@@ -79,7 +79,7 @@ pub(super) fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
 }
 
 /// The handlers directory as the node sees it.
-pub(super) fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
+pub(crate) fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
     args.handlers_dir
         .clone()
         .unwrap_or_else(runtime::handlers_dir)
@@ -87,6 +87,6 @@ pub(super) fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
 
 /// Is `config` the config of a daemon of this host (under /etc, or a k3s
 /// or RKE2 template), so that links on this host serve it?
-pub(super) fn is_hosts_config(config: &Path) -> bool {
+pub(crate) fn is_hosts_config(config: &Path) -> bool {
     config.starts_with("/etc") || daemon::containerd::node::rancher_distro(config).is_some()
 }

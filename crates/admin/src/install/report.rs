@@ -10,14 +10,6 @@ pub(super) fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-pub(super) fn daemon_name(d: Engine) -> &'static str {
-    match d {
-        Engine::Containerd => "containerd",
-        Engine::Crio => "crio",
-        Engine::Podman => "podman",
-    }
-}
-
 /// What install registers, in the lines it prints.
 pub(super) fn subject(args: &InstallArgs) -> String {
     if args.more.hook {
@@ -72,7 +64,7 @@ pub(super) fn apply(
     plan: &InstallPlan,
     install: bool,
 ) -> Result<i32, InstallError> {
-    let daemon = daemon_name(args.daemon);
+    let daemon = daemon::of(args.daemon).name();
     let done = if install { "installed" } else { "removed" };
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
@@ -83,7 +75,7 @@ pub(super) fn apply(
     };
     let restart = if !changed.is_empty()
         && (!args.more.hook || plan.restart)
-        && args.daemon != Engine::Podman
+        && daemon::of(args.daemon).restarts()
     {
         Some(format!("systemctl restart {daemon}"))
     } else {

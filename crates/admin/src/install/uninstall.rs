@@ -36,7 +36,8 @@ pub(super) fn handler_removed(
     args: &InstallArgs,
     plan: &InstallPlan,
 ) -> Result<Option<in_use::Handler>, InstallError> {
-    if args.more.hook || args.daemon == Engine::Podman {
+    let d = daemon::of(args.daemon);
+    if args.more.hook || d.layouts().is_empty() {
         return Ok(None);
     }
     let root = node_root(args)?;
@@ -44,16 +45,9 @@ pub(super) fn handler_removed(
     // no longer has it.
     let find = |text: &str| -> Option<Item> {
         let doc = text.parse::<DocumentMut>().ok()?;
-        let layouts = match args.daemon {
-            Engine::Crio => vec![crio::layout()],
-            _ => [2, 3]
-                .iter()
-                .filter_map(|v| containerd::layout(*v))
-                .collect(),
-        };
-        layouts
+        d.layouts()
             .iter()
-            .find_map(|l| daemon::handler(l, &doc, &args.handler).cloned())
+            .find_map(|l| daemon::config::handler(l, &doc, &args.handler).cloned())
     };
     let removed: Vec<Item> = plan
         .files
@@ -75,22 +69,7 @@ pub(super) fn handler_removed(
     if removed.is_empty() && links.is_empty() {
         return Ok(None);
     }
-    Ok(Some(match args.daemon {
-        Engine::Crio => crio_plan::crio_handler(args, removed.first()),
-        _ => {
-            let mut binaries = links;
-            for h in &removed {
-                let b = [2, 3]
-                    .iter()
-                    .filter_map(|v| containerd::layout(*v))
-                    .find_map(|l| daemon::binary_of(&l, h).map(str::to_owned));
-                binaries.extend(b);
-            }
-            binaries.sort();
-            binaries.dedup();
-            containerd_plan::containerd_handler(args, binaries)?
-        }
-    }))
+    d.in_use(args, &removed, links)
 }
 
 /// uninstall's arguments in the shape planning reads (install's own

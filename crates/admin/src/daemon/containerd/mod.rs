@@ -4,9 +4,10 @@
 
 pub mod live;
 pub mod node;
+pub mod plan;
 pub mod serving;
 
-use super::{bare_copy, dig, leaf_keys, Derived, Layout};
+use super::config::{bare_copy, dig, leaf_keys, Derived, Layout};
 use toml_edit::{value, DocumentMut, Item, Table};
 
 /// containerd's runc shim, which runs the runtime named by `BinaryName`.
@@ -194,6 +195,50 @@ pub fn import_covers(pattern: &str, path: &str) -> bool {
         require_literal_leading_dot: false,
     };
     glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
+}
+
+/// containerd, as the commands ask it.
+pub struct Containerd;
+
+impl super::DaemonModule for Containerd {
+    fn name(&self) -> &'static str {
+        "containerd"
+    }
+
+    fn plan(
+        &self,
+        args: &crate::cli::InstallArgs,
+        install: bool,
+    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+        plan::plan(args, install)
+    }
+
+    fn restarts(&self) -> bool {
+        true
+    }
+
+    fn layouts(&self) -> Vec<Layout> {
+        [2, 3].iter().filter_map(|v| layout(*v)).collect()
+    }
+
+    fn in_use(
+        &self,
+        args: &crate::cli::InstallArgs,
+        removed: &[Item],
+        links: Vec<String>,
+    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+        let mut binaries = links;
+        for h in removed {
+            let b = self
+                .layouts()
+                .iter()
+                .find_map(|l| super::config::binary_of(l, h).map(str::to_owned));
+            binaries.extend(b);
+        }
+        binaries.sort();
+        binaries.dedup();
+        plan::containerd_handler(args, binaries).map(Some)
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! throws away. The pure edits are in [`super`].
 
 use super::runtimes_path;
+use crate::daemon::config::{dig, is_wrapper, leaf_keys};
 use crate::daemon::node::Handler;
-use crate::daemon::{dig, is_wrapper, leaf_keys};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 

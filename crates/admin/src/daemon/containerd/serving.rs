@@ -12,7 +12,7 @@ pub fn missing(doc: &DocumentMut, map: &dyn Fn(&Path) -> PathBuf) -> Vec<Missing
     // A version 4 config keeps the runtimes where version 3 does.
     let path = crate::daemon::containerd::runtimes_path(version.min(3));
     let Some(handlers) = path
-        .and_then(|p| crate::daemon::dig(doc.as_item(), &p))
+        .and_then(|p| crate::daemon::config::dig(doc.as_item(), &p))
         .and_then(Item::as_table_like)
     else {
         return Vec::new();
@@ -20,7 +20,7 @@ pub fn missing(doc: &DocumentMut, map: &dyn Fn(&Path) -> PathBuf) -> Vec<Missing
     handlers
         .iter()
         .filter_map(|(name, h)| {
-            let binary = crate::daemon::dig(h, &["options", "BinaryName"])?.as_str()?;
+            let binary = crate::daemon::config::dig(h, &["options", "BinaryName"])?.as_str()?;
             if binary.is_empty() {
                 return None;
             }

@@ -1,7 +1,7 @@
 //! Which containers CRI-O still holds: its containers' states under its run
 //! root, by handler, read through a `Files` view of the node.
 
-use crate::daemon::dig;
+use crate::daemon::config::dig;
 use crate::daemon::live::{self, Files, Live};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};

@@ -7,9 +7,10 @@
 
 pub mod live;
 pub mod node;
+pub mod plan;
 pub mod serving;
 
-use super::{bare_copy, dig, leaf_keys, Derived, Layout};
+use super::config::{bare_copy, dig, leaf_keys, Derived, Layout};
 use std::path::PathBuf;
 use toml_edit::{value, DocumentMut, Item, Table};
 
@@ -37,7 +38,7 @@ pub fn builtin_default(crio: Option<(u64, u64)>, files: &[(PathBuf, DocumentMut)
     let defined = |n: &str| {
         files
             .iter()
-            .any(|(_, d)| super::handler(&layout(), d, n).is_some())
+            .any(|(_, d)| super::config::handler(&layout(), d, n).is_some())
     };
     if defined("crun") && !defined("runc") {
         "crun".to_owned()
@@ -99,7 +100,7 @@ pub fn source(files: &[(PathBuf, DocumentMut)], builtin: &str) -> Source {
         file: None,
     };
     for (file, doc) in files {
-        if let Some(t) = super::handler(&l, doc, &default).and_then(Item::as_table_like) {
+        if let Some(t) = super::config::handler(&l, doc, &default).and_then(Item::as_table_like) {
             out.table = Some(bare_copy(t));
             out.file = Some(file.clone());
         }
@@ -224,6 +225,40 @@ pub fn derive(source: &Source, binary: &str) -> Result<Derived, CrioRefusal> {
     ));
     d.table = out;
     Ok(d)
+}
+
+/// CRI-O, as the commands ask it.
+pub struct Crio;
+
+impl super::DaemonModule for Crio {
+    fn name(&self) -> &'static str {
+        "crio"
+    }
+
+    fn plan(
+        &self,
+        args: &crate::cli::InstallArgs,
+        install: bool,
+    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+        plan::plan(args, install)
+    }
+
+    fn restarts(&self) -> bool {
+        true
+    }
+
+    fn layouts(&self) -> Vec<Layout> {
+        vec![layout()]
+    }
+
+    fn in_use(
+        &self,
+        args: &crate::cli::InstallArgs,
+        removed: &[Item],
+        _links: Vec<String>,
+    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+        Ok(Some(plan::crio_handler(args, removed.first())))
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! config's and socket's paths, its drop-ins, the handlers of its config
 //! files and its hooks directories. The pure edits are in [`super`].
 
+use crate::daemon::config::{dig, is_wrapper};
 use crate::daemon::node::{sorted_conf_files, string_list, Handler};
-use crate::daemon::{dig, is_wrapper};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 

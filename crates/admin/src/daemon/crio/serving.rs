@@ -17,8 +17,8 @@ pub fn missing(
     search_path: &str,
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Vec<Missing> {
-    let runtime =
-        crate::daemon::dig(doc.as_item(), &["crio", "runtime"]).and_then(Item::as_table_like);
+    let runtime = crate::daemon::config::dig(doc.as_item(), &["crio", "runtime"])
+        .and_then(Item::as_table_like);
     let Some(runtime) = runtime else {
         return Vec::new();
     };
@@ -148,7 +148,8 @@ mod tests {
             .unwrap();
         let m = merge(&[a, b]);
         let runc =
-            crate::daemon::dig(m.as_item(), &["crio", "runtime", "runtimes", "runc"]).unwrap();
+            crate::daemon::config::dig(m.as_item(), &["crio", "runtime", "runtimes", "runc"])
+                .unwrap();
         assert_eq!(runc["runtime_path"].as_str(), Some("/b"));
         assert_eq!(runc["monitor_path"].as_str(), Some("/m"));
         assert_eq!(

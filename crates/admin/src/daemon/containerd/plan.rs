@@ -1,7 +1,12 @@
 //! install's planning for containerd: the main config, or `--drop-in`
 //! and the `imports` entry naming it.
 
-use super::*;
+use crate::cli::InstallArgs;
+use crate::daemon::{self, config::Layout, containerd};
+use crate::install::{edit::*, error::*, handler::*, node::*};
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
 /// Marks an `imports` line that install added, so uninstall removes the
 /// whole line again rather than leaving an empty list behind.
@@ -9,7 +14,7 @@ const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 
 /// The containerd files `config` (the node's path) imports, as (node
 /// path, host path).
-pub(super) fn containerd_import_files(
+pub(crate) fn containerd_import_files(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -19,7 +24,7 @@ pub(super) fn containerd_import_files(
 
 /// What install (or uninstall) changes for containerd.
 // Long: the main config's edit in the order containerd reads it (version, imports, the source handler, the default); split, a dozen locals would travel between the parts.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let Some(text) = toml::read_optional(&host_config)? else {
@@ -111,14 +116,14 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan,
         files
             .iter()
             .rev()
-            .find(|(_, d)| daemon::handler(&layout, d, name).is_some())
+            .find(|(_, d)| daemon::config::handler(&layout, d, name).is_some())
             .map_or_else(|| config.clone(), |(p, _)| p.clone())
     };
     let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
         let source = containerd::source(&layout, &main);
         let named = source
             .as_ref()
-            .and_then(|(_, h)| daemon::binary_of(&layout, h))
+            .and_then(|(_, h)| daemon::config::binary_of(&layout, h))
             .filter(|b| !b.is_empty());
         let (binary, implicit, what) = match (&source, named) {
             (Some((s, _)), Some(b)) => (
@@ -141,14 +146,14 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan,
         if let Some((s, _)) = &source {
             derived_notes(&args.handler, s, &derived, plan);
         }
-        Ok(daemon::marked(derived.table))
+        Ok(daemon::config::marked(derived.table))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
         refuse_1x_drop_in(args, &host_config)?;
     }
     if args.drop_in {
-        if install && daemon::handler(&layout, &doc, &args.handler).is_some() {
+        if install && daemon::config::handler(&layout, &doc, &args.handler).is_some() {
             return Err(InTheWayError::HandlerElsewhere {
                 file: host_config,
                 name: args.handler.clone(),
@@ -159,7 +164,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan,
         }
         plan_containerd_drop_in(args, &config, &text, doc, &layout, make, &mut plan)?;
     } else {
-        let absent = daemon::handler(&layout, &doc, &args.handler).is_none();
+        let absent = daemon::config::handler(&layout, &doc, &args.handler).is_none();
         if install && absent {
             refuse_imported_handler(args, &doc, &config, version)?;
         }
@@ -194,7 +199,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<InstallPlan,
 /// breadth first, an imported file's own imports after the files listed
 /// before them, each file once (a listed file that does not exist is left
 /// out, as a glob matching nothing is).
-pub(super) fn read_imports(
+pub(crate) fn read_imports(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -219,7 +224,7 @@ pub(super) fn read_imports(
 }
 
 /// The handler names each file `config` imports registers.
-pub(super) fn imported_handlers(
+pub(crate) fn imported_handlers(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -237,7 +242,7 @@ pub(super) fn imported_handlers(
 }
 
 /// The drop-in's path as the node sees it.
-pub(super) fn containerd_drop_in(config: &Path) -> PathBuf {
+pub(crate) fn containerd_drop_in(config: &Path) -> PathBuf {
     config
         .parent()
         .unwrap_or(Path::new("/"))
@@ -246,7 +251,7 @@ pub(super) fn containerd_drop_in(config: &Path) -> PathBuf {
 
 /// install without `--drop-in`: an import that registers the handler
 /// already would make two definitions of it, the import's winning.
-pub(super) fn refuse_imported_handler(
+pub(crate) fn refuse_imported_handler(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -275,7 +280,7 @@ pub(super) fn refuse_imported_handler(
 
 /// uninstall without `--drop-in`, the main config holding no handler of
 /// that name: an import may still register it, and it is not removed.
-pub(super) fn imported_handler(
+pub(crate) fn imported_handler(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -305,7 +310,7 @@ pub(super) fn imported_handler(
 /// uninstall: the links a removed handler used stay while another file
 /// (the main config, an import) still registers a handler of that name
 /// running them; a note says so.
-pub(super) fn keep_links_still_named(
+pub(crate) fn keep_links_still_named(
     args: &InstallArgs,
     main: &DocumentMut,
     config: &Path,
@@ -326,10 +331,10 @@ pub(super) fn keep_links_still_named(
             .filter(|(f, _)| f != edited),
     );
     for (file, doc) in others {
-        let Some(h) = daemon::handler(&layout, &doc, &args.handler) else {
+        let Some(h) = daemon::config::handler(&layout, &doc, &args.handler) else {
             continue;
         };
-        let binary = daemon::binary_of(&layout, h);
+        let binary = daemon::config::binary_of(&layout, h);
         if handler_dir(args, binary).is_some() {
             plan.links.clear();
             plan.leave(
@@ -349,7 +354,7 @@ pub(super) fn keep_links_still_named(
 /// install into a version 2 config: on containerd 1.x, an import that
 /// holds a CRI plugin table replaces the main config's, the new handler
 /// with it.
-pub(super) fn clobbered_handler(
+pub(crate) fn clobbered_handler(
     args: &InstallArgs,
     config: &Path,
     doc: DocumentMut,
@@ -390,7 +395,7 @@ pub(super) fn clobbered_handler(
 /// carrying a copy of the whole CRI table would be safe on the day it is
 /// written, but would then shadow every later edit of that table in the
 /// main config: the main config is the one place that cannot go wrong.
-pub(super) fn refuse_1x_drop_in(
+pub(crate) fn refuse_1x_drop_in(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<(), DaemonConfigError> {
@@ -415,7 +420,7 @@ pub(super) fn refuse_1x_drop_in(
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
 // Long: the drop-in and the imports entry naming it are planned together, since one without the other stops containerd.
-pub(super) fn plan_containerd_drop_in(
+pub(crate) fn plan_containerd_drop_in(
     args: &InstallArgs,
     config: &Path,
     text: &str,
@@ -531,7 +536,7 @@ pub(super) fn plan_containerd_drop_in(
 /// What tells the containers of a containerd handler whose runtime
 /// binaries are `binaries` apart: containerd's state directory, as the
 /// main config names it.
-pub(super) fn containerd_handler(
+pub(crate) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
 ) -> Result<crate::in_use::Handler, InstallError> {

@@ -1,11 +1,16 @@
 //! install's planning for podman: an `[engine.runtimes]` entry in
 //! containers.conf.
 
-use super::*;
+use crate::cli::InstallArgs;
+use crate::daemon::{self, config::Owner, podman};
+use crate::install::{edit::*, error::*, handler::*, node::*};
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+use toml_edit::DocumentMut;
 
 /// podman's containers.conf files in the order podman reads them: the
 /// vendor's, `config`, then `containers.conf.d/*.conf` next to it.
-pub(super) fn podman_files(
+pub(crate) fn podman_files(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
@@ -35,7 +40,7 @@ pub(super) fn podman_files(
 /// uninstall removes the entry with its marker line, leaving the file byte
 /// for byte as it was (and no file where there was none).
 // Long: the entry, its marker and the table header it may add are planned together, so that uninstall puts the file back byte for byte.
-pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::podman::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let old = toml::read_optional(&host_config)?;
@@ -99,7 +104,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<InstallPlan, Ins
                 .extend(handler_links(args, entry_binary(&doc).as_deref()));
             podman::remove(&mut doc, name);
             let text = doc.to_string();
-            if old.is_some() && text.trim().is_empty() && daemon::holds_nothing(&doc) {
+            if old.is_some() && text.trim().is_empty() && daemon::config::holds_nothing(&doc) {
                 None
             } else {
                 Some(text)
