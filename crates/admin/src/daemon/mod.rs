@@ -10,9 +10,12 @@ pub mod node;
 pub mod podman;
 pub mod serving;
 
-use crate::cli::{Engine, InstallArgs};
+use crate::check::Check;
+use crate::cli::{DoctorArgs, Engine, InstallArgs};
+use crate::doctor::shared::{Fixes, Root};
 use crate::in_use;
 use crate::install::{edit::InstallPlan, error::InstallError};
+use crate::matrix::Cri;
 use toml_edit::Item;
 
 /// What the commands ask of a daemon: each daemon's module implements it,
@@ -39,6 +42,19 @@ pub trait DaemonModule: Sync {
         removed: &[Item],
         links: Vec<String>,
     ) -> Result<Option<in_use::Handler>, InstallError>;
+    /// doctor's check of the daemon's handlers (`bin`: the binary that
+    /// serves its config, when found); `None` for a daemon doctor does not
+    /// check.
+    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Option<Check>;
+}
+
+/// What doctor hands a daemon's check: the node, the command line, the
+/// daemon the kubelet uses (when known) and the fixes' wording.
+pub struct DoctorNode<'a> {
+    pub(crate) root: &'a Root,
+    pub(crate) args: &'a DoctorArgs,
+    pub(crate) uses: Option<Cri>,
+    pub(crate) fx: &'a Fixes,
 }
 
 /// The module of the daemon the command line names.

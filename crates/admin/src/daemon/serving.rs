@@ -10,7 +10,7 @@
 //! so those are checked here against the effective config CRI-O prints.
 
 use crate::cli::Daemon;
-use crate::daemon::{containerd, crio};
+use crate::daemon::{containerd::node as containerd_node, crio::node as crio_node};
 use crate::sys::deadline::{self, RunError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -38,8 +38,8 @@ impl Daemon {
     /// The config file the daemon reads when started without `--config`.
     pub fn default_config(self) -> &'static str {
         match self {
-            Daemon::Containerd => containerd::node::CONFIG,
-            Daemon::Crio => crio::node::CONFIG,
+            Daemon::Containerd => containerd_node::CONFIG,
+            Daemon::Crio => crio_node::CONFIG,
         }
     }
 

@@ -247,20 +247,3 @@ pub(super) fn ports(root: &Root, fx: &Fixes) -> Check {
         Err(e) => check(NAME, Status::Warn, format!("cannot read: {e}")),
     }
 }
-
-pub(super) fn listed(handlers: &[Handler], root: &Root) -> String {
-    handlers
-        .iter()
-        .map(|h| match handler_runtime(h, root) {
-            Some(real) => format!(
-                "{} -> {} (real runtime {}) ({})",
-                h.name,
-                h.binary,
-                real.display(),
-                h.file.display()
-            ),
-            None => format!("{} -> {} ({})", h.name, h.binary, h.file.display()),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}

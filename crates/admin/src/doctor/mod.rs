@@ -3,18 +3,16 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
-mod containerd;
-mod crio;
 mod kernel;
 mod kubelet;
 mod runtime;
 mod serving;
-use containerd::*;
-use crio::*;
+pub(crate) mod shared;
 use kernel::*;
 use kubelet::*;
 use runtime::*;
 use serving::*;
+use shared::*;
 
 use super::check::check;
 pub use super::check::{Check, Status};
@@ -84,122 +82,6 @@ pub fn render(checks: &[Check]) -> String {
     s
 }
 
-/// Files of the host: under `--root` when given, the node's links
-/// followed inside it ([`NodeRoot`]).
-struct Root {
-    node: Result<NodeRoot, String>,
-    fake: bool,
-    /// The paths that could not be resolved under `--root`, with why.
-    unresolved: std::cell::RefCell<Vec<String>>,
-}
-
-impl Root {
-    fn new(root: Option<&Path>) -> Root {
-        let node = NodeRoot::new(root)
-            .map_err(|e| format!("--root {}: {e}", root.unwrap_or(Path::new("/")).display()));
-        Root {
-            node,
-            fake: root.is_some(),
-            unresolved: Default::default(),
-        }
-    }
-
-    /// Where a read of the host's `abs` goes. A path that cannot be
-    /// resolved under `--root` (a link loop, a link to nothing, no
-    /// openat2) is never read at a plain join, which would follow the
-    /// node's links on this host: it is recorded for [`Root::check`] and
-    /// comes back as a name no file has.
-    fn at(&self, abs: impl AsRef<Path>) -> PathBuf {
-        let abs = abs.as_ref();
-        let found = match &self.node {
-            Ok(n) => n.file(abs).map_err(|e| e.to_string()),
-            Err(why) => Err(why.clone()),
-        };
-        match found {
-            Ok(p) => p,
-            // On this host, the kernel resolves it as the daemons do.
-            Err(_) if !self.fake => abs.to_owned(),
-            Err(why) => {
-                let mut seen = self.unresolved.borrow_mut();
-                if !seen.contains(&why) {
-                    seen.push(why);
-                }
-                PathBuf::from(format!("{} (unresolved)", abs.display()))
-            }
-        }
-    }
-
-    fn fake(&self) -> bool {
-        self.fake
-    }
-
-    /// A failure naming every path that could not be resolved under
-    /// `--root`, if any.
-    fn check(&self) -> Option<Check> {
-        let seen = self.unresolved.borrow();
-        (!seen.is_empty()).then(|| check("root", Status::Fail, seen.join("; ")))
-    }
-}
-
-/// What every fix line must carry to be right for this run: commands
-/// that change the host are marked for root when doctor runs as another
-/// user, a setting names the config file actually read, and a command
-/// naming a daemon's config gets the same `--config` doctor was given.
-struct Fixes {
-    /// "as root: " when doctor does not run as root, else "".
-    as_root: &'static str,
-    /// The config file the wrapper reads.
-    config: PathBuf,
-    /// ` --config F` for install containerd / install crio, when named.
-    containerd_flag: String,
-    crio_flag: String,
-    /// This doctor command line, to run it again as root.
-    rerun: String,
-}
-
-impl Fixes {
-    fn new(args: &DoctorArgs, root: &Root) -> Fixes {
-        let flag = |name: &str, v: Option<&Path>| {
-            v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
-        };
-        Fixes {
-            as_root: if nix::unistd::geteuid().is_root() {
-                ""
-            } else {
-                "as root: "
-            },
-            config: config_path(root),
-            containerd_flag: flag("config", args.containerd_config.as_deref()),
-            crio_flag: flag("config", args.crio_config.as_deref()),
-            rerun: format!(
-                "userns-hostnet doctor{}{}{}",
-                args.runtime
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(" --runtime {r}")),
-                flag("containerd-config", args.containerd_config.as_deref()),
-                flag("crio-config", args.crio_config.as_deref()),
-            ),
-        }
-    }
-
-    /// A command that changes the host.
-    fn admin(&self, command: impl AsRef<str>) -> String {
-        format!("{}{}", self.as_root, command.as_ref())
-    }
-
-    /// The command that changes a setting in the config file the wrapper
-    /// reads (named, unless it is the default: sudo drops the
-    /// environment that named it).
-    fn setting(&self, assignment: &str) -> String {
-        let file = if self.config == Path::new(config::DEFAULT_PATH) {
-            String::new()
-        } else {
-            format!(" --file {}", self.config.display())
-        };
-        format!("userns-hostnet config set {assignment}{file}")
-    }
-}
-
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let root = Root::new(args.root.as_deref());
@@ -221,31 +103,25 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         out.push(gates);
     }
     let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
-    let containerd_bin = serving_binary(&root, args, Daemon::Containerd);
-    let c = containerd(&root, args, uses, containerd_bin.as_ref(), &fx);
-    let checked = c.status != Status::Skip;
-    out.push(c);
-    if checked {
-        out.push(daemon_config(
-            &root,
-            args,
-            Daemon::Containerd,
-            containerd_bin.as_ref(),
-            &fx,
-        ));
-    }
-    let crio_bin = serving_binary(&root, args, Daemon::Crio);
-    let c = crio(&root, args, uses, &fx);
-    let checked = c.status != Status::Skip;
-    out.push(c);
-    if checked {
-        out.push(daemon_config(
-            &root,
-            args,
-            Daemon::Crio,
-            crio_bin.as_ref(),
-            &fx,
-        ));
+    let node = daemon::DoctorNode {
+        root: &root,
+        args,
+        uses,
+        fx: &fx,
+    };
+    let mut containerd_bin = None;
+    for d in [Daemon::Containerd, Daemon::Crio] {
+        let bin = serving_binary(&root, args, d);
+        if let Some(c) = daemon::of(d.into()).doctor(&node, bin.as_ref()) {
+            let checked = c.status != Status::Skip;
+            out.push(c);
+            if checked {
+                out.push(daemon_config(&root, args, d, bin.as_ref(), &fx));
+            }
+        }
+        if d == Daemon::Containerd {
+            containerd_bin = bin;
+        }
     }
     if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
         out.extend(matrix_checks(

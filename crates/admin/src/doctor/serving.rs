@@ -3,15 +3,6 @@
 
 use super::*;
 
-/// The config file a daemon reads, as a host path: named, else its default.
-pub(super) fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
-    let named = match daemon {
-        Daemon::Containerd => args.containerd_config.as_deref(),
-        Daemon::Crio => args.crio_config.as_deref(),
-    };
-    named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
-}
-
 /// The daemon binary that serves its config (`daemon::serving::find`).
 pub(super) fn serving_binary(
     root: &Root,
@@ -72,7 +63,7 @@ pub(super) fn daemon_config(
         ));
         if daemon == Daemon::Crio {
             // What CRI-O checks on start needs no crio binary.
-            let docs: Vec<DocumentMut> = crio_files(root, &host)
+            let docs: Vec<DocumentMut> = crate::daemon::crio::doctor::crio_files(root, &host)
                 .iter()
                 .filter_map(|f| toml::read(f).ok())
                 .collect();

@@ -2,6 +2,7 @@
 //! 3 (2.0 to 2.2) and 4 (2.3, whose `containerd config default` writes
 //! `version = 4`; the CRI runtime plugin's tables are those of version 3).
 
+pub mod doctor;
 pub mod live;
 pub mod node;
 pub mod plan;
@@ -238,6 +239,13 @@ impl super::DaemonModule for Containerd {
         binaries.sort();
         binaries.dedup();
         plan::containerd_handler(args, binaries).map(Some)
+    }
+    fn doctor(
+        &self,
+        n: &super::DoctorNode,
+        bin: Option<&super::serving::Binary>,
+    ) -> Option<crate::check::Check> {
+        Some(doctor::containerd(n.root, n.args, n.uses, bin, n.fx))
     }
 }
 

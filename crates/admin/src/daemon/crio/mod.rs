@@ -5,6 +5,7 @@
 //! main file's `monitor_path` for runc), and `default_runtime` is the last
 //! one set.
 
+pub mod doctor;
 pub mod live;
 pub mod node;
 pub mod plan;
@@ -258,6 +259,13 @@ impl super::DaemonModule for Crio {
         _links: Vec<String>,
     ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
         Ok(Some(plan::crio_handler(args, removed.first())))
+    }
+    fn doctor(
+        &self,
+        n: &super::DoctorNode,
+        _bin: Option<&super::serving::Binary>,
+    ) -> Option<crate::check::Check> {
+        Some(doctor::crio(n.root, n.args, n.uses, n.fx))
     }
 }
 

@@ -185,6 +185,14 @@ impl super::DaemonModule for Podman {
     ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
         Ok(None)
     }
+    // doctor has no check of podman: it registers no CRI handler.
+    fn doctor(
+        &self,
+        _: &super::DoctorNode,
+        _: Option<&super::serving::Binary>,
+    ) -> Option<crate::check::Check> {
+        None
+    }
 }
 
 #[cfg(test)]

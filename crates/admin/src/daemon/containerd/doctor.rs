@@ -1,9 +1,15 @@
 //! doctor's checks of containerd: its handlers that run the wrapper, and
 //! what its imports throw away.
 
-use super::*;
+use crate::check::{check, Check, Status};
+use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::{self};
+use crate::doctor::shared::*;
+use crate::matrix;
+use crate::sys::toml;
+use std::path::Path;
 
-pub(super) fn containerd(
+pub(crate) fn containerd(
     root: &Root,
     args: &DoctorArgs,
     uses: Option<matrix::Cri>,
@@ -31,7 +37,7 @@ pub(super) fn containerd(
 }
 
 // Long: one pass over the config and its imports, a finding per handler, each handler's cases side by side.
-pub(super) fn containerd_handlers(
+pub(crate) fn containerd_handlers(
     root: &Root,
     args: &DoctorArgs,
     bin: Option<&daemon::serving::Binary>,
@@ -125,15 +131,8 @@ pub(super) fn containerd_handlers(
     )
 }
 
-/// Uninstall and install again a handler, with the same daemon config.
-pub(super) fn reinstall(daemon: &str, flag: &str, fx: &Fixes) -> String {
-    fx.admin(format!(
-        "userns-hostnet uninstall {daemon}{flag} && userns-hostnet install {daemon}{flag}"
-    ))
-}
-
 /// An import that throws away CRI settings of the files before it.
-pub(super) fn clobbered(
+pub(crate) fn clobbered(
     c: &daemon::containerd::node::Clobber,
     binary: Option<(u64, u64)>,
     config: &Path,
@@ -163,54 +162,4 @@ pub(super) fn clobbered(
         config.display(),
         fx.as_root
     ))
-}
-
-pub(super) fn registered(
-    name: &'static str,
-    handlers: Vec<Handler>,
-    root: &Root,
-    fix: &str,
-    reinstall: &str,
-) -> Check {
-    if handlers.is_empty() {
-        return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
-    }
-    let missing: Vec<&Handler> = handlers
-        .iter()
-        .filter(|h| !root.at(&h.binary).is_file())
-        .collect();
-    if let Some(h) = missing.first() {
-        return check(
-            name,
-            Status::Fail,
-            format!("handler {} runs {}, which does not exist", h.name, h.binary),
-        )
-        .fix(format!(
-            "install the wrapper at {}; or register the installed one: {reinstall}",
-            h.binary
-        ));
-    }
-    let no_runtime = handlers.iter().find_map(|h| {
-        let real = handler_runtime(h, root)?;
-        (!root.at(&real).is_file()).then_some((h, real))
-    });
-    if let Some((h, real)) = no_runtime {
-        return check(
-            name,
-            Status::Fail,
-            format!(
-                "handler {} runs the wrapper with the real runtime {}, which does not exist",
-                h.name,
-                real.display()
-            ),
-        )
-        .fix(format!(
-            "install that runtime, or register the handler again: {reinstall}"
-        ));
-    }
-    check(
-        name,
-        Status::Ok,
-        format!("handler {}", listed(&handlers, root)),
-    )
 }

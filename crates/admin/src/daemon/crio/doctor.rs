@@ -1,14 +1,20 @@
 //! doctor's checks of CRI-O: its handlers that run the wrapper.
 
-use super::*;
+use crate::check::{check, Check, Status};
+use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::{self};
+use crate::doctor::shared::*;
+use crate::matrix;
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
 
 /// CRI-O's files of the host's `conf` ([`daemon::crio::node::files`]).
-pub(super) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
+pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
     daemon::crio::node::files(conf, &|p| Ok::<_, std::convert::Infallible>(root.at(p)))
         .unwrap_or_default()
 }
 
-pub(super) fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
+pub(crate) fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
     let named = args.crio_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Crio, uses, "crio"))
@@ -23,7 +29,7 @@ pub(super) fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx
     unless_running(c, root, daemon::crio::node::SOCKET, named, "CRI-O")
 }
 
-pub(super) fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
+pub(crate) fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
     const NAME: &str = "crio";
     let mut handlers = Vec::new();
     for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
