@@ -333,7 +333,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     }
     out.extend(containers(root, &handlers_text));
     if let Ok(bytes) = std::fs::read(under(root, DEPLOY_STATE)) {
-        if let Ok(state) = serde_json::from_slice::<super::deploy::State>(&bytes) {
+        if let Ok(state) = serde_json::from_slice::<super::deploy::undo::State>(&bytes) {
             if state.entries.iter().any(|e| is_package_file(&e.path)) {
                 out.push(Registration {
                     what: format!("a deploy into /usr/bin ({DEPLOY_STATE})"),
