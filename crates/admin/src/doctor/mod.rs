@@ -15,7 +15,7 @@ use serving::*;
 use shared::*;
 
 use super::check::check;
-pub use super::check::{Check, Status};
+use super::check::{Check, Status};
 use super::daemon::{self, node::Handler};
 use super::matrix;
 use crate::cli::Daemon;
