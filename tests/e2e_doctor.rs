@@ -1,5 +1,5 @@
 //! `userns-hostnet doctor` on this machine, with its real kernel, runc and
-//! cgroup mounts: the checks agree with what is there. tests/admin_doctor.rs
+//! cgroup mounts: the checks agree with what is there. crates/admin/tests/admin_doctor.rs
 //! covers each branch on fake roots.
 
 mod common;

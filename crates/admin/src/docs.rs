@@ -85,6 +85,7 @@ type Pairs<'a> = &'a [(&'a str, &'a str)];
 
 /// roff for a man page's FILES, ENVIRONMENT, EXIT STATUS, EXAMPLES and SEE
 /// ALSO sections: what clap cannot say.
+// Long: mostly the man pages' own text, one table per section.
 fn extra_sections(page: &str, pages: &[String]) -> String {
     const CONFIG: (&str, &str) = (
         "/etc/userns-hostnet/config.toml",

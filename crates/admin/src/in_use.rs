@@ -6,12 +6,13 @@
 //! such file or directory`; CRI-O: `failed to find runtime handler`).
 //!
 //! Where each daemon keeps its containers is its own module's knowledge
-//! (`daemon::containerd::live_tasks`, `daemon::crio::live_of_handler`);
+//! (`daemon::containerd::live::live_tasks`, `daemon::crio::live::live_of_handler`);
 //! this module reads the node's files for them, under `--root` or a
 //! deploy's host root, and words the refusal.
 
+use crate::daemon::containerd::live::live_tasks;
+use crate::daemon::crio::live::live_of_handler;
 use crate::daemon::live::{Files, Live};
-use crate::daemon::{containerd, crio};
 use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
 
@@ -66,14 +67,14 @@ pub fn containers(root: &NodeRoot, handler: &Handler) -> Vec<Live> {
     let files = NodeFiles(root);
     match handler {
         Handler::Containerd { state, binaries } => {
-            containerd::live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
+            live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
         }
         Handler::Crio {
             runroot,
             runtime_root,
             name,
             default,
-        } => crio::live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
+        } => live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
     }
 }
 

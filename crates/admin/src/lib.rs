@@ -5,7 +5,6 @@ pub mod check;
 pub mod cli;
 pub mod configcmd;
 pub mod daemon;
-pub mod daemons;
 pub mod deploy;
 pub mod deploy_api;
 pub mod docs;
@@ -16,7 +15,6 @@ pub mod in_use;
 pub mod install;
 pub mod matrix;
 pub mod registrations;
-pub mod serving;
 pub mod version;
 
 // The root crate's modules, under the names they have there, so that

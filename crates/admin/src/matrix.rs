@@ -242,6 +242,7 @@ const RUNTIME_FIX: &str = "a runtime whose `features` lists the user namespace a
 
 /// What containerd makes of the real runtime, and what the kubelet will
 /// admit.
+// Long: its two findings (the runtime as containerd runs it, the kubelet's gate), each a table of cases side by side.
 pub fn findings(facts: &Facts) -> Vec<Check> {
     let Some(containerd) = facts.containerd else {
         return vec![finding(

@@ -11,7 +11,7 @@
 //! are not the package's and do not count. The scan reads only; every
 //! path is taken under `root` so that a test can give a directory.
 
-use super::daemons;
+use super::daemon;
 use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
 
@@ -28,13 +28,17 @@ pub const PACKAGE_FILES: [&str; 5] = [
 const CONFIGS: [(&str, &str, Option<&str>); 3] = [
     (
         "containerd",
-        daemons::CONTAINERD_CONFIG,
+        daemon::containerd::node::CONFIG,
         Some("/etc/containerd/conf.d"),
     ),
-    ("crio", daemons::CRIO_CONFIG, Some("/etc/crio/crio.conf.d")),
+    (
+        "crio",
+        daemon::crio::node::CONFIG,
+        Some("/etc/crio/crio.conf.d"),
+    ),
     (
         "podman",
-        daemons::PODMAN_CONFIG,
+        daemon::podman::node::CONFIG,
         Some("/etc/containers/containers.conf.d"),
     ),
 ];
@@ -53,11 +57,11 @@ const MAX_CONFIG_FILES: usize = 256;
 /// nothing (the scan reads what it can and never fails).
 fn hooks_dirs(root: &Path) -> Vec<String> {
     let mut dirs: Vec<String> = HOOKS_DIRS.iter().map(|d| d.to_string()).collect();
-    let crio_files = super::daemons::crio_files(Path::new(CONFIGS[1].1), &|p| {
+    let crio_files = crate::daemon::crio::node::files(Path::new(CONFIGS[1].1), &|p| {
         Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
     })
     .unwrap_or_default();
-    let crio = super::daemons::crio_hooks_dirs(&crio_files, None)
+    let crio = crate::daemon::crio::node::hooks_dirs(&crio_files, None)
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -215,6 +219,7 @@ fn is_package_file(p: &Path) -> bool {
 }
 
 /// Everything under `root` that still runs a packaged binary.
+// Long: one walk over every place a registration can be left (daemon configs, drop-ins, hook files, links), each a short block.
 pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     let handlers_text = handlers_dir.display().to_string();
     let mut out = Vec::new();
@@ -234,7 +239,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
                     .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
                     .and_then(|doc| {
                         let node = Path::new("/").join(files[at].strip_prefix(root).ok()?);
-                        super::daemons::containerd_imports(&doc, &node, &|p| {
+                        crate::daemon::containerd::node::imports(&doc, &node, &|p| {
                             Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
                         })
                         .ok()
@@ -328,7 +333,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     }
     out.extend(containers(root, &handlers_text));
     if let Ok(bytes) = std::fs::read(under(root, DEPLOY_STATE)) {
-        if let Ok(state) = serde_json::from_slice::<super::deploy::State>(&bytes) {
+        if let Ok(state) = serde_json::from_slice::<super::deploy::undo::State>(&bytes) {
             if state.entries.iter().any(|e| is_package_file(&e.path)) {
                 out.push(Registration {
                     what: format!("a deploy into /usr/bin ({DEPLOY_STATE})"),
@@ -354,21 +359,22 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
     };
     let files = super::in_use::NodeFiles(&node);
     let state = crate::sys::toml::read(&under(root, CONFIGS[0].1))
-        .map(|doc| containerd::state_dir(&doc))
-        .unwrap_or_else(|_| containerd::DEFAULT_STATE.to_owned());
+        .map(|doc| containerd::live::state_dir(&doc))
+        .unwrap_or_else(|_| containerd::live::DEFAULT_STATE.to_owned());
     let undo = format!(
         "{} (with its handler registered: a container whose handler is gone needs it installed again first)",
         super::in_use::DRAIN
     );
-    let mut out: Vec<Registration> = containerd::live_tasks(&files, Path::new(&state), &|b| {
-        names_package(b, handlers_dir)
-    })
-    .into_iter()
-    .map(|c| Registration {
-        what: format!("containerd container {c} runs the wrapper"),
-        undo: undo.clone(),
-    })
-    .collect();
+    let mut out: Vec<Registration> =
+        containerd::live::live_tasks(&files, Path::new(&state), &|b| {
+            names_package(b, handlers_dir)
+        })
+        .into_iter()
+        .map(|c| Registration {
+            what: format!("containerd container {c} runs the wrapper"),
+            undo: undo.clone(),
+        })
+        .collect();
     out.extend(
         live::runtime_states(&files, Path::new(crio::RUNTIME_ROOT))
             .into_iter()

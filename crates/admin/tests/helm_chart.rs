@@ -14,7 +14,7 @@ use std::process::Command;
 use clap::CommandFactory;
 use serde_json::{json, Value};
 use userns_hostnet_admin::cli::Cli;
-use userns_hostnet_admin::daemons::rancher_distro;
+use userns_hostnet_admin::daemon::containerd::node::rancher_distro;
 use userns_hostnet_admin::deploy::LABEL;
 
 /// scripts/helm.sh's version and cache.

@@ -11,7 +11,7 @@ fn main() {
         Command::Explain(a) => admin::explain::run(a).map_err(Into::into),
         Command::Doctor(a) => admin::doctor::run(a).map_err(Into::into),
         Command::Install(a) => admin::install::run(a).map_err(Into::into),
-        Command::Uninstall(a) => admin::install::run_uninstall(a).map_err(Into::into),
+        Command::Uninstall(a) => admin::install::uninstall::run(a).map_err(Into::into),
         Command::Hook(HookCommand::CreateRuntime) => hook::create_runtime().map_err(Into::into),
         Command::Hook(HookCommand::Precreate) => hook::precreate().map_err(Into::into),
         Command::Deploy(a) => admin::deploy::run(a).map_err(Into::into),

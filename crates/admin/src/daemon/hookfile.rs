@@ -3,7 +3,7 @@
 //! member (JSON has no comments; CRI-O and podman ignore unknown members),
 //! and the checks of the program path it names.
 
-use super::{marker_hex, owner_by_marker, Owner};
+use super::config::{marker_hex, owner_by_marker, Owner};
 use crate::hash::fnv1a;
 use std::path::Path;
 

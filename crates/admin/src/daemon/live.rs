@@ -2,7 +2,7 @@
 //! runtimes keep under /run: a container whose runtime binary goes away
 //! can no longer be stopped or deleted by its daemon. What the daemons
 //! share is here; where each keeps its containers is in its own module
-//! (`containerd::live_tasks`, `crio::live_of_handler`). Pure over
+//! (`containerd::live::live_tasks`, `crio::live::live_of_handler`). Pure over
 //! [`Files`], a read-only view of the node, so the tests give the files.
 
 use serde_json::{Map, Value};

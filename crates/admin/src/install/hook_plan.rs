@@ -15,24 +15,24 @@ pub(super) fn hooks_dir(
     }
     let (dirs, from, defaults, drop_in) = match args.daemon {
         Engine::Crio => {
-            let conf = config_path(args, daemons::CRIO_CONFIG)?;
+            let conf = config_path(args, daemon::crio::node::CONFIG)?;
             let drop_in = node_entry(
                 args,
                 &conf
                     .parent()
                     .unwrap_or(Path::new("/"))
-                    .join(daemons::CRIO_HOOKS_DROP_IN),
+                    .join(daemon::crio::node::HOOKS_DROP_IN),
             )?;
-            let files = daemons::crio_files(&conf, &|p| node_file(args, p))?;
+            let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
             (
-                daemons::crio_hooks_dirs(&files, Some(&drop_in))?,
+                daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,
                 format!("hooks_dir of {} and its crio.conf.d", conf.display()),
-                &daemons::CRIO_DEFAULT_HOOKS_DIRS[..],
+                &daemon::crio::node::DEFAULT_HOOKS_DIRS[..],
                 Some(drop_in),
             )
         }
         _ => {
-            let conf = config_path(args, daemons::PODMAN_CONFIG)?;
+            let conf = config_path(args, daemon::podman::node::CONFIG)?;
             let host = node_file(args, &conf)?;
             let dirs = match toml::read_optional(&host)? {
                 Some(text) => podman::hooks_dirs(&toml::parse(&host, &text)?),
@@ -41,7 +41,7 @@ pub(super) fn hooks_dir(
             (
                 dirs,
                 format!("hooks_dir of {}", conf.display()),
-                &daemons::PODMAN_DEFAULT_HOOKS_DIRS[..],
+                &daemon::podman::node::DEFAULT_HOOKS_DIRS[..],
                 None,
             )
         }
@@ -69,7 +69,7 @@ pub(super) fn hooks_dir(
             None,
         ),
     };
-    let Some(dir) = daemons::hooks_dir_to_write(&dirs) else {
+    let Some(dir) = daemon::node::hooks_dir_to_write(&dirs) else {
         return Err(DaemonConfigError::NoHooksDir { from }.into());
     };
     if !dir.is_absolute() {
@@ -102,7 +102,7 @@ pub(super) fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
 }
 
 /// `--hook`: the hook definition file in the daemon's hooks directory.
-pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
+pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let (dir, from, drop_in) = hooks_dir(args)?;
     // A copy of a daemon's config names this host's hooks directory only
     // by default: writing there would change the host for a file that is
@@ -127,7 +127,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, Insta
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(InstallError::io("cannot read", &path)(e)),
     };
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     plan.notes
         .push(format!("hooks directory: {} ({from})", dir.display()));
     let owner = old.as_deref().map(hookfile::owner);
@@ -150,7 +150,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, Insta
         (true, _) => {
             let tool = hook_program(args)?;
             Some(
-                hookfile::definition(&tool, daemon_name(args.daemon))
+                hookfile::definition(&tool, daemon::of(args.daemon).name())
                     .map_err(InstallError::ShippedHook)?,
             )
         }
@@ -173,7 +173,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<Plan, Insta
 pub(super) fn plan_hooks_drop_in(
     install: bool,
     path: &Path,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let old = toml::read_optional(path)?;
     let ours = hookfile::crio_hooks_drop_in();

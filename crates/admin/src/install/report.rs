@@ -10,14 +10,6 @@ pub(super) fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-pub(super) fn daemon_name(d: Engine) -> &'static str {
-    match d {
-        Engine::Containerd => "containerd",
-        Engine::Crio => "crio",
-        Engine::Podman => "podman",
-    }
-}
-
 /// What install registers, in the lines it prints.
 pub(super) fn subject(args: &InstallArgs) -> String {
     if args.more.hook {
@@ -66,8 +58,13 @@ pub(super) fn file_action(c: &FileChange) -> &'static str {
     }
 }
 
-pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i32, InstallError> {
-    let daemon = daemon_name(args.daemon);
+// Long: the writes' order is what keeps the node working (links before the configs that name them on install, after on uninstall), so it reads as one sequence.
+pub(super) fn apply(
+    args: &InstallArgs,
+    plan: &InstallPlan,
+    install: bool,
+) -> Result<i32, InstallError> {
+    let daemon = daemon::of(args.daemon).name();
     let done = if install { "installed" } else { "removed" };
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
@@ -78,7 +75,7 @@ pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i3
     };
     let restart = if !changed.is_empty()
         && (!args.more.hook || plan.restart)
-        && args.daemon != Engine::Podman
+        && daemon::of(args.daemon).restarts()
     {
         Some(format!("systemctl restart {daemon}"))
     } else {
@@ -191,78 +188,91 @@ pub(super) fn apply(args: &InstallArgs, plan: &Plan, install: bool) -> Result<i3
         apply_links(&plan.links, &mut report)?;
     }
     for c in &changed {
-        match (&c.old, &c.new) {
-            (old, None) => {
-                std::fs::remove_file(&c.path)
-                    .map_err(InstallError::io("cannot remove", &c.path))?;
-                report.line(&format!("removed {}", c.path.display()));
-                report
-                    .files
-                    .push(serde_json::json!({"path": c.path, "action": "remove"}));
-                let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
-                if let Some(dir) = c.path.parent().filter(|_| made_dir) {
-                    // Only when empty: a file put there since stays.
-                    if std::fs::remove_dir(dir).is_ok() {
-                        report.line(&format!("removed {}", dir.display()));
-                        report
-                            .files
-                            .push(serde_json::json!({"path": dir, "action": "remove"}));
-                    }
-                }
-            }
-            (old, Some(new)) => {
-                let mut backup = None;
-                if old.is_some() && c.backup && args.more.backup {
-                    let b = files::backup(&c.path)
-                        .map_err(InstallError::io("cannot back up", &c.path))?;
-                    report.line(&format!("backup {}", b.display()));
-                    backup = Some(b);
-                }
-                files::write_atomic(&c.path, new.as_bytes())
-                    .map_err(InstallError::io("cannot write", &c.path))?;
-                report.line(&format!("wrote {}", c.path.display()));
-                report.files.push(serde_json::json!({
-                    "path": c.path,
-                    "action": file_action(c),
-                    "backup": backup,
-                }));
-            }
-        }
+        write_file(args, c, &mut report)?;
     }
     if !install {
         apply_links(&plan.links, &mut report)?;
     }
     notes(&report);
     if !changed.is_empty() {
-        if args.more.hook && plan.restart {
-            report.line(&format!(
-                "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
-                subject(args)
-            ));
-        } else if args.more.hook {
-            report.line(&format!(
-                "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
-                subject(args)
-            ));
-        } else if args.daemon == Engine::Podman {
-            report.line(&format!(
-                "{} {done}; podman reads containers.conf at every command: no restart needed{}",
-                subject(args),
-                if install {
-                    format!("; run containers with podman --runtime {}", args.handler)
-                } else {
-                    String::new()
-                }
-            ));
-        } else {
-            report.line(&format!(
-                "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
-                subject(args)
-            ));
-        }
+        report.line(&done_line(args, plan, install));
     }
     finish(&report, true);
     Ok(status)
+}
+
+/// Write or remove one file of the plan, with its backup, and report it.
+fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result<(), InstallError> {
+    match (&c.old, &c.new) {
+        (old, None) => {
+            std::fs::remove_file(&c.path).map_err(InstallError::io("cannot remove", &c.path))?;
+            report.line(&format!("removed {}", c.path.display()));
+            report
+                .files
+                .push(serde_json::json!({"path": c.path, "action": "remove"}));
+            let made_dir = old.as_deref().is_some_and(|t| t.contains(MADE_DIR_MARK));
+            if let Some(dir) = c.path.parent().filter(|_| made_dir) {
+                // Only when empty: a file put there since stays.
+                if std::fs::remove_dir(dir).is_ok() {
+                    report.line(&format!("removed {}", dir.display()));
+                    report
+                        .files
+                        .push(serde_json::json!({"path": dir, "action": "remove"}));
+                }
+            }
+        }
+        (old, Some(new)) => {
+            let mut backup = None;
+            if old.is_some() && c.backup && args.more.backup {
+                let b =
+                    files::backup(&c.path).map_err(InstallError::io("cannot back up", &c.path))?;
+                report.line(&format!("backup {}", b.display()));
+                backup = Some(b);
+            }
+            files::write_atomic(&c.path, new.as_bytes())
+                .map_err(InstallError::io("cannot write", &c.path))?;
+            report.line(&format!("wrote {}", c.path.display()));
+            report.files.push(serde_json::json!({
+                "path": c.path,
+                "action": file_action(c),
+                "backup": backup,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The last line of a run that changed files: what is done, and which
+/// restart (if any) makes it take effect.
+fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
+    let daemon = daemon::of(args.daemon).name();
+    let done = if install { "installed" } else { "removed" };
+    if args.more.hook && plan.restart {
+        format!(
+            "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
+            subject(args)
+        )
+    } else if args.more.hook {
+        format!(
+            "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
+            subject(args)
+        )
+    } else if args.daemon == Engine::Podman {
+        format!(
+            "{} {done}; podman reads containers.conf at every command: no restart needed{}",
+            subject(args),
+            if install {
+                format!("; run containers with podman --runtime {}", args.handler)
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        format!(
+            "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
+            subject(args)
+        )
+    }
 }
 
 pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {

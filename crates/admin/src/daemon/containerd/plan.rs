@@ -1,7 +1,12 @@
 //! install's planning for containerd: the main config, or `--drop-in`
 //! and the `imports` entry naming it.
 
-use super::*;
+use crate::cli::InstallArgs;
+use crate::daemon::{self, config::Layout, containerd};
+use crate::install::{edit::*, error::*, handler::*, node::*};
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 
 /// Marks an `imports` line that install added, so uninstall removes the
 /// whole line again rather than leaving an empty list behind.
@@ -9,24 +14,28 @@ const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 
 /// The containerd files `config` (the node's path) imports, as (node
 /// path, host path).
-pub(super) fn containerd_import_files(
+pub(crate) fn containerd_import_files(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, PathBuf)>, InstallError> {
-    daemons::containerd_imports(doc, config, &|p| node_file(args, p))
+    daemon::containerd::node::imports(doc, config, &|p| node_file(args, p))
 }
 
 /// What install (or uninstall) changes for containerd.
-pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+// Long: the main config's edit in the order containerd reads it (version, imports, the source handler, the default); split, a dozen locals would travel between the parts.
+pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+    let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let Some(text) = toml::read_optional(&host_config)? else {
         return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
     };
     let mut doc = match toml::parse(&host_config, &text) {
         Ok(d) => d,
-        Err(parse) if text.contains("{{") && daemons::rancher_distro(&config).is_some() => {
+        Err(parse)
+            if text.contains("{{")
+                && daemon::containerd::node::rancher_distro(&config).is_some() =>
+        {
             return Err(DaemonConfigError::GoTemplate {
                 path: host_config,
                 parse,
@@ -36,7 +45,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         Err(e) => return Err(e.into()),
     };
     let version = containerd::version(&doc);
-    if let Some(distro) = daemons::rancher_distro(&config)
+    if let Some(distro) = daemon::containerd::node::rancher_distro(&config)
         .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
     {
         let template = config.with_file_name(if version >= 3 {
@@ -65,7 +74,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         }
         .into());
     };
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     if install {
         if let Some(plugin) = cri_off {
             plan.notes.push(format!(
@@ -83,7 +92,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         Vec::new()
     };
     let how = if version == 2
-        && !daemons::containerd_binary_version(&args.containerd)
+        && !daemon::containerd::node::binary_version(&args.containerd)
             .is_some_and(|(major, _)| major >= 2)
     {
         containerd::Merge::WholePlugins
@@ -107,14 +116,14 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         files
             .iter()
             .rev()
-            .find(|(_, d)| daemon::handler(&layout, d, name).is_some())
+            .find(|(_, d)| daemon::config::handler(&layout, d, name).is_some())
             .map_or_else(|| config.clone(), |(p, _)| p.clone())
     };
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
         let source = containerd::source(&layout, &main);
         let named = source
             .as_ref()
-            .and_then(|(_, h)| daemon::binary_of(&layout, h))
+            .and_then(|(_, h)| daemon::config::binary_of(&layout, h))
             .filter(|b| !b.is_empty());
         let (binary, implicit, what) = match (&source, named) {
             (Some((s, _)), Some(b)) => (
@@ -137,14 +146,14 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         if let Some((s, _)) = &source {
             derived_notes(&args.handler, s, &derived, plan);
         }
-        Ok(daemon::marked(derived.table))
+        Ok(daemon::config::marked(derived.table))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
         refuse_1x_drop_in(args, &host_config)?;
     }
     if args.drop_in {
-        if install && daemon::handler(&layout, &doc, &args.handler).is_some() {
+        if install && daemon::config::handler(&layout, &doc, &args.handler).is_some() {
             return Err(InTheWayError::HandlerElsewhere {
                 file: host_config,
                 name: args.handler.clone(),
@@ -155,7 +164,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
         }
         plan_containerd_drop_in(args, &config, &text, doc, &layout, make, &mut plan)?;
     } else {
-        let absent = daemon::handler(&layout, &doc, &args.handler).is_none();
+        let absent = daemon::config::handler(&layout, &doc, &args.handler).is_none();
         if install && absent {
             refuse_imported_handler(args, &doc, &config, version)?;
         }
@@ -190,7 +199,7 @@ pub fn plan_containerd(args: &InstallArgs, install: bool) -> Result<Plan, Instal
 /// breadth first, an imported file's own imports after the files listed
 /// before them, each file once (a listed file that does not exist is left
 /// out, as a glob matching nothing is).
-pub(super) fn read_imports(
+pub(crate) fn read_imports(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -215,7 +224,7 @@ pub(super) fn read_imports(
 }
 
 /// The handler names each file `config` imports registers.
-pub(super) fn imported_handlers(
+pub(crate) fn imported_handlers(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -225,7 +234,7 @@ pub(super) fn imported_handlers(
         .into_iter()
         .filter_map(|(_, import)| {
             let d = toml::read(&import).ok()?;
-            daemons::containerd_handler_names(&d, version)
+            daemon::containerd::node::handler_names(&d, version)
                 .contains(&args.handler)
                 .then_some((import, d))
         })
@@ -233,16 +242,16 @@ pub(super) fn imported_handlers(
 }
 
 /// The drop-in's path as the node sees it.
-pub(super) fn containerd_drop_in(config: &Path) -> PathBuf {
+pub(crate) fn containerd_drop_in(config: &Path) -> PathBuf {
     config
         .parent()
         .unwrap_or(Path::new("/"))
-        .join(daemons::CONTAINERD_DROP_IN)
+        .join(daemon::containerd::node::DROP_IN)
 }
 
 /// install without `--drop-in`: an import that registers the handler
 /// already would make two definitions of it, the import's winning.
-pub(super) fn refuse_imported_handler(
+pub(crate) fn refuse_imported_handler(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
@@ -271,12 +280,12 @@ pub(super) fn refuse_imported_handler(
 
 /// uninstall without `--drop-in`, the main config holding no handler of
 /// that name: an import may still register it, and it is not removed.
-pub(super) fn imported_handler(
+pub(crate) fn imported_handler(
     args: &InstallArgs,
     doc: &DocumentMut,
     config: &Path,
     version: i64,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let ours = node_file(args, &containerd_drop_in(config))?;
     for (import, _) in imported_handlers(args, doc, config, version)? {
@@ -301,13 +310,13 @@ pub(super) fn imported_handler(
 /// uninstall: the links a removed handler used stay while another file
 /// (the main config, an import) still registers a handler of that name
 /// running them; a note says so.
-pub(super) fn keep_links_still_named(
+pub(crate) fn keep_links_still_named(
     args: &InstallArgs,
     main: &DocumentMut,
     config: &Path,
     version: i64,
     edited: &Path,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     if plan.links.is_empty() {
         return Ok(());
@@ -322,10 +331,10 @@ pub(super) fn keep_links_still_named(
             .filter(|(f, _)| f != edited),
     );
     for (file, doc) in others {
-        let Some(h) = daemon::handler(&layout, &doc, &args.handler) else {
+        let Some(h) = daemon::config::handler(&layout, &doc, &args.handler) else {
             continue;
         };
-        let binary = daemon::binary_of(&layout, h);
+        let binary = daemon::config::binary_of(&layout, h);
         if handler_dir(args, binary).is_some() {
             plan.links.clear();
             plan.leave(
@@ -345,13 +354,15 @@ pub(super) fn keep_links_still_named(
 /// install into a version 2 config: on containerd 1.x, an import that
 /// holds a CRI plugin table replaces the main config's, the new handler
 /// with it.
-pub(super) fn clobbered_handler(
+pub(crate) fn clobbered_handler(
     args: &InstallArgs,
     config: &Path,
     doc: DocumentMut,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) {
-    if daemons::containerd_binary_version(&args.containerd).is_some_and(|(major, _)| major >= 2) {
+    if daemon::containerd::node::binary_version(&args.containerd)
+        .is_some_and(|(major, _)| major >= 2)
+    {
         return;
     }
     // Advice only; install has read (and refused) the imports already.
@@ -362,8 +373,8 @@ pub(super) fn clobbered_handler(
             files.push((import, d));
         }
     }
-    let cri = daemons::containerd_cri_plugin(2).unwrap_or_default();
-    for c in daemons::containerd_1x_clobbers(&files) {
+    let cri = daemon::containerd::node::cri_plugin(2).unwrap_or_default();
+    for c in daemon::containerd::node::clobbers_1x(&files) {
         let prefix = format!("containerd.runtimes.{}.", args.handler);
         if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
             plan.notes.push(format!(
@@ -384,11 +395,11 @@ pub(super) fn clobbered_handler(
 /// carrying a copy of the whole CRI table would be safe on the day it is
 /// written, but would then shadow every later edit of that table in the
 /// main config: the main config is the one place that cannot go wrong.
-pub(super) fn refuse_1x_drop_in(
+pub(crate) fn refuse_1x_drop_in(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<(), DaemonConfigError> {
-    match daemons::containerd_binary_version(&args.containerd) {
+    match daemon::containerd::node::binary_version(&args.containerd) {
         Some((major, _)) if major >= 2 => Ok(()),
         Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
             path: config.to_owned(),
@@ -408,14 +419,15 @@ pub(super) fn refuse_1x_drop_in(
 /// entry there (a glob such as `conf.d/*.toml`) already does. The imports
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
-pub(super) fn plan_containerd_drop_in(
+// Long: the drop-in and the imports entry naming it are planned together, since one without the other stops containerd.
+pub(crate) fn plan_containerd_drop_in(
     args: &InstallArgs,
     config: &Path,
     text: &str,
     mut doc: DocumentMut,
     layout: &Layout,
     make: Option<&MakeHandler>,
-    plan: &mut Plan,
+    plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
     let install = make.is_some();
     let host_config = node_file(args, config)?;
@@ -524,16 +536,16 @@ pub(super) fn plan_containerd_drop_in(
 /// What tells the containers of a containerd handler whose runtime
 /// binaries are `binaries` apart: containerd's state directory, as the
 /// main config names it.
-pub(super) fn containerd_handler(
+pub(crate) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
 ) -> Result<crate::in_use::Handler, InstallError> {
-    let config = config_path(args, daemons::CONTAINERD_CONFIG)?;
+    let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
     Ok(crate::in_use::Handler::Containerd {
-        state: PathBuf::from(containerd::state_dir(&doc)),
+        state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })
 }

@@ -5,7 +5,10 @@
 //! the default runtime, a custom path (`runc = ["/opt/runc/runc-custom"]`)
 //! included.
 
-use super::{
+pub mod node;
+pub mod plan;
+
+use super::config::{
     dig, dig_table_mut, fingerprint, marker_in, marker_line, owner_by_marker, table_at, EditError,
     Owner,
 };
@@ -34,7 +37,7 @@ pub fn runs_wrapper(doc: &DocumentMut, name: &str) -> bool {
         .and_then(Item::as_array)
         .and_then(|a| a.iter().next())
         .and_then(|v| v.as_str())
-        .is_some_and(super::is_wrapper)
+        .is_some_and(super::config::is_wrapper)
 }
 
 /// The comment line below the marker when install made the
@@ -147,6 +150,49 @@ pub fn hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
 /// The table holding the entries, for a test's look.
 pub fn runtimes(doc: &DocumentMut) -> Option<&Table> {
     dig(doc.as_item(), RUNTIMES)?.as_table()
+}
+
+/// podman, as the commands ask it.
+pub struct Podman;
+
+impl super::DaemonModule for Podman {
+    fn name(&self) -> &'static str {
+        "podman"
+    }
+
+    fn plan(
+        &self,
+        args: &crate::cli::InstallArgs,
+        install: bool,
+    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+        plan::plan(args, install)
+    }
+
+    fn restarts(&self) -> bool {
+        false
+    }
+
+    fn layouts(&self) -> Vec<super::config::Layout> {
+        Vec::new()
+    }
+
+    // podman's containers are not checked: it has no daemon holding them.
+    fn in_use(
+        &self,
+        _args: &crate::cli::InstallArgs,
+        _removed: &[Item],
+        _links: Vec<String>,
+    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+        Ok(None)
+    }
+    // doctor has no check of podman: it registers no CRI handler.
+    fn doctor(
+        &self,
+        _: &super::DoctorNode,
+        _: Option<&super::serving::Binary>,
+    ) -> Option<crate::check::Check> {
+        None
+    }
 }
 
 #[cfg(test)]

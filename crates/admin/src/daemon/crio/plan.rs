@@ -1,11 +1,16 @@
 //! install's planning for CRI-O: one drop-in in crio.conf.d.
 
-use super::*;
+use crate::cli::InstallArgs;
+use crate::daemon::{self, crio};
+use crate::install::{edit::*, error::*, handler::*, node::*};
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+use toml_edit::{DocumentMut, Item, Table};
 
 /// The version of the `crio` in PATH (`crio version 1.36.3`), which
 /// decides CRI-O's default handler when no file names one; not asked
 /// under `--root`, where that binary is not the node's.
-pub(super) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
+pub(crate) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
     if args.more.root.is_some() {
         return None;
     }
@@ -20,7 +25,7 @@ pub(super) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
 /// CRI-O's built-in handler `name`, as the `crio` in PATH prints its
 /// defaults; not asked under `--root` (that binary is not the node's).
 /// Err: why it could not be read, for the report.
-pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Table, String> {
+pub(crate) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Table, String> {
     if args.more.root.is_some() {
         return Err("under --root, the crio in PATH is not the node's".into());
     }
@@ -36,8 +41,9 @@ pub(super) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
 }
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file.
-pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let conf = config_path(args, daemons::CRIO_CONFIG)?;
+// Long: the drop-in's edit in the order CRI-O reads its files (the source handler, the default); split, its locals would travel between the parts.
+pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+    let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are
     // read through the node's links.
     let path = node_entry(
@@ -45,14 +51,14 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         &conf
             .parent()
             .unwrap_or(Path::new("/"))
-            .join(daemons::CRIO_DROP_IN),
+            .join(daemon::crio::node::DROP_IN),
     )?;
     let layout = crio::layout();
     let old = toml::read_optional(&path)?;
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     let mut others = Vec::new();
     if install {
-        for file in daemons::crio_files(&conf, &|p| node_file(args, p))? {
+        for file in daemon::crio::node::files(&conf, &|p| node_file(args, p))? {
             if file != path {
                 let doc = toml::read(&file)?;
                 others.push((file, doc));
@@ -60,11 +66,11 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
         }
         let defined_elsewhere = others
             .iter()
-            .find(|(_, d)| daemon::handler(&layout, d, &args.handler).is_some());
+            .find(|(_, d)| daemon::config::handler(&layout, d, &args.handler).is_some());
         let ours = old
             .as_deref()
             .and_then(|t| toml::parse(&path, t).ok())
-            .is_some_and(|d| daemon::handler(&layout, &d, &args.handler).is_some());
+            .is_some_and(|d| daemon::config::handler(&layout, &d, &args.handler).is_some());
         if let Some((file, _)) = defined_elsewhere.filter(|_| !ours) {
             return Err(InTheWayError::HandlerElsewhere {
                 file: file.clone(),
@@ -75,14 +81,15 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
             .into());
         }
     }
-    let make = |plan: &mut Plan| -> Result<Table, InstallError> {
+    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
         let wrapper = wrapper_str(args)?;
         let builtin = crio::builtin_default(crio_version(args), &others);
         let mut source = crio::source(&others, &builtin);
         let implicit = source.runtime() == source.name;
         // No file defines the default handler and it is runc: CRI-O runs
         // `runc` from PATH, the wrapper's own first choice.
-        let builtin_runc = source.table.is_none() && source.name == runtime::DEFAULT_CANDIDATES[0];
+        let builtin_runc =
+            source.table.is_none() && source.name == crate::runtime::DEFAULT_CANDIDATES[0];
         if source.table.is_none() {
             match crio_builtin_handler(args, &source.name) {
                 Ok(t) => source = crio::with_builtin(source, t, &others),
@@ -105,7 +112,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
             source,
         })?;
         derived_notes(&args.handler, &source.name, &derived, plan);
-        Ok(daemon::marked(derived.table))
+        Ok(daemon::config::marked(derived.table))
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     // The default runtime install set goes before the handler, so that a
@@ -133,13 +140,12 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
     let new = match new {
         Some(text) if install && args.more.set_as_default => {
             let mut doc = toml::parse(&path, &text)?;
-            let changed =
-                daemon::set_default(&layout, &mut doc, &args.handler).map_err(|source| {
-                    InstallError::Edit {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
+            let changed = daemon::config::set_default(&layout, &mut doc, &args.handler).map_err(
+                |source| InstallError::Edit {
+                    path: path.clone(),
+                    source,
+                },
+            )?;
             Some(if changed { doc.to_string() } else { text })
         }
         other => other,
@@ -153,7 +159,7 @@ pub fn plan_crio(args: &InstallArgs, install: bool) -> Result<Plan, InstallError
     Ok(plan)
 }
 
-pub(super) fn crio_fresh(path: &Path) -> DocumentMut {
+pub(crate) fn crio_fresh(path: &Path) -> DocumentMut {
     let mut d = DocumentMut::new();
     d.decor_mut().set_prefix(format!(
         "# The userns-hostnet runtime handler, written by `userns-hostnet install crio`\n# and removed by `userns-hostnet uninstall crio`.\n{}",
@@ -169,10 +175,10 @@ const STORAGE_CONF: &str = "/etc/containers/storage.conf";
 /// What tells the containers of the CRI-O handler `args.handler` apart:
 /// CRI-O's run root and default handler (its files read as CRI-O reads
 /// them), and the handler's `runtime_root` (`table`, as it was).
-pub(super) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::in_use::Handler {
-    let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemons::CRIO_CONFIG)
+pub(crate) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::in_use::Handler {
+    let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemon::crio::node::CONFIG)
         .ok()
-        .and_then(|conf| daemons::crio_files(&conf, &|p| node_file(args, p)).ok())
+        .and_then(|conf| daemon::crio::node::files(&conf, &|p| node_file(args, p)).ok())
         .unwrap_or_default()
         .into_iter()
         .filter_map(|f| toml::read(&f).ok().map(|d| (f, d)))
@@ -182,8 +188,8 @@ pub(super) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::i
         .and_then(|f| toml::read(&f).ok());
     let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
     crate::in_use::Handler::Crio {
-        runroot: PathBuf::from(crio::runroot(&files, storage.as_ref())),
-        runtime_root: table.and_then(crio::runtime_root).map(PathBuf::from),
+        runroot: PathBuf::from(crio::live::runroot(&files, storage.as_ref())),
+        runtime_root: table.and_then(crio::live::runtime_root).map(PathBuf::from),
         name: args.handler.clone(),
         default,
     }

@@ -5,9 +5,7 @@
 
 mod common;
 
-use common::containerd::Containerd;
 use common::install::{args_for, code, install, left, ok, refused, s, text, tool, uninstall};
-use common::Bundle;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,16 +73,14 @@ fn dump(config: &Path) -> toml::Value {
 
 /// containerd 1.7.24, unpacked by scripts/cri-tools.sh.
 fn containerd_17() -> PathBuf {
-    let p = common::cri::Stack::Containerd17
-        .bin_dir()
-        .join("containerd");
+    let p = common::tools_target().join("containerd-1.7/usr/bin/containerd");
     assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
     p
 }
 
 /// containerd 2.3.4, unpacked by scripts/cri-tools.sh.
 fn containerd_23() -> PathBuf {
-    let p = common::cri::containerd_23_dir().join("containerd");
+    let p = common::tools_target().join("containerd-2.3/containerd");
     assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
     p
 }
@@ -521,41 +517,6 @@ fn an_unreadable_config_is_one_line() {
     }
 }
 
-#[test]
-fn installed_crun_handler_runs_a_container() {
-    let mut ctd = Containerd::start();
-    let cfg = ctd.dir().join("installed.toml");
-    std::fs::copy(ctd.dir().join("config.toml"), &cfg).unwrap();
-    let wrapper = ctd.wrapper_crun();
-    install(
-        "containerd",
-        &cfg,
-        &["--handler", "userns-hostnet-crun", "--wrapper", s(&wrapper)],
-    );
-    let d = dump(&cfg);
-    let binary = v2_handler(&d, "userns-hostnet-crun").unwrap()["options"]["BinaryName"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(binary, s(&wrapper));
-
-    let bundle = Bundle::userns_hostnet(&["sh", "-c", "grep ' /sys ' /proc/self/mounts"]);
-    bundle.edit(|spec| spec["process"]["env"] = json!(["PATH=/bin"]));
-    let id = common::unique_id("install-crun");
-    let out = ctd.run(Path::new(&binary), &bundle.config_path(), &id);
-    out.assert_success();
-    assert!(out.stdout.contains(" /sys "), "{}", out.describe());
-    assert!(
-        out.stdout.contains("ro,"),
-        "/sys is not read-only: {}",
-        out.stdout
-    );
-    let leaked = ctd.stop();
-    assert!(leaked.is_empty(), "left behind: {leaked:#?}");
-}
-
-const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
-
 /// A containerd 1.x node's config: settings a CRI plugin table must keep.
 const NODE_1X: &str = r#"version = 2
 
@@ -710,7 +671,7 @@ fn an_operators_own_handler_survives_uninstall() {
         "{COMMENTED}\n{}",
         std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/docs/containerd-v2.toml"
+            "/../../docs/containerd-v2.toml"
         ))
         .unwrap()
         .replace("version = 2\n", "")
@@ -838,7 +799,7 @@ fn a_custom_binary_name_stays_the_real_runtime() {
     );
     assert!(!dir.path().join("handlers").exists());
 
-    install("containerd", &cfg, &["--wrapper", WRAPPER]);
+    install("containerd", &cfg, &["--wrapper", common::wrapper()]);
     let handlers = dir.path().join("handlers");
     let link = handlers.join("userns-hostnet/userns-hostnet-runtime");
     let d = dump(&cfg);
@@ -870,7 +831,7 @@ fn a_custom_binary_name_stays_the_real_runtime() {
 
     // A second install notices a lost link.
     std::fs::remove_file(handlers.join("userns-hostnet/runtime")).unwrap();
-    let out = install("containerd", &cfg, &["--wrapper", WRAPPER]);
+    let out = install("containerd", &cfg, &["--wrapper", common::wrapper()]);
     assert!(out.contains("whose links are not all there"), "{out}");
 
     uninstall("containerd", &cfg, &[]);
@@ -1231,7 +1192,7 @@ fn k3s_and_rke2_point_to_their_template() {
 
 /// CRI-O 1.36.3, unpacked by scripts/cri-tools.sh.
 fn crio_bin() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cri-o/crio");
+    let p = common::tools_target().join("cri-o/crio");
     assert!(p.is_file(), "{p:?} missing: run scripts/cri-tools.sh");
     p
 }
@@ -1365,7 +1326,7 @@ monitor_path = "{m}"
     crio_starts(dir.path(), &conf, &bin).expect("crio starts before install");
 
     let out = tool_with_path(
-        &args_for("install", "crio", &conf, &["--wrapper", common::WRAPPER]),
+        &args_for("install", "crio", &conf, &["--wrapper", common::wrapper()]),
         &bin,
     );
     assert!(

@@ -1,18 +1,26 @@
 //! install's planning for podman: an `[engine.runtimes]` entry in
 //! containers.conf.
 
-use super::*;
+use crate::cli::InstallArgs;
+use crate::daemon::{self, config::Owner, podman};
+use crate::install::{edit::*, error::*, handler::*, node::*};
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+use toml_edit::DocumentMut;
 
 /// podman's containers.conf files in the order podman reads them: the
 /// vendor's, `config`, then `containers.conf.d/*.conf` next to it.
-pub(super) fn podman_files(
+pub(crate) fn podman_files(
     args: &InstallArgs,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
-    let mut paths = vec![node_file(args, Path::new(daemons::PODMAN_VENDOR_CONFIG))?];
+    let mut paths = vec![node_file(
+        args,
+        Path::new(daemon::podman::node::VENDOR_CONFIG),
+    )?];
     paths.push(node_file(args, config)?);
     let dir = config.with_file_name("containers.conf.d");
-    for here in daemons::sorted_conf_files(&node_file(args, &dir)?) {
+    for here in daemon::node::sorted_conf_files(&node_file(args, &dir)?) {
         if let Some(name) = here.file_name() {
             paths.push(node_file(args, &dir.join(name))?);
         }
@@ -31,8 +39,9 @@ pub(super) fn podman_files(
 /// the one podman runs by default (a custom path of its entry included).
 /// uninstall removes the entry with its marker line, leaving the file byte
 /// for byte as it was (and no file where there was none).
-pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallError> {
-    let config = config_path(args, daemons::PODMAN_CONFIG)?;
+// Long: the entry, its marker and the table header it may add are planned together, so that uninstall puts the file back byte for byte.
+pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+    let config = config_path(args, daemon::podman::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let old = toml::read_optional(&host_config)?;
     let mut doc = match &old {
@@ -40,7 +49,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
         None => DocumentMut::new(),
     };
     let name = args.handler.as_str();
-    let mut plan = Plan::default();
+    let mut plan = InstallPlan::default();
     let owner = podman::owner(&doc, name);
     let runs_wrapper = podman::runs_wrapper(&doc, name);
     let shown = host_config.display();
@@ -95,7 +104,7 @@ pub fn plan_podman(args: &InstallArgs, install: bool) -> Result<Plan, InstallErr
                 .extend(handler_links(args, entry_binary(&doc).as_deref()));
             podman::remove(&mut doc, name);
             let text = doc.to_string();
-            if old.is_some() && text.trim().is_empty() && daemon::holds_nothing(&doc) {
+            if old.is_some() && text.trim().is_empty() && daemon::config::holds_nothing(&doc) {
                 None
             } else {
                 Some(text)

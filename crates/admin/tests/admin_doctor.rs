@@ -29,7 +29,9 @@ const CRIO: &str = "target/cri-o/crio";
 
 /// A real daemon binary of this machine; its absence fails the test.
 fn real(path: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path);
     assert!(
         p.is_file(),
         "{} is missing: `make cri-tools` unpacks containerd 2.3 and CRI-O; `apt-get install containerd` gives Debian's",
@@ -1220,9 +1222,10 @@ fn the_daemon_that_serves_the_config_is_asked() {
 #[test]
 fn a_log_file_elsewhere_needs_its_own_rotation() {
     let r = Root::ready();
-    let shipped =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/logrotate"))
-            .unwrap();
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packaging/logrotate"),
+    )
+    .unwrap();
     r.write("etc/logrotate.d/userns-hostnet", &shipped);
     let (_, v) = r.doctor();
     assert!(

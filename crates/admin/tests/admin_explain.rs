@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const TOOL: &str = common::TOOL;
-const WRAPPER: &str = env!("CARGO_BIN_EXE_userns-hostnet-runtime");
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
+            .join("../../tests/fixtures")
             .join(name),
     )
     .unwrap()
@@ -201,7 +200,7 @@ fn output_equals_what_the_wrapper_writes() {
     assert!(text(&out).contains("converted spec written to"));
     // The wrapper, in front of the fake runtime, converts the bundle in place.
     let status = env
-        .cmd(WRAPPER)
+        .cmd(common::wrapper())
         .args(["create", "--bundle", b.to_str().unwrap(), "ctr1"])
         .stdout(Stdio::null())
         .status()
@@ -417,7 +416,7 @@ fn without_a_runtime_rro_is_assumed_with_a_warning() {
 /// config.json, with the runtime a fake that would otherwise succeed.
 fn wrapper_line(env: &Env, bundle: &Path) -> String {
     let out = env
-        .cmd(WRAPPER)
+        .cmd(common::wrapper())
         .args(["create", "--bundle", bundle.to_str().unwrap(), "ctr1"])
         .output()
         .unwrap();

@@ -9,26 +9,24 @@
 //! binaries only when it starts for real (its validation "on execution"),
 //! so those are checked here against the effective config CRI-O prints.
 
-use super::daemons;
+use crate::cli::Daemon;
+use crate::daemon::{containerd::node as containerd_node, crio::node as crio_node};
 use crate::sys::deadline::{self, RunError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use toml_edit::{DocumentMut, Item};
+use toml_edit::Item;
 
 /// How long a daemon's config check may take: it reads files only.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// The PATH a daemon started by systemd has (systemd's default), for a
 /// daemon whose own environment cannot be read.
 pub const SERVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Daemon {
-    Containerd,
-    Crio,
-}
-
+// The CRI daemons as the command line names them (doctor's `--containerd`,
+// deploy's `--daemon`): how each is asked.
 impl Daemon {
     pub fn binary_name(self) -> &'static str {
         match self {
@@ -40,8 +38,8 @@ impl Daemon {
     /// The config file the daemon reads when started without `--config`.
     pub fn default_config(self) -> &'static str {
         match self {
-            Daemon::Containerd => super::daemons::CONTAINERD_CONFIG,
-            Daemon::Crio => super::daemons::CRIO_CONFIG,
+            Daemon::Containerd => containerd_node::CONFIG,
+            Daemon::Crio => crio_node::CONFIG,
         }
     }
 
@@ -110,7 +108,7 @@ impl Binary {
 fn version_word(daemon: Daemon, line: &str) -> Option<String> {
     match daemon {
         Daemon::Containerd => {
-            super::matrix::parse_containerd_version(line).map(|(a, b, c)| format!("{a}.{b}.{c}"))
+            crate::matrix::parse_containerd_version(line).map(|(a, b, c)| format!("{a}.{b}.{c}"))
         }
         Daemon::Crio => line
             .strip_prefix("crio version ")
@@ -205,38 +203,40 @@ fn running(
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Option<(u32, PathBuf, String)> {
     let proc = map(Path::new("/proc"));
-    daemons::process_ids(&proc)?.into_iter().find_map(|pid| {
-        let dir = proc.join(pid.to_string());
-        let exe = std::fs::read_link(dir.join("exe")).ok()?;
-        let exe_text = exe.to_string_lossy();
-        // A binary replaced on disk since it started: the name remains.
-        let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
-        if exe.file_name()? != daemon.binary_name() {
-            return None;
-        }
-        let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
-        let argv: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        if !serves(daemon, &argv) {
-            return None;
-        }
-        let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
-        if !reads_config(daemon, &argv, &cwd, config) {
-            return None;
-        }
-        let path = std::fs::read(dir.join("environ"))
-            .ok()
-            .and_then(|env| {
-                env.split(|b| *b == 0)
-                    .find_map(|v| v.strip_prefix(b"PATH="))
-                    .map(|v| String::from_utf8_lossy(v).into_owned())
-            })
-            .unwrap_or_else(|| SERVICE_PATH.to_owned());
-        Some((pid, exe, path))
-    })
+    crate::daemon::node::process_ids(&proc)?
+        .into_iter()
+        .find_map(|pid| {
+            let dir = proc.join(pid.to_string());
+            let exe = std::fs::read_link(dir.join("exe")).ok()?;
+            let exe_text = exe.to_string_lossy();
+            // A binary replaced on disk since it started: the name remains.
+            let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
+            if exe.file_name()? != daemon.binary_name() {
+                return None;
+            }
+            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+            let argv: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if !serves(daemon, &argv) {
+                return None;
+            }
+            let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
+            if !reads_config(daemon, &argv, &cwd, config) {
+                return None;
+            }
+            let path = std::fs::read(dir.join("environ"))
+                .ok()
+                .and_then(|env| {
+                    env.split(|b| *b == 0)
+                        .find_map(|v| v.strip_prefix(b"PATH="))
+                        .map(|v| String::from_utf8_lossy(v).into_owned())
+                })
+                .unwrap_or_else(|| SERVICE_PATH.to_owned());
+            Some((pid, exe, path))
+        })
 }
 
 /// The first executable file `name` in the directories of `path`.
@@ -450,78 +450,13 @@ impl Missing {
 }
 
 /// The item of a table at `key`, as a string.
-fn str_at<'a>(t: &'a dyn toml_edit::TableLike, key: &str) -> Option<&'a str> {
+pub fn str_at<'a>(t: &'a dyn toml_edit::TableLike, key: &str) -> Option<&'a str> {
     t.get(key).and_then(Item::as_str)
-}
-
-/// CRI-O's runtime handlers of an effective config (`crio config`
-/// output, or the files merged), checked as CRI-O does on start: an
-/// `oci` handler's monitor (`monitor_path`, or the deprecated
-/// `[crio.runtime] conmon`, else `conmon` in PATH) must be there or CRI-O
-/// exits; a runtime (`runtime_path`, else the handler's name in PATH)
-/// that is not there stops CRI-O for the default handler and drops any
-/// other.
-pub fn crio_missing(
-    doc: &DocumentMut,
-    search_path: &str,
-    map: &dyn Fn(&Path) -> PathBuf,
-) -> Vec<Missing> {
-    let runtime =
-        super::daemons::dig(doc.as_item(), &["crio", "runtime"]).and_then(Item::as_table_like);
-    let Some(runtime) = runtime else {
-        return Vec::new();
-    };
-    let default = str_at(runtime, "default_runtime")
-        .filter(|d| !d.is_empty())
-        .unwrap_or("crun");
-    let conmon = str_at(runtime, "conmon").filter(|c| !c.is_empty());
-    let Some(handlers) = runtime.get("runtimes").and_then(Item::as_table_like) else {
-        return Vec::new();
-    };
-    let default_path = handlers
-        .get(default)
-        .and_then(Item::as_table_like)
-        .and_then(|h| str_at(h, "runtime_path"))
-        .unwrap_or("");
-    let mut out = Vec::new();
-    for (name, h) in handlers.iter() {
-        let Some(h) = h.as_table_like() else { continue };
-        let inherit = h.get("inherit_default_runtime").and_then(Item::as_bool) == Some(true);
-        let runtime_path = if inherit {
-            default_path
-        } else {
-            str_at(h, "runtime_path").unwrap_or("")
-        };
-        let lookup = if inherit { default } else { name };
-        // CRI-O's built-in handlers (crun, with no runtime_path) are
-        // dropped without a word when their runtime is missing: only the
-        // default's lookup matters.
-        let checked = !runtime_path.is_empty() || name == default;
-        if let Some(m) = checked
-            .then(|| binary_missing(name, "runtime_path", runtime_path, lookup, search_path, map))
-            .flatten()
-        {
-            out.push(Missing {
-                fatal: name == default,
-                ..m
-            });
-        }
-        let kind = str_at(h, "runtime_type").unwrap_or("");
-        if kind.is_empty() || kind == "oci" {
-            let monitor = conmon.unwrap_or(str_at(h, "monitor_path").unwrap_or(""));
-            if let Some(m) =
-                binary_missing(name, "monitor_path", monitor, "conmon", search_path, map)
-            {
-                out.push(Missing { fatal: true, ..m });
-            }
-        }
-    }
-    out
 }
 
 /// `path` when set must be an executable file; when empty, `name` must be
 /// found in `search_path`.
-fn binary_missing(
+pub fn binary_missing(
     handler: &str,
     role: &'static str,
     path: &str,
@@ -550,71 +485,6 @@ fn binary_missing(
         why,
         fatal: false,
     })
-}
-
-/// CRI-O's config files merged key by key, handler by handler, in the
-/// order CRI-O reads them: the effective config when no crio binary can
-/// print it.
-pub fn crio_merge(docs: &[DocumentMut]) -> DocumentMut {
-    let mut out = DocumentMut::new();
-    for doc in docs {
-        merge_into(out.as_table_mut(), doc.as_table());
-    }
-    out
-}
-
-fn merge_into(to: &mut toml_edit::Table, from: &toml_edit::Table) {
-    for (k, v) in from.iter() {
-        match (to.get_mut(k), v.as_table_like()) {
-            (Some(existing), Some(src)) if existing.is_table_like() => {
-                let mut sub = toml_edit::Table::new();
-                for (kk, vv) in src.iter() {
-                    sub.insert(kk, vv.clone());
-                }
-                if let Some(t) = existing.as_table_mut() {
-                    merge_into(t, &sub);
-                } else if let Some(t) = existing.as_inline_table_mut() {
-                    let mut dst = t.clone().into_table();
-                    merge_into(&mut dst, &sub);
-                    *existing = Item::Table(dst);
-                }
-            }
-            _ => {
-                to.insert(k, v.clone());
-            }
-        }
-    }
-}
-
-/// containerd's runc handlers of an effective config (`config dump`):
-/// a `BinaryName` that is not there.
-pub fn containerd_missing(doc: &DocumentMut, map: &dyn Fn(&Path) -> PathBuf) -> Vec<Missing> {
-    let version = super::daemons::containerd_version(doc);
-    // A version 4 config keeps the runtimes where version 3 does.
-    let path = super::daemons::containerd_runtimes_path(version.min(3));
-    let Some(handlers) = path
-        .and_then(|p| super::daemons::dig(doc.as_item(), &p))
-        .and_then(Item::as_table_like)
-    else {
-        return Vec::new();
-    };
-    handlers
-        .iter()
-        .filter_map(|(name, h)| {
-            let binary = super::daemons::dig(h, &["options", "BinaryName"])?.as_str()?;
-            if binary.is_empty() {
-                return None;
-            }
-            let why = executable(&map(Path::new(binary))).err()?;
-            Some(Missing {
-                handler: name.to_owned(),
-                role: "BinaryName",
-                what: binary.to_owned(),
-                why,
-                fatal: false,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -718,54 +588,6 @@ time=\"2026\" level=fatal msg=\"validating runtime config: monitor fields transl
         assert_eq!(
             one_line("time=\"x\" level=error msg=\"containerd config version `4` is not supported\"\ncontainerd: failed to load TOML from c.toml: unsupported config version `4`\n"),
             "containerd config version `4` is not supported; containerd: failed to load TOML from c.toml: unsupported config version `4`"
-        );
-    }
-
-    fn no_file(_: &Path) -> PathBuf {
-        PathBuf::from("/nonexistent-for-the-test")
-    }
-
-    #[test]
-    fn crio_handlers_missing_their_monitor_or_runtime() {
-        let doc: DocumentMut = "[crio.runtime]\ndefault_runtime = \"runc\"\n\
-[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/bin/runc\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n\
-[crio.runtime.runtimes.userns-hostnet]\nruntime_path = \"/usr/bin/userns-hostnet-runtime\"\nruntime_type = \"oci\"\n\
-[crio.runtime.runtimes.kata]\nruntime_path = \"/opt/kata\"\nruntime_type = \"vm\"\n"
-            .parse()
-            .unwrap();
-        let m = crio_missing(&doc, "/usr/bin", &no_file);
-        let said: Vec<String> = m.iter().map(Missing::sentence).collect();
-        assert_eq!(
-            said,
-            [
-                "handler runc: runtime_path /usr/bin/runc does not exist",
-                "handler runc: monitor_path /usr/libexec/crio/conmon does not exist",
-                "handler userns-hostnet: runtime_path /usr/bin/userns-hostnet-runtime does not exist",
-                "handler userns-hostnet: monitor_path is unset and \"conmon\" is not in the daemon's PATH (/usr/bin)",
-                "handler kata: runtime_path /opt/kata does not exist",
-            ]
-        );
-        assert_eq!(
-            m.iter().map(|m| m.fatal).collect::<Vec<_>>(),
-            [true, true, false, true, false]
-        );
-    }
-
-    #[test]
-    fn crio_files_merge_key_by_key() {
-        let a: DocumentMut = "[crio.runtime]\ndefault_runtime = \"runc\"\n[crio.runtime.runtimes.runc]\nruntime_path = \"/a\"\nmonitor_path = \"/m\"\n".parse().unwrap();
-        let b: DocumentMut = "[crio.runtime.runtimes.runc]\nruntime_path = \"/b\"\n"
-            .parse()
-            .unwrap();
-        let m = crio_merge(&[a, b]);
-        let runc =
-            super::super::daemons::dig(m.as_item(), &["crio", "runtime", "runtimes", "runc"])
-                .unwrap();
-        assert_eq!(runc["runtime_path"].as_str(), Some("/b"));
-        assert_eq!(runc["monitor_path"].as_str(), Some("/m"));
-        assert_eq!(
-            m["crio"]["runtime"]["default_runtime"].as_str(),
-            Some("runc")
         );
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 const TOOL: &str = common::TOOL;
-const SHIPPED: &str = include_str!("../packaging/config.toml");
+const SHIPPED: &str = include_str!("../../../packaging/config.toml");
 
 fn config(args: &[&str], file_env: Option<&Path>, runtime_env: Option<&str>) -> Output {
     let mut c = Command::new(TOOL);

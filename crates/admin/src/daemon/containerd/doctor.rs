@@ -1,0 +1,165 @@
+//! doctor's checks of containerd: its handlers that run the wrapper, and
+//! what its imports throw away.
+
+use crate::check::{check, Check, Status};
+use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::{self};
+use crate::doctor::shared::*;
+use crate::matrix;
+use crate::sys::toml;
+use std::path::Path;
+
+pub(crate) fn containerd(
+    root: &Root,
+    args: &DoctorArgs,
+    uses: Option<matrix::Cri>,
+    bin: Option<&daemon::serving::Binary>,
+    fx: &Fixes,
+) -> Check {
+    let named = args.containerd_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
+        .flatten()
+    {
+        return skip;
+    }
+    if !named && !installed(root, "containerd") {
+        return check("containerd", Status::Skip, "containerd is not installed");
+    }
+    let c = containerd_handlers(root, args, bin, fx);
+    unless_running(
+        c,
+        root,
+        daemon::containerd::node::SOCKET,
+        named,
+        "containerd",
+    )
+}
+
+// Long: one pass over the config and its imports, a finding per handler, each handler's cases side by side.
+pub(crate) fn containerd_handlers(
+    root: &Root,
+    args: &DoctorArgs,
+    bin: Option<&daemon::serving::Binary>,
+    fx: &Fixes,
+) -> Check {
+    const NAME: &str = "containerd";
+    let config = root.at(daemon_config_path(args, Daemon::Containerd));
+    let flag = &fx.containerd_flag;
+    let fix = &fx.admin(format!(
+        "userns-hostnet install containerd{flag}, then restart containerd"
+    ));
+    if !config.is_file() {
+        return check(
+            NAME,
+            Status::Fail,
+            format!(
+                "{}: no config file, so no runtime handler runs the wrapper",
+                config.display()
+            ),
+        )
+        .fix(format!(
+            "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
+            fx.as_root,
+            args.containerd_config
+                .as_deref()
+                .unwrap_or(Path::new(daemon::containerd::node::CONFIG))
+                .display()
+        ));
+    }
+    let doc = match toml::read(&config) {
+        Ok(d) => d,
+        Err(e) => {
+            return check(NAME, Status::Fail, e.to_string())
+                .fix(format!("{}correct the file", fx.as_root))
+        }
+    };
+    if let Some(plugin) = daemon::containerd::cri_disabled(&doc) {
+        return check(
+            NAME,
+            Status::Skip,
+            format!(
+                "{}: disabled_plugins turns {plugin:?} off: this containerd serves no kubelet (Docker's containerd, for one)",
+                config.display()
+            ),
+        );
+    }
+    let version = daemon::containerd::version(&doc);
+    let mut files = vec![(config.clone(), doc)];
+    let node_config = daemon_config_path(args, Daemon::Containerd);
+    let imports = daemon::containerd::node::imports(&files[0].1, &node_config, &|p| {
+        Ok::<_, std::convert::Infallible>(root.at(p))
+    });
+    for (_, import) in imports.unwrap_or_default() {
+        if let Ok(d) = toml::read(&import) {
+            files.push((import, d));
+        }
+    }
+    // Before 2.0, containerd replaces a plugin's whole table with an
+    // import's; a version 3 config is read by 2.x only.
+    let binary = bin
+        .and_then(|b| b.version.as_deref())
+        .and_then(matrix::parse_containerd_version)
+        .map(|(major, minor, _)| (major, minor));
+    let replaces = version <= 2 && !binary.is_some_and(|(major, _)| major >= 2);
+    let cri = daemon::containerd::node::cri_plugin(version).unwrap_or_default();
+    if replaces {
+        if let Some(c) = daemon::containerd::node::clobbers_1x(&files)
+            .into_iter()
+            .find(|c| c.plugin == cri)
+        {
+            return clobbered(&c, binary, &config, fx);
+        }
+    }
+    let mut handlers = Vec::new();
+    for (file, doc) in &files {
+        let own_cri = doc
+            .get("plugins")
+            .and_then(|p| daemon::config::dig(p, &[cri]))
+            .is_some();
+        if replaces && own_cri {
+            handlers.clear();
+        }
+        handlers.extend(daemon::containerd::node::handlers(doc, file, version));
+    }
+    registered(
+        NAME,
+        handlers,
+        root,
+        fix,
+        &reinstall("containerd", flag, fx),
+    )
+}
+
+/// An import that throws away CRI settings of the files before it.
+pub(crate) fn clobbered(
+    c: &daemon::containerd::node::Clobber,
+    binary: Option<(u64, u64)>,
+    config: &Path,
+    fx: &Fixes,
+) -> Check {
+    const SHOWN: usize = 6;
+    let which = match binary {
+        Some((major, minor)) => format!("containerd {major}.{minor}, as here,"),
+        None => "containerd before 2.0".to_owned(),
+    };
+    let mut lost = c.lost[..c.lost.len().min(SHOWN)].join(", ");
+    if c.lost.len() > SHOWN {
+        lost.push_str(&format!(" and {} more", c.lost.len() - SHOWN));
+    }
+    check(
+        "containerd",
+        Status::Fail,
+        format!(
+            "{} replaces the whole plugins.\"{}\" table: {which} keeps none of the earlier files' settings in it: {lost} are lost",
+            c.import.display(),
+            c.plugin
+        ),
+    )
+    .fix(format!(
+        "{2}carry those settings into {0}, or move its settings into {1} and remove it; a drop-in written by `userns-hostnet install containerd --drop-in`: userns-hostnet uninstall containerd --drop-in --config {1} && userns-hostnet install containerd --config {1}",
+        c.import.display(),
+        config.display(),
+        fx.as_root
+    ))
+}

@@ -1,0 +1,54 @@
+//! doctor's checks of CRI-O: its handlers that run the wrapper.
+
+use crate::check::{check, Check, Status};
+use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::{self};
+use crate::doctor::shared::*;
+use crate::matrix;
+use crate::sys::toml;
+use std::path::{Path, PathBuf};
+
+/// CRI-O's files of the host's `conf` ([`daemon::crio::node::files`]).
+pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
+    daemon::crio::node::files(conf, &|p| Ok::<_, std::convert::Infallible>(root.at(p)))
+        .unwrap_or_default()
+}
+
+pub(crate) fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
+    let named = args.crio_config.is_some();
+    if let Some(skip) = (!named)
+        .then(|| unused(matrix::Cri::Crio, uses, "crio"))
+        .flatten()
+    {
+        return skip;
+    }
+    if !named && !installed(root, "crio") {
+        return check("crio", Status::Skip, "CRI-O is not installed");
+    }
+    let c = crio_handlers(root, args, fx);
+    unless_running(c, root, daemon::crio::node::SOCKET, named, "CRI-O")
+}
+
+pub(crate) fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
+    const NAME: &str = "crio";
+    let mut handlers = Vec::new();
+    for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
+        match toml::read(&file) {
+            Ok(d) => handlers.extend(daemon::crio::node::handlers(&d, &file)),
+            Err(e) => {
+                return check(NAME, Status::Fail, e.to_string())
+                    .fix(format!("{}correct the file", fx.as_root))
+            }
+        }
+    }
+    let flag = &fx.crio_flag;
+    registered(
+        NAME,
+        handlers,
+        root,
+        &fx.admin(format!(
+            "userns-hostnet install crio{flag}, then restart crio"
+        )),
+        &reinstall("crio", flag, fx),
+    )
+}

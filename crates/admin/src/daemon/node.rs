@@ -1,0 +1,60 @@
+//! What the daemons share of reading a node: a handler found running the
+//! wrapper, the host's process IDs, drop-in directories and hooks
+//! directories. Each daemon's own readings are in its `node.rs`.
+
+use std::path::{Path, PathBuf};
+use toml_edit::Item;
+
+/// A runtime handler whose runtime binary is the wrapper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handler {
+    pub name: String,
+    pub binary: String,
+    pub file: PathBuf,
+}
+
+/// The process IDs under `proc` (the host's /proc, or where a test maps
+/// it), in increasing order: the order doctor looks for a process in.
+pub fn process_ids(proc: &Path) -> Option<Vec<u32>> {
+    let mut pids: Vec<u32> = std::fs::read_dir(proc)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    Some(pids)
+}
+
+/// A `hooks_dir` list, as CRI-O and podman write it.
+pub fn string_list(item: &Item) -> Option<Vec<String>> {
+    Some(
+        item.as_array()?
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// The directory of a hooks_dir list that install writes to: the first
+/// under /etc (the administrator's, which masks a same-named file under
+/// /usr/share), else the first.
+pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
+    dirs.iter()
+        .find(|d| d.starts_with("/etc/"))
+        .or_else(|| dirs.first())
+        .map(PathBuf::from)
+}
+
+/// The `*.conf` files of a drop-in directory, in the order the daemons
+/// (CRI-O, podman) read them: sorted by name; none when it cannot be read.
+pub fn sorted_conf_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}

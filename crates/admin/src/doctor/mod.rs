@@ -1,0 +1,136 @@
+//! `userns-hostnet doctor`: is this host ready for user-namespaced
+//! containers on the host network? One line per check, with the fix for
+//! each warning or failure. The probes are the wrapper's own (`probe`,
+//! `config`, `host`), so doctor and the wrapper cannot disagree.
+
+mod kernel;
+mod kubelet;
+mod runtime;
+mod serving;
+pub(crate) mod shared;
+use kernel::*;
+use kubelet::*;
+use runtime::*;
+use serving::*;
+use shared::*;
+
+use super::check::check;
+use super::check::{Check, Status};
+use super::daemon::{self, node::Handler};
+use super::matrix;
+use crate::cli::Daemon;
+use crate::cli::DoctorArgs;
+use crate::config::{self, Config};
+use crate::engine::policy::AllowedRanges;
+use crate::sys::deadline::{self, RunError};
+use crate::sys::in_root::NodeRoot;
+use crate::sys::{mountinfo, toml};
+use crate::{host, probe};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use toml_edit::DocumentMut;
+
+/// IDs kubelet gives each pod's user namespace.
+pub const IDS_PER_POD: u64 = 65536;
+/// The user whose /etc/subuid range kubelet allocates pods from.
+pub const KUBELET_USER: &str = "kubelet";
+
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    ok: bool,
+    checks: &'a [Check],
+}
+
+/// Run the subcommand; the exit status.
+pub fn run(args: &DoctorArgs) -> Result<i32, super::AdminError> {
+    let checks = checks(args);
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    if args.json {
+        super::print(&super::json_line(&Report {
+            ok: !failed,
+            checks: &checks,
+        }))?;
+    } else {
+        super::print(render(&checks).as_bytes())?;
+    }
+    Ok(i32::from(failed))
+}
+
+/// The text output: `STATUS name: message`, then `fix: ...` when needed.
+pub fn render(checks: &[Check]) -> String {
+    let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let mut s = String::new();
+    for c in checks {
+        s.push_str(&format!(
+            "{:<4}  {:<width$}  {}\n",
+            c.status.word(),
+            c.name,
+            c.message
+        ));
+        if let Some(fix) = &c.fix {
+            s.push_str(&format!("{:<4}  {:<width$}  fix: {fix}\n", "", ""));
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    s.push_str(&format!(
+        "{}: {fails} failed, {warns} warning{}\n",
+        if fails == 0 { "ready" } else { "NOT ready" },
+        if warns == 1 { "" } else { "s" }
+    ));
+    s
+}
+
+/// Every check, in the order printed.
+pub fn checks(args: &DoctorArgs) -> Vec<Check> {
+    let root = Root::new(args.root.as_deref());
+    let fx = Fixes::new(args, &root);
+    let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
+    let (config_check, config) = config_file(&root, &fx);
+    out.extend(runtime_checks(args, config.as_ref(), &fx));
+    out.push(cgroup(&root));
+    out.push(subids(&root, config.as_ref(), &fx));
+    out.push(ports(&root, &fx));
+    out.push(config_check);
+    if let Some(cfg) = &config {
+        out.push(log_file(&root, cfg, &fx));
+        out.extend(log_rotation(&root, cfg, &fx));
+    }
+    let kubelet = kubelet(&root);
+    out.push(kubelet_check(&kubelet));
+    if let Some(gates) = kubelet_gates(&kubelet, &fx) {
+        out.push(gates);
+    }
+    let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
+    let node = daemon::DoctorNode {
+        root: &root,
+        args,
+        uses,
+        fx: &fx,
+    };
+    let mut containerd_bin = None;
+    for d in [Daemon::Containerd, Daemon::Crio] {
+        let bin = serving_binary(&root, args, d);
+        if let Some(c) = daemon::of(d.into()).doctor(&node, bin.as_ref()) {
+            let checked = c.status != Status::Skip;
+            out.push(c);
+            if checked {
+                out.push(daemon_config(&root, args, d, bin.as_ref(), &fx));
+            }
+        }
+        if d == Daemon::Containerd {
+            containerd_bin = bin;
+        }
+    }
+    if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
+        out.extend(matrix_checks(
+            args,
+            config.as_ref(),
+            &kubelet,
+            containerd_bin.as_ref(),
+        ));
+    }
+    out.extend(root.check());
+    out
+}

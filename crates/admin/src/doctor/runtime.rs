@@ -1,0 +1,323 @@
+//! doctor's checks of the wrapper itself: its config and log files, the
+//! runtimes it runs and their features, the handlers' runtime links.
+
+use super::*;
+
+/// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
+/// default path (either under `--root`).
+pub(super) fn config_path(root: &Root) -> PathBuf {
+    match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
+        Some(p) => root.at(p),
+        None => root.at(config::DEFAULT_PATH),
+    }
+}
+
+/// The config file's trust as the wrapper running as root judges it: the
+/// file, then each directory of its path as named.
+pub(super) fn trusted_by_root(path: &Path) -> Result<(), config::Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(path) {
+        config::check_file(m.uid(), m.mode(), 0)?;
+    }
+    let mut dirs: Vec<&Path> = path.ancestors().skip(1).collect();
+    dirs.reverse();
+    for dir in dirs.into_iter().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(m) = std::fs::metadata(dir) {
+            config::check_dir(dir, m.uid(), m.mode(), 0)?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
+    const NAME: &str = "config";
+    let path = config_path(root);
+    match config::load_from(&path) {
+        Ok(c) => {
+            // Not root: the file was judged as this user's wrapper (rootless
+            // podman) judges it; containerd's and CRI-O's run as root.
+            if let (Some(p), false) = (&c.source, fx.as_root.is_empty()) {
+                if let Err(reason) = trusted_by_root(p) {
+                    return (
+                        check(
+                            NAME,
+                            Status::Warn,
+                            format!(
+                                "{}: parses, and a wrapper running as uid {} (rootless podman) trusts it, but one running as root (containerd, CRI-O) refuses every container: {reason}",
+                                p.display(),
+                                nix::unistd::geteuid()
+                            ),
+                        )
+                        .fix(fx.admin(reason.fix(p))),
+                        Some(c),
+                    );
+                }
+            }
+            let msg = match &c.source {
+                Some(p) => format!("{} parses", p.display()),
+                None => format!("{}: no file, the defaults apply", path.display()),
+            };
+            (check(NAME, Status::Ok, msg), Some(c))
+        }
+        // Untrusted: the wrapper refuses every container until root alone
+        // can change the file; the fix is the commands that make it so.
+        Err(config::ConfigError::Untrusted { path, reason }) => (
+            check(
+                NAME,
+                Status::Fail,
+                format!(
+                    "{}: not trusted: {reason}; the wrapper refuses every container until only root can change it",
+                    path.display()
+                ),
+            )
+            .fix(fx.admin(reason.fix(&path))),
+            None,
+        ),
+        Err(e) => (
+            check(NAME, Status::Fail, e.to_string()).fix(format!(
+                "{}correct the setting named above in {}; the wrapper refuses every container until the file parses (`userns-hostnet config default` documents every setting)",
+                fx.as_root,
+                path.display()
+            )),
+            None,
+        ),
+    }
+}
+
+pub(super) fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
+    const NAME: &str = "log";
+    let path = root.at(&config.log.file);
+    let shown = path.display();
+    if path.exists() {
+        return match std::fs::OpenOptions::new().append(true).open(&path) {
+            Ok(_) => check(NAME, Status::Ok, format!("{shown} is writable")),
+            // The wrapper writes it as root: another user's doctor
+            // cannot tell.
+            Err(e)
+                if !fx.as_root.is_empty() && e.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                not_as_root(NAME, format!("{shown}: cannot write: {e}"), fx)
+            }
+            Err(e) => {
+                check(NAME, Status::Fail, format!("{shown}: cannot write: {e}")).fix(format!(
+                    "{}make it writable by root, or {}",
+                    fx.as_root,
+                    fx.setting("log.file=/path/to/userns-hostnet.log")
+                ))
+            }
+        };
+    }
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    match nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK) {
+        Ok(()) => check(
+            NAME,
+            Status::Ok,
+            format!("{shown} will be created on the first container start"),
+        ),
+        Err(e) if !fx.as_root.is_empty() && e == nix::errno::Errno::EACCES => not_as_root(
+            NAME,
+            format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
+            fx,
+        ),
+        Err(e) => check(
+            NAME,
+            Status::Fail,
+            format!("{shown} cannot be created: {}: {}", dir.display(), e.desc()),
+        )
+        .fix(format!(
+            "{}create the directory, or {}",
+            fx.as_root,
+            fx.setting("log.file=/path/to/userns-hostnet.log")
+        )),
+    }
+}
+
+/// The logrotate stanza the package ships covers the default log file
+/// only: a `log.file` elsewhere that no stanza names grows without bound.
+pub(super) fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
+    const NAME: &str = "log.rotate";
+    let file = &config.log.file;
+    if file == Path::new(config::DEFAULT_LOG_FILE) {
+        return None;
+    }
+    let shown = file.display();
+    let mut sources = vec![root.at("/etc/logrotate.conf")];
+    if let Ok(rd) = std::fs::read_dir(root.at("/etc/logrotate.d")) {
+        let mut more: Vec<PathBuf> = rd.filter_map(|e| Some(e.ok()?.path())).collect();
+        more.sort();
+        sources.extend(more);
+    }
+    let covering = sources.iter().find(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| {
+            logrotate_paths(&text)
+                .iter()
+                .any(|p| logrotate_covers(p, &file.to_string_lossy()))
+        })
+    });
+    Some(match covering {
+        Some(f) => check(NAME, Status::Ok, format!("{shown} is rotated by {}", f.display())),
+        None => check(
+            NAME,
+            Status::Warn,
+            format!("{shown} (log.file) is named by no logrotate stanza: it grows without bound (the package's /etc/logrotate.d/userns-hostnet rotates {} only)", config::DEFAULT_LOG_FILE),
+        )
+        .fix(format!(
+            "{}write /etc/logrotate.d/userns-hostnet-log: {shown} {{ weekly maxsize 100M rotate 8 compress delaycompress missingok notifempty create 0640 root root }}",
+            fx.as_root
+        )),
+    })
+}
+
+/// Does `pattern`, a path of a logrotate stanza (glob(3): `*` and `?`
+/// never cross a `/`), name `path`?
+pub(super) fn logrotate_covers(pattern: &str, path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
+}
+
+/// The paths a logrotate config rotates: the words starting with `/`
+/// outside the braces of a stanza (globs kept).
+pub fn logrotate_paths(text: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        for word in line.split_whitespace() {
+            for part in word.split_inclusive(['{', '}']) {
+                let path = part.trim_end_matches(['{', '}']);
+                if depth == 0 && path.starts_with('/') {
+                    out.push(path.trim_matches('"').to_owned());
+                }
+                if part.ends_with('{') {
+                    depth += 1;
+                } else if part.ends_with('}') {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What only root can check, checked by another user: a warning, and the
+/// same doctor command to run as root.
+pub(super) fn not_as_root(name: &'static str, message: String, fx: &Fixes) -> Check {
+    check(
+        name,
+        Status::Warn,
+        format!(
+            "{message}: the wrapper runs as root, and doctor runs as uid {}",
+            nix::unistd::geteuid()
+        ),
+    )
+    .fix(format!("run it as root: sudo {}", fx.rerun))
+}
+
+pub(super) fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec<Check> {
+    let defaults = Config::default();
+    let candidates = &config.unwrap_or(&defaults).runtime;
+    let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
+    let runtime = match crate::runtime::choose(named, candidates) {
+        Ok(p) => p,
+        Err(e) => {
+            let msg = match &args.runtime {
+                Some(r) => format!("--runtime {r}: not found or not executable"),
+                None => e.to_string(),
+            };
+            let fix = match &args.runtime {
+                Some(r) => format!(
+                    "install {r}, or give --runtime the path of an executable runtime; without --runtime, doctor checks the one the wrapper chooses"
+                ),
+                None => format!(
+                    "{}install runc (>= 1.1) or crun (>= 1.4), or name it: {}",
+                    fx.as_root,
+                    fx.setting("runtime=/path/to/runtime")
+                ),
+            };
+            return vec![check("runtime", Status::Fail, msg).fix(fix)];
+        }
+    };
+    let shown = runtime.display().to_string();
+    let version = match run_with_timeout(&runtime, "--version") {
+        Ok((true, out)) => out.lines().next().unwrap_or("").trim().to_owned(),
+        Ok((false, out)) => {
+            return vec![check(
+                "runtime",
+                Status::Fail,
+                format!("{shown} --version failed: {}", out.trim()),
+            )
+            .fix("reinstall the runtime")]
+        }
+        Err(e) => {
+            return vec![check("runtime", Status::Fail, format!("{shown}: {e}"))
+                .fix("reinstall the runtime")]
+        }
+    };
+    let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
+    out.push(
+        match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
+            Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
+            Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(format!(
+                "upgrade to runc >= 1.1 or crun >= 1.4; or, to accept a weaker /sys, {}",
+                fx.admin(fx.setting("sysfs.fallback=ro"))
+            )),
+        },
+    );
+    out.push(features(&runtime));
+    out
+}
+
+/// `features`: user namespaces and idmapped mounts.
+pub(super) fn features(runtime: &Path) -> Check {
+    const NAME: &str = "runtime.features";
+    let answer = match run_with_timeout(runtime, "features") {
+        Ok((true, text)) => Some(text),
+        _ => None,
+    };
+    let matrix::RuntimeFeatures::Listed {
+        user_namespaces: userns,
+        idmap,
+    } = matrix::parse_features(answer.as_deref())
+    else {
+        return check(
+            NAME,
+            Status::Warn,
+            "no \"features\" answer (crun 1.8.1 has none): user namespaces and idmapped mounts cannot be confirmed",
+        )
+        .fix("none needed for runc or crun, which support user namespaces; idmapped mounts (mounts[].uidMappings) need runc >= 1.2 or crun >= 1.9");
+    };
+    match (userns, idmap) {
+        (false, _) => check(NAME, Status::Fail, "\"features\" lists no user namespace")
+            .fix("use a runtime built with user namespace support"),
+        (true, true) => check(
+            NAME,
+            Status::Ok,
+            "user namespaces and idmapped mounts supported",
+        ),
+        (true, false) => check(
+            NAME,
+            Status::Warn,
+            "user namespaces supported; idmapped mounts not listed: specs with mounts[].uidMappings will fail in the runtime",
+        )
+        .fix("runc >= 1.2 or crun >= 1.9 for idmapped mounts (not needed otherwise)"),
+    }
+}
+
+/// Run `runtime arg`, with no input and a deadline: (success, stdout).
+pub(super) fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
+    let out =
+        deadline::run(runtime, arg, Instant::now() + probe::PROBE_TIMEOUT).map_err(
+            |e| match e {
+                RunError::Timeout => format!("{arg} did not answer in time"),
+                e => e.to_string(),
+            },
+        )?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}

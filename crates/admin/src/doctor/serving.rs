@@ -1,0 +1,279 @@
+//! doctor's check of a daemon's config as the daemon that serves it reads
+//! it: found, asked, and what it would be missing at start.
+
+use super::*;
+
+/// The daemon binary that serves its config (`daemon::serving::find`).
+pub(super) fn serving_binary(
+    root: &Root,
+    args: &DoctorArgs,
+    daemon: Daemon,
+) -> Option<daemon::serving::Binary> {
+    let named = match daemon {
+        Daemon::Containerd => args.containerd.as_deref(),
+        Daemon::Crio => args.crio.as_deref(),
+    };
+    // Under --root, the host's usual binary directories; else doctor's PATH.
+    let path_env = if root.fake() {
+        daemon::serving::SERVICE_PATH.to_owned()
+    } else {
+        std::env::var("PATH").unwrap_or_default()
+    };
+    daemon::serving::find(
+        daemon,
+        &daemon_config_path(args, daemon),
+        named,
+        &path_env,
+        &|p| root.at(p),
+    )
+}
+
+/// The daemon's own check of its config file (`containerd config dump`,
+/// `crio config`), then the binaries each handler needs, which CRI-O
+/// checks only when it starts: any of them missing stops the daemon
+/// (CRI-O) or loses the handler.
+// Long: one check's steps in order (the serving binary, its own check of the file, each handler's binaries), each an early return with its finding.
+pub(super) fn daemon_config(
+    root: &Root,
+    args: &DoctorArgs,
+    daemon: Daemon,
+    bin: Option<&daemon::serving::Binary>,
+    fx: &Fixes,
+) -> Check {
+    let name = match daemon {
+        Daemon::Containerd => "containerd.config",
+        Daemon::Crio => "crio.config",
+    };
+    let host = daemon_config_path(args, daemon);
+    let file = root.at(&host);
+    let shown = host.display();
+    let map = |p: &Path| root.at(p);
+    let Some(bin) = bin else {
+        let mut c = check(
+            name,
+            Status::Warn,
+            format!(
+                "no {0} binary found (no running {0} that doctor can see reads {shown}, none in PATH): its own check of the file was not run",
+                daemon.binary_name()
+            ),
+        )
+        .fix(format!(
+            "name the binary that serves the file: userns-hostnet doctor {} PATH",
+            daemon.flag()
+        ));
+        if daemon == Daemon::Crio {
+            // What CRI-O checks on start needs no crio binary.
+            let docs: Vec<DocumentMut> = crate::daemon::crio::doctor::crio_files(root, &host)
+                .iter()
+                .filter_map(|f| toml::read(f).ok())
+                .collect();
+            let missing = daemon::crio::serving::missing(
+                &daemon::crio::serving::merge(&docs),
+                daemon::serving::SERVICE_PATH,
+                &map,
+            );
+            if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), "", fx) {
+                c = fail;
+            }
+        }
+        return c;
+    };
+    let asked = bin.describe();
+    let config_dir = (daemon == Daemon::Crio)
+        .then(|| root.at(host.parent().unwrap_or(Path::new("/")).join("crio.conf.d")));
+    // No crio.conf: CRI-O reads its drop-ins alone (`--config ""`).
+    let staged = if daemon == Daemon::Containerd && root.fake() {
+        StagedCopy::of_containerd(root, &host)
+    } else {
+        None
+    };
+    let read = if let Some(copy) = &staged {
+        copy.0.clone()
+    } else if file.is_file() {
+        file.clone()
+    } else if daemon == Daemon::Crio {
+        PathBuf::new()
+    } else {
+        return check(
+            name,
+            Status::Skip,
+            format!("{shown}: no file, so {asked} has nothing to check"),
+        );
+    };
+    let effective = match daemon::serving::check_config(bin, &read, config_dir.as_deref()) {
+        daemon::serving::Verdict::Accepts(text) => text,
+        // Not root: the daemon may refuse for want of root's files alone.
+        daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+            return not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx)
+        }
+        daemon::serving::Verdict::Refuses(said) => {
+            return check(
+                name,
+                Status::Fail,
+                format!("{asked} refuses {shown}: {said}"),
+            )
+            .fix(format!(
+                "{}correct {shown} (the daemon will not start on it); if another {} binary serves it, name that one: userns-hostnet doctor {} PATH",
+                fx.as_root,
+                daemon.binary_name(),
+                daemon.flag()
+            ))
+        }
+        daemon::serving::Verdict::NotRun(why) => {
+            return check(
+                name,
+                Status::Warn,
+                format!("{asked}: cannot run its config check: {why}"),
+            )
+            .fix(format!(
+                "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
+                daemon.flag()
+            ))
+        }
+    };
+    let verb = match daemon {
+        Daemon::Containerd => "config dump",
+        Daemon::Crio => "config",
+    };
+    let dumped = effective.parse::<DocumentMut>();
+    if let (Daemon::Containerd, Ok(doc), Ok(own)) = (daemon, &dumped, toml::read(&file)) {
+        let (theirs, read) = (
+            daemon::containerd::version(&own),
+            daemon::containerd::version(doc),
+        );
+        // containerd 1.x reads a newer file without a word, as a version 2
+        // file whose plugin tables it does not know: none of them counts.
+        if theirs > read {
+            return check(
+                name,
+                Status::Fail,
+                format!("{asked} reads config version {read} at most, and {shown} is version {theirs}: it ignores that file's plugin tables, its runtime handlers included"),
+            )
+            .fix(format!(
+                "run a containerd that reads version {theirs} (if one does and is not running, name it: userns-hostnet doctor --containerd PATH); or write {shown} for this one: {}containerd config default > FILE, then userns-hostnet install containerd --config FILE",
+                fx.as_root
+            ));
+        }
+    }
+    let missing = match dumped {
+        Ok(doc) => match daemon {
+            Daemon::Containerd => daemon::containerd::serving::missing(&doc, &map),
+            Daemon::Crio => daemon::crio::serving::missing(&doc, &bin.search_path, &map),
+        },
+        Err(_) => Vec::new(),
+    };
+    if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), &asked, fx) {
+        return fail;
+    }
+    check(
+        name,
+        Status::Ok,
+        format!(
+            "{asked} accepts {shown} (`{verb}`), and every handler's runtime{} is there",
+            if daemon == Daemon::Crio {
+                " and monitor"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// Under `--root`, containerd would read a config's absolute imports on
+/// this host: it reads a temporary copy whose imports name the files
+/// under the root instead (removed when dropped).
+pub(super) struct StagedCopy(PathBuf);
+
+impl StagedCopy {
+    /// `node`: the config as the node names it; relative imports are
+    /// relative to its directory, as containerd takes them.
+    pub(super) fn of_containerd(root: &Root, node: &Path) -> Option<StagedCopy> {
+        let file = root.at(node);
+        let mut doc = toml::read(&file).ok()?;
+        let dir = node.parent().unwrap_or(Path::new("/"));
+        let list = doc.get("imports").and_then(toml_edit::Item::as_array)?;
+        let mapped: toml_edit::Array = list
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(|e| root.at(dir.join(e)).to_string_lossy().into_owned())
+            .collect();
+        doc["imports"] = toml_edit::value(mapped);
+        let path = std::env::temp_dir().join(format!(
+            "userns-hostnet-doctor-{}-{}",
+            std::process::id(),
+            file.file_name()?.to_string_lossy()
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .ok()?;
+        let copy = StagedCopy(path);
+        std::io::Write::write_all(&mut f, doc.to_string().as_bytes()).ok()?;
+        Some(copy)
+    }
+}
+
+impl Drop for StagedCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The handlers' missing binaries as one check: a failure when the daemon
+/// will not start or a handler of the wrapper is lost, else a warning.
+pub(super) fn missing_check(
+    name: &'static str,
+    daemon: Daemon,
+    missing: &[daemon::serving::Missing],
+    shown: &str,
+    asked: &str,
+    fx: &Fixes,
+) -> Option<Check> {
+    if missing.is_empty() {
+        return None;
+    }
+    let list = missing
+        .iter()
+        .map(daemon::serving::Missing::sentence)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let fatal = missing.iter().any(|m| m.fatal);
+    let ours = missing
+        .iter()
+        .any(|m| m.role != "monitor_path" && daemon::config::is_wrapper(&m.what));
+    let by = if asked.is_empty() {
+        String::new()
+    } else {
+        format!(", as {asked} reads it")
+    };
+    let (status, effect) = match (fatal, ours, daemon) {
+        (true, _, _) => (
+            Status::Fail,
+            format!("{} will not start", daemon.binary_name()),
+        ),
+        (false, true, _) => (
+            Status::Fail,
+            "the wrapper's handler cannot run a container".to_owned(),
+        ),
+        (false, false, Daemon::Crio) => (
+            Status::Warn,
+            "CRI-O drops those handlers when it starts".to_owned(),
+        ),
+        (false, false, Daemon::Containerd) => (
+            Status::Warn,
+            "containers of those handlers fail to start".to_owned(),
+        ),
+    };
+    Some(
+        check(name, status, format!("{shown}{by}: {list}: {effect}")).fix(format!(
+            "{}install what is missing, or point the handler at the binary that is there{}",
+            fx.as_root,
+            if daemon == Daemon::Crio {
+                " (a handler's monitor_path: CRI-O's packages put conmon at /usr/libexec/crio/conmon, Debian's at /usr/bin/conmon)"
+            } else {
+                ""
+            }
+        )),
+    )
+}

@@ -1,0 +1,267 @@
+//! What doctor's checks share: the node they read (under `--root` or the
+//! host's), the fixes they word, and how a daemon's handlers are checked.
+
+use super::*;
+
+/// Files of the host: under `--root` when given, the node's links
+/// followed inside it ([`NodeRoot`]).
+pub(crate) struct Root {
+    pub(crate) node: Result<NodeRoot, String>,
+    pub(crate) fake: bool,
+    /// The paths that could not be resolved under `--root`, with why.
+    pub(crate) unresolved: std::cell::RefCell<Vec<String>>,
+}
+
+impl Root {
+    pub(crate) fn new(root: Option<&Path>) -> Root {
+        let node = NodeRoot::new(root)
+            .map_err(|e| format!("--root {}: {e}", root.unwrap_or(Path::new("/")).display()));
+        Root {
+            node,
+            fake: root.is_some(),
+            unresolved: Default::default(),
+        }
+    }
+
+    /// Where a read of the host's `abs` goes. A path that cannot be
+    /// resolved under `--root` (a link loop, a link to nothing, no
+    /// openat2) is never read at a plain join, which would follow the
+    /// node's links on this host: it is recorded for [`Root::check`] and
+    /// comes back as a name no file has.
+    pub(crate) fn at(&self, abs: impl AsRef<Path>) -> PathBuf {
+        let abs = abs.as_ref();
+        let found = match &self.node {
+            Ok(n) => n.file(abs).map_err(|e| e.to_string()),
+            Err(why) => Err(why.clone()),
+        };
+        match found {
+            Ok(p) => p,
+            // On this host, the kernel resolves it as the daemons do.
+            Err(_) if !self.fake => abs.to_owned(),
+            Err(why) => {
+                let mut seen = self.unresolved.borrow_mut();
+                if !seen.contains(&why) {
+                    seen.push(why);
+                }
+                PathBuf::from(format!("{} (unresolved)", abs.display()))
+            }
+        }
+    }
+
+    pub(crate) fn fake(&self) -> bool {
+        self.fake
+    }
+
+    /// A failure naming every path that could not be resolved under
+    /// `--root`, if any.
+    pub(crate) fn check(&self) -> Option<Check> {
+        let seen = self.unresolved.borrow();
+        (!seen.is_empty()).then(|| check("root", Status::Fail, seen.join("; ")))
+    }
+}
+
+/// What every fix line must carry to be right for this run: commands
+/// that change the host are marked for root when doctor runs as another
+/// user, a setting names the config file actually read, and a command
+/// naming a daemon's config gets the same `--config` doctor was given.
+pub(crate) struct Fixes {
+    /// "as root: " when doctor does not run as root, else "".
+    pub(crate) as_root: &'static str,
+    /// The config file the wrapper reads.
+    pub(crate) config: PathBuf,
+    /// ` --config F` for install containerd / install crio, when named.
+    pub(crate) containerd_flag: String,
+    pub(crate) crio_flag: String,
+    /// This doctor command line, to run it again as root.
+    pub(crate) rerun: String,
+}
+
+impl Fixes {
+    pub(crate) fn new(args: &DoctorArgs, root: &Root) -> Fixes {
+        let flag = |name: &str, v: Option<&Path>| {
+            v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
+        };
+        Fixes {
+            as_root: if nix::unistd::geteuid().is_root() {
+                ""
+            } else {
+                "as root: "
+            },
+            config: config_path(root),
+            containerd_flag: flag("config", args.containerd_config.as_deref()),
+            crio_flag: flag("config", args.crio_config.as_deref()),
+            rerun: format!(
+                "userns-hostnet doctor{}{}{}",
+                args.runtime
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(" --runtime {r}")),
+                flag("containerd-config", args.containerd_config.as_deref()),
+                flag("crio-config", args.crio_config.as_deref()),
+            ),
+        }
+    }
+
+    /// A command that changes the host.
+    pub(crate) fn admin(&self, command: impl AsRef<str>) -> String {
+        format!("{}{}", self.as_root, command.as_ref())
+    }
+
+    /// The command that changes a setting in the config file the wrapper
+    /// reads (named, unless it is the default: sudo drops the
+    /// environment that named it).
+    pub(crate) fn setting(&self, assignment: &str) -> String {
+        let file = if self.config == Path::new(config::DEFAULT_PATH) {
+            String::new()
+        } else {
+            format!(" --file {}", self.config.display())
+        };
+        format!("userns-hostnet config set {assignment}{file}")
+    }
+}
+
+/// The real runtime a handler's own link names (what `install` made for a
+/// handler that keeps its runtime binary).
+pub(crate) fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
+    crate::runtime::named_by_handler_link(
+        root.at(&h.binary).as_os_str(),
+        &root.at(crate::runtime::handlers_dir()),
+    )
+    .map(PathBuf::from)
+}
+
+/// A daemon's binary is installed (in PATH; under the fake root, in
+/// /usr/bin, /usr/sbin or /usr/local/bin), whatever /etc holds.
+pub(crate) fn installed(root: &Root, binary: &str) -> bool {
+    if root.fake() {
+        ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+            .iter()
+            .any(|d| root.at(Path::new(d).join(binary)).is_file())
+    } else {
+        in_path(binary)
+    }
+}
+
+/// A daemon that is installed but not running: what no handler means is
+/// a warning, not a failure, unless its config was named (`--…-config`).
+pub(crate) fn unless_running(
+    c: Check,
+    root: &Root,
+    socket: &str,
+    named: bool,
+    daemon: &str,
+) -> Check {
+    if c.status != Status::Fail || named || root.at(socket).exists() {
+        return c;
+    }
+    Check {
+        status: Status::Warn,
+        message: format!(
+            "{}; {daemon} is not running (no {socket}), so nothing uses it yet",
+            c.message
+        ),
+        ..c
+    }
+}
+
+/// The daemon the kubelet does not use is skipped, unless its config was
+/// named.
+pub(crate) fn unused(
+    daemon: matrix::Cri,
+    uses: Option<matrix::Cri>,
+    name: &'static str,
+) -> Option<Check> {
+    let other = uses.filter(|u| *u != daemon)?;
+    Some(check(
+        name,
+        Status::Skip,
+        format!("the kubelet uses {}", other.name()),
+    ))
+}
+
+pub(crate) fn in_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// Uninstall and install again a handler, with the same daemon config.
+pub(crate) fn reinstall(daemon: &str, flag: &str, fx: &Fixes) -> String {
+    fx.admin(format!(
+        "userns-hostnet uninstall {daemon}{flag} && userns-hostnet install {daemon}{flag}"
+    ))
+}
+
+pub(crate) fn registered(
+    name: &'static str,
+    handlers: Vec<Handler>,
+    root: &Root,
+    fix: &str,
+    reinstall: &str,
+) -> Check {
+    if handlers.is_empty() {
+        return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
+    }
+    let missing: Vec<&Handler> = handlers
+        .iter()
+        .filter(|h| !root.at(&h.binary).is_file())
+        .collect();
+    if let Some(h) = missing.first() {
+        return check(
+            name,
+            Status::Fail,
+            format!("handler {} runs {}, which does not exist", h.name, h.binary),
+        )
+        .fix(format!(
+            "install the wrapper at {}; or register the installed one: {reinstall}",
+            h.binary
+        ));
+    }
+    let no_runtime = handlers.iter().find_map(|h| {
+        let real = handler_runtime(h, root)?;
+        (!root.at(&real).is_file()).then_some((h, real))
+    });
+    if let Some((h, real)) = no_runtime {
+        return check(
+            name,
+            Status::Fail,
+            format!(
+                "handler {} runs the wrapper with the real runtime {}, which does not exist",
+                h.name,
+                real.display()
+            ),
+        )
+        .fix(format!(
+            "install that runtime, or register the handler again: {reinstall}"
+        ));
+    }
+    check(
+        name,
+        Status::Ok,
+        format!("handler {}", listed(&handlers, root)),
+    )
+}
+
+pub(crate) fn listed(handlers: &[Handler], root: &Root) -> String {
+    handlers
+        .iter()
+        .map(|h| match handler_runtime(h, root) {
+            Some(real) => format!(
+                "{} -> {} (real runtime {}) ({})",
+                h.name,
+                h.binary,
+                real.display(),
+                h.file.display()
+            ),
+            None => format!("{} -> {} ({})", h.name, h.binary, h.file.display()),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The config file a daemon reads, as a host path: named, else its default.
+pub(crate) fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
+    let named = match daemon {
+        Daemon::Containerd => args.containerd_config.as_deref(),
+        Daemon::Crio => args.crio_config.as_deref(),
+    };
+    named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
+}

@@ -1,0 +1,96 @@
+//! `userns-hostnet uninstall`: install's plan run backwards, refused while
+//! containers of the handler are still on the node unless forced.
+
+use super::*;
+
+/// `uninstall`: the exit status.
+pub fn run(u: &UninstallArgs) -> Result<i32, InstallError> {
+    let args = &uninstall_as_install(u);
+    reported(
+        args,
+        plan(args, false).and_then(|mut plan| {
+            guard(args, u.force, &mut plan)?;
+            apply(args, &plan, false)
+        }),
+    )
+}
+
+/// The containers on the node of the handler an uninstall with `args`
+/// would remove ([`in_use`]): deploy's removal asks before it undoes.
+pub fn containers_in_use(
+    args: &InstallArgs,
+) -> Result<Vec<super::daemon::live::Live>, InstallError> {
+    let plan = plan(args, false)?;
+    Ok(match handler_removed(args, &plan)? {
+        Some(h) => in_use::containers(&node_root(args)?, &h),
+        None => Vec::new(),
+    })
+}
+
+/// What tells the containers of the handler this plan removes apart
+/// (from the handler's table as it was, the links the plan removes and
+/// the daemon's config); `None` when the plan removes no handler (the
+/// OCI hook, which runs at create only; podman, whose containers are
+/// not checked).
+pub(super) fn handler_removed(
+    args: &InstallArgs,
+    plan: &InstallPlan,
+) -> Result<Option<in_use::Handler>, InstallError> {
+    let d = daemon::of(args.daemon);
+    if args.more.hook || d.layouts().is_empty() {
+        return Ok(None);
+    }
+    let root = node_root(args)?;
+    // The handler's table in a file the plan changes, when the new text
+    // no longer has it.
+    let find = |text: &str| -> Option<Item> {
+        let doc = text.parse::<DocumentMut>().ok()?;
+        d.layouts()
+            .iter()
+            .find_map(|l| daemon::config::handler(l, &doc, &args.handler).cloned())
+    };
+    let removed: Vec<Item> = plan
+        .files
+        .iter()
+        .filter(|c| c.changes())
+        .filter(|c| c.new.as_deref().and_then(find).is_none())
+        .filter_map(|c| c.old.as_deref().and_then(find))
+        .collect();
+    let links: Vec<String> = plan
+        .links
+        .iter()
+        .filter_map(|l| match l {
+            LinkChange::Remove { path, .. } => Some(root.node_path(path)),
+            LinkChange::Create { .. } => None,
+        })
+        .filter(|p| p.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
+        .filter_map(|p| p.to_str().map(str::to_owned))
+        .collect();
+    if removed.is_empty() && links.is_empty() {
+        return Ok(None);
+    }
+    d.in_use(args, &removed, links)
+}
+
+/// uninstall's arguments in the shape planning reads (install's own
+/// options at their defaults).
+pub(super) fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
+    InstallArgs {
+        daemon: u.daemon,
+        handler: u.handler.clone(),
+        config: u.config.clone(),
+        drop_in: u.drop_in,
+        containerd: PathBuf::from("containerd"),
+        dry_run: u.dry_run,
+        wrapper: PathBuf::from(format!("/usr/bin/{}", crate::WRAPPER_NAME)),
+        handlers_dir: u.handlers_dir.clone(),
+        more: InstallMore {
+            hook: u.hook,
+            hooks_dir: u.hooks_dir.clone(),
+            json: u.json,
+            check: u.check,
+            root: u.root.clone(),
+            ..InstallMore::default()
+        },
+    }
+}
