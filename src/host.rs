@@ -151,12 +151,26 @@ pub fn host_sys_sources(
             continue;
         }
         let view = view.get_or_insert_with(SysView::read);
-        out.insert(
-            source.to_owned(),
-            classify_source(source, relative_bases, view),
-        );
+        let kind = classify_source(source, relative_bases, view);
+        // A source that is nothing of /sys, and whose cleaned path says
+        // so too, is left out: the rules judge a source missing here by
+        // that path alone, to the same answer. Most binds are such, and a
+        // spec with tens of thousands of them would otherwise hold an
+        // entry each (about 110 bytes) through the create.
+        if kind == SysSource::Other && !sys_by_path(source) {
+            continue;
+        }
+        out.insert(source.to_owned(), kind);
     }
     out
+}
+
+/// Would the rules take `source`, with no fact about it, for part of the
+/// /sys tree or a parent of it ([`HostFacts::host_sys_sources`]): does
+/// its cleaned path name `/`, `/sys` or something below `/sys`?
+fn sys_by_path(source: &str) -> bool {
+    let clean = crate::engine::fields::clean_path(source);
+    clean == "/" || clean == "/sys" || crate::engine::path::is_below(&clean, "/sys")
 }
 
 /// What one source is: each spelling the runtimes may take of it resolved
@@ -702,11 +716,91 @@ mod tests {
         assert_eq!(got["///sys/."], SysSource::Sys);
         assert_eq!(got["/sys/kernel"], SysSource::InTree);
         assert_eq!(got["/etc/../sys/fs"], SysSource::InTree);
-        assert_eq!(got["/etc"], SysSource::Other);
         assert_eq!(got["/"], SysSource::Parent);
-        // Missing: the runtime cannot bind it either.
-        assert_eq!(got["/nonexistent/x"], SysSource::Other);
-        assert_eq!(got.len(), 7, "{got:?}");
+        // Nothing of /sys, by resolution and by path: left to the rules,
+        // which judge a missing source by its path. Missing: the runtime
+        // cannot bind it either.
+        assert_eq!(got.get("/etc"), None);
+        assert_eq!(got.get("/nonexistent/x"), None);
+        assert_eq!(got.len(), 5, "{got:?}");
+    }
+
+    #[test]
+    fn a_source_left_out_converts_as_one_known_to_be_nothing_of_sys() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("plain")).unwrap();
+        // Nothing of /sys where it resolves, yet /sys by its path alone:
+        // kept, the rules would take it for /sys without it.
+        std::fs::create_dir(dir.path().join("sys")).unwrap();
+        std::os::unix::fs::symlink("/etc", dir.path().join("link")).unwrap();
+        let mut spec = serde_json::json!({
+            "process": {"user": {"uid": 0, "gid": 0}},
+            "root": {"path": "rootfs"},
+            "linux": {
+                "namespaces": [{"type": "pid"}, {"type": "user"}, {"type": "mount"}],
+                "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]
+            }
+        });
+        let mut mounts = vec![serde_json::json!(
+            {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["ro"]}
+        )];
+        let sources = [
+            "/etc",
+            "/etc/",
+            "/nonexistent/x",
+            "plain",
+            "link",
+            "/sysx",
+            "/sys-lookalike",
+            "/sys/kernel",
+            "/",
+            "sys",
+        ];
+        for (i, source) in sources.iter().enumerate() {
+            for (j, options) in [["rbind", "ro"], ["bind", "rw"]].iter().enumerate() {
+                mounts.push(serde_json::json!({"destination": format!("/m{i}-{j}"), "type": "bind", "source": source, "options": options}));
+            }
+        }
+        spec["mounts"] = serde_json::Value::Array(mounts);
+        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let facts = HostFacts {
+            host_sys_sources: host_sys_sources(&doc, &[dir.path()]),
+            ..HostFacts::default()
+        };
+        let left_out: Vec<&str> = sources
+            .iter()
+            .copied()
+            .filter(|s| !facts.host_sys_sources.contains_key(*s))
+            .collect();
+        assert_eq!(
+            left_out,
+            [
+                "/etc",
+                "/etc/",
+                "/nonexistent/x",
+                "plain",
+                "link",
+                "/sysx",
+                "/sys-lookalike"
+            ]
+        );
+        assert_eq!(facts.host_sys_sources["sys"], SysSource::Other);
+        let mut known = facts.clone();
+        for s in &left_out {
+            known
+                .host_sys_sources
+                .insert(s.to_string(), SysSource::Other);
+        }
+        let policy = Policy::default();
+        let a = crate::engine::evaluate(doc.clone(), &facts, &policy).unwrap();
+        let b = crate::engine::evaluate(doc, &known, &policy).unwrap();
+        assert!(a.changed());
+        assert_eq!(format!("{:?}", a.findings), format!("{:?}", b.findings));
+        assert_eq!(
+            crate::engine::write::write(&a.spec),
+            crate::engine::write::write(&b.spec)
+        );
     }
 
     #[test]
@@ -729,7 +823,7 @@ mod tests {
         assert_eq!(got["l1"], SysSource::Sys);
         assert_eq!(got["../up"], SysSource::Sys);
         assert_eq!(got["./l2/cgroup"], SysSource::InTree);
-        assert_eq!(got["plain"], SysSource::Other);
+        assert_eq!(got.get("plain"), None);
         // Without a bundle, a relative source cannot be placed.
         let got = host_sys_sources(&doc, &[]);
         assert!(matches!(&got["plain"], SysSource::Unresolved(why) if why.contains("relative")));

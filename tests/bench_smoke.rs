@@ -53,6 +53,7 @@ fn bench_script_runs_in_quick_mode() {
         "create + delete",
         "engine, 5 MB",
         "peak RSS",
+        "peak RSS of the wrapper, create of the 5 MB config",
     ] {
         assert!(stdout.contains(row), "no `{row}` row:\n{stdout}");
     }

@@ -201,6 +201,19 @@ impl MountSpans {
         }
     }
 
+    /// The span of member number `slot`, if present and held here (not
+    /// [`FAR`]): found without reading the element again.
+    pub(crate) fn near(&self, slot: usize) -> Option<Span> {
+        let base = self.element.start;
+        match *self.members.get(slot)? {
+            (_, 0) | FAR => None,
+            (start, end) => Some(Span {
+                start: base + u32::from(start),
+                end: base + u32::from(end),
+            }),
+        }
+    }
+
     pub(crate) fn set(&mut self, slot: usize, span: Span) {
         let base = self.element.start;
         let near = |at: u32| u16::try_from(at - base).ok().filter(|&n| n < u16::MAX);

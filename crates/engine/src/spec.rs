@@ -38,10 +38,12 @@ pub struct Spec {
     mounts: Mounts,
     /// Where the view's members are in the bytes read, in order.
     layout: Vec<Placed>,
-    /// Where the destination of each mount as read is, when it is written
-    /// clean and with no escape (most are), so that the mount rules, which
-    /// all read every destination, find it at once: made on first use.
-    clean_dests: OnceCell<Vec<Option<(u32, u32)>>>,
+    /// Which mounts as read have a destination written clean and with no
+    /// escape (most do), one bit each, so that the mount rules, which all
+    /// read every destination, take it from the bytes at once: made on
+    /// first use. A bit, not the span (which the mount's spans hold): a
+    /// large spec has tens of thousands of mounts.
+    clean_dests: OnceCell<Vec<u64>>,
 }
 
 /// A member of the view as read: its name, where its value is, and, for
@@ -394,7 +396,7 @@ pub struct MountList<'a> {
     src: &'a str,
     read: &'a [MountSpans],
     list: Option<&'a [Mount]>,
-    clean_dests: &'a OnceCell<Vec<Option<(u32, u32)>>>,
+    clean_dests: &'a OnceCell<Vec<u64>>,
 }
 
 impl<'a> MountList<'a> {
@@ -427,8 +429,12 @@ impl<'a> MountList<'a> {
         };
         if let Some(j) = read {
             let clean = self.clean_dests.get_or_init(|| self.clean_destinations());
-            if let Some(&Some((a, b))) = clean.get(j) {
-                return Ok(Cow::Borrowed(&self.src[a as usize..b as usize]));
+            if clean.get(j / 64).is_some_and(|w| w & (1 << (j % 64)) != 0) {
+                if let Some(s) = self.read[j].near(0) {
+                    return Ok(Cow::Borrowed(
+                        &self.src[s.start as usize + 1..s.end as usize - 1],
+                    ));
+                }
             }
         }
         match self.get(i) {
@@ -441,21 +447,20 @@ impl<'a> MountList<'a> {
         }
     }
 
-    /// Of each mount as read, where its destination is if it is a string
-    /// written clean and with no escape.
-    fn clean_destinations(&self) -> Vec<Option<(u32, u32)>> {
-        self.read
-            .iter()
-            .map(|spans| {
-                let s = spans.destination(self.src)?;
-                match string(self.src, s)? {
-                    Cow::Borrowed(d) if matches!(fields::clean_dest(d), Cow::Borrowed(_)) => {
-                        Some((s.start + 1, s.end - 1))
-                    }
-                    _ => None,
-                }
-            })
-            .collect()
+    /// Of each mount as read, one bit: is its destination a string written
+    /// clean and with no escape, where its spans hold it ([`MountSpans::near`])?
+    fn clean_destinations(&self) -> Vec<u64> {
+        let mut bits = vec![0u64; self.read.len().div_ceil(64)];
+        for (j, spans) in self.read.iter().enumerate() {
+            let clean = spans.near(0).is_some_and(|s| {
+                matches!(string(self.src, s), Some(Cow::Borrowed(d))
+                    if matches!(fields::clean_dest(d), Cow::Borrowed(_)))
+            });
+            if clean {
+                bits[j / 64] |= 1 << (j % 64);
+            }
+        }
+        bits
     }
 
     /// Every mount, in order: the `i`-th is mount `i`. One that names no

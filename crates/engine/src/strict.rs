@@ -141,15 +141,15 @@ pub fn locate_built(
 /// from the top, as [`slices::SPEC`] names them) of a `doc` held in
 /// `text`, strictly in its place: the shape its field has there and the
 /// levels around it, as the whole document's reading would check it.
-/// With `elements`, the spans in `text` of an array's elements (the
-/// mount list written), and nothing built; else the value, built in the
+/// With `elements`, an array's elements (the mount list written) each
+/// handed to it in turn, and nothing built; else the value, built in the
 /// same pass. `None` where [`check`] would refuse the value.
 pub fn check_member(
     text: &str,
     raw: &RawValue,
     doc: Document,
     path: &[&str],
-    elements: Option<(&mut Vec<Span>, ReadBefore<'_>)>,
+    elements: Option<ReadBefore<'_>>,
 ) -> Option<Value> {
     let mut state = State {
         base: text.as_ptr() as usize,
@@ -175,8 +175,8 @@ pub fn check_member(
     };
     let mut node = Node::checking(&mut state, at, shape, path.len());
     match elements {
-        Some((list, before)) if raw.get().starts_with('[') => {
-            node.recording = Recording::Elements(list, before)
+        Some(before) if raw.get().starts_with('[') => {
+            node.recording = Recording::Elements(None, before)
         }
         Some(_) => {}
         None => node.build = true,
@@ -184,8 +184,9 @@ pub fn check_member(
     within::<serde_json::Error>(raw, node).ok()
 }
 
-/// Of a list's elements, which (by index and bytes) were read already in
-/// the same place, strictly: their bytes say the same there again.
+/// Of a list's elements, each in turn (by index and bytes): was it read
+/// already in the same place, strictly (its bytes say the same there
+/// again)? An element it says was not is read.
 pub type ReadBefore<'a> = &'a dyn Fn(usize, &str) -> bool;
 
 /// [`locate`]'s one pass; `None` for anything [`check`] would refuse.
@@ -492,9 +493,9 @@ enum Recording<'r> {
     ),
     /// The mount list: each element's spans.
     Mounts(&'r mut Vec<MountSpans>),
-    /// The mount list: each element's span only, an element its
-    /// [`ReadBefore`] says was read already not read again.
-    Elements(&'r mut Vec<Span>, ReadBefore<'r>),
+    /// The mount list: each element's span only (kept when given a list),
+    /// an element its [`ReadBefore`] says was read already not read again.
+    Elements(Option<&'r mut Vec<Span>>, ReadBefore<'r>),
     /// One mount: its members the rules read.
     Mount(&'r mut MountSpans),
 }
@@ -588,11 +589,13 @@ impl<'de> Visitor<'de> for Node<'_, '_, '_> {
         };
         match recording {
             Recording::Mounts(list) => return mounts(seq, state, at, element, depth, list),
-            Recording::Elements(list, before) => {
+            Recording::Elements(mut list, before) => {
                 let mut index = 0;
                 while let Some(raw) = seq.next_element::<&'de RawValue>()? {
                     let here = Path::Index(at, index);
-                    list.push(state.span(raw));
+                    if let Some(list) = list.as_deref_mut() {
+                        list.push(state.span(raw));
+                    }
                     if !before(index, raw.get()) {
                         within(raw, Node::checking(state, &here, element, depth))?;
                     }
@@ -852,7 +855,7 @@ fn record_value<E: de::Error>(
             let mut elements = Vec::new();
             within(
                 raw,
-                node.with(Recording::Elements(&mut elements, &|_, _| false)),
+                node.with(Recording::Elements(Some(&mut elements), &|_, _| false)),
             )?;
             Rec::Elements { span, elements }
         }

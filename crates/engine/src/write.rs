@@ -16,6 +16,7 @@ use super::strict;
 use super::Refusal;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::cell::Cell;
 
 /// The bytes of `spec` after the rules' edits: the bytes it was read
 /// from with only what differs written anew.
@@ -213,20 +214,24 @@ fn slot_reads_back(
         if unchanged && matches!(spec.mount_member(), Mounts::List { list: None, .. }) {
             return true;
         }
-        let mut elements = Vec::new();
-        let before = |i: usize, bytes: &str| read_as_element(spec, i, bytes.as_bytes());
-        let elements_read = Some((&mut elements, &before as strict::ReadBefore<'_>));
-        if strict::check_member(text, raw, spec.document(), slot.path(), elements_read).is_none() {
+        // Each element compared with the plan's as the strict reading
+        // hands it over, rather than its span kept for a second walk (a
+        // large spec has tens of thousands of mounts): one the plan has as
+        // read is its bytes read, any other is read strictly there too.
+        let (count, differs) = (Cell::new(0), Cell::new(false));
+        let each = |i: usize, bytes: &str| {
+            count.set(i + 1);
+            let same = element_reads_as(spec, i, bytes);
+            differs.set(differs.get() || same.is_none());
+            same == Some(true)
+        };
+        if strict::check_member(text, raw, spec.document(), slot.path(), Some(&each)).is_none() {
             return false;
         }
-        let rec = match raw.get().starts_with('[') {
-            true => Rec::Elements {
-                span: written,
-                elements,
-            },
-            false => Rec::Value(written),
+        return match raw.get().starts_with('[') {
+            true => !differs.get() && count.get() == plan_mounts(spec),
+            false => mounts_read_as(text, &Rec::Value(written), spec),
         };
-        return mounts_read_as(text, &rec, spec);
     }
     if unchanged
         && spec
@@ -378,22 +383,34 @@ fn mounts_read_as(out: &str, rec: &Rec, spec: &Spec) -> bool {
     }
 }
 
-/// Is `bytes`, written as the element `i` of the mount list, the bytes
-/// of the element the plan has there as read? Those were read strictly
-/// in the same place already, and say the same again.
-fn read_as_element(spec: &Spec, i: usize, bytes: &[u8]) -> bool {
+/// Does `bytes`, written as the element `i` of the mount list, read as
+/// the plan's element there: `Some(true)` for the bytes of an element
+/// the plan has as read (read strictly in the same place already, they
+/// say the same again), `Some(false)` for one the plan has edited that
+/// reads as its value, `None` for anything else.
+fn element_reads_as(spec: &Spec, i: usize, bytes: &str) -> Option<bool> {
     let Mounts::List { read, list, .. } = spec.mount_member() else {
-        return false;
+        return None;
     };
     let j = match list {
         None => i,
-        Some(list) => match list.get(i) {
-            Some(Mount::Read(j)) => *j as usize,
-            _ => return false,
+        Some(list) => match list.get(i)? {
+            Mount::Read(j) => *j as usize,
+            Mount::Edited { value, .. } => {
+                return (equal(bytes, 0, value) == Some(bytes.len())).then_some(false)
+            }
         },
     };
-    read.get(j)
-        .is_some_and(|r| r.element.bytes(spec.source()) == bytes)
+    (read.get(j)?.element.bytes(spec.source()) == bytes.as_bytes()).then_some(true)
+}
+
+/// How many mounts the plan's list has; for no list, `usize::MAX`, which
+/// no count of elements written reaches.
+fn plan_mounts(spec: &Spec) -> usize {
+    match spec.mount_member() {
+        Mounts::List { read, list, .. } => list.as_ref().map_or(read.len(), Vec::len),
+        _ => usize::MAX,
+    }
 }
 
 /// The indentation of one level: that of the first indented line, or

@@ -200,12 +200,33 @@ fn the_check_in_place_confirms_only_what_reads_back_as_decided() {
         out.replacen(caps, &caps.replace("]", "],"), 1),
         out.replacen("\"rro\"", "\"ro\"", 1),
         out.replacen("\"rro\"", "\"rro\", \"x\": 1", 1),
+        // A mount more in the list written: first (every mount after it
+        // in another place), or last (every other one in its place).
+        out.replacen(
+            "\"mounts\": [",
+            "\"mounts\": [{\"destination\": \"/x\"},",
+            1,
+        ),
+        out.replacen(
+            "\n  ],\n  \"annotations\"",
+            ",\n    {\"destination\": \"/x\"}\n  ],\n  \"annotations\"",
+            1,
+        ),
     ];
     let in_place = |bytes: &[u8]| spliced_reads_back(bytes, &spec, &slots(&spec).unwrap());
     assert!(
         in_place(out.as_bytes()),
         "the members written checked in place"
     );
+    // A mount fewer, the last: every other one in its place.
+    let list = slices::member_span(&out, "mounts").unwrap();
+    let (elements, _) = slices::elements(&out, list.start as usize);
+    let [.., (_, before_last), (_, last)] = elements[..] else {
+        panic!("{out}")
+    };
+    let fewer = format!("{}{}", &out[..before_last], &out[last..]);
+    assert!(!in_place(fewer.as_bytes()), "{fewer}");
+    assert!(!confirmed(&spec, fewer.as_bytes()), "{fewer}");
     for bad in refused {
         assert_ne!(bad, out);
         assert!(!in_place(bad.as_bytes()), "{bad}");
