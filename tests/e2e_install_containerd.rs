@@ -4,36 +4,10 @@
 mod common;
 
 use common::containerd::Containerd;
-use common::install::{install, s};
+use common::install::{dump, install, s, v2_handler};
 use common::Bundle;
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
-
-/// `containerd --config F config dump`: the merged config as containerd 1.6
-/// loads it.
-fn dump(config: &Path) -> toml::Value {
-    let out = Command::new("containerd")
-        .arg("--config")
-        .arg(config)
-        .args(["config", "dump"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "containerd cannot load {config:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap()
-}
-
-fn v2_handler<'a>(doc: &'a toml::Value, name: &str) -> Option<&'a toml::Value> {
-    doc.get("plugins")?
-        .get("io.containerd.grpc.v1.cri")?
-        .get("containerd")?
-        .get("runtimes")?
-        .get(name)
-}
 
 #[test]
 fn installed_crun_handler_runs_a_container() {

@@ -82,3 +82,35 @@ pub fn uninstall(daemon: &str, config: &Path, more: &[&str]) -> String {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// `BIN --config F config dump`: the merged config as that containerd
+/// loads it.
+pub fn dump_with(bin: &Path, config: &Path) -> toml::Value {
+    let out = Command::new(bin)
+        .arg("--config")
+        .arg(config)
+        .args(["config", "dump"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "containerd cannot load {config:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap()
+}
+
+/// `containerd --config F config dump`: the merged config as the first
+/// containerd in PATH (Debian's 1.6) loads it.
+pub fn dump(config: &Path) -> toml::Value {
+    dump_with(Path::new("containerd"), config)
+}
+
+/// A runtime handler in a dump of a version 2 config (containerd 1.x).
+pub fn v2_handler<'a>(doc: &'a toml::Value, name: &str) -> Option<&'a toml::Value> {
+    doc.get("plugins")?
+        .get("io.containerd.grpc.v1.cri")?
+        .get("containerd")?
+        .get("runtimes")?
+        .get(name)
+}

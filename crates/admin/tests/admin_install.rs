@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::install::{args_for, code, install, left, ok, refused, s, text, tool, uninstall};
+use common::install::{
+    args_for, code, dump, dump_with, install, left, ok, refused, s, text, tool, uninstall,
+    v2_handler,
+};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,12 +68,6 @@ fn default_config(dir: &Path) -> PathBuf {
     p
 }
 
-/// `containerd --config F config dump`: the merged config as containerd 1.6
-/// loads it.
-fn dump(config: &Path) -> toml::Value {
-    dump_with(Path::new("containerd"), config)
-}
-
 /// containerd 1.7.24, unpacked by scripts/cri-tools.sh.
 fn containerd_17() -> PathBuf {
     let p = common::tools_target().join("containerd-1.7/usr/bin/containerd");
@@ -95,30 +92,6 @@ fn handler_in<'a>(doc: &'a toml::Value, name: &str) -> Option<&'a toml::Value> {
             .get("runtimes")?
             .get(name)
     })
-}
-
-/// The merged config as the containerd binary `bin` loads it.
-fn dump_with(bin: &Path, config: &Path) -> toml::Value {
-    let out = Command::new(bin)
-        .arg("--config")
-        .arg(config)
-        .args(["config", "dump"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "containerd cannot load {config:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap()
-}
-
-fn v2_handler<'a>(doc: &'a toml::Value, name: &str) -> Option<&'a toml::Value> {
-    doc.get("plugins")?
-        .get("io.containerd.grpc.v1.cri")?
-        .get("containerd")?
-        .get("runtimes")?
-        .get(name)
 }
 
 fn backups(dir: &Path) -> usize {

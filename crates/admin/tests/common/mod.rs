@@ -5,6 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+// install and uninstall as the tests run them: the root crate's tests run
+// the same tool the same way, so both read the one file.
+#[path = "../../../../tests/common/install.rs"]
 pub mod install;
 
 /// The admin tool (`userns-hostnet`), which cargo builds for this crate's
