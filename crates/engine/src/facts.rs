@@ -125,7 +125,9 @@ pub struct HostFacts {
     /// 0.7.0 on a host with cgroup v1).
     pub runtime_cgroup_v1_writable: Option<String>,
     /// Where each mount's destination lands in the container, keyed by its
-    /// index in the spec as read; empty when not gathered.
+    /// index in the spec as read, for the destinations that land elsewhere
+    /// than their text says or cannot be resolved; a mount without an
+    /// entry lands where its text says (or was not gathered).
     pub mount_destinations: BTreeMap<usize, MountDestination>,
 }
 
