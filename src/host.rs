@@ -10,6 +10,7 @@ use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::sys::{dest_walk, mountinfo};
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -370,7 +371,13 @@ pub fn mount_destinations(
             "root.path {root:?} is relative and the bundle directory is not known"
         )),
     };
-    let mut walker = rootfs.and_then(|r| dest_walk::Walker::new(&r).map_err(|e| e.to_string()));
+    let table = SpecMounts {
+        mounts: &mounts,
+        dests: &dests,
+        relative_bases,
+    };
+    let mut walker =
+        rootfs.and_then(|r| dest_walk::Walker::new(&r, dests.len()).map_err(|e| e.to_string()));
     for i in crate::engine::rules::order::final_order(&dests) {
         let Some(m) = mounts.get(i) else { continue };
         let Ok(Some(written)) = m.str_member(i, "destination") else {
@@ -378,11 +385,10 @@ pub fn mount_destinations(
         };
         let resolved = match &mut walker {
             Err(why) => Err(why.clone()),
-            Ok(walker) => match walker.resolve(&written) {
+            Ok(walker) => match walker.resolve(&written, &table) {
                 Err(e) => Err(e.to_string()),
                 Ok(at) => {
-                    let (layer, label) = layer_of(i, &m, &dests[i], relative_bases);
-                    walker.mount(&at, layer, label);
+                    walker.mount(&at, i, &table);
                     Ok(ResolvedDestination {
                         path: at.path(),
                         links: at.links,
@@ -405,6 +411,35 @@ pub fn mount_destinations(
         );
     }
     out
+}
+
+/// The spec's mounts as the destination walk asks for them: what each
+/// puts at its destination is read from the spec when a walk enters it.
+struct SpecMounts<'s> {
+    mounts: &'s crate::engine::MountList<'s>,
+    dests: &'s [Cow<'s, str>],
+    relative_bases: &'s [&'s Path],
+}
+
+impl dest_walk::MountTable for SpecMounts<'_> {
+    fn destination(&self, id: usize) -> Cow<'_, str> {
+        Cow::Borrowed(&self.dests[id])
+    }
+    fn layer(&self, id: usize) -> dest_walk::Layer {
+        self.of(id).0
+    }
+    fn label(&self, id: usize) -> String {
+        self.of(id).1
+    }
+}
+
+impl SpecMounts<'_> {
+    fn of(&self, id: usize) -> (dest_walk::Layer, String) {
+        match self.mounts.get(id) {
+            Some(m) => layer_of(id, &m, &self.dests[id], self.relative_bases),
+            None => (dest_walk::Layer::Unknown, format!("mounts[{id}]")),
+        }
+    }
 }
 
 /// What mount `i` puts at its destination, for the walks below it, and

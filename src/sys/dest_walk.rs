@@ -17,7 +17,11 @@
 use nix::errno::Errno;
 use nix::fcntl::{open, openat, readlinkat, OFlag};
 use nix::sys::stat::{fstat, FileStat, Mode, SFlag};
+use std::borrow::Cow;
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::hash::{BuildHasher, Hasher};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -44,6 +48,19 @@ pub enum Layer {
     /// Anything else with content (a block device's file system, overlay,
     /// ...), not known before it is mounted.
     Unknown,
+}
+
+/// The mounts a walk may meet, as the caller holds them: the walker keeps
+/// only each mount's number, so a spec of many mounts costs no copy of
+/// each one, and asks here when a walk enters a mount or names it.
+pub trait MountTable {
+    /// Mount `id`'s destination as written (clean): where it was made,
+    /// unless [`Walker::mount`] was told otherwise.
+    fn destination(&self, id: usize) -> Cow<'_, str>;
+    /// What mount `id` puts at its destination.
+    fn layer(&self, id: usize) -> Layer;
+    /// Mount `id`'s name in reasons.
+    fn label(&self, id: usize) -> String;
 }
 
 /// Why a destination cannot be resolved now.
@@ -83,6 +100,19 @@ impl Resolved {
     }
 }
 
+/// The path's bytes, as [`container_path`] writes it but exact.
+fn path_bytes<S: AsRef<OsStr>>(components: &[S]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for c in components {
+        out.push(b'/');
+        out.extend_from_slice(c.as_ref().as_bytes());
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
+}
+
 fn container_path<S: AsRef<OsStr>>(components: &[S]) -> String {
     if components.is_empty() {
         return "/".into();
@@ -104,7 +134,7 @@ enum Node {
         fd: Rc<OwnedFd>,
         dev: u64,
         recursive: bool,
-        layer: Option<usize>,
+        layer: Option<u32>,
     },
     /// Nothing that could hold a link: missing (the runtime makes
     /// directories), a file (the runtime fails below it), a fresh file
@@ -113,28 +143,30 @@ enum Node {
     /// The root of a procfs.
     Proc,
     /// The root of a mount whose content is not known.
-    Unknown(usize),
+    Unknown(u32),
 }
 
 struct Frame {
     name: OsString,
     /// The mount that provides this place (`None`: the rootfs).
-    provider: Option<usize>,
+    provider: Option<u32>,
     node: Node,
 }
 
-struct Mounted {
-    at: Vec<OsString>,
-    layer: Layer,
-    label: String,
-    /// A host layer opened, the first time a walk goes below it.
-    opened: Option<Node>,
-}
-
-/// The rootfs and the mounts made so far, in the order they were made.
+/// The rootfs and the mounts made so far, in the order they were made:
+/// for each, its number in the [`MountTable`]; an index from where it was
+/// made to its place in that order; where it was made only when that is
+/// not its destination as written; its content once a walk entered it.
 pub struct Walker {
     rootfs: Node,
-    mounts: Vec<Mounted>,
+    made: Vec<u32>,
+    /// A hash of the path (32 bits of it: half the index's memory) to the
+    /// latest mount made there; paths of the same hash are told apart by
+    /// comparing them.
+    index: HashMap<u32, u32>,
+    hasher: RandomState,
+    elsewhere: HashMap<u32, Box<[u8]>>,
+    opened: HashMap<u32, Node>,
 }
 
 fn owned(fd: std::os::fd::RawFd) -> OwnedFd {
@@ -163,7 +195,8 @@ impl Walker {
     /// The rootfs at `rootfs`, opened as the runtime opens it (links on
     /// the host followed: the path is the container manager's, not the
     /// image's).
-    pub fn new(rootfs: &Path) -> Result<Walker, WalkError> {
+    /// `mounts`: how many mounts will be made, so the index is made once.
+    pub fn new(rootfs: &Path, mounts: usize) -> Result<Walker, WalkError> {
         let fail = |errno| WalkError::Rootfs {
             path: rootfs.to_owned(),
             errno,
@@ -185,34 +218,62 @@ impl Walker {
                 recursive: true,
                 layer: None,
             },
-            mounts: Vec::new(),
+            made: Vec::with_capacity(mounts),
+            index: HashMap::with_capacity(mounts),
+            hasher: RandomState::new(),
+            elsewhere: HashMap::new(),
+            opened: HashMap::new(),
         })
     }
 
-    /// Record a mount made at `at` (a resolved destination): later walks
-    /// through that place go into `layer`. `label` names it in reasons.
-    pub fn mount(&mut self, at: &Resolved, layer: Layer, label: String) {
-        self.mounts.push(Mounted {
-            at: at.components.clone(),
-            layer,
-            label,
-            opened: None,
-        });
+    fn key<S: AsRef<OsStr>>(&self, components: &[S]) -> u32 {
+        let mut h = self.hasher.build_hasher();
+        for c in components {
+            h.write(c.as_ref().as_bytes());
+            h.write_u8(0);
+        }
+        h.finish() as u32
     }
 
-    fn within(&self, layer: Option<usize>) -> String {
+    /// Where the mount made `k`-th was made, exactly.
+    fn made_at<'t>(&'t self, k: u32, table: &'t impl MountTable) -> Cow<'t, [u8]> {
+        match self.elsewhere.get(&k) {
+            Some(at) => Cow::Borrowed(at),
+            None => match table.destination(self.made[k as usize] as usize) {
+                Cow::Borrowed(d) => Cow::Borrowed(d.as_bytes()),
+                Cow::Owned(d) => Cow::Owned(d.into_bytes()),
+            },
+        }
+    }
+
+    /// Record that mount `id` of `table` was made at `at` (its destination,
+    /// resolved): later walks through that place go into its layer.
+    pub fn mount(&mut self, at: &Resolved, id: usize, table: &impl MountTable) {
+        let k = u32::try_from(self.made.len()).expect("fewer than 2^32 mounts");
+        self.made
+            .push(u32::try_from(id).expect("a mount number below 2^32"));
+        let exact = path_bytes(&at.components);
+        if exact != table.destination(id).as_bytes() {
+            self.elsewhere.insert(k, exact.into_boxed_slice());
+        }
+        let key = self.key(&at.components);
+        self.index.insert(key, k);
+    }
+
+    fn within(&self, layer: Option<u32>, table: &impl MountTable) -> String {
         match layer {
             None => "the rootfs".into(),
-            Some(k) => self.mounts[k].label.clone(),
+            Some(k) => table.label(self.made[k as usize] as usize),
         }
     }
 
     /// What mount `k` puts at its destination.
-    fn node_of(&mut self, k: usize) -> Result<Node, WalkError> {
-        if let Some(node) = &self.mounts[k].opened {
+    fn node_of(&mut self, k: u32, table: &impl MountTable) -> Result<Node, WalkError> {
+        if let Some(node) = self.opened.get(&k) {
             return Ok(node.clone());
         }
-        let node = match &self.mounts[k].layer {
+        let id = self.made[k as usize] as usize;
+        let node = match &table.layer(id) {
             Layer::Fresh => Node::Plain,
             Layer::Proc => Node::Proc,
             Layer::Unknown => Node::Unknown(k),
@@ -223,7 +284,7 @@ impl Walker {
                     Err(errno) => {
                         return Err(WalkError::Io {
                             at: path.display().to_string(),
-                            within: self.mounts[k].label.clone(),
+                            within: table.label(id),
                             errno,
                         })
                     }
@@ -231,7 +292,7 @@ impl Walker {
                         let fd = owned(fd);
                         let st = fstat(fd.as_raw_fd()).map_err(|errno| WalkError::Io {
                             at: path.display().to_string(),
-                            within: self.mounts[k].label.clone(),
+                            within: table.label(id),
                             errno,
                         })?;
                         if is_dir(&st) {
@@ -248,22 +309,30 @@ impl Walker {
                 }
             }
         };
-        self.mounts[k].opened = Some(node.clone());
+        self.opened.insert(k, node.clone());
         Ok(node)
     }
 
     /// The latest mount made exactly at `at`.
-    fn mounted_at(&self, at: &[OsString]) -> Option<usize> {
-        self.mounts.iter().rposition(|m| m.at == at)
+    fn mounted_at(&self, at: &[OsString], table: &impl MountTable) -> Option<u32> {
+        let k = *self.index.get(&self.key(at))?;
+        let want = path_bytes(at);
+        if *self.made_at(k, table) == *want {
+            return Some(k);
+        }
+        // Another path with the same hash: look at every mount.
+        (0..self.made.len() as u32)
+            .rev()
+            .find(|&k| *self.made_at(k, table) == *want)
     }
 
     /// The container's root: the latest mount at `/`, else the rootfs.
-    fn root_frame(&mut self) -> Result<Frame, WalkError> {
-        Ok(match self.mounted_at(&[]) {
+    fn root_frame(&mut self, table: &impl MountTable) -> Result<Frame, WalkError> {
+        Ok(match self.mounted_at(&[], table) {
             Some(k) => Frame {
                 name: OsString::new(),
                 provider: Some(k),
-                node: self.node_of(k)?,
+                node: self.node_of(k, table)?,
             },
             None => Frame {
                 name: OsString::new(),
@@ -274,8 +343,12 @@ impl Walker {
     }
 
     /// Where `destination` lands, with the mounts recorded so far in place.
-    pub fn resolve(&mut self, destination: &str) -> Result<Resolved, WalkError> {
-        let mut stack = vec![self.root_frame()?];
+    pub fn resolve(
+        &mut self,
+        destination: &str,
+        table: &impl MountTable,
+    ) -> Result<Resolved, WalkError> {
+        let mut stack = vec![self.root_frame(table)?];
         // The components still to walk, the next one last.
         let mut todo: Vec<OsString> = split(OsStr::new(destination));
         let mut links = Vec::new();
@@ -294,9 +367,9 @@ impl Walker {
             };
             // A mount made here after the one providing the directory
             // above covers whatever that one has here.
-            if let Some(k) = self.mounted_at(&here) {
+            if let Some(k) = self.mounted_at(&here, table) {
                 if provider.map_or(true, |p| k > p) {
-                    let node = self.node_of(k)?;
+                    let node = self.node_of(k, table)?;
                     stack.push(Frame {
                         name,
                         provider: Some(k),
@@ -318,7 +391,7 @@ impl Walker {
                 Node::Unknown(k) => {
                     return Err(WalkError::Unknown {
                         at: container_path(&here),
-                        within: self.mounts[*k].label.clone(),
+                        within: table.label(self.made[*k as usize] as usize),
                     })
                 }
                 Node::Dir {
@@ -329,7 +402,7 @@ impl Walker {
                 } => {
                     let io = |errno| WalkError::Io {
                         at: container_path(&here),
-                        within: self.within(*layer),
+                        within: self.within(*layer, table),
                         errno,
                     };
                     let child = match openat(
@@ -361,7 +434,7 @@ impl Walker {
                             "{} -> {} (in {})",
                             container_path(&here),
                             target.to_string_lossy(),
-                            self.within(*layer)
+                            self.within(*layer, table)
                         ));
                         if target.as_bytes().starts_with(b"/") {
                             stack.truncate(1);
@@ -374,7 +447,7 @@ impl Walker {
                     } else if !recursive && st.st_dev != *dev {
                         return Err(WalkError::NotCarried {
                             at: container_path(&here),
-                            within: self.within(*layer),
+                            within: self.within(*layer, table),
                         });
                     } else {
                         Node::Dir {
@@ -437,14 +510,39 @@ mod tests {
         dir
     }
 
-    fn at(w: &mut Walker, d: &str) -> String {
-        w.resolve(d).unwrap_or_else(|e| panic!("{d}: {e}")).path()
+    /// Mounts as a test makes them: destination as written, layer, label.
+    #[derive(Default)]
+    struct Table(Vec<(String, Layer, String)>);
+
+    impl MountTable for Table {
+        fn destination(&self, id: usize) -> Cow<'_, str> {
+            Cow::Borrowed(&self.0[id].0)
+        }
+        fn layer(&self, id: usize) -> Layer {
+            self.0[id].1.clone()
+        }
+        fn label(&self, id: usize) -> String {
+            self.0[id].2.clone()
+        }
+    }
+
+    /// Make the next mount of `t` at `at` (written as `at`'s path).
+    fn put(w: &mut Walker, t: &mut Table, at: &Resolved, layer: Layer, label: &str) {
+        t.0.push((at.path(), layer, label.into()));
+        w.mount(at, t.0.len() - 1, t);
+    }
+
+    fn at(w: &mut Walker, t: &Table, d: &str) -> String {
+        w.resolve(d, t)
+            .unwrap_or_else(|e| panic!("{d}: {e}"))
+            .path()
     }
 
     #[test]
     fn links_in_the_rootfs_are_followed_inside_it() {
         let r = rootfs();
-        let mut w = Walker::new(r.path()).unwrap();
+        let mut w = Walker::new(r.path(), 0).unwrap();
+        let t = Table::default();
         for (dest, want) in [
             ("/hsys", "/sys"),
             ("hsys/", "/sys"),
@@ -462,9 +560,9 @@ mod tests {
             ("/hsys/..", "/"),
             ("/etc/file/below", "/etc/file/below"),
         ] {
-            assert_eq!(at(&mut w, dest), want, "{dest}");
+            assert_eq!(at(&mut w, &t, dest), want, "{dest}");
         }
-        let got = w.resolve("/chain/fs").unwrap();
+        let got = w.resolve("/chain/fs", &t).unwrap();
         assert_eq!(
             got.links,
             [
@@ -472,20 +570,21 @@ mod tests {
                 "/hsys -> sys (in the rootfs)"
             ]
         );
-        assert!(w.resolve("/sys/fs").unwrap().links.is_empty());
+        assert!(w.resolve("/sys/fs", &t).unwrap().links.is_empty());
     }
 
     #[test]
     fn a_loop_is_given_up_after_the_bound() {
         let r = rootfs();
-        let mut w = Walker::new(r.path()).unwrap();
-        let e = w.resolve("/loop-a/x").unwrap_err();
+        let mut w = Walker::new(r.path(), 0).unwrap();
+        let t = Table::default();
+        let e = w.resolve("/loop-a/x", &t).unwrap_err();
         assert!(matches!(e, WalkError::TooManyLinks { .. }), "{e}");
         assert_eq!(
             e.to_string(),
             "/loop-b: more than 255 symbolic links followed (a loop?)"
         );
-        let e = Walker::new(&r.path().join("missing")).err().unwrap();
+        let e = Walker::new(&r.path().join("missing"), 0).err().unwrap();
         assert!(
             e.to_string()
                 .ends_with("/missing: No such file or directory"),
@@ -500,20 +599,23 @@ mod tests {
         fs::create_dir(host.path().join("dir")).unwrap();
         symlink("/sys", host.path().join("to-sys")).unwrap();
         symlink("../../sys/kernel", host.path().join("dir/rel")).unwrap();
-        let mut w = Walker::new(r.path()).unwrap();
-        let data = w.resolve("/data").unwrap();
-        w.mount(
+        let mut w = Walker::new(r.path(), 0).unwrap();
+        let mut t = Table::default();
+        let data = w.resolve("/data", &t).unwrap();
+        put(
+            &mut w,
+            &mut t,
             &data,
             Layer::Host {
                 path: host.path().to_owned(),
                 recursive: true,
             },
-            "mounts[0], a bind of the host".into(),
+            "mounts[0], a bind of the host",
         );
-        assert_eq!(at(&mut w, "/data/to-sys/fs/cgroup"), "/sys/fs/cgroup");
-        assert_eq!(at(&mut w, "/data/dir/rel"), "/sys/kernel");
+        assert_eq!(at(&mut w, &t, "/data/to-sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(at(&mut w, &t, "/data/dir/rel"), "/sys/kernel");
         assert_eq!(
-            w.resolve("/data/to-sys").unwrap().links,
+            w.resolve("/data/to-sys", &t).unwrap().links,
             ["/data/to-sys -> /sys (in mounts[0], a bind of the host)"]
         );
         // A tmpfs over /hsys hides the image's link there.
@@ -521,61 +623,106 @@ mod tests {
             components: vec!["hsys".into()],
             links: vec![],
         };
-        w.mount(&hsys, Layer::Fresh, "mounts[1] (tmpfs)".into());
-        assert_eq!(at(&mut w, "/hsys/x"), "/hsys/x");
+        put(&mut w, &mut t, &hsys, Layer::Fresh, "mounts[1] (tmpfs)");
+        assert_eq!(at(&mut w, &t, "/hsys/x"), "/hsys/x");
         // A later mount above an earlier one covers it.
-        let root_data = w.resolve("/data").unwrap();
-        w.mount(&root_data, Layer::Fresh, "mounts[2] (tmpfs)".into());
-        assert_eq!(at(&mut w, "/data/to-sys/fs"), "/data/to-sys/fs");
+        let root_data = w.resolve("/data", &t).unwrap();
+        put(
+            &mut w,
+            &mut t,
+            &root_data,
+            Layer::Fresh,
+            "mounts[2] (tmpfs)",
+        );
+        assert_eq!(at(&mut w, &t, "/data/to-sys/fs"), "/data/to-sys/fs");
         // Unknown content, and procfs's process links, cannot be walked.
-        let var = w.resolve("/var").unwrap();
-        w.mount(&var, Layer::Unknown, "mounts[3] (ext4 at /var)".into());
-        assert_eq!(at(&mut w, "/var"), "/var");
-        let e = w.resolve("/var/lib").unwrap_err();
+        let var = w.resolve("/var", &t).unwrap();
+        put(
+            &mut w,
+            &mut t,
+            &var,
+            Layer::Unknown,
+            "mounts[3] (ext4 at /var)",
+        );
+        assert_eq!(at(&mut w, &t, "/var"), "/var");
+        let e = w.resolve("/var/lib", &t).unwrap_err();
         assert_eq!(
             e.to_string(),
             "/var/lib: below mounts[3] (ext4 at /var), whose content is not known before it is mounted"
         );
-        let proc = w.resolve("/proc").unwrap();
-        w.mount(&proc, Layer::Proc, "mounts[4] (proc)".into());
-        assert_eq!(at(&mut w, "/proc/sys/kernel"), "/proc/sys/kernel");
+        let proc = w.resolve("/proc", &t).unwrap();
+        put(&mut w, &mut t, &proc, Layer::Proc, "mounts[4] (proc)");
+        assert_eq!(at(&mut w, &t, "/proc/sys/kernel"), "/proc/sys/kernel");
         for p in [
             "/proc/self/root/sys",
             "/proc/1/cwd",
             "/proc/thread-self",
             "/proc/net/x",
         ] {
-            assert!(matches!(w.resolve(p), Err(WalkError::Proc { .. })), "{p}");
+            assert!(
+                matches!(w.resolve(p, &t), Err(WalkError::Proc { .. })),
+                "{p}"
+            );
         }
         // A bind of what is not there: nothing below it to follow.
-        let plain = w.resolve("/plain").unwrap();
-        w.mount(
+        let plain = w.resolve("/plain", &t).unwrap();
+        put(
+            &mut w,
+            &mut t,
             &plain,
             Layer::Host {
                 path: host.path().join("missing"),
                 recursive: true,
             },
-            "mounts[5]".into(),
+            "mounts[5]",
         );
-        assert_eq!(at(&mut w, "/plain/a"), "/plain/a");
+        assert_eq!(at(&mut w, &t, "/plain/a"), "/plain/a");
+    }
+
+    #[test]
+    fn a_mount_made_elsewhere_than_written_is_found_where_it_was_made() {
+        let r = rootfs();
+        let mut w = Walker::new(r.path(), 0).unwrap();
+        let mut t = Table::default();
+        // Written /hsys, made at /sys through the image's link.
+        let sys = w.resolve("/hsys", &t).unwrap();
+        t.0.push(("/hsys".into(), Layer::Unknown, "mounts[0]".into()));
+        w.mount(&sys, 0, &t);
+        let e = w.resolve("/sys/kernel", &t).unwrap_err();
+        assert!(matches!(e, WalkError::Unknown { .. }), "{e}");
+        // The image's /hsys link still leads there.
+        let e = w.resolve("/hsys/kernel", &t).unwrap_err();
+        assert!(matches!(e, WalkError::Unknown { .. }), "{e}");
+        // Many mounts: each found where it was made, the latest first.
+        for i in 1..2000 {
+            let at = w.resolve(&format!("/data/d{i}"), &t).unwrap();
+            put(&mut w, &mut t, &at, Layer::Fresh, "a tmpfs");
+        }
+        let last = w.resolve("/data/d1999", &t).unwrap();
+        put(&mut w, &mut t, &last, Layer::Unknown, "the last");
+        assert!(w.resolve("/data/d1999/x", &t).is_err());
+        assert_eq!(at(&mut w, &t, "/data/d1998/x"), "/data/d1998/x");
     }
 
     #[test]
     fn a_plain_bind_does_not_carry_the_hosts_mounts_below_it() {
         let r = rootfs();
         for (recursive, want) in [(true, Ok("/data/proc/x")), (false, Err(()))] {
-            let mut w = Walker::new(r.path()).unwrap();
-            let data = w.resolve("/data").unwrap();
-            w.mount(
+            let mut w = Walker::new(r.path(), 0).unwrap();
+            let mut t = Table::default();
+            let data = w.resolve("/data", &t).unwrap();
+            put(
+                &mut w,
+                &mut t,
                 &data,
                 Layer::Host {
                     path: "/".into(),
                     recursive,
                 },
-                "mounts[0], a bind of /".into(),
+                "mounts[0], a bind of /",
             );
             // The host's /proc is a mount of its own below /.
-            let got = w.resolve("/data/proc/x").map(|r| r.path());
+            let got = w.resolve("/data/proc/x", &t).map(|r| r.path());
             match (got, want) {
                 (Ok(p), Ok(w)) => assert_eq!(p, w),
                 (Err(e), Err(())) => assert_eq!(
@@ -591,18 +738,21 @@ mod tests {
     fn a_mount_at_the_root_provides_everything() {
         let r = rootfs();
         let host = tempfile::tempdir().unwrap();
-        let mut w = Walker::new(r.path()).unwrap();
-        let root = w.resolve("/hsys/..").unwrap();
+        let mut w = Walker::new(r.path(), 0).unwrap();
+        let mut t = Table::default();
+        let root = w.resolve("/hsys/..", &t).unwrap();
         assert_eq!(root.path(), "/");
-        w.mount(
+        put(
+            &mut w,
+            &mut t,
             &root,
             Layer::Host {
                 path: host.path().to_owned(),
                 recursive: true,
             },
-            "mounts[0]".into(),
+            "mounts[0]",
         );
         // The image's /hsys link is covered.
-        assert_eq!(at(&mut w, "/hsys"), "/hsys");
+        assert_eq!(at(&mut w, &t, "/hsys"), "/hsys");
     }
 }
