@@ -13,6 +13,8 @@
 #                 time(wrapper state <missing-id>) / time(C floor runc state <missing-id>)
 #   exec          the same for `exec <missing-id> true`: a container the
 #                 wrapper did not convert (its one look-up of a record)
+#   start         the same for `start <missing-id>` (its one look at the
+#                 records a create left pending)
 #   create        median over alternating pairs of a full create + delete of a
 #                 userns + host-network container: the wrapper converting an
 #                 unconverted config.json each time, against runc on the
@@ -136,6 +138,12 @@ pairs exec --root "$WORK/state" exec missing-id true
 EXEC_RATIO=$(median <"$WORK/exec.ratios")
 EXEC_FLOOR=$(median <"$WORK/exec.floor")
 EXEC_RUNC=$(median <"$WORK/exec.runc")
+# start binds a record the create left pending: for a container the
+# wrapper did not convert, one look at an empty (or missing) directory.
+pairs start --root "$WORK/state" start missing-id
+START_RATIO=$(median <"$WORK/start.ratios")
+START_FLOOR=$(median <"$WORK/start.floor")
+START_RUNC=$(median <"$WORK/start.runc")
 
 # 2. Create + delete of a userns + host-network container.
 ROOTFS=$WORK/rootfs
@@ -273,6 +281,7 @@ cat <<TABLE
 |---|---|---|
 | pass-through: \`state <missing-id>\`, wrapper / C execv floor, median of $PAIRS alternating pairs | $(printf '%.3f' "$PASS_RATIO") (floor: $PASS_FLOOR µs; runc alone: $PASS_RUNC µs) | <= 1.02 |
 | exec, container not converted: \`exec <missing-id> true\`, wrapper / C execv floor, median of $PAIRS alternating pairs | $(printf '%.3f' "$EXEC_RATIO") (floor: $EXEC_FLOOR µs; runc alone: $EXEC_RUNC µs) | <= 1.02 |
+| start, container not converted: \`start <missing-id>\`, wrapper / C execv floor, median of $PAIRS alternating pairs | $(printf '%.3f' "$START_RATIO") (floor: $START_FLOOR µs; runc alone: $START_RUNC µs) | <= 1.02 |
 | create + delete, userns + host network, wrapper converting / runc on the converted config, bundle on a tmpfs /run as on a node, median of $CREATE_PAIRS pairs | $(printf '%.3f' "$CREATE_RATIO") (runc alone: $CREATE_RUNC µs) | <= 1.02 |
 | the same, bundle on this machine's disk (the fsync before the rename is real I/O) | $(printf '%.3f' "$CREATE_DISK_RATIO") (runc alone: $CREATE_DISK_RUNC µs) | for information |
 | engine, typical 25 KB config (podman fixture), strict read + decide + convert + write + check | $ENGINE_25K | <= 100 µs |

@@ -50,6 +50,7 @@ fn bench_script_runs_in_quick_mode() {
     for row in [
         "pass-through",
         "exec, container not converted",
+        "start, container not converted",
         "create + delete",
         "engine, 5 MB",
         "peak RSS",
