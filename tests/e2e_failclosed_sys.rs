@@ -602,44 +602,6 @@ fn everything_under_sys_is_read_only(runtime: Runtime) {
     run_cases(runtime, "fcunder", cases, |_| {});
 }
 
-/// What a running container sees of a mount the host makes under /sys
-/// after it started, on a host whose mounts are shared (a private mount
-/// namespace made rshared stands in for a systemd host): `argv` is the
-/// runtime (the wrapper, or the real one) with its global options. The
-/// container's lines of mountinfo at that place, and the create's outcome.
-fn mounted_after_start(
-    sandbox: &Sandbox,
-    bundle: &Bundle,
-    argv: &[OsString],
-    id: &str,
-) -> Vec<common::MountEntry> {
-    const LATER: &str = "/sys/kernel/mm";
-    let script = r#"set -e
-mount --make-rshared /
-"$@" --root "$ROOT" create --bundle "$BUNDLE" "$ID" </dev/null >/dev/null
-"$@" --root "$ROOT" start "$ID"
-mount -t tmpfs -o size=64k later "$LATER"
-"$@" --root "$ROOT" exec "$ID" cat /proc/self/mountinfo
-"$@" --root "$ROOT" kill "$ID" KILL
-"#;
-    let mut full: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into(), "later".into()];
-    full.extend(argv.iter().cloned());
-    let mut cmd = common::in_sys_view(&full);
-    cmd.env("ROOT", sandbox.root())
-        .env("LATER", LATER)
-        .env("BUNDLE", bundle.dir())
-        .env("ID", id)
-        .env("USERNS_HOSTNET_RUNTIME", sandbox.runtime.path())
-        .env("USERNS_HOSTNET_CONFIG", sandbox.config_path())
-        .current_dir("/");
-    let out = common::run_capture(&mut cmd);
-    assert!(out.success(), "{}", out.describe());
-    common::parse_mountinfo(&out.stdout)
-        .into_iter()
-        .filter(|m| m.is_at_or_under(LATER))
-        .collect()
-}
-
 /// Class 1 of the fourth round: runc's default root propagation (rslave)
 /// makes a bind of the host's /sys a slave of it, and `rro` is applied
 /// once; a mount the host makes there later would arrive writable. The
@@ -653,7 +615,7 @@ fn a_mount_the_host_makes_later_never_arrives_writable(runtime: Runtime) {
     let _guard = ContainerGuard::new(&sandbox, &id);
     let mut argv: Vec<OsString> = vec![common::WRAPPER.into()];
     argv.extend(runtime.global_args().into_iter().map(OsString::from));
-    let seen = mounted_after_start(&sandbox, &bundle, &argv, &id);
+    let seen = common::mounted_after_start(&sandbox, &bundle, &argv, &id);
     let writable: Vec<&common::MountEntry> = seen.iter().filter(|m| !m.has("ro")).collect();
     assert!(
         writable.is_empty(),
@@ -679,7 +641,7 @@ fn a_mount_the_host_makes_later_never_arrives_writable(runtime: Runtime) {
     let _guard = ContainerGuard::new(&sandbox, &id);
     let mut argv: Vec<OsString> = vec![runtime.path().into()];
     argv.extend(runtime.global_args().into_iter().map(OsString::from));
-    let seen = mounted_after_start(&sandbox, &baseline, &argv, &id);
+    let seen = common::mounted_after_start(&sandbox, &baseline, &argv, &id);
     let leaked = seen.iter().any(|m| !m.has("ro"));
     eprintln!(
         "{} alone, /sys rbind,rro without rprivate: later mount {}",

@@ -532,3 +532,59 @@ fn the_hook_hardens_under_crun_too() {
         sandbox.decisions()
     );
 }
+
+/// A mount the host makes under /sys after the container started, on a
+/// host whose mounts are shared: the runtime's default root propagation
+/// (rslave) would carry it into the container's /sys bind, writable. The
+/// hook makes the tree it hardens private, so nothing arrives; without the
+/// hook, runc lets it arrive writable (crun makes /sys private itself).
+fn a_later_host_mount_does_not_arrive_through_the_hook(runtime: Runtime) {
+    let sandbox = Sandbox::new(runtime);
+    let mut argv: Vec<std::ffi::OsString> = vec![runtime.path().into()];
+    argv.extend(runtime.global_args().into_iter().map(Into::into));
+    for hook in [true, false] {
+        let bundle = Bundle::userns_hostnet(&["/bin/sleep", "600"]);
+        bundle.edit(|spec| {
+            podman_shaped_sys(spec);
+            // No propagation of its own: the root's (rslave) applies.
+            let sys = spec["mounts"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|m| m["destination"] == "/sys")
+                .unwrap();
+            sys["options"] = json!(["nosuid", "noexec", "nodev", "ro", "rbind"]);
+            if hook {
+                add_hook(spec, &sandbox);
+            }
+        });
+        let id = common::unique_id(if hook { "later-hook" } else { "later-nohook" });
+        let _guard = ContainerGuard::new(&sandbox, &id);
+        let seen = common::mounted_after_start(&sandbox, &bundle, &argv, &id);
+        let writable: Vec<&common::MountEntry> = seen.iter().filter(|m| !m.has("ro")).collect();
+        eprintln!(
+            "{}, rbind,ro, hook {hook}: {} mount(s) of the later mount seen, {} writable",
+            runtime.name(),
+            seen.len(),
+            writable.len()
+        );
+        if hook {
+            assert!(
+                writable.is_empty(),
+                "{}: a mount the host made later arrived writable through the hook: {writable:#?}",
+                runtime.name()
+            );
+        } else if runtime != Runtime::Crun {
+            assert!(
+                !writable.is_empty(),
+                "{}: without the hook the class is expected to be real: {seen:#?}",
+                runtime.name()
+            );
+        }
+    }
+}
+
+mod later_mounts {
+    use super::a_later_host_mount_does_not_arrive_through_the_hook;
+    crate::common::for_runtimes!(runc_and_crun: a_later_host_mount_does_not_arrive_through_the_hook);
+}

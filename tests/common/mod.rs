@@ -1291,6 +1291,44 @@ macro_rules! for_runtimes {
 #[allow(unused_imports)]
 pub(crate) use for_runtimes;
 
+/// What a running container sees of a mount the host makes under /sys
+/// after it started, on a host whose mounts are shared (a private mount
+/// namespace made rshared stands in for a systemd host): `argv` is the
+/// runtime (the wrapper, or the real one) with its global options. The
+/// container's lines of mountinfo at that place.
+pub fn mounted_after_start(
+    sandbox: &Sandbox,
+    bundle: &Bundle,
+    argv: &[OsString],
+    id: &str,
+) -> Vec<MountEntry> {
+    const LATER: &str = "/sys/kernel/mm";
+    let script = r#"set -e
+mount --make-rshared /
+"$@" --root "$ROOT" create --bundle "$BUNDLE" "$ID" </dev/null >/dev/null
+"$@" --root "$ROOT" start "$ID"
+mount -t tmpfs -o size=64k later "$LATER"
+"$@" --root "$ROOT" exec "$ID" cat /proc/self/mountinfo
+"$@" --root "$ROOT" kill "$ID" KILL
+"#;
+    let mut full: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into(), "later".into()];
+    full.extend(argv.iter().cloned());
+    let mut cmd = in_sys_view(&full);
+    cmd.env("ROOT", sandbox.root())
+        .env("LATER", LATER)
+        .env("BUNDLE", bundle.dir())
+        .env("ID", id)
+        .env("USERNS_HOSTNET_RUNTIME", sandbox.runtime.path())
+        .env("USERNS_HOSTNET_CONFIG", sandbox.config_path())
+        .current_dir("/");
+    let out = run_capture(&mut cmd);
+    assert!(out.success(), "{}", out.describe());
+    parse_mountinfo(&out.stdout)
+        .into_iter()
+        .filter(|m| m.is_at_or_under(LATER))
+        .collect()
+}
+
 /// The wrapper under test, as a path.
 pub fn wrapper() -> &'static Path {
     Path::new(WRAPPER)
