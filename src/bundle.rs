@@ -5,13 +5,13 @@
 //! attributes (SELinux label, ACLs) kept, so a crash or a power loss leaves
 //! either the old or the new document, never a mix.
 
-use crate::engine::{Refusal, Spec};
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet_engine::{Refusal, Spec};
 
 pub const CONFIG: &str = "config.json";
 
@@ -55,10 +55,12 @@ impl From<AtomicError> for BundleError {
 impl BundleError {
     /// A file over the size cap is refused as a spec, naming the file and
     /// the cap; the other errors are not about the spec.
-    pub fn refusal(&self) -> Option<crate::engine::Refusal> {
+    pub fn refusal(&self) -> Option<userns_hostnet_engine::Refusal> {
         match self {
             BundleError::TooLarge { path, .. } => {
-                let mut r = crate::engine::strict::too_large(crate::engine::strict::MAX_BYTES + 1);
+                let mut r = userns_hostnet_engine::strict::too_large(
+                    userns_hostnet_engine::strict::MAX_BYTES + 1,
+                );
                 r.field = path.display().to_string();
                 Some(r)
             }
@@ -120,7 +122,7 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     // A sparse file of 100 GB is refused here, not allocated; one within
     // the cap is read into room for its size (and the byte that tells it
     // grew): one read, no copies as the buffer grows.
-    let cap = crate::engine::strict::MAX_BYTES;
+    let cap = userns_hostnet_engine::strict::MAX_BYTES;
     if meta.len() > cap {
         return Err(BundleError::TooLarge { path, cap });
     }
@@ -152,7 +154,7 @@ pub enum SpecError {
 }
 
 /// The spec file as create reads it: never through a symlink, never a
-/// FIFO or other odd file, at most [`crate::engine::strict::MAX_BYTES`],
+/// FIFO or other odd file, at most [`userns_hostnet_engine::strict::MAX_BYTES`],
 /// read strictly. `Ok(None)` when it does not exist. The wrapper's create
 /// and `explain` both read with this, so `explain` refuses exactly what
 /// create refuses, in the same words.
@@ -256,11 +258,11 @@ mod tests {
         // At the cap exactly: read.
         std::fs::File::create(&p)
             .unwrap()
-            .set_len(crate::engine::strict::MAX_BYTES)
+            .set_len(userns_hostnet_engine::strict::MAX_BYTES)
             .unwrap();
         assert_eq!(
             read(dir.path()).unwrap().unwrap().bytes.len() as u64,
-            crate::engine::strict::MAX_BYTES
+            userns_hostnet_engine::strict::MAX_BYTES
         );
     }
 

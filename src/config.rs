@@ -16,8 +16,6 @@
 //! root (rootless podman) may also trust its own files: they let it run
 //! nothing it could not run anyway.
 
-use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
-use crate::engine::Policy;
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use std::ffi::OsString;
@@ -25,6 +23,8 @@ use std::fmt;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet_engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
+use userns_hostnet_engine::Policy;
 
 /// The environment variable naming another config file.
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
@@ -491,7 +491,7 @@ fn absolute<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policy::{AllowedRanges, IdRange};
+    use userns_hostnet_engine::policy::{AllowedRanges, IdRange};
 
     fn origin() -> &'static Path {
         Path::new("/etc/userns-hostnet/config.toml")

@@ -17,10 +17,10 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use userns_hostnet::engine::fields::clean_path;
-use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{
+use userns_hostnet_engine::fields::clean_path;
+use userns_hostnet_engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::{
     write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
 };
 
@@ -40,7 +40,7 @@ impl Plan {
         !self.findings.changes.is_empty()
     }
 
-    fn of(plan: userns_hostnet::engine::Plan) -> Plan {
+    fn of(plan: userns_hostnet_engine::Plan) -> Plan {
         Plan {
             spec: plan
                 .spec
@@ -54,7 +54,7 @@ impl Plan {
 
 /// The engine on a document held as a value.
 fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    userns_hostnet::engine::evaluate_value(&spec, facts, policy).map(Plan::of)
+    userns_hostnet_engine::evaluate_value(&spec, facts, policy).map(Plan::of)
 }
 
 // ---------------------------------------------------------------- generators
@@ -622,7 +622,7 @@ proptest! {
         // options only (the sys-binds rule); every other mount is equal.
         // (and its idmapping, on a bind of the /sys tree); a mount under
         // /sys its options (the under-sys rule).
-        let mount_rule = |c: &&userns_hostnet::engine::Change| c.rule == "sys-binds" || c.rule == "under-sys";
+        let mount_rule = |c: &&userns_hostnet_engine::Change| c.rule == "sys-binds" || c.rule == "under-sys";
         let rebound: Vec<&Value> = plan.findings.changes.iter()
             .filter(mount_rule).map(|c| &c.before).collect();
         let hardened: Vec<&Value> = plan.findings.changes.iter()
@@ -681,7 +681,7 @@ proptest! {
     /// object serde_json reads, and the engine takes it from there.
     #[test]
     fn total_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256), facts in facts()) {
-        match userns_hostnet::engine::strict::read_spec(&bytes) {
+        match userns_hostnet_engine::strict::read_spec(&bytes) {
             Ok(v) => {
                 prop_assert_eq!(&v, &serde_json::from_slice::<Value>(&bytes).unwrap());
                 check_total(v, &facts, &Policy::default())?;
@@ -754,7 +754,7 @@ fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan,
 /// What the wrapper's path writes: the view read, edits into the bytes.
 fn view_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
     let spec = Spec::read(bytes.to_vec()).map_err(|r| r.to_string())?;
-    let plan = userns_hostnet::engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
+    let plan = userns_hostnet_engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
     let out = write::write_checked(&plan.spec).map_err(|r| r.to_string())?;
     Ok((Plan::of(plan), out))
 }

@@ -781,7 +781,7 @@ fn missing_capabilities() -> Vec<String> {
         .trim()
         .parse()
         .unwrap();
-    userns_hostnet::engine::cap_names::NAMES
+    userns_hostnet_engine::cap_names::NAMES
         .iter()
         .zip(0u32..)
         .filter(|(_, bit)| *bit <= last && bnd & (1 << bit) == 0)

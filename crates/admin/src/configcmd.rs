@@ -2,15 +2,15 @@
 //! it. `show` gives each setting's effective value and where it comes
 //! from, `default` the shipped file, `check` validates a file, `set` edits
 //! one setting keeping the file's comments. Every read goes through
-//! [`crate::config::load_from`], so the trust rules and the validation are
+//! [`userns_hostnet::config::load_from`], so the trust rules and the validation are
 //! the wrapper's own.
 
 use crate::cli::ConfigCommand;
-use crate::config::{self, Config, ConfigError, SHIPPED};
-use crate::runtime::RUNTIME_ENV;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
+use userns_hostnet::config::{self, Config, ConfigError, SHIPPED};
+use userns_hostnet::runtime::RUNTIME_ENV;
 
 /// Every setting, as a dotted key: `section.name`, or `name` at the top.
 pub const KEYS: &[&str] = &[

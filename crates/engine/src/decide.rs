@@ -153,7 +153,7 @@ pub fn decide(namespaces: &[Namespace], facts: &HostFacts) -> Result<Decision, R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::facts::{NsFacts, NsId};
+    use crate::facts::{NsFacts, NsId};
     use LinuxNamespaceType::*;
 
     fn ns(kind: LinuxNamespaceType, path: Option<&str>) -> Namespace {

@@ -33,10 +33,6 @@ pub use spec::{Mount, MountList, MountRef, Spec};
 use fields::Namespace;
 use serde_json::Value;
 
-// The crate under the name the rest of the project knows it by, so that
-// `crate::engine::...` paths read the same here as in the root crate.
-use crate as engine;
-
 /// What the rules see besides the spec.
 pub struct Context<'a> {
     pub decision: &'a Decision,
@@ -206,7 +202,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
 #[cfg(test)]
 mod tests;
 
-/// The spec fixtures the root crate's tests share.
-#[cfg(test)]
-#[path = "../../../tests/fixtures/specs.rs"]
-mod specs;
+/// The spec fixtures the engine's tests and, through the `fixtures`
+/// feature, the root crate's tests share.
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;

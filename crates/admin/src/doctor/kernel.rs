@@ -187,7 +187,8 @@ pub(super) fn subids(root: &Root, config: Option<&Config>, fx: &Fixes) -> Check 
         )
         .fix(format!("{}give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}", fx.as_root));
     }
-    let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
+    let total =
+        |r: &[userns_hostnet_engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
     let aligned = ids
         .uid

@@ -205,7 +205,7 @@ pub(super) fn matrix_checks(
     };
     let defaults = Config::default();
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = crate::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
+    let runtime = userns_hostnet::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
     let shown = runtime.as_ref().map_or("no runtime".to_owned(), |r| {
         let version = answer(r, "--version").unwrap_or_default();
         format!(

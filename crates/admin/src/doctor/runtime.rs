@@ -221,7 +221,7 @@ pub(super) fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fi
     let defaults = Config::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = match crate::runtime::choose(named, candidates) {
+    let runtime = match userns_hostnet::runtime::choose(named, candidates) {
         Ok(p) => p,
         Err(e) => {
             let msg = match &args.runtime {
