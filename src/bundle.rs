@@ -20,7 +20,7 @@ pub const CONFIG: &str = "config.json";
 pub use crate::sys::atomic::remove_stale_temporaries;
 
 /// Test-only switch, compiled in only with the `test-hooks` feature (which
-/// release builds and packages do not enable): when set, `Config::replace`
+/// release builds and packages do not enable): when set, `SpecFile::replace`
 /// stops itself (SIGSTOP) after writing and syncing the temporary file,
 /// before the rename, so a test can kill it at exactly that point.
 #[cfg(feature = "test-hooks")]
@@ -77,9 +77,10 @@ fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> 
     }
 }
 
-/// config.json as read, with what the rewrite must keep.
+/// A spec file (config.json, or the process file of `exec --process`) as
+/// read, with what the rewrite must keep.
 #[derive(Debug)]
-pub struct Config {
+pub struct SpecFile {
     pub path: PathBuf,
     pub bytes: Vec<u8>,
     mode: u32,
@@ -92,13 +93,13 @@ pub struct Config {
 
 /// Read `<bundle>/config.json`. `Ok(None)` when it does not exist: the real
 /// runtime reports that in its own words.
-pub fn read(bundle: &Path) -> Result<Option<Config>, BundleError> {
+pub fn read(bundle: &Path) -> Result<Option<SpecFile>, BundleError> {
     read_file(bundle.join(CONFIG))
 }
 
 /// Read a spec-like JSON file the runtime will read (config.json, or the
 /// process file of `exec --process`) the same careful way.
-pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
+pub fn read_file(path: PathBuf) -> Result<Option<SpecFile>, BundleError> {
     // O_NOFOLLOW: never read through a link out of the bundle; O_NONBLOCK:
     // a FIFO must not hang the container start.
     let file = OpenOptions::new()
@@ -134,7 +135,7 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     if bytes.len() as u64 > cap {
         return Err(BundleError::TooLarge { path, cap });
     }
-    Ok(Some(Config {
+    Ok(Some(SpecFile {
         path,
         bytes,
         mode: meta.permissions().mode() & 0o7777,
@@ -158,7 +159,7 @@ pub enum SpecError {
 /// read strictly. `Ok(None)` when it does not exist. The wrapper's create
 /// and `explain` both read with this, so `explain` refuses exactly what
 /// create refuses, in the same words.
-pub fn read_spec(path: &Path) -> Result<Option<(Config, Spec)>, SpecError> {
+pub fn read_spec(path: &Path) -> Result<Option<(SpecFile, Spec)>, SpecError> {
     let Some(mut file) = read_spec_file(path)? else {
         return Ok(None);
     };
@@ -169,14 +170,14 @@ pub fn read_spec(path: &Path) -> Result<Option<(Config, Spec)>, SpecError> {
 /// A spec-like file's bytes as create reads them (no symlink, no FIFO,
 /// the size cap: a file over it is refused as a spec), or `None` when
 /// there is none.
-pub fn read_spec_file(path: &Path) -> Result<Option<Config>, SpecError> {
+pub fn read_spec_file(path: &Path) -> Result<Option<SpecFile>, SpecError> {
     match read_file(path.to_owned()) {
         Ok(file) => Ok(file),
         Err(e) => Err(e.refusal().map_or(e.into(), SpecError::from)),
     }
 }
 
-impl Config {
+impl SpecFile {
     /// Replace config.json with `bytes`, atomically, keeping its mode,
     /// owner and extended attributes (SELinux label, ACLs, `user.*`).
     pub fn replace(&self, bytes: &[u8]) -> Result<(), BundleError> {

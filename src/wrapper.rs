@@ -8,7 +8,7 @@
 
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, ConfigError, NodeConfig};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::plan::{self, Rro};
 use crate::records::{self, RecordError, Records, Target};
@@ -87,7 +87,7 @@ fn become_runtime(
     };
     let candidates = match &loaded {
         Some(Ok(c)) => c.runtime.clone(),
-        Some(Err(_)) => Config::default().runtime,
+        Some(Err(_)) => NodeConfig::default().runtime,
         None => Vec::new(),
     };
     let runtime = runtime::find(
@@ -226,7 +226,7 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
         .as_ref()
         .map(|i| i.to_string_lossy().into_owned());
     entry.warnings = &warnings;
-    entry.record(&Config::default().log);
+    entry.record(&NodeConfig::default().log);
 }
 
 /// Record whether the container was converted, before its config.json is
@@ -397,7 +397,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 pub fn prepare_spec(
     spec: &Path,
     bundle: &Path,
-    config: &Config,
+    config: &NodeConfig,
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
@@ -428,7 +428,7 @@ fn log_decision(
     creating: Creating,
     bundle: &Path,
     runtime: &Path,
-    config: &Config,
+    config: &NodeConfig,
     outcome: &Result<Option<Plan>, Failure>,
 ) {
     let spec = absolute(&inv.spec_file());

@@ -63,7 +63,7 @@ const ENTRY_POINTS: &[&str] = &["wrapper", "admin", "admin::hook"];
 fn the_source_keeps_its_layers() {
     let files = workspace_sources();
     for (module, crate_dir) in [
-        ("engine::decide", "crates/engine/src"),
+        ("engine::decision", "crates/engine/src"),
         ("admin::doctor", "crates/admin/src"),
         ("admin::hook", "crates/admin/src"),
         ("wrapper", "src"),

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use userns_hostnet::bundle;
-use userns_hostnet::config::{self, Config};
+use userns_hostnet::config::{self, NodeConfig};
 use userns_hostnet::plan::{self, Rro};
 use userns_hostnet::runtime;
 use userns_hostnet_engine::{Change, Plan, Refusal, Spec};
@@ -250,7 +250,7 @@ pub fn explain(
     input: String,
     doc: Spec,
     bundle: Option<&Path>,
-    config: &Config,
+    config: &NodeConfig,
     output: Option<&Path>,
 ) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);

@@ -11,7 +11,7 @@
 //! byte for byte.
 
 pub mod cap_names;
-pub mod decide;
+pub mod decision;
 pub mod exec;
 pub mod facts;
 pub mod fields;
@@ -24,7 +24,7 @@ pub mod spec;
 pub mod strict;
 pub mod write;
 
-pub use decide::Decision;
+pub use decision::Decision;
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
 pub use policy::Policy;
 pub use report::{Change, Refusal};
@@ -136,7 +136,7 @@ pub fn decide(
 
 /// The decision on namespaces already read.
 fn decided(spec: Spec, namespaces: Vec<Namespace>, facts: &HostFacts) -> Result<Decided, Refusal> {
-    let decision = decide::decide(&namespaces, facts)?;
+    let decision = Decision::of(&namespaces, facts)?;
     Ok(Decided {
         spec,
         namespaces,
@@ -174,7 +174,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
             && rules::own_ns::remove(spec.view_mut(), &namespaces, &own, &mut findings)
         {
             namespaces = fields::namespaces(spec.view())?;
-            decision = decide::decide(&namespaces, facts)?;
+            decision = Decision::of(&namespaces, facts)?;
         }
     }
     findings.warnings.extend(decision.warning());

@@ -24,7 +24,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toml_edit::DocumentMut;
-use userns_hostnet::config::{self, Config};
+use userns_hostnet::config::{self, NodeConfig};
 use userns_hostnet::sys::deadline::{self, RunError};
 use userns_hostnet::sys::in_root::NodeRoot;
 use userns_hostnet::sys::{mountinfo, toml};
