@@ -277,6 +277,96 @@ fn the_engine_crate_depends_on_nothing_that_does_io() {
 }
 
 #[test]
+fn no_crate_names_another_by_another_name() {
+    let files = workspace_sources();
+    let found = aliases(&files);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn hand_made_aliases_are_found() {
+    let files = [
+        ("engine", "use crate as engine; pub use spec::Spec;"),
+        (
+            "",
+            "pub use userns_hostnet_engine as engine;\npub use userns_hostnet_engine::path;",
+        ),
+        ("admin", "use userns_hostnet::{config, host};"),
+        (
+            "admin::doctor",
+            "use userns_hostnet::config; pub use crate::check::Check;",
+        ),
+        (
+            "admin::hook",
+            "pub use userns_hostnet::sys::mountinfo::{parse, Mount};",
+        ),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(m, s)| (m.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(
+        aliases(&files),
+        [
+            "engine renames crate: name its modules from `crate::`",
+            "src/lib.rs renames userns_hostnet_engine: name it by its crate",
+            "src/lib.rs re-exports userns_hostnet_engine: name it by its crate",
+            "admin brings in userns_hostnet at its crate root, where its children would name it as their own: name it by its crate",
+            "admin::hook re-exports userns_hostnet: name it by its crate",
+        ]
+    );
+}
+
+/// Every place a crate names itself or another crate under another name:
+/// `use crate as ..`, `use <crate> as ..`, a `pub use` of another crate's
+/// path, or a crate root's `use` of another crate's path (which its
+/// children would reach as `crate::..`).
+fn aliases(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (module, source) in files {
+        let is_root = module.is_empty() || CRATES.iter().any(|(prefix, _)| prefix == module);
+        let module = if module.is_empty() {
+            "src/lib.rs"
+        } else {
+            module.as_str()
+        };
+        let tokens = tokens(source);
+        let mut depth = 0usize;
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                Token::Open => depth += 1,
+                Token::Close => depth = depth.saturating_sub(1),
+                Token::Ident(w) if w == "use" => {
+                    let Some(Token::Ident(first)) = tokens.get(i + 1) else {
+                        continue;
+                    };
+                    let other = CRATE_NAMES.iter().any(|(name, _)| name == first);
+                    let renamed = tokens.get(i + 2) == Some(&Token::Ident("as".to_string()));
+                    let public = i
+                        .checked_sub(1)
+                        .is_some_and(|p| tokens[p] == Token::Ident("pub".to_string()));
+                    if first == "crate" && renamed {
+                        out.push(format!(
+                            "{module} renames crate: name its modules from `crate::`"
+                        ));
+                    } else if other && renamed {
+                        out.push(format!("{module} renames {first}: name it by its crate"));
+                    } else if other && public {
+                        out.push(format!("{module} re-exports {first}: name it by its crate"));
+                    } else if other && is_root && depth == 0 {
+                        out.push(format!(
+                            "{module} brings in {first} at its crate root, where its children would name it as their own: name it by its crate"
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
 fn std_paths_are_found_in_use_trees() {
     let code = "use std::{fs, collections::BTreeMap}; fn f() { std::process::exit(1) } // std::net\nconst S: &str = \"std::env\";";
     let found: Vec<String> = std_paths(&tokens(code))

@@ -26,6 +26,7 @@ use userns_hostnet::decisionlog::{Ending, Entry};
 use userns_hostnet::host;
 use userns_hostnet::plan::{self, Rro};
 use userns_hostnet::runtime;
+use userns_hostnet::sys;
 use userns_hostnet_engine::{fields, strict, write, Plan, Refusal, Spec};
 
 /// The words naming each stage in errors and the decision log.
@@ -276,7 +277,7 @@ fn read_only_trees(plan: &Plan) -> Result<Vec<Tree>, Refusal> {
 fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<Outcome, String> {
     let container = harden::Container::open(pid)?;
     refuse_own_mount_namespace(pid)?;
-    let before = mountinfo::parse(&container.mountinfo()?);
+    let before = sys::mountinfo::parse(&container.mountinfo()?);
     let mut targets = Vec::new();
     for tree in trees {
         let target = rootfs
@@ -310,7 +311,7 @@ fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<O
             harden::restrict(p, options)?;
         }
     }
-    let after = mountinfo::parse(&container.mountinfo()?);
+    let after = sys::mountinfo::parse(&container.mountinfo()?);
     let mut mounts = 0;
     for (target, was, options) in &targets {
         let tree = mountinfo::visible_tree(&after, target);

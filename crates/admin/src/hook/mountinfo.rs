@@ -2,7 +2,7 @@
 //! or under a directory, and which of them are not yet hardened. The
 //! parsing itself is [`userns_hostnet::sys::mountinfo`].
 
-pub use userns_hostnet::sys::mountinfo::{parse, Mount};
+use userns_hostnet::sys::mountinfo::Mount;
 use userns_hostnet_engine::path::is_below;
 
 /// The per-mount flags the hook sets on every mount of the tree.
@@ -106,6 +106,7 @@ pub fn lacking(mounts: &[&Mount], options: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use userns_hostnet::sys::mountinfo::parse;
 
     const SAMPLE: &str = "\
 22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda1 rw
