@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use common::cri::{self, handler, Cri, Stack, Userns};
 use common::crictl::{
     app_config, assert_converted_decision, assert_no_leftovers, assert_passed_through, cri_error,
-    run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
+    pods_at_once, run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
 };
 use serde_json::{json, Value};
 
@@ -306,43 +306,7 @@ const PARALLEL_PODS: usize = 20;
 /// bundles, mounts under the daemon's directory, shims).
 fn twenty_pods_in_parallel_leave_nothing_behind(stack: Stack) {
     let mut cri = Cri::start_on(stack);
-    let started = Instant::now();
-    let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
-        let cri = &cri;
-        let handles: Vec<_> = (0..PARALLEL_PODS)
-            .map(|i| {
-                s.spawn(move || {
-                    let name = format!("par{i}");
-                    let (userns, config) = userns_pod(cri, &name);
-                    let pod = cri
-                        .run_pod(handler::WRAPPER, &config)
-                        .map_err(|o| format!("{name}: RunPodSandbox\n{}", o.describe()))?;
-                    let ctr = app_config(userns);
-                    let id = cri
-                        .create(&pod, &ctr)
-                        .map_err(|o| format!("{name}: CreateContainer\n{}", o.describe()))?;
-                    let out = cri.start_container(&id);
-                    if !out.success() {
-                        return Err(format!("{name}: StartContainer\n{}", out.describe()));
-                    }
-                    Ok((pod, id, userns.host_id().unwrap()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("pod thread"))
-            .collect()
-    });
-    eprintln!(
-        "{PARALLEL_PODS} userns pods with one app container each through the CRI and the \
-         wrapper in {:?}",
-        started.elapsed()
-    );
-    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    let running: Vec<&(Pod, String, u64)> =
-        results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    for (_, id, host_id) in &running {
+    pods_at_once(&cri, handler::WRAPPER, PARALLEL_PODS, |id, host_id| {
         let map = cri.exec_sync(id, &["cat", "/proc/self/uid_map"]);
         map.assert_success();
         assert_eq!(
@@ -351,26 +315,7 @@ fn twenty_pods_in_parallel_leave_nothing_behind(stack: Stack) {
             "{id} runs with another pod's mapping: {}",
             map.stdout
         );
-    }
-    std::thread::scope(|s| {
-        for (pod, id, _) in &running {
-            let cri = &cri;
-            s.spawn(move || {
-                cri.stop_and_remove(id);
-                cri.stop_and_remove_pod(pod);
-            });
-        }
     });
-    assert!(
-        failed.is_empty(),
-        "{} of {PARALLEL_PODS} pods failed:\n{}",
-        failed.len(),
-        failed
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
     assert_no_leftovers(&mut cri);
 }
 

@@ -14,7 +14,7 @@ mod common;
 use common::cri::{self, Userns};
 use common::crictl::{
     app_config, assert_converted_decision, assert_no_leftovers, assert_passed_through, cri_error,
-    run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
+    pods_at_once, run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
 };
 use common::crio::{handler, matrix_handler, Crio, Hooks, Mode};
 use serde_json::{json, Value};
@@ -458,58 +458,10 @@ const PARALLEL_PODS: usize = 10;
 /// a read-only /sys, and removal leaves nothing.
 fn ten_pods_at_once(mode: Mode) {
     let mut crio = Crio::start(mode);
-    let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
-        let crio = &crio;
-        let handles: Vec<_> = (0..PARALLEL_PODS)
-            .map(|i| {
-                s.spawn(move || {
-                    let name = format!("par{i}");
-                    let (userns, config) = userns_pod(crio, &name);
-                    let pod = crio
-                        .run_pod(handler::WRAPPER, &config)
-                        .map_err(|o| format!("{name}: RunPodSandbox\n{}", o.describe()))?;
-                    let id = crio
-                        .create(&pod, &app_config(userns))
-                        .map_err(|o| format!("{name}: CreateContainer\n{}", o.describe()))?;
-                    let out = crio.crictl(&["start", &id]);
-                    if !out.success() {
-                        return Err(format!("{name}: StartContainer\n{}", out.describe()));
-                    }
-                    Ok((pod, id, userns.host_id().unwrap()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("pod thread"))
-            .collect()
-    });
-    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    let running: Vec<&(Pod, String, u64)> =
-        results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    for (_, id, host_id) in &running {
+    pods_at_once(&crio, handler::WRAPPER, PARALLEL_PODS, |id, host_id| {
         let seen = crio.look_inside(id);
-        assert_converted_inside(&seen, *host_id);
-    }
-    std::thread::scope(|s| {
-        for (pod, id, _) in &running {
-            let crio = &crio;
-            s.spawn(move || {
-                crio.stop_and_remove(id);
-                crio.stop_and_remove_pod(pod);
-            });
-        }
+        assert_converted_inside(&seen, host_id);
     });
-    assert!(
-        failed.is_empty(),
-        "{} of {PARALLEL_PODS} pods failed:\n{}",
-        failed.len(),
-        failed
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
     assert_no_leftovers(&mut crio);
 }
 

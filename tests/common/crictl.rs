@@ -349,6 +349,68 @@ pub fn cri_error(out: &Outcome) -> String {
     out.stderr.replace("\\\"", "\"")
 }
 
+/// `count` userns pods with one app container each, each with its own ID
+/// range, started at once on `handler`; `check(id, host_id)` on the app
+/// container of each that ran, then every pod stopped and removed at once.
+/// Panics naming the pods that did not run, after removing the others.
+pub fn pods_at_once(crictl: &Crictl, handler: &str, count: usize, check: impl Fn(&str, u64)) {
+    let started = Instant::now();
+    let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..count)
+            .map(|i| {
+                s.spawn(move || {
+                    let name = format!("par{i}");
+                    let (userns, config) = userns_pod(crictl, &name);
+                    let pod = crictl
+                        .run_pod(handler, &config)
+                        .map_err(|o| format!("{name}: RunPodSandbox\n{}", o.describe()))?;
+                    let id = crictl
+                        .create(&pod, &app_config(userns))
+                        .map_err(|o| format!("{name}: CreateContainer\n{}", o.describe()))?;
+                    let out = crictl.start_container(&id);
+                    if !out.success() {
+                        return Err(format!("{name}: StartContainer\n{}", out.describe()));
+                    }
+                    Ok((pod, id, userns.host_id().unwrap()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("pod thread"))
+            .collect()
+    });
+    eprintln!(
+        "{count} userns pods with one app container each through the CRI and the \
+         wrapper in {:?}",
+        started.elapsed()
+    );
+    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    let running: Vec<&(Pod, String, u64)> =
+        results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    for (_, id, host_id) in &running {
+        check(id, *host_id);
+    }
+    std::thread::scope(|s| {
+        for (pod, id, _) in &running {
+            s.spawn(move || {
+                crictl.stop_and_remove(id);
+                crictl.stop_and_remove_pod(pod);
+            });
+        }
+    });
+    assert!(
+        failed.is_empty(),
+        "{} of {count} pods failed:\n{}",
+        failed.len(),
+        failed
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
 /// Nothing is left after removal, and the daemon stops clean.
 pub fn assert_no_leftovers(daemon: &mut impl Daemon) {
     let left = daemon.leftovers();
