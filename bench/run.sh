@@ -273,7 +273,7 @@ wrapper_rss() { # spec name: "rss KiB"
 	cmp -s "$mb/config.json" "$1" && { echo "bench: the memory run $2 did not convert" >&2; exit 1; }
 	tail -n 1 "$WORK/mem.txt"
 }
-RSS_KIB=$(wrapper_rss tests/fixtures/podman-privileged-userns-hostnet.json mem-id)
+RSS_KIB=$(wrapper_rss crates/engine/fixtures/podman-privileged-userns-hostnet.json mem-id)
 RSS5MW_KIB=$(wrapper_rss "$WORK/engine-5000000.json" mem-5m)
 
 cat <<TABLE

@@ -14,8 +14,8 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::Value;
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 mod support;
 use support::config_of_size;

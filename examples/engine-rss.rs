@@ -9,8 +9,8 @@
 //! /dev/null, so the peak is the file, its converted copy and the engine.
 
 use std::io::Write;
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::{evaluate, evaluate_value, write, HostFacts, Policy, Spec};
 
 #[path = "../benches/support/mod.rs"]
 mod support;

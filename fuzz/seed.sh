@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Seed the fuzz corpora from the real configs and argv in tests/fixtures:
+# Seed the fuzz corpora from the real configs in crates/engine/fixtures and
+# the argv in tests/fixtures:
 #   fuzz/seed.sh            then   RUSTC_BOOTSTRAP=1 cargo fuzz run engine
 set -euo pipefail
 cd "$(dirname "$0")"
-fixtures=../tests/fixtures
 mkdir -p corpus/engine corpus/argv
-cp "$fixtures"/*.json corpus/engine/
-for f in "$fixtures"/*.argv; do
+cp ../crates/engine/fixtures/*.json corpus/engine/
+for f in ../tests/fixtures/*.argv; do
 	# One NUL between words, as the kernel hands argv over.
 	tr -s ' \n' '\0\0' <"$f" | sed 's/\x00$//' >"corpus/argv/$(basename "$f")"
 done

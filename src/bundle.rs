@@ -5,13 +5,13 @@
 //! attributes (SELinux label, ACLs) kept, so a crash or a power loss leaves
 //! either the old or the new document, never a mix.
 
-use crate::engine::{Refusal, Spec};
 use crate::sys::atomic::{self, AtomicError, Attrs};
 use nix::fcntl::OFlag;
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet_engine::{Refusal, Spec};
 
 pub const CONFIG: &str = "config.json";
 
@@ -20,7 +20,7 @@ pub const CONFIG: &str = "config.json";
 pub use crate::sys::atomic::remove_stale_temporaries;
 
 /// Test-only switch, compiled in only with the `test-hooks` feature (which
-/// release builds and packages do not enable): when set, `Config::replace`
+/// release builds and packages do not enable): when set, `SpecFile::replace`
 /// stops itself (SIGSTOP) after writing and syncing the temporary file,
 /// before the rename, so a test can kill it at exactly that point.
 #[cfg(feature = "test-hooks")]
@@ -55,10 +55,12 @@ impl From<AtomicError> for BundleError {
 impl BundleError {
     /// A file over the size cap is refused as a spec, naming the file and
     /// the cap; the other errors are not about the spec.
-    pub fn refusal(&self) -> Option<crate::engine::Refusal> {
+    pub fn refusal(&self) -> Option<userns_hostnet_engine::Refusal> {
         match self {
             BundleError::TooLarge { path, .. } => {
-                let mut r = crate::engine::strict::too_large(crate::engine::strict::MAX_BYTES + 1);
+                let mut r = userns_hostnet_engine::strict::too_large(
+                    userns_hostnet_engine::strict::MAX_BYTES + 1,
+                );
                 r.field = path.display().to_string();
                 Some(r)
             }
@@ -75,9 +77,10 @@ fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> 
     }
 }
 
-/// config.json as read, with what the rewrite must keep.
+/// A spec file (config.json, or the process file of `exec --process`) as
+/// read, with what the rewrite must keep.
 #[derive(Debug)]
-pub struct Config {
+pub struct SpecFile {
     pub path: PathBuf,
     pub bytes: Vec<u8>,
     mode: u32,
@@ -90,13 +93,13 @@ pub struct Config {
 
 /// Read `<bundle>/config.json`. `Ok(None)` when it does not exist: the real
 /// runtime reports that in its own words.
-pub fn read(bundle: &Path) -> Result<Option<Config>, BundleError> {
+pub fn read(bundle: &Path) -> Result<Option<SpecFile>, BundleError> {
     read_file(bundle.join(CONFIG))
 }
 
 /// Read a spec-like JSON file the runtime will read (config.json, or the
 /// process file of `exec --process`) the same careful way.
-pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
+pub fn read_file(path: PathBuf) -> Result<Option<SpecFile>, BundleError> {
     // O_NOFOLLOW: never read through a link out of the bundle; O_NONBLOCK:
     // a FIFO must not hang the container start.
     let file = OpenOptions::new()
@@ -120,7 +123,7 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     // A sparse file of 100 GB is refused here, not allocated; one within
     // the cap is read into room for its size (and the byte that tells it
     // grew): one read, no copies as the buffer grows.
-    let cap = crate::engine::strict::MAX_BYTES;
+    let cap = userns_hostnet_engine::strict::MAX_BYTES;
     if meta.len() > cap {
         return Err(BundleError::TooLarge { path, cap });
     }
@@ -132,7 +135,7 @@ pub fn read_file(path: PathBuf) -> Result<Option<Config>, BundleError> {
     if bytes.len() as u64 > cap {
         return Err(BundleError::TooLarge { path, cap });
     }
-    Ok(Some(Config {
+    Ok(Some(SpecFile {
         path,
         bytes,
         mode: meta.permissions().mode() & 0o7777,
@@ -152,11 +155,11 @@ pub enum SpecError {
 }
 
 /// The spec file as create reads it: never through a symlink, never a
-/// FIFO or other odd file, at most [`crate::engine::strict::MAX_BYTES`],
+/// FIFO or other odd file, at most [`userns_hostnet_engine::strict::MAX_BYTES`],
 /// read strictly. `Ok(None)` when it does not exist. The wrapper's create
 /// and `explain` both read with this, so `explain` refuses exactly what
 /// create refuses, in the same words.
-pub fn read_spec(path: &Path) -> Result<Option<(Config, Spec)>, SpecError> {
+pub fn read_spec(path: &Path) -> Result<Option<(SpecFile, Spec)>, SpecError> {
     let Some(mut file) = read_spec_file(path)? else {
         return Ok(None);
     };
@@ -167,14 +170,14 @@ pub fn read_spec(path: &Path) -> Result<Option<(Config, Spec)>, SpecError> {
 /// A spec-like file's bytes as create reads them (no symlink, no FIFO,
 /// the size cap: a file over it is refused as a spec), or `None` when
 /// there is none.
-pub fn read_spec_file(path: &Path) -> Result<Option<Config>, SpecError> {
+pub fn read_spec_file(path: &Path) -> Result<Option<SpecFile>, SpecError> {
     match read_file(path.to_owned()) {
         Ok(file) => Ok(file),
         Err(e) => Err(e.refusal().map_or(e.into(), SpecError::from)),
     }
 }
 
-impl Config {
+impl SpecFile {
     /// Replace config.json with `bytes`, atomically, keeping its mode,
     /// owner and extended attributes (SELinux label, ACLs, `user.*`).
     pub fn replace(&self, bytes: &[u8]) -> Result<(), BundleError> {
@@ -256,11 +259,11 @@ mod tests {
         // At the cap exactly: read.
         std::fs::File::create(&p)
             .unwrap()
-            .set_len(crate::engine::strict::MAX_BYTES)
+            .set_len(userns_hostnet_engine::strict::MAX_BYTES)
             .unwrap();
         assert_eq!(
             read(dir.path()).unwrap().unwrap().bytes.len() as u64,
-            crate::engine::strict::MAX_BYTES
+            userns_hostnet_engine::strict::MAX_BYTES
         );
     }
 

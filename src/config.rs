@@ -16,8 +16,6 @@
 //! root (rootless podman) may also trust its own files: they let it run
 //! nothing it could not run anyway.
 
-use crate::engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
-use crate::engine::Policy;
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use std::ffi::OsString;
@@ -25,6 +23,8 @@ use std::fmt;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet_engine::policy::{IdmapPolicy, NetCapabilities, NetSysctls, SysfsFallback};
+use userns_hostnet_engine::Policy;
 
 /// The environment variable naming another config file.
 pub const CONFIG_ENV: &str = "USERNS_HOSTNET_CONFIG";
@@ -98,8 +98,10 @@ impl Default for LogSettings {
     }
 }
 
+/// The node's config file (`/etc/userns-hostnet/config.toml`) as read, or
+/// the defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
+pub struct NodeConfig {
     /// The real runtime: names (looked up in PATH) or paths, tried in order.
     pub runtime: Vec<String>,
     pub policy: Policy,
@@ -108,7 +110,7 @@ pub struct Config {
     pub source: Option<PathBuf>,
 }
 
-impl Default for Config {
+impl Default for NodeConfig {
     fn default() -> Self {
         File::default().into_config(None)
     }
@@ -290,12 +292,12 @@ fn path_from(var: Option<OsString>) -> PathBuf {
 
 /// Read the config file named by the environment, or the defaults when
 /// there is no such file.
-pub fn load() -> Result<Config, ConfigError> {
+pub fn load() -> Result<NodeConfig, ConfigError> {
     load_from(&path_from_env())
 }
 
 /// Read `path`; the defaults when it does not exist.
-pub fn load_from(path: &Path) -> Result<Config, ConfigError> {
+pub fn load_from(path: &Path) -> Result<NodeConfig, ConfigError> {
     let read_err = |source| ConfigError::Read {
         path: path.to_owned(),
         source,
@@ -308,7 +310,7 @@ pub fn load_from(path: &Path) -> Result<Config, ConfigError> {
         .open(path);
     let mut file = match file {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NodeConfig::default()),
         Err(e) => return Err(read_err(e)),
     };
     let meta = file.metadata().map_err(read_err)?;
@@ -324,8 +326,8 @@ pub fn load_from(path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// Parse the text of a config file; `origin` names it in errors and
-/// becomes [`Config::source`].
-pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+/// becomes [`NodeConfig::source`].
+pub fn parse(text: &str, origin: &Path) -> Result<NodeConfig, ConfigError> {
     let file: File =
         serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
             let path = e.path().to_string();
@@ -379,8 +381,8 @@ struct File {
 }
 
 impl File {
-    fn into_config(self, origin: Option<&Path>) -> Config {
-        Config {
+    fn into_config(self, origin: Option<&Path>) -> NodeConfig {
+        NodeConfig {
             runtime: self.runtime.0,
             policy: Policy {
                 sysfs_fallback: self.sysfs.fallback,
@@ -491,7 +493,7 @@ fn absolute<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::policy::{AllowedRanges, IdRange};
+    use userns_hostnet_engine::policy::{AllowedRanges, IdRange};
 
     fn origin() -> &'static Path {
         Path::new("/etc/userns-hostnet/config.toml")
@@ -501,7 +503,7 @@ mod tests {
         parse(text, origin()).unwrap_err().to_string()
     }
 
-    fn without_source(mut c: Config) -> Config {
+    fn without_source(mut c: NodeConfig) -> NodeConfig {
         c.source = None;
         c
     }
@@ -510,7 +512,7 @@ mod tests {
     fn missing_file_means_defaults() {
         let dir = tempfile::tempdir().unwrap();
         let c = load_from(&dir.path().join("config.toml")).unwrap();
-        assert_eq!(c, Config::default());
+        assert_eq!(c, NodeConfig::default());
         assert_eq!(c.source, None);
         assert_eq!(c.runtime, ["runc", "crun"]);
         assert_eq!(c.log.file, Path::new("/var/log/userns-hostnet.log"));
@@ -522,7 +524,7 @@ mod tests {
     fn empty_file_means_defaults_with_its_source() {
         let c = parse("", origin()).unwrap();
         assert_eq!(c.source.as_deref(), Some(origin()));
-        assert_eq!(without_source(c), Config::default());
+        assert_eq!(without_source(c), NodeConfig::default());
     }
 
     #[test]
@@ -549,7 +551,7 @@ level = "debug"
         let c = parse(text, origin()).unwrap();
         assert_eq!(
             c,
-            Config {
+            NodeConfig {
                 runtime: vec!["/usr/local/bin/youki".into(), "crun".into()],
                 policy: Policy {
                     sysfs_fallback: SysfsFallback::Ro,
@@ -848,7 +850,7 @@ level = "debug"
     #[test]
     fn shipped_sample_equals_the_defaults() {
         let c = parse(SHIPPED, Path::new("packaging/config.toml")).unwrap();
-        assert_eq!(without_source(c), Config::default());
+        assert_eq!(without_source(c), NodeConfig::default());
     }
 
     /// A commented-out setting: `# key = value` (defaults) or, indented
@@ -896,10 +898,10 @@ level = "debug"
             let c = parse(&text, origin()).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
             if is_default {
                 defaults += 1;
-                assert_eq!(without_source(c), Config::default(), "line {}", i + 1);
+                assert_eq!(without_source(c), NodeConfig::default(), "line {}", i + 1);
             } else {
                 examples += 1;
-                assert_ne!(without_source(c), Config::default(), "line {}", i + 1);
+                assert_ne!(without_source(c), NodeConfig::default(), "line {}", i + 1);
             }
         }
         // runtime, fallback, net (x2), allow_host_root,
@@ -924,7 +926,7 @@ level = "debug"
             .collect();
         assert!(text.contains("\n[idmap]\n") && text.contains("\nnet = \"drop\"\n"));
         let c = parse(&text, origin()).unwrap();
-        assert_eq!(without_source(c), Config::default());
+        assert_eq!(without_source(c), NodeConfig::default());
     }
 
     #[test]

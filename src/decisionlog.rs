@@ -4,14 +4,14 @@
 //! never fails a container start.
 
 use crate::config::{Level, LogSettings};
-use crate::engine::slices::POD_ANNOTATIONS;
-use crate::engine::{Change, Plan, Refusal, Spec};
 use serde::Serialize;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::SystemTime;
+use userns_hostnet_engine::slices::POD_ANNOTATIONS;
+use userns_hostnet_engine::{Change, Plan, Refusal, Spec};
 
 /// What became of the container, for selecting lines (`jq
 /// 'select(.outcome == "refused")'`): set when the line is written.

@@ -1,12 +1,6 @@
 //! Gathering the host facts the engine needs. Only what the spec asks about
 //! is read: a container without namespace paths costs no system call here.
 
-use crate::engine::facts::{
-    proc_name, Extent, HostFacts, IdMaps, MountDestination, NsFacts, NsId, ResolvedDestination,
-    SubIds, SysSource,
-};
-use crate::engine::fields::Namespace;
-use crate::engine::policy::{AllowedRanges, IdRange, Policy};
 use crate::sys::{dest_walk, mountinfo};
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
@@ -14,6 +8,12 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use userns_hostnet_engine::facts::{
+    proc_name, Extent, HostFacts, IdMaps, MountDestination, NsFacts, NsId, ResolvedDestination,
+    SubIds, SysSource,
+};
+use userns_hostnet_engine::fields::Namespace;
+use userns_hostnet_engine::policy::{AllowedRanges, IdRange, Policy};
 
 /// Why a host fact could not be read. The engine gets it as text, in the
 /// refusal it words.
@@ -132,7 +132,7 @@ pub fn add_policy_facts(facts: &mut HostFacts, policy: &Policy) {
 /// opened and the mount it is on. Costs a few system calls per bind, so
 /// only a converted spec asks.
 pub fn host_sys_sources(
-    spec_doc: &crate::engine::Spec,
+    spec_doc: &userns_hostnet_engine::Spec,
     relative_bases: &[&Path],
 ) -> BTreeMap<String, SysSource> {
     let mut out = BTreeMap::new();
@@ -170,15 +170,15 @@ pub fn host_sys_sources(
 /// /sys tree or a parent of it ([`HostFacts::host_sys_sources`]): does
 /// its cleaned path name `/`, `/sys` or something below `/sys`?
 fn sys_by_path(source: &str) -> bool {
-    let clean = crate::engine::fields::clean_path(source);
-    clean == "/" || clean == "/sys" || crate::engine::path::is_below(&clean, "/sys")
+    let clean = userns_hostnet_engine::fields::clean_path(source);
+    clean == "/" || clean == "/sys" || userns_hostnet_engine::path::is_below(&clean, "/sys")
 }
 
 /// What one source is: each spelling the runtimes may take of it resolved
 /// (a relative one in each of `relative_bases`), the worse kept.
 pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -> SysSource {
     let spellings: Vec<PathBuf> = if source.starts_with('/') {
-        let clean = crate::engine::fields::clean_path(source);
+        let clean = userns_hostnet_engine::fields::clean_path(source);
         let mut v = vec![PathBuf::from(source)];
         if clean != source.trim_end_matches('/') || source.ends_with("/.") {
             v.push(PathBuf::from(clean));
@@ -197,10 +197,9 @@ pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -
                 Err(e) => return SysSource::Unresolved(format!("{}: {e}", base.display())),
             };
             v.push(base.join(source));
-            v.push(PathBuf::from(crate::engine::fields::clean_path(&format!(
-                "{}/{source}",
-                real.display()
-            ))));
+            v.push(PathBuf::from(userns_hostnet_engine::fields::clean_path(
+                &format!("{}/{source}", real.display()),
+            )));
         }
         v
     };
@@ -265,8 +264,8 @@ impl SysView {
             // runtime's bind fails the same way, so nothing is mounted.
             // Judged by its path, as far as it says anything.
             Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {
-                return match path.to_str().map(crate::engine::fields::clean_path) {
-                    Some(p) if p == "/sys" || crate::path::is_below(&p, "/sys") => {
+                return match path.to_str().map(userns_hostnet_engine::fields::clean_path) {
+                    Some(p) if p == "/sys" || userns_hostnet_engine::path::is_below(&p, "/sys") => {
                         SysSource::InTree
                     }
                     Some(_) => SysSource::Other,
@@ -316,7 +315,7 @@ impl SysView {
 
     /// A path of this mount namespace, resolved.
     fn judge_path(&self, real: &str) -> SysSource {
-        use crate::path::is_below;
+        use userns_hostnet_engine::path::is_below;
         if real == "/sys" || is_below(real, "/sys") {
             return SysSource::InTree;
         }
@@ -342,7 +341,7 @@ impl SysView {
 /// refuses it. Costs a few `openat`/`fstat` per component and a
 /// `readlinkat` per link, so only a converted spec asks.
 pub fn mount_destinations(
-    spec: &crate::engine::Spec,
+    spec: &userns_hostnet_engine::Spec,
     bundle: Option<&Path>,
     relative_bases: &[&Path],
 ) -> BTreeMap<usize, MountDestination> {
@@ -378,7 +377,7 @@ pub fn mount_destinations(
     };
     let mut walker =
         rootfs.and_then(|r| dest_walk::Walker::new(&r, dests.len()).map_err(|e| e.to_string()));
-    for i in crate::engine::rules::order::final_order(&dests) {
+    for i in userns_hostnet_engine::rules::order::final_order(&dests) {
         let Some(m) = mounts.get(i) else { continue };
         let Ok(Some(written)) = m.str_member(i, "destination") else {
             continue;
@@ -416,7 +415,7 @@ pub fn mount_destinations(
 /// The spec's mounts as the destination walk asks for them: what each
 /// puts at its destination is read from the spec when a walk enters it.
 struct SpecMounts<'s> {
-    mounts: &'s crate::engine::MountList<'s>,
+    mounts: &'s userns_hostnet_engine::MountList<'s>,
     dests: &'s [Cow<'s, str>],
     relative_bases: &'s [&'s Path],
 }
@@ -446,7 +445,7 @@ impl SpecMounts<'_> {
 /// its name in reasons.
 fn layer_of(
     i: usize,
-    m: &crate::engine::MountRef<'_>,
+    m: &userns_hostnet_engine::MountRef<'_>,
     dest: &str,
     relative_bases: &[&Path],
 ) -> (dest_walk::Layer, String) {
@@ -500,7 +499,8 @@ fn bind_source(source: &str, relative_bases: &[&Path]) -> Option<PathBuf> {
     let want = identity(&first)?;
     for base in relative_bases {
         let real = std::fs::canonicalize(base).ok()?;
-        let lexical = crate::engine::fields::clean_path(&format!("{}/{source}", real.display()));
+        let lexical =
+            userns_hostnet_engine::fields::clean_path(&format!("{}/{source}", real.display()));
         for p in [base.join(source), PathBuf::from(lexical)] {
             if identity(&p)? != want {
                 return None;
@@ -518,7 +518,7 @@ fn text(e: HostError) -> String {
 /// Can the real runtime make a recursive read-only bind on this kernel?
 /// The runtime's answer is cached, so this costs a process only the first
 /// time a runtime binary is seen.
-pub fn rro_support(runtime: &Path) -> crate::engine::RroSupport {
+pub fn rro_support(runtime: &Path) -> userns_hostnet_engine::RroSupport {
     crate::probe::rro_support(runtime, Path::new(crate::probe::CACHE_DIR))
 }
 
@@ -716,7 +716,8 @@ mod tests {
     }
 
     fn gather(spec: &serde_json::Value, policy: &Policy) -> HostFacts {
-        let mut facts = namespace_facts_of(&crate::engine::fields::namespaces(spec).unwrap());
+        let mut facts =
+            namespace_facts_of(&userns_hostnet_engine::fields::namespaces(spec).unwrap());
         add_policy_facts(&mut facts, policy);
         facts
     }
@@ -750,7 +751,7 @@ mod tests {
             {"destination": "/h", "type": "bind", "source": "/etc/../sys/fs", "options": ["rbind"]}
         ]});
         let got = host_sys_sources(
-            &crate::engine::Spec::from_value(&spec).expect("a test spec reads"),
+            &userns_hostnet_engine::Spec::from_value(&spec).expect("a test spec reads"),
             &[],
         );
         assert_eq!(got["/proc/self/root/sys"], SysSource::Sys);
@@ -804,7 +805,7 @@ mod tests {
             }
         }
         spec["mounts"] = serde_json::Value::Array(mounts);
-        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let doc = userns_hostnet_engine::Spec::from_value(&spec).unwrap();
         let facts = HostFacts {
             host_sys_sources: host_sys_sources(&doc, &[dir.path()]),
             ..HostFacts::default()
@@ -834,13 +835,13 @@ mod tests {
                 .insert(s.to_string(), SysSource::Other);
         }
         let policy = Policy::default();
-        let a = crate::engine::evaluate(doc.clone(), &facts, &policy).unwrap();
-        let b = crate::engine::evaluate(doc, &known, &policy).unwrap();
+        let a = userns_hostnet_engine::evaluate(doc.clone(), &facts, &policy).unwrap();
+        let b = userns_hostnet_engine::evaluate(doc, &known, &policy).unwrap();
         assert!(a.changed());
         assert_eq!(format!("{:?}", a.findings), format!("{:?}", b.findings));
         assert_eq!(
-            crate::engine::write::write(&a.spec),
-            crate::engine::write::write(&b.spec)
+            userns_hostnet_engine::write::write(&a.spec),
+            userns_hostnet_engine::write::write(&b.spec)
         );
     }
 
@@ -859,7 +860,7 @@ mod tests {
             {"destination": "/c", "type": "bind", "source": "./l2/cgroup", "options": ["rbind"]},
             {"destination": "/d", "type": "bind", "source": "plain", "options": ["rbind"]}
         ]});
-        let doc = crate::engine::Spec::from_value(&spec).expect("a test spec reads");
+        let doc = userns_hostnet_engine::Spec::from_value(&spec).expect("a test spec reads");
         let got = host_sys_sources(&doc, &[&bundle]);
         assert_eq!(got["l1"], SysSource::Sys);
         assert_eq!(got["../up"], SysSource::Sys);
@@ -909,7 +910,7 @@ mod tests {
                 {"destination": "/plain/../data", "type": "tmpfs", "source": "tmpfs"}
             ]
         });
-        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let doc = userns_hostnet_engine::Spec::from_value(&spec).unwrap();
         let got = mount_destinations(&doc, Some(bundle.path()), &[bundle.path()]);
         let path = |i: usize| match &got[&i].resolved {
             Ok(r) => (r.path.clone(), r.links.clone()),
@@ -939,10 +940,10 @@ mod tests {
         // No root: the runtime refuses the spec itself, nothing to resolve.
         let mut rootless = spec.clone();
         rootless.as_object_mut().unwrap().remove("root");
-        let doc = crate::engine::Spec::from_value(&rootless).unwrap();
+        let doc = userns_hostnet_engine::Spec::from_value(&rootless).unwrap();
         assert!(mount_destinations(&doc, Some(bundle.path()), &[]).is_empty());
         // A relative root without its bundle cannot be placed.
-        let doc = crate::engine::Spec::from_value(&spec).unwrap();
+        let doc = userns_hostnet_engine::Spec::from_value(&spec).unwrap();
         let got = mount_destinations(&doc, None, &[]);
         assert_eq!(
             got[&0].resolved,

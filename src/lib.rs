@@ -1,9 +1,10 @@
 //! userns-hostnet: run user-namespaced containers on the host network.
 //!
 //! A fresh sysfs cannot be mounted by a container whose user namespace does
-//! not own its network namespace. The [`engine`] decides, from a runtime spec
-//! and facts about the host, whether a container is in that situation and how
-//! its spec must change (a recursively read-only bind of the host's /sys, the
+//! not own its network namespace. The engine (the crate
+//! `userns_hostnet_engine`) decides, from a runtime spec and facts about the
+//! host, whether a container is in that situation and how its spec must
+//! change (a recursively read-only bind of the host's /sys, the
 //! mount order, its own cgroup view, the network capabilities that grant
 //! nothing there, the `net.*` sysctls that cannot apply). The engine is pure;
 //! the rest of the crate is the thin shell around it: argv scanning, bundle
@@ -34,7 +35,6 @@ pub mod bundle;
 pub mod config;
 pub mod decisionlog;
 pub mod hash;
-pub mod hook;
 pub mod host;
 pub mod plan;
 pub mod probe;
@@ -43,8 +43,3 @@ pub mod runclog;
 pub mod runtime;
 pub mod sys;
 pub mod wrapper;
-
-// The pure engine is a crate of its own (crates/engine), so that it can
-// depend on nothing that does I/O; it keeps its place here.
-pub use userns_hostnet_engine as engine;
-pub use userns_hostnet_engine::path;

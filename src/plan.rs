@@ -4,9 +4,11 @@
 //! costs more (the runtime's `rro` support, the policy's subordinate
 //! ranges) before the rules run.
 
-use crate::engine::{self, Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport, Spec};
 use crate::host;
 use std::path::Path;
+use userns_hostnet_engine::{
+    Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport, Spec,
+};
 
 /// How the `rro` support the /sys rule needs is known.
 #[derive(Debug, Clone, Copy)]
@@ -29,7 +31,7 @@ pub struct Prepared {
 /// Read and decide. A spec whose namespaces cannot be read is refused here,
 /// naming the field.
 pub fn prepare(spec: Spec) -> Result<Prepared, Refusal> {
-    let (decided, facts) = engine::decide(spec, host::namespace_facts_of)?;
+    let (decided, facts) = userns_hostnet_engine::decide(spec, host::namespace_facts_of)?;
     Ok(Prepared { decided, facts })
 }
 
@@ -73,7 +75,7 @@ impl Prepared {
                 facts.runtime_cgroup_v1_writable = host::runtime_cgroup_v1_writable(runtime);
             }
         }
-        engine::convert(decided, &facts, policy)
+        userns_hostnet_engine::convert(decided, &facts, policy)
     }
 }
 
@@ -104,8 +106,8 @@ mod tests {
 
     /// `doc` read as a spec (the engine's `spec::doc` is built only
     /// into the engine's own tests).
-    fn doc(doc: serde_json::Value) -> crate::engine::Spec {
-        crate::engine::Spec::from_value(&doc).expect("a test spec reads")
+    fn doc(doc: serde_json::Value) -> userns_hostnet_engine::Spec {
+        userns_hostnet_engine::Spec::from_value(&doc).expect("a test spec reads")
     }
 
     #[test]

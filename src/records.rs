@@ -42,8 +42,6 @@
 //! plain integer, a state file that is a link or not a regular file) is
 //! refused at exec while any record exists.
 
-use crate::engine::policy::NetCapabilities;
-use crate::engine::strict::folds_to;
 use nix::errno::Errno;
 use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::Mode;
@@ -55,6 +53,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+use userns_hostnet_engine::policy::NetCapabilities;
+use userns_hostnet_engine::strict::folds_to;
 
 pub const DIR: &str = "/run/userns-hostnet/converted";
 

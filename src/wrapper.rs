@@ -8,10 +8,8 @@
 
 use crate::argv::{self, Creating, Dialect, Invocation};
 use crate::bundle::{self, BundleError};
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, ConfigError, NodeConfig};
 use crate::decisionlog::{Ending, Entry, PodName};
-use crate::engine::policy::NetCapabilities;
-use crate::engine::{self, write, Plan, Refusal, Spec};
 use crate::plan::{self, Rro};
 use crate::records::{self, RecordError, Records, Target};
 use crate::runclog;
@@ -20,6 +18,8 @@ use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use tracing::{debug, warn};
+use userns_hostnet_engine::policy::NetCapabilities;
+use userns_hostnet_engine::{write, Plan, Refusal, Spec};
 
 pub const NAME: &str = crate::WRAPPER_NAME;
 pub const DEBUG_ENV: &str = "USERNS_HOSTNET_DEBUG";
@@ -87,7 +87,7 @@ fn become_runtime(
     };
     let candidates = match &loaded {
         Some(Ok(c)) => c.runtime.clone(),
-        Some(Err(_)) => Config::default().runtime,
+        Some(Err(_)) => NodeConfig::default().runtime,
         None => Vec::new(),
     };
     let runtime = runtime::find(
@@ -226,7 +226,7 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
         .as_ref()
         .map(|i| i.to_string_lossy().into_owned());
     entry.warnings = &warnings;
-    entry.record(&Config::default().log);
+    entry.record(&NodeConfig::default().log);
 }
 
 /// Record whether the container was converted, before its config.json is
@@ -319,7 +319,10 @@ fn harden_exec(
         .enumerate()
         .map(|(i, c)| (i, c.value.to_string_lossy().into_owned()))
         .collect();
-    let dropped = engine::exec::net_cap_args(values.iter().map(|(i, v)| (*i, v.as_str())), policy)?;
+    let dropped = userns_hostnet_engine::exec::net_cap_args(
+        values.iter().map(|(i, v)| (*i, v.as_str())),
+        policy,
+    )?;
     if dropped.is_empty() {
         return Ok(None);
     }
@@ -375,7 +378,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
         }
     };
     let mut doc = Spec::read_process(std::mem::take(&mut file.bytes)).map_err(in_file)?;
-    let changes = engine::exec::process(doc.view_mut(), policy)?;
+    let changes = userns_hostnet_engine::exec::process(doc.view_mut(), policy)?;
     for c in &changes {
         debug!(field = %c.field, "exec: {}", c.summary);
     }
@@ -389,12 +392,12 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 /// crun's `-f FILE`) in place if the container needs it. A missing file is
 /// left to the real runtime, which reports it in its own words:
 /// `Ok(None)`. One the wrapper cannot read exactly as the runtimes would
-/// ([`engine::strict`]) is refused. `before_write` sees the plan (or `None`) before
+/// ([`userns_hostnet_engine::strict`]) is refused. `before_write` sees the plan (or `None`) before
 /// anything is written, and may stop the create.
 pub fn prepare_spec(
     spec: &Path,
     bundle: &Path,
-    config: &Config,
+    config: &NodeConfig,
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
@@ -425,7 +428,7 @@ fn log_decision(
     creating: Creating,
     bundle: &Path,
     runtime: &Path,
-    config: &Config,
+    config: &NodeConfig,
     outcome: &Result<Option<Plan>, Failure>,
 ) {
     let spec = absolute(&inv.spec_file());

@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use std::ffi::{c_char, c_int, c_void, CString};
-use userns_hostnet::engine::cap_names::{self, Class};
+use userns_hostnet_engine::cap_names::{self, Class};
 
 extern "C" {
     fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;

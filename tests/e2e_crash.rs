@@ -84,8 +84,10 @@ impl Env {
 
 /// A spec that needs the conversion, pretty-printed as runc writes it.
 fn old_document() -> Vec<u8> {
-    let mut spec: Value =
-        serde_json::from_str(include_str!("fixtures/podman-userns-hostnet.json")).unwrap();
+    let mut spec: Value = serde_json::from_str(include_str!(
+        "../crates/engine/fixtures/podman-userns-hostnet.json"
+    ))
+    .unwrap();
     spec["annotations"]["io.example/pad"] = json!("p".repeat(64 << 10));
     let mut out = serde_json::to_vec_pretty(&spec).unwrap();
     out.push(b'\n');

@@ -16,40 +16,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::cri::{self, handler, Cri, Pod, Seen, Stack, Userns};
+use common::cri::{self, handler, Cri, Stack, Userns};
+use common::crictl::{
+    app_config, assert_converted_decision, assert_no_leftovers, assert_passed_through, cri_error,
+    pods_at_once, run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
+};
 use serde_json::{json, Value};
-
-/// A userns pod with its own host ID range, and its config.
-fn userns_pod(cri: &Cri, name: &str) -> (Userns, Value) {
-    let userns = Userns::Pod {
-        host_id: cri::next_host_range(),
-    };
-    (userns, cri::pod_config(name, userns, &cri.log_dir(name)))
-}
-
-fn run_pod(cri: &Cri, handler: &str, config: &Value) -> Pod {
-    cri.run_pod(handler, config).unwrap_or_else(|out| {
-        panic!(
-            "RunPodSandbox on {handler} failed\n{}\n--- decisions\n{:#?}",
-            out.describe(),
-            cri.decisions()
-        )
-    })
-}
-
-/// The wrapper logged one create for `id`, converted as a host-network
-/// container (or joining the sandbox's host network).
-fn assert_converted_decision(cri: &Cri, id: &str) {
-    let lines = cri.decisions_for(id);
-    assert_eq!(
-        lines.len(),
-        1,
-        "one decision line expected for {id}: {lines:#?}"
-    );
-    let line = &lines[0];
-    assert_eq!(line["command"], "create", "{line:#}");
-    assert_eq!(line["converted"], true, "{line:#}");
-}
 
 /// The mount a process in the container finds at `path` (a mount point),
 /// by path lookup: the mount that serves the nearest mount point above it,
@@ -153,45 +125,6 @@ fn show(what: &str, seen: &Seen) {
     );
 }
 
-/// Stops and removes containers and pod through the CRI, then checks that
-/// nothing is left and the daemon stops clean.
-fn tear_down(mut cri: Cri, pod: &Pod, containers: &[String]) {
-    for id in containers {
-        cri.stop_and_remove(id);
-    }
-    cri.stop_and_remove_pod(pod);
-    assert_no_leftovers(&mut cri);
-}
-
-fn assert_no_leftovers(cri: &mut Cri) {
-    let left = cri.leftovers();
-    assert!(left.is_empty(), "left behind after removal: {left:#?}");
-    let forced = cri.stop();
-    assert!(forced.is_empty(), "killed or deleted by force: {forced:#?}");
-}
-
-fn wait_for_log(cri: &Cri, id: &str, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = cri.logs(id);
-        if out.success() && out.stdout.contains(needle) {
-            return out.stdout;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "`{needle}` never appeared in the container's log\n{}",
-            out.describe()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// The error containerd returned through the CRI, as crictl printed it
-/// (crictl quotes the gRPC message: `\"` for `"`).
-fn cri_error(out: &common::Outcome) -> String {
-    out.stderr.replace("\\\"", "\"")
-}
-
 /// runc's failure on a fresh sysfs in a user namespace on the host network.
 fn assert_sysfs_eperm(out: &common::Outcome) {
     assert!(
@@ -257,7 +190,7 @@ fn pod_with_one_app_container(stack: Stack) {
         version.describe()
     );
 
-    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    let app = cri.create_and_start(&pod, &app_config(userns));
     assert_converted_decision(&cri, &app);
     common::assert_converted_spec(&cri.bundle_spec(&app));
     let status = cri.inspect(&app);
@@ -373,43 +306,7 @@ const PARALLEL_PODS: usize = 20;
 /// bundles, mounts under the daemon's directory, shims).
 fn twenty_pods_in_parallel_leave_nothing_behind(stack: Stack) {
     let mut cri = Cri::start_on(stack);
-    let started = Instant::now();
-    let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
-        let cri = &cri;
-        let handles: Vec<_> = (0..PARALLEL_PODS)
-            .map(|i| {
-                s.spawn(move || {
-                    let name = format!("par{i}");
-                    let (userns, config) = userns_pod(cri, &name);
-                    let pod = cri
-                        .run_pod(handler::WRAPPER, &config)
-                        .map_err(|o| format!("{name}: RunPodSandbox\n{}", o.describe()))?;
-                    let ctr = cri::container_config("app", userns, cri::APP_SCRIPT);
-                    let id = cri
-                        .create(&pod, &ctr)
-                        .map_err(|o| format!("{name}: CreateContainer\n{}", o.describe()))?;
-                    let out = cri.start_container(&id);
-                    if !out.success() {
-                        return Err(format!("{name}: StartContainer\n{}", out.describe()));
-                    }
-                    Ok((pod, id, userns.host_id().unwrap()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("pod thread"))
-            .collect()
-    });
-    eprintln!(
-        "{PARALLEL_PODS} userns pods with one app container each through the CRI and the \
-         wrapper in {:?}",
-        started.elapsed()
-    );
-    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    let running: Vec<&(Pod, String, u64)> =
-        results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    for (_, id, host_id) in &running {
+    pods_at_once(&cri, handler::WRAPPER, PARALLEL_PODS, |id, host_id| {
         let map = cri.exec_sync(id, &["cat", "/proc/self/uid_map"]);
         map.assert_success();
         assert_eq!(
@@ -418,26 +315,7 @@ fn twenty_pods_in_parallel_leave_nothing_behind(stack: Stack) {
             "{id} runs with another pod's mapping: {}",
             map.stdout
         );
-    }
-    std::thread::scope(|s| {
-        for (pod, id, _) in &running {
-            let cri = &cri;
-            s.spawn(move || {
-                cri.stop_and_remove(id);
-                cri.stop_and_remove_pod(pod);
-            });
-        }
     });
-    assert!(
-        failed.is_empty(),
-        "{} of {PARALLEL_PODS} pods failed:\n{}",
-        failed.len(),
-        failed
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
     assert_no_leftovers(&mut cri);
 }
 
@@ -457,7 +335,7 @@ fn normalized(spec: &Value, pod: &Pod, container: &str, sandbox_pid: u64) -> Val
 fn hostusers_pod(cri: &Cri, handler: &str, userns: Userns) -> (Value, Value, u64) {
     let config = cri::pod_config("hostusers", userns, &cri.log_dir("hostusers"));
     let pod = run_pod(cri, handler, &config);
-    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    let app = cri.create_and_start(&pod, &app_config(userns));
     let pid = cri.sandbox_pid(&pod);
     let sandbox_spec = normalized(&cri.bundle_spec(&pod.id), &pod, &app, pid);
     let app_spec = normalized(&cri.bundle_spec(&app), &pod, &app, pid);
@@ -465,24 +343,7 @@ fn hostusers_pod(cri: &Cri, handler: &str, userns: Userns) -> (Value, Value, u64
     let bnd = seen.exec.cap_bnd();
     cri.stop_and_remove(&app);
     cri.stop_and_remove_pod(&pod);
-    for id in [&pod.id, &app] {
-        let lines = cri.decisions_for(id);
-        if handler == handler::WRAPPER {
-            assert_eq!(lines.len(), 1, "{id}: {lines:#?}");
-            assert_eq!(lines[0]["converted"], false, "{:#}", lines[0]);
-            assert_eq!(lines[0]["decision"], "no-user-namespace", "{:#}", lines[0]);
-            assert!(
-                lines[0]["changes"].as_array().map_or(true, Vec::is_empty),
-                "{:#}",
-                lines[0]
-            );
-        } else {
-            assert!(
-                lines.is_empty(),
-                "the plain handler ran the wrapper: {lines:#?}"
-            );
-        }
-    }
+    assert_passed_through(cri, &[&pod.id, &app], handler == handler::WRAPPER);
     (sandbox_spec, app_spec, bnd)
 }
 
@@ -523,7 +384,7 @@ fn failed_creates_leave_no_records(stack: Stack) {
     let cri = Cri::start_on(stack);
     let (userns, config) = userns_pod(&cri, "failing");
     let pod = run_pod(&cri, handler::WRAPPER, &config);
-    let app = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let app = app_config(userns);
     let mut failing = app.clone();
     failing["command"] = serde_json::json!(["/no/such/binary"]);
     let mut ids = Vec::new();
@@ -570,8 +431,7 @@ fn plain_runc_handler_on_the_userns_pod(stack: Stack) {
         Stack::Containerd23 => {
             let host_id = userns.host_id().unwrap();
             let pod = run_pod(&cri, handler::RUNC, &config);
-            let app =
-                cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+            let app = cri.create_and_start(&pod, &app_config(userns));
             let seen = cri.look_inside(&app);
             show("CRI + runc 1.4.3 alone, app container", &seen);
             for m in seen.exec.under_sys() {
@@ -640,8 +500,7 @@ fn base_spec_hook_alone_on_the_userns_pod(stack: Stack) {
         }
         Stack::Containerd23 => {
             let pod = run_pod(&cri, handler::RUNC_HOOK, &config);
-            let app =
-                cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+            let app = cri.create_and_start(&pod, &app_config(userns));
             let lines = hook_lines(&cri);
             assert!(
                 lines.len() == 1
@@ -678,7 +537,7 @@ fn base_spec_hook_behind_the_wrapper_verifies_app_containers(stack: Stack) {
         "containerd was expected to leave the sandbox without the base spec's hooks: {:#}",
         sandbox_spec["hooks"]
     );
-    let app = cri.create_and_start(&pod, &cri::container_config("app", userns, cri::APP_SCRIPT));
+    let app = cri.create_and_start(&pod, &app_config(userns));
     let app_spec = cri.bundle_spec(&app);
     assert!(
         app_spec["hooks"]["createRuntime"][0]["args"]
@@ -774,7 +633,7 @@ fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
         json!(cri.dir().join("bin/crun").display().to_string()),
         "the wrapper named ...-crun must run crun"
     );
-    let app_config = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let app_config = app_config(userns);
     match stack {
         Stack::Containerd17 => {
             let app = cri.create_and_start(&pod, &app_config);
@@ -949,7 +808,7 @@ fn run_cell(cri: &Cri, handler: &str, name: &str) -> Ran {
             return Ran::No(why_not(&out));
         }
     };
-    let app_config = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let app_config = app_config(userns);
     let app = match cri.create(&pod, &app_config) {
         Ok(id) => id,
         Err(out) => {
@@ -1097,7 +956,7 @@ fn time_pod_start(
         Userns::Absent
     };
     let config = cri::pod_config(name, userns, &cri.log_dir(name));
-    let ctr = cri::container_config("app", userns, cri::APP_SCRIPT);
+    let ctr = app_config(userns);
     let started = Instant::now();
     let pod = run_pod(cri, handler, &config);
     let app = cri.create_and_start(&pod, &ctr);

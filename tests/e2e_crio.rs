@@ -11,9 +11,11 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
-use common::cri::{self, Pod, Seen, Userns};
+use common::cri::{self, Userns};
+use common::crictl::{
+    app_config, assert_converted_decision, assert_no_leftovers, assert_passed_through, cri_error,
+    pods_at_once, run_pod, tear_down, userns_pod, wait_for_log, Pod, Seen,
+};
 use common::crio::{handler, matrix_handler, Crio, Hooks, Mode};
 use serde_json::{json, Value};
 
@@ -40,33 +42,6 @@ both_modes!(
     create_runtime_hook_with_plain_runc,
     version_matrix,
 );
-
-/// A userns pod with its own host ID range, and its config.
-fn userns_pod(crio: &Crio, name: &str) -> (Userns, Value) {
-    let userns = Userns::Pod {
-        host_id: cri::next_host_range(),
-    };
-    (userns, cri::pod_config(name, userns, &crio.log_dir(name)))
-}
-
-fn run_pod(crio: &Crio, handler: &str, config: &Value) -> Pod {
-    crio.run_pod(handler, config).unwrap_or_else(|out| {
-        panic!(
-            "RunPodSandbox on {handler} failed\n{}\n--- decisions\n{:#?}",
-            out.describe(),
-            crio.decisions()
-        )
-    })
-}
-
-fn app_config(userns: Userns) -> Value {
-    cri::container_config("app", userns, cri::APP_SCRIPT)
-}
-
-/// CRI-O's error as crictl printed it (`\"` for `"`).
-fn cri_error(out: &common::Outcome) -> String {
-    out.stderr.replace("\\\"", "\"")
-}
 
 /// What a converted container must have seen: /sys and every mount under
 /// it read-only, the host's bpffs and securityfs there, the container's own
@@ -160,45 +135,6 @@ fn show(what: &str, seen: &Seen) {
         seen.exec.uid_map.trim(),
         sys_view(seen).join("\n  ")
     );
-}
-
-/// The wrapper logged one converted create for `id`.
-fn assert_converted_decision(crio: &Crio, id: &str) {
-    let lines = crio.decisions_for(id);
-    assert_eq!(lines.len(), 1, "one decision for {id}: {lines:#?}");
-    assert_eq!(lines[0]["command"], "create", "{:#}", lines[0]);
-    assert_eq!(lines[0]["converted"], true, "{:#}", lines[0]);
-}
-
-fn assert_no_leftovers(crio: &mut Crio) {
-    let left = crio.leftovers();
-    assert!(left.is_empty(), "left behind after removal: {left:#?}");
-    let forced = crio.stop();
-    assert!(forced.is_empty(), "killed or deleted by force: {forced:#?}");
-}
-
-fn tear_down(mut crio: Crio, pod: &Pod, containers: &[String]) {
-    for id in containers {
-        crio.stop_and_remove(id);
-    }
-    crio.stop_and_remove_pod(pod);
-    assert_no_leftovers(&mut crio);
-}
-
-fn wait_for_log(crio: &Crio, id: &str, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = crio.logs(id);
-        if out.success() && out.stdout.contains(needle) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "`{needle}` never appeared in the container's log\n{}",
-            out.describe()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// runc 1.1.5 joining the host network namespace pinns pinned from inside
@@ -394,28 +330,11 @@ fn hostusers_pod(crio: &Crio, handler: &str, userns: Userns) -> PlainPod {
     let seen = crio.look_inside(&app);
     crio.stop_and_remove(&app);
     crio.stop_and_remove_pod(&pod);
-    let mut ids = vec![app.clone()];
+    let mut ids = vec![app.as_str()];
     if crio.mode() == Mode::InfraContainer {
-        ids.push(pod.id.clone());
+        ids.push(&pod.id);
     }
-    for id in &ids {
-        let lines = crio.decisions_for(id);
-        if handler == handler::WRAPPER {
-            assert_eq!(lines.len(), 1, "{id}: {lines:#?}");
-            assert_eq!(lines[0]["converted"], false, "{:#}", lines[0]);
-            assert_eq!(lines[0]["decision"], "no-user-namespace", "{:#}", lines[0]);
-            assert!(
-                lines[0]["changes"].as_array().map_or(true, Vec::is_empty),
-                "{:#}",
-                lines[0]
-            );
-        } else {
-            assert!(
-                lines.is_empty(),
-                "the plain handler ran the wrapper: {lines:#?}"
-            );
-        }
-    }
+    assert_passed_through(crio, &ids, handler == handler::WRAPPER);
     PlainPod {
         pause_spec,
         app_spec,
@@ -539,58 +458,10 @@ const PARALLEL_PODS: usize = 10;
 /// a read-only /sys, and removal leaves nothing.
 fn ten_pods_at_once(mode: Mode) {
     let mut crio = Crio::start(mode);
-    let results: Vec<Result<(Pod, String, u64), String>> = std::thread::scope(|s| {
-        let crio = &crio;
-        let handles: Vec<_> = (0..PARALLEL_PODS)
-            .map(|i| {
-                s.spawn(move || {
-                    let name = format!("par{i}");
-                    let (userns, config) = userns_pod(crio, &name);
-                    let pod = crio
-                        .run_pod(handler::WRAPPER, &config)
-                        .map_err(|o| format!("{name}: RunPodSandbox\n{}", o.describe()))?;
-                    let id = crio
-                        .create(&pod, &app_config(userns))
-                        .map_err(|o| format!("{name}: CreateContainer\n{}", o.describe()))?;
-                    let out = crio.crictl(&["start", &id]);
-                    if !out.success() {
-                        return Err(format!("{name}: StartContainer\n{}", out.describe()));
-                    }
-                    Ok((pod, id, userns.host_id().unwrap()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("pod thread"))
-            .collect()
-    });
-    let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    let running: Vec<&(Pod, String, u64)> =
-        results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    for (_, id, host_id) in &running {
+    pods_at_once(&crio, handler::WRAPPER, PARALLEL_PODS, |id, host_id| {
         let seen = crio.look_inside(id);
-        assert_converted_inside(&seen, *host_id);
-    }
-    std::thread::scope(|s| {
-        for (pod, id, _) in &running {
-            let crio = &crio;
-            s.spawn(move || {
-                crio.stop_and_remove(id);
-                crio.stop_and_remove_pod(pod);
-            });
-        }
+        assert_converted_inside(&seen, host_id);
     });
-    assert!(
-        failed.is_empty(),
-        "{} of {PARALLEL_PODS} pods failed:\n{}",
-        failed.len(),
-        failed
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
     assert_no_leftovers(&mut crio);
 }
 

@@ -17,7 +17,7 @@ fn record_of(
     runtime: Runtime,
     root: &std::path::Path,
     id: &str,
-) -> Option<userns_hostnet::engine::policy::NetCapabilities> {
+) -> Option<userns_hostnet_engine::policy::NetCapabilities> {
     let kind = match runtime {
         Runtime::Crun => userns_hostnet::records::Runtime::Crun,
         Runtime::Youki => userns_hostnet::records::Runtime::Youki,

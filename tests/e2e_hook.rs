@@ -384,7 +384,7 @@ fn precreate(stdin: &[u8]) -> std::process::Output {
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
+            .join("crates/engine/fixtures")
             .join(name),
     )
     .unwrap()

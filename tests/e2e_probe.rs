@@ -5,8 +5,8 @@
 //! questions.
 
 use std::path::Path;
-use userns_hostnet::engine::RroSupport;
 use userns_hostnet::probe::{rro_support, runtime_knows_rro};
+use userns_hostnet_engine::RroSupport;
 
 const RUNC: &str = "/usr/sbin/runc";
 const CRUN: &str = "/usr/bin/crun";

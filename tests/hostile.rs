@@ -74,7 +74,7 @@ impl Env {
 /// A user namespace on the host network, as `runc spec` plus the edits
 /// TESTING.md describes: it needs the conversion.
 fn base() -> Value {
-    let text = include_str!("fixtures/runc-spec.json");
+    let text = include_str!("../crates/engine/fixtures/runc-spec.json");
     let mut spec: Value = serde_json::from_str(text).unwrap();
     let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
     ns.retain(|n| n["type"] != "network");

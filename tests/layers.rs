@@ -1,9 +1,11 @@
 //! The layering ARCHITECTURE.md describes, checked on the source: the
 //! module import graph read from the workspace's crates (`src/**/*.rs`,
 //! `crates/engine/src` as `engine::..`, `crates/admin/src` as `admin::..`;
-//! `crate::`, `super::` and `self::` paths, in `use` lines and in code) has no circle, the
-//! engine imports nothing outside itself, `src/sys/` nothing but
-//! `src/sys/`, and no entry point is imported by another module. And the
+//! `crate::`, `super::` and `self::` paths and those that start with a
+//! crate's name (`userns_hostnet::`, `userns_hostnet_engine::`), in `use`
+//! lines and in code) has no circle, the engine imports nothing outside
+//! itself, `src/sys/` nothing but `src/sys/`, and no entry point is
+//! imported by another module. And the
 //! engine crate stays pure: no dependency outside an allow-list, no
 //! `std` module that reaches the system.
 //!
@@ -27,9 +29,13 @@ const CRATES: &[(&str, &str)] = &[
     ("admin", "crates/admin/src"),
 ];
 
-/// Names the root crate re-exports from another crate, as the files they
-/// are: `crate::path` in `src/` is the engine's `path.rs`.
-const REEXPORTS: &[(&str, &str)] = &[("path", "engine::path")];
+/// Each crate's name in a path, and the module prefix of its files (the
+/// root crate's are unprefixed).
+const CRATE_NAMES: &[(&str, &str)] = &[
+    ("userns_hostnet", ""),
+    ("userns_hostnet_engine", "engine"),
+    ("userns_hostnet_admin", "admin"),
+];
 
 /// Pure helpers below both the engine and the system layer (which do not
 /// import each other): either may import them; they import nothing.
@@ -49,15 +55,17 @@ const SYSTEM_MODULES: &[&str] = &["env", "fs", "net", "os", "process", "thread"]
 const KNOWN_EDGES: &[(&str, &str, &str)] = &[];
 
 /// Modules a binary starts in: only a crate's `src/bin` and their own children may
-/// import them.
-const ENTRY_POINTS: &[&str] = &["wrapper", "hook", "admin"];
+/// import them (the admin tool's modules import each other, but not the
+/// hook's).
+const ENTRY_POINTS: &[&str] = &["wrapper", "admin", "admin::hook"];
 
 #[test]
 fn the_source_keeps_its_layers() {
     let files = workspace_sources();
     for (module, crate_dir) in [
-        ("engine::decide", "crates/engine/src"),
+        ("engine::decision", "crates/engine/src"),
         ("admin::doctor", "crates/admin/src"),
+        ("admin::hook", "crates/admin/src"),
         ("wrapper", "src"),
     ] {
         assert!(
@@ -67,6 +75,18 @@ fn the_source_keeps_its_layers() {
         );
     }
     let graph = Graph::read(&files);
+    // Paths that name a crate: the admin tool's into the root crate, the
+    // root crate's into the engine.
+    for (from, to) in [
+        ("admin::explain", "plan"),
+        ("admin::hook", "plan"),
+        ("plan", "engine"),
+    ] {
+        assert!(
+            graph.has_edge(from, to),
+            "no edge {from} -> {to} read: the reader misses paths that name a crate"
+        );
+    }
     let count: usize = graph.edges.values().map(BTreeSet::len).sum();
     assert!(
         count > 100,
@@ -160,27 +180,38 @@ fn hand_made_layer_breaches_are_found() {
         ("engine", "pub mod rules;"),
         (
             "engine::rules",
-            "use crate::engine::Spec; use crate::config::Policy;",
+            "use crate::Spec; use userns_hostnet::config::Policy;",
         ),
         ("config", ""),
         ("sys", "use crate::sys::atomic; fn f() { crate::host::x() }"),
-        ("sys::atomic", ""),
-        ("host", ""),
-        ("wrapper", "use crate::{config, hook::stage};"),
-        ("hook", ""),
-        ("hook::stage", "use super::*;"),
+        ("sys::atomic", "fn f() { userns_hostnet_engine::path::x() }"),
+        ("host", "use userns_hostnet_engine::{Spec, path};"),
+        ("engine::path", ""),
+        ("wrapper", "use crate::config;"),
+        ("admin", "pub mod hook;"),
+        (
+            "admin::explain",
+            "use crate::hook::stage; use userns_hostnet::wrapper;",
+        ),
+        ("admin::hook", "use userns_hostnet::{config, host};"),
+        ("admin::hook::stage", "use super::*;"),
     ];
     let files: Vec<(String, String)> = files
         .iter()
         .map(|(m, s)| (m.to_string(), s.to_string()))
         .collect();
     let graph = Graph::read(&files);
+    // A crate named by its name is read as a path from its root.
+    assert!(graph.has_edge("host", "engine"), "{:?}", graph.edges);
+    assert!(graph.has_edge("host", "engine::path"), "{:?}", graph.edges);
+    assert!(graph.has_edge("admin::hook", "config"), "{:?}", graph.edges);
     assert_eq!(
         graph.breaches(&BTreeSet::new()),
         [
+            "admin::explain imports admin::hook::stage: an entry point is imported only by src/bin and its own children",
+            "admin::explain imports wrapper: an entry point is imported only by src/bin and its own children",
             "engine::rules imports config: the engine imports nothing outside crates/engine/",
             "sys imports host: src/sys/ imports nothing but src/sys/",
-            "wrapper imports hook::stage: an entry point is imported only by src/bin and its own children",
         ]
     );
 }
@@ -243,6 +274,96 @@ fn the_engine_crate_depends_on_nothing_that_does_io() {
         "the engine does no I/O:\n{}",
         uses.join("\n")
     );
+}
+
+#[test]
+fn no_crate_names_another_by_another_name() {
+    let files = workspace_sources();
+    let found = aliases(&files);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn hand_made_aliases_are_found() {
+    let files = [
+        ("engine", "use crate as engine; pub use spec::Spec;"),
+        (
+            "",
+            "pub use userns_hostnet_engine as engine;\npub use userns_hostnet_engine::path;",
+        ),
+        ("admin", "use userns_hostnet::{config, host};"),
+        (
+            "admin::doctor",
+            "use userns_hostnet::config; pub use crate::check::Check;",
+        ),
+        (
+            "admin::hook",
+            "pub use userns_hostnet::sys::mountinfo::{parse, Mount};",
+        ),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(m, s)| (m.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(
+        aliases(&files),
+        [
+            "engine renames crate: name its modules from `crate::`",
+            "src/lib.rs renames userns_hostnet_engine: name it by its crate",
+            "src/lib.rs re-exports userns_hostnet_engine: name it by its crate",
+            "admin brings in userns_hostnet at its crate root, where its children would name it as their own: name it by its crate",
+            "admin::hook re-exports userns_hostnet: name it by its crate",
+        ]
+    );
+}
+
+/// Every place a crate names itself or another crate under another name:
+/// `use crate as ..`, `use <crate> as ..`, a `pub use` of another crate's
+/// path, or a crate root's `use` of another crate's path (which its
+/// children would reach as `crate::..`).
+fn aliases(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (module, source) in files {
+        let is_root = module.is_empty() || CRATES.iter().any(|(prefix, _)| prefix == module);
+        let module = if module.is_empty() {
+            "src/lib.rs"
+        } else {
+            module.as_str()
+        };
+        let tokens = tokens(source);
+        let mut depth = 0usize;
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                Token::Open => depth += 1,
+                Token::Close => depth = depth.saturating_sub(1),
+                Token::Ident(w) if w == "use" => {
+                    let Some(Token::Ident(first)) = tokens.get(i + 1) else {
+                        continue;
+                    };
+                    let other = CRATE_NAMES.iter().any(|(name, _)| name == first);
+                    let renamed = tokens.get(i + 2) == Some(&Token::Ident("as".to_string()));
+                    let public = i
+                        .checked_sub(1)
+                        .is_some_and(|p| tokens[p] == Token::Ident("pub".to_string()));
+                    if first == "crate" && renamed {
+                        out.push(format!(
+                            "{module} renames crate: name its modules from `crate::`"
+                        ));
+                    } else if other && renamed {
+                        out.push(format!("{module} renames {first}: name it by its crate"));
+                    } else if other && public {
+                        out.push(format!("{module} re-exports {first}: name it by its crate"));
+                    } else if other && is_root && depth == 0 {
+                        out.push(format!(
+                            "{module} brings in {first} at its crate root, where its children would name it as their own: name it by its crate"
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -362,7 +483,6 @@ impl Graph {
                 .map(|(prefix, _)| vec![prefix.to_string()])
                 .unwrap_or_default();
             for path in paths(module, &crate_root, &tokens(source)) {
-                let path = resolve(path, &crate_root, &modules);
                 // The longest prefix that is a file module: an item's path
                 // names the module that holds it.
                 let target = (1..=path.len())
@@ -595,39 +715,11 @@ fn skip_raw(s: &[char], mut i: usize, hashes: usize) -> usize {
     i
 }
 
-/// `path`, read in a crate whose modules start with `crate_root`, as the
-/// file module it names: a name that is no module of that crate is one of
-/// the root crate's, which the crate's root brings in under the same name
-/// (`crate::engine::..` in the engine is its own `engine::..`); a name the
-/// root crate re-exports is the file it names.
-fn resolve(
-    mut path: Vec<String>,
-    crate_root: &[String],
-    modules: &BTreeSet<String>,
-) -> Vec<String> {
-    let n = crate_root.len();
-    if n > 0 && path.len() > n && path.starts_with(crate_root) {
-        let own = path[..=n].join("::");
-        let outer = &path[n];
-        if !modules.contains(&own)
-            && (modules.contains(outer) || REEXPORTS.iter().any(|(name, _)| name == outer))
-        {
-            path.drain(..n);
-        }
-    }
-    if let Some((_, file)) = REEXPORTS
-        .iter()
-        .find(|(name, _)| path.first().is_some_and(|p| p == name))
-    {
-        path.splice(..1, file.split("::").map(String::from));
-    }
-    path
-}
-
 /// Every crate-internal path in `tokens` of the file module `module`, as
 /// absolute segments (use trees expanded), with `crate` read as
-/// `crate_root` and `super` and `self` resolved against the inline module
-/// (`mod tests { .. }`) they stand in.
+/// `crate_root`, a crate's name (`CRATE_NAMES`) as that crate's root, and
+/// `super` and `self` resolved against the inline module (`mod tests {
+/// .. }`) they stand in.
 fn paths(module: &str, crate_root: &[String], tokens: &[Token]) -> Vec<Vec<String>> {
     let base: Vec<String> = if module.is_empty() {
         Vec::new()
@@ -657,6 +749,26 @@ fn paths(module: &str, crate_root: &[String], tokens: &[Token]) -> Vec<Vec<Strin
                     i += 3;
                     continue;
                 }
+            }
+            Token::Ident(w)
+                if CRATE_NAMES.iter().any(|(name, _)| name == w)
+                    && tokens.get(i + 1) == Some(&Token::Colons)
+                    && !matches!(i.checked_sub(1).map(|p| &tokens[p]), Some(Token::Colons)) =>
+            {
+                let prefix = CRATE_NAMES
+                    .iter()
+                    .find(|(name, _)| name == w)
+                    .map(|(_, prefix)| *prefix)
+                    .unwrap_or_default();
+                let root: Vec<String> = prefix
+                    .split("::")
+                    .filter(|p| !p.is_empty())
+                    .map(String::from)
+                    .collect();
+                let (found, end) = tree(tokens, i + 2, root);
+                out.extend(found);
+                i = end;
+                continue;
             }
             Token::Ident(w)
                 if (w == "crate" || w == "super" || w == "self")

@@ -17,10 +17,10 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use userns_hostnet::engine::fields::clean_path;
-use userns_hostnet::engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{
+use userns_hostnet_engine::fields::clean_path;
+use userns_hostnet_engine::policy::{NetCapabilities, NetSysctls, SysfsFallback};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::{
     write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
 };
 
@@ -29,19 +29,19 @@ mod whole_writer;
 
 /// A plan with its spec as the whole document it writes.
 #[derive(Debug)]
-struct Plan {
+struct Planned {
     decision: Decision,
     findings: Findings,
     spec: Value,
 }
 
-impl Plan {
+impl Planned {
     fn changed(&self) -> bool {
         !self.findings.changes.is_empty()
     }
 
-    fn of(plan: userns_hostnet::engine::Plan) -> Plan {
-        Plan {
+    fn of(plan: userns_hostnet_engine::Plan) -> Planned {
+        Planned {
             spec: plan
                 .spec
                 .to_value()
@@ -53,8 +53,8 @@ impl Plan {
 }
 
 /// The engine on a document held as a value.
-fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Plan, Refusal> {
-    userns_hostnet::engine::evaluate_value(&spec, facts, policy).map(Plan::of)
+fn evaluate(spec: Value, facts: &HostFacts, policy: &Policy) -> Result<Planned, Refusal> {
+    userns_hostnet_engine::evaluate_value(&spec, facts, policy).map(Planned::of)
 }
 
 // ---------------------------------------------------------------- generators
@@ -443,7 +443,7 @@ fn declared_target(field: &str) -> bool {
 
 /// The spec with every declared target removed (`mounts`, the capability
 /// sets and the sysctls that the plan says it changed).
-fn outside_targets(spec: &Value, plan: &Plan) -> Value {
+fn outside_targets(spec: &Value, plan: &Planned) -> Value {
     let mut v = spec.clone();
     if let Some(m) = v.as_object_mut() {
         m.shift_remove("mounts");
@@ -490,7 +490,7 @@ fn without(m: &Value, keys: &[&str]) -> Value {
 }
 
 /// The `linux.namespaces` indexes the own-namespaces rule removed.
-fn removed_own_namespaces(plan: &Plan) -> Vec<usize> {
+fn removed_own_namespaces(plan: &Planned) -> Vec<usize> {
     plan.findings
         .changes
         .iter()
@@ -506,7 +506,7 @@ fn removed_own_namespaces(plan: &Plan) -> Vec<usize> {
 }
 
 /// Output mounts minus the ones the cgroup-view rule added.
-fn mounts_not_added(out: &Value, plan: &Plan) -> Vec<Value> {
+fn mounts_not_added(out: &Value, plan: &Planned) -> Vec<Value> {
     let added: Vec<usize> = plan
         .findings
         .changes
@@ -622,7 +622,7 @@ proptest! {
         // options only (the sys-binds rule); every other mount is equal.
         // (and its idmapping, on a bind of the /sys tree); a mount under
         // /sys its options (the under-sys rule).
-        let mount_rule = |c: &&userns_hostnet::engine::Change| c.rule == "sys-binds" || c.rule == "under-sys";
+        let mount_rule = |c: &&userns_hostnet_engine::Change| c.rule == "sys-binds" || c.rule == "under-sys";
         let rebound: Vec<&Value> = plan.findings.changes.iter()
             .filter(mount_rule).map(|c| &c.before).collect();
         let hardened: Vec<&Value> = plan.findings.changes.iter()
@@ -681,7 +681,7 @@ proptest! {
     /// object serde_json reads, and the engine takes it from there.
     #[test]
     fn total_on_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256), facts in facts()) {
-        match userns_hostnet::engine::strict::read_spec(&bytes) {
+        match userns_hostnet_engine::strict::read_spec(&bytes) {
             Ok(v) => {
                 prop_assert_eq!(&v, &serde_json::from_slice::<Value>(&bytes).unwrap());
                 check_total(v, &facts, &Policy::default())?;
@@ -744,7 +744,11 @@ fn layout(spec: &Value, how: u8) -> Vec<u8> {
 }
 
 /// What the whole-document path writes for `bytes`, or its refusal.
-fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
+fn whole_path(
+    bytes: &[u8],
+    facts: &HostFacts,
+    policy: &Policy,
+) -> Result<(Planned, Vec<u8>), String> {
     let spec = read_spec(bytes).map_err(|r| r.to_string())?;
     let plan = evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
     let out = whole_writer::serialize_like(&plan.spec, bytes);
@@ -752,11 +756,15 @@ fn whole_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan,
 }
 
 /// What the wrapper's path writes: the view read, edits into the bytes.
-fn view_path(bytes: &[u8], facts: &HostFacts, policy: &Policy) -> Result<(Plan, Vec<u8>), String> {
+fn view_path(
+    bytes: &[u8],
+    facts: &HostFacts,
+    policy: &Policy,
+) -> Result<(Planned, Vec<u8>), String> {
     let spec = Spec::read(bytes.to_vec()).map_err(|r| r.to_string())?;
-    let plan = userns_hostnet::engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
+    let plan = userns_hostnet_engine::evaluate(spec, facts, policy).map_err(|r| r.to_string())?;
     let out = write::write_checked(&plan.spec).map_err(|r| r.to_string())?;
-    Ok((Plan::of(plan), out))
+    Ok((Planned::of(plan), out))
 }
 
 fn reread(bytes: &[u8]) -> Result<String, TestCaseError> {

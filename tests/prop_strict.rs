@@ -14,12 +14,10 @@
 use proptest::prelude::*;
 use serde::de::{self, Deserialize, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::Spec;
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::Spec;
 
-#[path = "fixtures/specs.rs"]
-mod specs;
-use specs::FIXTURES;
+use userns_hostnet_engine::fixtures::FIXTURES;
 
 /// A JSON document with every key kept, duplicates included, in order.
 #[derive(Debug, Clone)]

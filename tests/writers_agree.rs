@@ -4,15 +4,13 @@
 //! (`tests/fixtures/whole_writer.rs`, the oracle) does.
 
 use serde_json::Value;
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::write::write;
-use userns_hostnet::engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::write::write;
+use userns_hostnet_engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
 
-#[path = "fixtures/specs.rs"]
-mod specs;
 #[path = "fixtures/whole_writer.rs"]
 mod whole_writer;
-use specs::{userns_spec, with_userns_hostnet, FIXTURES};
+use userns_hostnet_engine::fixtures::{userns_spec, with_userns_hostnet, FIXTURES};
 use whole_writer::serialize_like;
 
 /// What the whole-document path writes: every member read, the whole

@@ -7,8 +7,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use userns_hostnet::engine::strict::read_spec;
-use userns_hostnet::engine::{evaluate, HostFacts, Policy};
+use userns_hostnet_engine::strict::read_spec;
+use userns_hostnet_engine::{evaluate, HostFacts, Policy};
 
 fuzz_target!(|data: &[u8]| {
     // What the wrapper does with config.json: read it strictly or refuse.

@@ -22,13 +22,13 @@ mod cache;
 mod tests;
 pub mod trial;
 
-use crate::engine::RroSupport;
 use crate::sys::deadline::{run, RunError};
 use answer::{features_list_rro, version_knows_rro, VersionError};
 use cache::Identity;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use userns_hostnet_engine::RroSupport;
 
 /// Where runtime answers are cached.
 pub const CACHE_DIR: &str = "/run/userns-hostnet";

@@ -1,7 +1,7 @@
 //! `/proc/PID/mountinfo` lines (proc(5)): mount and parent ids, the mount
 //! point, the per-mount options and the filesystem type.
 
-use crate::path::is_below;
+use userns_hostnet_engine::path::is_below;
 
 /// One line of mountinfo.
 #[derive(Debug, Clone, PartialEq, Eq)]

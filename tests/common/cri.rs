@@ -11,8 +11,9 @@
 //! `target/cri-o`. `make test` runs that script first; a missing tool fails
 //! the test and names the script.
 //!
-//! The CRI client is crictl, fed JSON configs with the field names and enum
-//! values the kubelet sends. The `k8s-cri` crate would give typed requests
+//! The CRI client is crictl (tests/common/crictl.rs, which CRI-O's driver
+//! shares), fed JSON configs with the field names and enum values the
+//! kubelet sends. The `k8s-cri` crate would give typed requests
 //! over tonic, but tonic and prost add minutes of compile time on a 2-core
 //! machine for what a few JSON files and one binary already do.
 //!
@@ -36,7 +37,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::containerd::{write_script, Containerd, Launch, WRAPPER_CRUN_NAME};
-use super::{run_capture, run_ok, Outcome, Runtime, ID_RANGE, WRAPPER};
+use super::crictl::{Crictl, Daemon, Pod};
+use super::{run_ok, Runtime, ID_RANGE, WRAPPER};
 
 /// The admin tool, whose `hook create-runtime` the hook handlers run.
 const TOOL: &str = super::TOOL;
@@ -235,15 +237,32 @@ pub fn container_config(name: &str, userns: Userns, script: &str) -> Value {
     })
 }
 
-/// A private containerd with CRI. Dropping it removes every pod through the
-/// CRI, then stops the daemon as tests/common/containerd.rs does.
+/// A private containerd with CRI, driven through its [`Crictl`] (which it
+/// derefs to). Dropping it removes every pod through the CRI, then stops
+/// the daemon as tests/common/containerd.rs does.
 pub struct Cri {
     stack: Stack,
     ctd: Option<Containerd>,
-    crictl_config: PathBuf,
-    configs: PathBuf,
-    counter: AtomicU64,
+    crictl: Crictl,
     stopped: bool,
+}
+
+impl std::ops::Deref for Cri {
+    type Target = Crictl;
+
+    fn deref(&self) -> &Crictl {
+        &self.crictl
+    }
+}
+
+impl Daemon for Cri {
+    fn leftovers(&self) -> Vec<String> {
+        Cri::leftovers(self)
+    }
+
+    fn stop(&mut self) -> Vec<String> {
+        Cri::stop(self)
+    }
 }
 
 impl Cri {
@@ -268,25 +287,11 @@ impl Cri {
             extra_config: &|d| cri_config(d, stack),
             setup: &|d| setup_daemon_dir(d, stack),
         });
-        let d = ctd.dir().to_path_buf();
-        let crictl_config = d.join("crictl.yaml");
-        fs::write(
-            &crictl_config,
-            format!(
-                "runtime-endpoint: unix://{sock}\nimage-endpoint: unix://{sock}\n\
-                 timeout: 60\ndebug: false\npull-image-on-create: false\n",
-                sock = d.join("sock").display()
-            ),
-        )
-        .unwrap();
-        let configs = d.join("cri-configs");
-        fs::create_dir_all(&configs).unwrap();
+        let crictl = Crictl::new(ctd.dir(), &ctd.dir().join("sock"));
         let cri = Cri {
             stack,
             ctd: Some(ctd),
-            crictl_config,
-            configs,
-            counter: AtomicU64::new(0),
+            crictl,
             stopped: false,
         };
         cri.import_images();
@@ -326,23 +331,6 @@ impl Cri {
         self.containerd().log()
     }
 
-    /// The wrapper's decision log lines (its config file keeps them here).
-    pub fn decisions(&self) -> Vec<Value> {
-        fs::read_to_string(self.dir().join("decisions.log"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("decision log line is JSON"))
-            .collect()
-    }
-
-    /// The decision log lines for one container or sandbox id.
-    pub fn decisions_for(&self, id: &str) -> Vec<Value> {
-        self.decisions()
-            .into_iter()
-            .filter(|d| d["id"] == id)
-            .collect()
-    }
-
     fn import_images(&self) {
         let tar = images_tar();
         self.containerd()
@@ -360,135 +348,6 @@ impl Cri {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
-    }
-
-    pub fn crictl_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(crictl_path());
-        cmd.arg("--config").arg(&self.crictl_config).args(args);
-        cmd
-    }
-
-    pub fn crictl(&self, args: &[&str]) -> Outcome {
-        run_capture(&mut self.crictl_command(args))
-    }
-
-    /// Writes a config for crictl, named after `tag`.
-    pub fn write_config(&self, tag: &str, value: &Value) -> PathBuf {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let path = self.configs.join(format!("{tag}-{n}.json"));
-        fs::write(&path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
-        path
-    }
-
-    /// A directory for a pod's container logs.
-    pub fn log_dir(&self, name: &str) -> PathBuf {
-        let dir = self.dir().join("pod-logs").join(name);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// RunPodSandbox on `handler`: the pod's id, or the failed crictl call.
-    pub fn run_pod(&self, handler: &str, config: &Value) -> Result<Pod, Outcome> {
-        let path = self.write_config("pod", config);
-        let out = self.crictl(&["runp", "--runtime", handler, path.to_str().unwrap()]);
-        if !out.success() {
-            return Err(out);
-        }
-        Ok(Pod {
-            id: out.stdout.trim().to_string(),
-            config: path,
-        })
-    }
-
-    /// CreateContainer in `pod`: the container's id, or the failed call.
-    pub fn create(&self, pod: &Pod, config: &Value) -> Result<String, Outcome> {
-        let path = self.write_config("container", config);
-        let out = self.crictl(&[
-            "create",
-            &pod.id,
-            path.to_str().unwrap(),
-            pod.config.to_str().unwrap(),
-        ]);
-        if !out.success() {
-            return Err(out);
-        }
-        Ok(out.stdout.trim().to_string())
-    }
-
-    /// StartContainer.
-    pub fn start_container(&self, id: &str) -> Outcome {
-        self.crictl(&["start", id])
-    }
-
-    /// CreateContainer then StartContainer; panics with the daemon's view
-    /// of the failure.
-    pub fn create_and_start(&self, pod: &Pod, config: &Value) -> String {
-        let id = self
-            .create(pod, config)
-            .unwrap_or_else(|out| panic!("CreateContainer failed\n{}", out.describe()));
-        let out = self.start_container(&id);
-        assert!(
-            out.success(),
-            "StartContainer failed\n{}\n--- decisions\n{:#?}",
-            out.describe(),
-            self.decisions_for(&id)
-        );
-        id
-    }
-
-    /// ExecSync (`crictl exec --sync`).
-    pub fn exec_sync(&self, id: &str, argv: &[&str]) -> Outcome {
-        let mut args = vec!["exec", "--sync", "--timeout", "30", id];
-        args.extend_from_slice(argv);
-        self.crictl(&args)
-    }
-
-    /// Exec through the CRI streaming server (`crictl exec` without --sync:
-    /// an Exec request, then the stream from the URL containerd returns).
-    pub fn exec_stream(&self, id: &str, argv: &[&str]) -> Outcome {
-        let mut args = vec!["exec", id];
-        args.extend_from_slice(argv);
-        self.crictl(&args)
-    }
-
-    /// ContainerStatus, verbose (`crictl inspect`).
-    pub fn inspect(&self, id: &str) -> Value {
-        let out = self.crictl(&["inspect", "--output", "json", id]);
-        out.assert_success();
-        serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|e| panic!("inspect is not JSON ({e})\n{}", out.describe()))
-    }
-
-    /// PodSandboxStatus, verbose (`crictl inspectp`).
-    pub fn inspect_pod(&self, pod: &Pod) -> Value {
-        let out = self.crictl(&["inspectp", "--output", "json", &pod.id]);
-        out.assert_success();
-        serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|e| panic!("inspectp is not JSON ({e})\n{}", out.describe()))
-    }
-
-    /// The container's log as the CRI keeps it (`crictl logs`).
-    pub fn logs(&self, id: &str) -> Outcome {
-        self.crictl(&["logs", id])
-    }
-
-    /// StopContainer then RemoveContainer.
-    pub fn stop_and_remove(&self, id: &str) {
-        self.crictl(&["stop", "--timeout", "10", id])
-            .assert_success();
-        self.crictl(&["rm", id]).assert_success();
-    }
-
-    /// StopPodSandbox then RemovePodSandbox.
-    pub fn stop_and_remove_pod(&self, pod: &Pod) {
-        self.crictl(&["stopp", &pod.id]).assert_success();
-        self.crictl(&["rmp", &pod.id]).assert_success();
-    }
-
-    /// Ids of every pod the CRI still knows.
-    pub fn pods(&self) -> Vec<String> {
-        let out = self.crictl(&["pods", "--quiet"]);
-        out.stdout.split_whitespace().map(str::to_string).collect()
     }
 
     /// The bundle containerd wrote for a running container or sandbox.
@@ -613,13 +472,6 @@ impl Drop for Cri {
         // The daemon's own Drop removes its directory.
         self.ctd.take();
     }
-}
-
-/// A pod the CRI runs: its id and the config it was created from (crictl's
-/// CreateContainer wants it again).
-pub struct Pod {
-    pub id: String,
-    pub config: PathBuf,
 }
 
 /// The CRI section of the daemon's config: the local pause image, the
@@ -906,26 +758,4 @@ fn images_key() -> u64 {
         (m.len(), m.mtime(), m.ino()).hash(&mut h);
     }
     h.finish()
-}
-
-/// The sections of what `PROBE_SCRIPT` printed plus pid 1's status, from
-/// two ExecSync calls into a running container.
-pub struct Seen {
-    pub exec: super::Probe,
-    pub pid1_status: String,
-}
-
-impl Cri {
-    /// Reads, through ExecSync, what the container sees: its mounts, the
-    /// exec'd process's own status and uid_map, and pid 1's status.
-    pub fn look_inside(&self, id: &str) -> Seen {
-        let out = self.exec_sync(id, &["/bin/sh", "-c", super::PROBE_SCRIPT]);
-        out.assert_success();
-        let pid1 = self.exec_sync(id, &["cat", "/proc/1/status"]);
-        pid1.assert_success();
-        Seen {
-            exec: super::Probe::parse(&out.stdout),
-            pid1_status: pid1.stdout,
-        }
-    }
 }

@@ -1,5 +1,6 @@
 //! A private CRI-O 1.36.3 for tests/e2e_crio.rs, driven through crictl the
-//! way the kubelet drives it (the requests of tests/common/cri.rs).
+//! way the kubelet drives it (tests/common/crictl.rs, the client
+//! containerd's driver uses, with the requests of tests/common/cri.rs).
 //!
 //! Debian has no CRI-O: `scripts/cri-tools.sh` unpacks crio, pinns, crictl
 //! and copyimg from ../shared/tools/cri-o-1.36.3 into `target/cri-o`; conmon
@@ -22,16 +23,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 use super::containerd::{processes_naming, write_script};
-use super::cri::{self, Pod, Seen, APP_IMAGE, PAUSE_IMAGE};
-use super::{find_in_path, run_capture, Outcome, Runtime, SYS_VIEW_SCRIPT, WRAPPER};
+use super::cri::{self, APP_IMAGE, PAUSE_IMAGE};
+use super::crictl::{Crictl, Daemon};
+use super::{find_in_path, run_capture, Runtime, SYS_VIEW_SCRIPT, WRAPPER};
 
 /// The admin tool: `install crio`, and the hook.
 pub const TOOL: &str = super::TOOL;
@@ -119,7 +119,7 @@ fn system_tool(name: &str, hint: &str) -> PathBuf {
     find_in_path(name).unwrap_or_else(|| panic!("`{name}` is missing: {hint}"))
 }
 
-/// A started CRI-O, or the reason it did not start.
+/// A started CRI-O, driven through its [`Crictl`] (which it derefs to).
 pub struct Crio {
     dir: Option<TempDir>,
     path: PathBuf,
@@ -128,12 +128,30 @@ pub struct Crio {
     /// restarts: pinns pins the pods' namespaces there.
     namespace: Child,
     mode: Mode,
-    counter: AtomicU64,
-    /// Ids of every pod and container this daemon made: the wrapper's
-    /// runtime root (`/run/userns-hostnet-runtime`, as install writes it)
-    /// is shared with other daemons, so leftovers are looked for by id.
-    ids: Mutex<Vec<String>>,
+    /// Keeps the ids of every pod and container this daemon made: the
+    /// wrapper's runtime root (`/run/userns-hostnet-runtime`, as install
+    /// writes it) is shared with other daemons, so leftovers are looked
+    /// for by id.
+    crictl: Crictl,
     stopped: bool,
+}
+
+impl std::ops::Deref for Crio {
+    type Target = Crictl;
+
+    fn deref(&self) -> &Crictl {
+        &self.crictl
+    }
+}
+
+impl Daemon for Crio {
+    fn leftovers(&self) -> Vec<String> {
+        Crio::leftovers(self)
+    }
+
+    fn stop(&mut self) -> Vec<String> {
+        Crio::stop(self)
+    }
 }
 
 impl Crio {
@@ -218,16 +236,7 @@ impl Crio {
         }
         write_hooks(&d, hooks);
         copy_images(&d);
-        fs::write(
-            d.join("crictl.yaml"),
-            format!(
-                "runtime-endpoint: unix://{sock}\nimage-endpoint: unix://{sock}\n\
-                 timeout: 60\ndebug: false\npull-image-on-create: false\n",
-                sock = d.join("crio.sock").display()
-            ),
-        )
-        .unwrap();
-        fs::create_dir_all(d.join("cri-configs")).unwrap();
+        let crictl = Crictl::new(&d, &d.join("crio.sock"));
 
         let namespace = spawn_namespace(shared_root);
         let child = spawn_crio(&crio, &d, namespace.id());
@@ -237,8 +246,7 @@ impl Crio {
             child: Some(child),
             namespace,
             mode,
-            counter: AtomicU64::new(0),
-            ids: Mutex::new(Vec::new()),
+            crictl,
             stopped: false,
         };
         daemon.wait_serving()?;
@@ -317,133 +325,6 @@ impl Crio {
         fs::read_to_string(self.path.join(INSTALL_DROP_IN)).unwrap_or_default()
     }
 
-    /// The wrapper's decision log lines.
-    pub fn decisions(&self) -> Vec<Value> {
-        fs::read_to_string(self.path.join("decisions.log"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("decision log line is JSON"))
-            .collect()
-    }
-
-    pub fn decisions_for(&self, id: &str) -> Vec<Value> {
-        self.decisions()
-            .into_iter()
-            .filter(|d| d["id"] == id)
-            .collect()
-    }
-
-    pub fn crictl(&self, args: &[&str]) -> Outcome {
-        let mut cmd = Command::new(cri::crictl_path());
-        cmd.arg("--config")
-            .arg(self.path.join("crictl.yaml"))
-            .args(args);
-        run_capture(&mut cmd)
-    }
-
-    fn write_config(&self, tag: &str, value: &Value) -> PathBuf {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let path = self
-            .path
-            .join("cri-configs")
-            .join(format!("{tag}-{n}.json"));
-        fs::write(&path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
-        path
-    }
-
-    /// A directory for a pod's container logs.
-    pub fn log_dir(&self, name: &str) -> PathBuf {
-        let dir = self.path.join("pod-logs").join(name);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    fn remember(&self, id: &str) {
-        self.ids.lock().unwrap().push(id.to_string());
-    }
-
-    /// RunPodSandbox on `handler`.
-    pub fn run_pod(&self, handler: &str, config: &Value) -> Result<Pod, Outcome> {
-        let path = self.write_config("pod", config);
-        let out = self.crictl(&["runp", "--runtime", handler, path.to_str().unwrap()]);
-        if !out.success() {
-            return Err(out);
-        }
-        let id = out.stdout.trim().to_string();
-        self.remember(&id);
-        Ok(Pod { id, config: path })
-    }
-
-    /// CreateContainer in `pod`.
-    pub fn create(&self, pod: &Pod, config: &Value) -> Result<String, Outcome> {
-        let path = self.write_config("container", config);
-        let out = self.crictl(&[
-            "create",
-            &pod.id,
-            path.to_str().unwrap(),
-            pod.config.to_str().unwrap(),
-        ]);
-        if !out.success() {
-            return Err(out);
-        }
-        let id = out.stdout.trim().to_string();
-        self.remember(&id);
-        Ok(id)
-    }
-
-    /// CreateContainer then StartContainer; panics with CRI-O's view of a
-    /// failure.
-    pub fn create_and_start(&self, pod: &Pod, config: &Value) -> String {
-        let id = self
-            .create(pod, config)
-            .unwrap_or_else(|out| panic!("CreateContainer failed\n{}", out.describe()));
-        let out = self.crictl(&["start", &id]);
-        assert!(
-            out.success(),
-            "StartContainer failed\n{}\n--- decisions\n{:#?}",
-            out.describe(),
-            self.decisions_for(&id)
-        );
-        id
-    }
-
-    /// ExecSync (`crictl exec --sync`).
-    pub fn exec_sync(&self, id: &str, argv: &[&str]) -> Outcome {
-        let mut args = vec!["exec", "--sync", "--timeout", "30", id];
-        args.extend_from_slice(argv);
-        self.crictl(&args)
-    }
-
-    /// Exec through CRI-O's streaming server.
-    pub fn exec_stream(&self, id: &str, argv: &[&str]) -> Outcome {
-        let mut args = vec!["exec", id];
-        args.extend_from_slice(argv);
-        self.crictl(&args)
-    }
-
-    pub fn logs(&self, id: &str) -> Outcome {
-        self.crictl(&["logs", id])
-    }
-
-    /// ContainerStatus (`crictl inspect`).
-    pub fn inspect(&self, id: &str) -> Value {
-        let out = self.crictl(&["inspect", "--output", "json", id]);
-        out.assert_success();
-        serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|e| panic!("inspect is not JSON ({e})\n{}", out.describe()))
-    }
-
-    pub fn stop_and_remove(&self, id: &str) {
-        self.crictl(&["stop", "--timeout", "10", id])
-            .assert_success();
-        self.crictl(&["rm", id]).assert_success();
-    }
-
-    pub fn stop_and_remove_pod(&self, pod: &Pod) {
-        self.crictl(&["stopp", &pod.id]).assert_success();
-        self.crictl(&["rmp", &pod.id]).assert_success();
-    }
-
     /// The OCI spec CRI-O wrote for a container or pause container, as the
     /// runtime left it (the wrapper rewrites it in place).
     pub fn bundle_spec(&self, id: &str) -> Value {
@@ -454,19 +335,6 @@ impl Crio {
             .join("userdata/config.json");
         let text = fs::read(&path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
         serde_json::from_slice(&text).expect("config.json is JSON")
-    }
-
-    /// Reads, through ExecSync, what the container sees: its mounts, the
-    /// exec'd process's own status and uid_map, and pid 1's status.
-    pub fn look_inside(&self, id: &str) -> Seen {
-        let out = self.exec_sync(id, &["/bin/sh", "-c", super::PROBE_SCRIPT]);
-        out.assert_success();
-        let pid1 = self.exec_sync(id, &["cat", "/proc/1/status"]);
-        pid1.assert_success();
-        Seen {
-            exec: super::Probe::parse(&out.stdout),
-            pid1_status: pid1.stdout,
-        }
     }
 
     /// What is left after every pod was removed: pods and containers CRI-O
@@ -486,19 +354,13 @@ impl Crio {
     }
 
     fn leftovers_now(&self) -> Vec<String> {
-        let words = |args: &[&str]| -> Vec<String> {
-            self.crictl(args)
-                .stdout
-                .split_whitespace()
-                .map(str::to_string)
-                .collect()
-        };
-        let mut left: Vec<String> = words(&["pods", "--quiet"])
+        let mut left: Vec<String> = self
+            .pods()
             .into_iter()
             .map(|p| format!("pod {p}"))
             .collect();
         left.extend(
-            words(&["ps", "--all", "--quiet"])
+            self.containers()
                 .into_iter()
                 .map(|c| format!("container {c}")),
         );
@@ -527,7 +389,7 @@ impl Crio {
 
     /// Runtime state directories of this daemon's ids.
     pub fn runtime_states(&self) -> Vec<PathBuf> {
-        let ids = self.ids.lock().unwrap().clone();
+        let ids = self.crictl.ids();
         // Every handler's root here is `runc-NAME` (the matrix adds some).
         let mut roots: Vec<PathBuf> = fs::read_dir(&self.path)
             .map(|rd| {
@@ -556,7 +418,7 @@ impl Crio {
     /// The wrapper's records of converted containers (src/records.rs) for
     /// this daemon's ids: each goes once its container is gone.
     pub fn converted_records(&self) -> Vec<String> {
-        let ids = self.ids.lock().unwrap().clone();
+        let ids = self.crictl.ids();
         userns_hostnet::records::Records::system()
             .all()
             .into_iter()
@@ -781,7 +643,7 @@ fn missing_capabilities() -> Vec<String> {
         .trim()
         .parse()
         .unwrap();
-    userns_hostnet::engine::cap_names::NAMES
+    userns_hostnet_engine::cap_names::NAMES
         .iter()
         .zip(0u32..)
         .filter(|(_, bit)| *bit <= last && bnd & (1 << bit) == 0)

@@ -21,6 +21,7 @@ use tempfile::TempDir;
 
 pub mod containerd;
 pub mod cri;
+pub mod crictl;
 pub mod crio;
 pub mod install;
 pub mod kubernetes;

@@ -253,7 +253,7 @@ impl Stage {
         let spec = r.join("etc/containerd/base-runtime-spec.json");
         fs::create_dir_all(spec.parent().unwrap()).unwrap();
         fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ctr-default.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/fixtures/ctr-default.json"),
             spec,
         )
         .unwrap();

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "userns-hostnet",
-    version = crate::VERSION,
+    version = userns_hostnet::VERSION,
     about = "Explain, check and register the userns-hostnet runtime wrapper; OCI hook mode",
     long_about = "userns-hostnet makes containers with a user namespace on the host network run safely: \
 their /sys becomes a recursively read-only bind of the host's, the network capabilities that grant \

@@ -2,15 +2,15 @@
 //! it. `show` gives each setting's effective value and where it comes
 //! from, `default` the shipped file, `check` validates a file, `set` edits
 //! one setting keeping the file's comments. Every read goes through
-//! [`crate::config::load_from`], so the trust rules and the validation are
+//! [`userns_hostnet::config::load_from`], so the trust rules and the validation are
 //! the wrapper's own.
 
 use crate::cli::ConfigCommand;
-use crate::config::{self, Config, ConfigError, SHIPPED};
-use crate::runtime::RUNTIME_ENV;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
+use userns_hostnet::config::{self, ConfigError, NodeConfig, SHIPPED};
+use userns_hostnet::runtime::RUNTIME_ENV;
 
 /// Every setting, as a dotted key: `section.name`, or `name` at the top.
 pub const KEYS: &[&str] = &[
@@ -146,7 +146,7 @@ pub fn effective(
         Some(t) => Some(parse_doc(path, t)?),
         None => None,
     };
-    let defaults = Config::default();
+    let defaults = NodeConfig::default();
     Ok(KEYS
         .iter()
         .map(|&key| {
@@ -187,7 +187,7 @@ fn lookup(doc: &DocumentMut, key: &str) -> Option<String> {
 }
 
 /// The built-in default of a setting, as TOML.
-fn default_value(d: &Config, key: &str) -> String {
+fn default_value(d: &NodeConfig, key: &str) -> String {
     let json = |v: serde_json::Result<serde_json::Value>| match v {
         Ok(serde_json::Value::String(s)) => toml_edit::Value::from(s).to_string(),
         Ok(other) => other.to_string(),
@@ -506,7 +506,7 @@ fn set(assignment: &str, file: Option<&Path>) -> Result<i32, ConfigCmdError> {
             || {
                 format!(
                     "not set, the default {}",
-                    default_value(&Config::default(), key)
+                    default_value(&NodeConfig::default(), key)
                 )
             },
             |v| format!("was {v}"),
@@ -547,7 +547,7 @@ mod tests {
     fn every_key_is_a_setting_the_wrapper_reads() {
         // Each key, set to its default, parses; a key not in KEYS would
         // be refused by the wrapper as unknown.
-        let d = Config::default();
+        let d = NodeConfig::default();
         for key in KEYS {
             if *key == "idmap.allowed_ranges" {
                 continue;

@@ -1,21 +1,21 @@
 //! `userns-hostnet explain`: what the wrapper would do with a spec, and why.
 //!
-//! The spec goes through [`crate::plan`], the wrapper's own path from a
+//! The spec goes through [`userns_hostnet::plan`], the wrapper's own path from a
 //! spec to a plan, with the same config file and the same runtime choice:
 //! no rule is implemented here. This module only reads the input and prints
 //! the plan (or the refusal) for an operator, or as one JSON document.
 
 use super::AdminError;
-use crate::bundle;
 use crate::cli::ExplainArgs;
-use crate::config::{self, Config};
-use crate::engine::{self, Change, Plan, Refusal, Spec};
-use crate::plan::{self, Rro};
-use crate::runtime;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use userns_hostnet::bundle;
+use userns_hostnet::config::{self, NodeConfig};
+use userns_hostnet::plan::{self, Rro};
+use userns_hostnet::runtime;
+use userns_hostnet_engine::{Change, Plan, Refusal, Spec};
 
 /// Exit status: the container would start.
 pub const EXIT_START: i32 = 0;
@@ -88,7 +88,7 @@ impl Stop {
     /// The wrapper's create stops on this input: its own line, and the
     /// field and reason out of it.
     fn by_wrapper(input: &str, path: &Path, f: &bundle::SpecError) -> Stop {
-        let line = format!("{}: {f}", crate::WRAPPER_NAME);
+        let line = format!("{}: {f}", userns_hostnet::WRAPPER_NAME);
         let (field, reason) = match f {
             bundle::SpecError::Refused(r) => (r.field.clone(), r.message.clone()),
             other => {
@@ -250,7 +250,7 @@ pub fn explain(
     input: String,
     doc: Spec,
     bundle: Option<&Path>,
-    config: &Config,
+    config: &NodeConfig,
     output: Option<&Path>,
 ) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);
@@ -291,7 +291,7 @@ pub fn explain(
     // write it would refuse is explained as that refusal.
     let result = result.and_then(|plan| {
         let bytes = match plan.changed() {
-            true => engine::write::write_checked(&plan.spec)?,
+            true => userns_hostnet_engine::write::write_checked(&plan.spec)?,
             false => plan.spec.source().to_vec(),
         };
         Ok((plan, bytes))
@@ -343,8 +343,8 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
         std::io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| Stop::unreadable(shown, "standard input", e))?;
-        if bytes.len() as u64 > engine::strict::MAX_BYTES {
-            let r = engine::strict::too_large(bytes.len() as u64);
+        if bytes.len() as u64 > userns_hostnet_engine::strict::MAX_BYTES {
+            let r = userns_hostnet_engine::strict::too_large(bytes.len() as u64);
             return Err(Stop::by_wrapper(
                 shown,
                 input,

@@ -1,9 +1,9 @@
 //! Writing daemon config files safely, and showing a change as a diff.
 
-use crate::sys::atomic::{self, Attrs};
-use crate::sys::in_root::NodeRoot;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet::sys::atomic::{self, Attrs};
+use userns_hostnet::sys::in_root::NodeRoot;
 
 /// Replace (or create) `path` with `bytes`, atomically, keeping the old
 /// file's mode, owner and extended attributes (its SELinux label and ACLs

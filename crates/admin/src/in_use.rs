@@ -13,8 +13,8 @@
 use crate::daemon::containerd::live::live_tasks;
 use crate::daemon::crio::live::live_of_handler;
 use crate::daemon::live::{Files, Live};
-use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
+use userns_hostnet::sys::in_root::NodeRoot;
 
 /// The node's files, read through its root ([`NodeRoot`]).
 pub struct NodeFiles<'a>(pub &'a NodeRoot);

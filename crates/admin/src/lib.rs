@@ -11,18 +11,12 @@ pub mod docs;
 pub mod doctor;
 pub mod explain;
 pub mod files;
+pub mod hook;
 pub mod in_use;
 pub mod install;
 pub mod matrix;
 pub mod registrations;
 pub mod version;
-
-// The root crate's modules, under the names they have there, so that
-// `crate::config` and the like read the same in the admin tool as in the
-// root crate, which the admin tool is built on (and which never imports it).
-use userns_hostnet::{
-    bundle, config, engine, hash, host, plan, probe, runtime, sys, VERSION, WRAPPER_NAME,
-};
 
 /// Exit status of the admin tool for an error that stops a subcommand.
 pub const EXIT_ERROR: i32 = 2;

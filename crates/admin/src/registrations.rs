@@ -12,8 +12,8 @@
 //! path is taken under `root` so that a test can give a directory.
 
 use super::daemon;
-use crate::sys::in_root::NodeRoot;
 use std::path::{Path, PathBuf};
+use userns_hostnet::sys::in_root::NodeRoot;
 
 /// The files the package owns that a daemon can be told to run.
 pub const PACKAGE_FILES: [&str; 5] = [
@@ -72,7 +72,7 @@ fn hooks_dirs(root: &Path) -> Vec<String> {
             .unwrap_or_default(),
     );
     let podman = podman_files
-        .filter_map(|f| crate::sys::toml::read(&f).ok())
+        .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
         .filter_map(|doc| super::daemon::podman::hooks_dirs(&doc))
         .flatten();
     for dir in crio.into_iter().chain(podman) {
@@ -358,7 +358,7 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
         return Vec::new();
     };
     let files = super::in_use::NodeFiles(&node);
-    let state = crate::sys::toml::read(&under(root, CONFIGS[0].1))
+    let state = userns_hostnet::sys::toml::read(&under(root, CONFIGS[0].1))
         .map(|doc| containerd::live::state_dir(&doc))
         .unwrap_or_else(|_| containerd::live::DEFAULT_STATE.to_owned());
     let undo = format!(
@@ -392,7 +392,7 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
 /// Run `registrations`: each one a line (what: command), exit 1 when
 /// there is any, 0 when none.
 pub fn run(json: bool) -> Result<i32, super::AdminError> {
-    let found = scan(Path::new("/"), &crate::runtime::handlers_dir());
+    let found = scan(Path::new("/"), &userns_hostnet::runtime::handlers_dir());
     if json {
         super::print(&super::json_line(&found))?;
     } else {

@@ -4,9 +4,9 @@
 
 use super::AdminError;
 use crate::cli::VersionArgs;
-use crate::{config, runtime};
 use serde::Serialize;
 use std::path::Path;
+use userns_hostnet::{config, runtime};
 
 /// The short git commit the binaries were built from (`unknown` outside a
 /// git checkout), recorded by the root crate's build.rs.

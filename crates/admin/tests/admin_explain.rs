@@ -13,7 +13,7 @@ const TOOL: &str = common::TOOL;
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures")
+            .join("../engine/fixtures")
             .join(name),
     )
     .unwrap()

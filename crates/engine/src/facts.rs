@@ -94,8 +94,8 @@ pub struct IdMaps {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubIds {
     pub user: String,
-    pub uid: Vec<crate::engine::policy::IdRange>,
-    pub gid: Vec<crate::engine::policy::IdRange>,
+    pub uid: Vec<crate::policy::IdRange>,
+    pub gid: Vec<crate::policy::IdRange>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -11,7 +11,7 @@
 //! byte for byte.
 
 pub mod cap_names;
-pub mod decide;
+pub mod decision;
 pub mod exec;
 pub mod facts;
 pub mod fields;
@@ -24,7 +24,7 @@ pub mod spec;
 pub mod strict;
 pub mod write;
 
-pub use decide::Decision;
+pub use decision::Decision;
 pub use facts::{Extent, HostFacts, IdMaps, NsFacts, NsId, RroSupport, SubIds};
 pub use policy::Policy;
 pub use report::{Change, Refusal};
@@ -32,10 +32,6 @@ pub use spec::{Mount, MountList, MountRef, Spec};
 
 use fields::Namespace;
 use serde_json::Value;
-
-// The crate under the name the rest of the project knows it by, so that
-// `crate::engine::...` paths read the same here as in the root crate.
-use crate as engine;
 
 /// What the rules see besides the spec.
 pub struct Context<'a> {
@@ -140,7 +136,7 @@ pub fn decide(
 
 /// The decision on namespaces already read.
 fn decided(spec: Spec, namespaces: Vec<Namespace>, facts: &HostFacts) -> Result<Decided, Refusal> {
-    let decision = decide::decide(&namespaces, facts)?;
+    let decision = Decision::of(&namespaces, facts)?;
     Ok(Decided {
         spec,
         namespaces,
@@ -178,7 +174,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
             && rules::own_ns::remove(spec.view_mut(), &namespaces, &own, &mut findings)
         {
             namespaces = fields::namespaces(spec.view())?;
-            decision = decide::decide(&namespaces, facts)?;
+            decision = Decision::of(&namespaces, facts)?;
         }
     }
     findings.warnings.extend(decision.warning());
@@ -206,7 +202,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
 #[cfg(test)]
 mod tests;
 
-/// The spec fixtures the root crate's tests share.
-#[cfg(test)]
-#[path = "../../../tests/fixtures/specs.rs"]
-mod specs;
+/// The spec fixtures the engine's tests and, through the `fixtures`
+/// feature, the root crate's tests share.
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;

@@ -501,7 +501,7 @@ mod tests {
     fn a_member_far_into_a_large_mount_is_found_again() {
         let pad = "a".repeat(70_000);
         let src = format!(r#"{{"mounts": [{{"pad": "{pad}", "destination": "/d"}}]}}"#);
-        let spec = crate::engine::Spec::read(src.clone().into_bytes()).unwrap();
+        let spec = crate::Spec::read(src.clone().into_bytes()).unwrap();
         let mounts = spec.mounts().unwrap();
         assert_eq!(mounts.destination(0).unwrap(), "/d");
         let at = src.find(r#""/d""#).unwrap();

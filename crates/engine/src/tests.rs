@@ -1,11 +1,11 @@
-//! The engine on the real configs in tests/fixtures and on hand-made specs.
+//! The engine on the real configs in crates/engine/fixtures and on hand-made specs.
 
 use super::policy::{NetCapabilities, NetSysctls, SysfsFallback};
 use super::*;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
 

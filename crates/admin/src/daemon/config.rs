@@ -9,7 +9,7 @@
 //! and [`set_default`] / [`restore_default`] work on any of them.
 //!
 //! Ownership markers: what install writes carries a fingerprint of its
-//! keys and values ([`fingerprint`], the root crate's [`crate::hash::fnv1a`]), so that uninstall removes
+//! keys and values ([`fingerprint`], the root crate's [`userns_hostnet::hash::fnv1a`]), so that uninstall removes
 //! only what is still install's.
 
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -80,7 +80,7 @@ pub fn is_wrapper(binary: &str) -> bool {
     std::path::Path::new(binary)
         .file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(crate::WRAPPER_NAME))
+        .is_some_and(|n| n.starts_with(userns_hostnet::WRAPPER_NAME))
 }
 
 /// The handler `name` of `doc`.
@@ -140,7 +140,7 @@ pub fn fingerprint(item: &Item) -> u64 {
         .ok()
         .and_then(|v| serde_json::to_string(&v).ok())
         .unwrap_or_default();
-    crate::hash::fnv1a(canonical.as_bytes())
+    userns_hostnet::hash::fnv1a(canonical.as_bytes())
 }
 
 /// The marker line for an item of fingerprint `fp`, naming the command

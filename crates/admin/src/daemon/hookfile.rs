@@ -4,8 +4,8 @@
 //! and the checks of the program path it names.
 
 use super::config::{marker_hex, owner_by_marker, Owner};
-use crate::hash::fnv1a;
 use std::path::Path;
+use userns_hostnet::hash::fnv1a;
 
 /// The createRuntime hook definition the package ships inert.
 pub const SHIPPED: &str = include_str!("../../../../hooks.d/userns-hostnet.json");

@@ -11,12 +11,12 @@
 
 use crate::cli::Daemon;
 use crate::daemon::{containerd::node as containerd_node, crio::node as crio_node};
-use crate::sys::deadline::{self, RunError};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use toml_edit::Item;
+use userns_hostnet::sys::deadline::{self, RunError};
 
 /// How long a daemon's config check may take: it reads files only.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
@@ -279,7 +279,7 @@ pub fn find(
     let version = deadline::run(
         &path,
         "--version",
-        Instant::now() + crate::probe::PROBE_TIMEOUT,
+        Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT,
     )
     .ok()
     .filter(|o| o.status.success())

@@ -29,11 +29,11 @@ use super::deploy_api::Api;
 use super::in_use;
 use super::install::{self, edit::LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
-use crate::sys::atomic::{self, Attrs};
-use crate::sys::in_root::{InRootError, NodeRoot};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use userns_hostnet::sys::atomic::{self, Attrs};
+use userns_hostnet::sys::in_root::{InRootError, NodeRoot};
 
 /// Where deploy keeps its state on the host.
 pub const STATE_DIR: &str = "/var/lib/userns-hostnet/deploy";
@@ -47,7 +47,7 @@ pub const RUNTIME_LINKS: [&str; 2] = [
     "userns-hostnet-runtime-youki",
 ];
 const CONFIG_FILE: &str = "/etc/userns-hostnet/config.toml";
-use crate::config::SHIPPED as SHIPPED_CONFIG;
+use userns_hostnet::config::SHIPPED as SHIPPED_CONFIG;
 const STATE_FILE: &str = "state.json";
 
 /// Why deploy stops.
@@ -174,7 +174,7 @@ fn read_source(args: &DeployArgs) -> Result<Source, DeployError> {
         std::fs::read(&p).map_err(io("cannot read", &p))
     };
     Ok(Source {
-        wrapper: read(crate::WRAPPER_NAME)?,
+        wrapper: read(userns_hostnet::WRAPPER_NAME)?,
         admin: read(ADMIN_NAME)?,
     })
 }
@@ -361,11 +361,11 @@ fn install_args(host: &Host, args: &DeployArgs, daemon: Daemon, config: &Path) -
         // Read only for --drop-in, which deploy never writes.
         containerd: PathBuf::from("containerd"),
         dry_run: false,
-        wrapper: args.bin_dir.join(crate::WRAPPER_NAME),
+        wrapper: args.bin_dir.join(userns_hostnet::WRAPPER_NAME),
         // Named, not defaulted: deploy always registers on the node it
         // runs on, so install's guard against host links for a copied
         // config does not apply.
-        handlers_dir: Some(crate::runtime::handlers_dir()),
+        handlers_dir: Some(userns_hostnet::runtime::handlers_dir()),
         more: crate::cli::InstallMore {
             root: host.install_root(),
             ..Default::default()
@@ -503,7 +503,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
     put_file(
         host,
         &mut state,
-        &bin.join(crate::WRAPPER_NAME),
+        &bin.join(userns_hostnet::WRAPPER_NAME),
         &source.wrapper,
         0o755,
     )?;
@@ -519,7 +519,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
             host,
             &mut state,
             &bin.join(link),
-            Path::new(crate::WRAPPER_NAME),
+            Path::new(userns_hostnet::WRAPPER_NAME),
         )?;
     }
     let config_file = Path::new(CONFIG_FILE);
@@ -627,7 +627,7 @@ fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError
     };
     let mut cmd = std::process::Command::new(&argv[0]);
     cmd.args(&argv[1..])
-        .env("PATH", crate::runtime::FALLBACK_PATH)
+        .env("PATH", userns_hostnet::runtime::FALLBACK_PATH)
         // systemctl that believes it runs in a chroot (its root is not pid
         // 1's, as it may judge from a pod's mount namespace) ignores
         // `restart` and exits 0; this is the host's own root.

@@ -111,7 +111,7 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError
 
 /// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
 pub(super) fn fnv1a(bytes: &[u8]) -> String {
-    format!("{:016x}", crate::hash::fnv1a(bytes))
+    format!("{:016x}", userns_hostnet::hash::fnv1a(bytes))
 }
 
 pub(super) fn after_file(bytes: &[u8]) -> After {

@@ -111,7 +111,7 @@ pub(super) fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
 }
 
 // Long: one check with a finding per way the ranges can be wrong, each an early return with its fix.
-pub(super) fn subids(root: &Root, config: Option<&Config>, fx: &Fixes) -> Check {
+pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Check {
     const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
         AllowedRanges::SubidUser(u) => Some(u.clone()),
@@ -187,7 +187,8 @@ pub(super) fn subids(root: &Root, config: Option<&Config>, fx: &Fixes) -> Check 
         )
         .fix(format!("{}give {user} the same single line in /etc/subuid and /etc/subgid, e.g. {example}", fx.as_root));
     }
-    let total = |r: &[crate::engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
+    let total =
+        |r: &[userns_hostnet_engine::policy::IdRange]| r.iter().map(|r| r.size).sum::<u64>();
     let pods = total(&ids.uid).min(total(&ids.gid)) / IDS_PER_POD;
     let aligned = ids
         .uid

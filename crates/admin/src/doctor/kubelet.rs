@@ -192,7 +192,7 @@ pub(super) fn kubelet_gates(k: &Kubelet, fx: &Fixes) -> Option<Check> {
 /// its version, the real runtime's `features`, the kubelet's gate.
 pub(super) fn matrix_checks(
     args: &DoctorArgs,
-    config: Option<&Config>,
+    config: Option<&NodeConfig>,
     kubelet: &Kubelet,
     containerd: Option<&daemon::serving::Binary>,
 ) -> Vec<Check> {
@@ -203,9 +203,9 @@ pub(super) fn matrix_checks(
         Ok((true, out)) => Some(out),
         _ => None,
     };
-    let defaults = Config::default();
+    let defaults = NodeConfig::default();
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = crate::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
+    let runtime = userns_hostnet::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
     let shown = runtime.as_ref().map_or("no runtime".to_owned(), |r| {
         let version = answer(r, "--version").unwrap_or_default();
         format!(

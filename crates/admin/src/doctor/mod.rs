@@ -20,16 +20,16 @@ use super::daemon::{self, node::Handler};
 use super::matrix;
 use crate::cli::Daemon;
 use crate::cli::DoctorArgs;
-use crate::config::{self, Config};
-use crate::engine::policy::AllowedRanges;
-use crate::sys::deadline::{self, RunError};
-use crate::sys::in_root::NodeRoot;
-use crate::sys::{mountinfo, toml};
-use crate::{host, probe};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toml_edit::DocumentMut;
+use userns_hostnet::config::{self, NodeConfig};
+use userns_hostnet::sys::deadline::{self, RunError};
+use userns_hostnet::sys::in_root::NodeRoot;
+use userns_hostnet::sys::{mountinfo, toml};
+use userns_hostnet::{host, probe};
+use userns_hostnet_engine::policy::AllowedRanges;
 
 /// IDs kubelet gives each pod's user namespace.
 pub const IDS_PER_POD: u64 = 65536;

@@ -29,7 +29,7 @@ pub(super) fn trusted_by_root(path: &Path) -> Result<(), config::Distrust> {
     Ok(())
 }
 
-pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
+pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<NodeConfig>) {
     const NAME: &str = "config";
     let path = config_path(root);
     match config::load_from(&path) {
@@ -84,7 +84,7 @@ pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<Config>) {
     }
 }
 
-pub(super) fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
+pub(super) fn log_file(root: &Root, config: &NodeConfig, fx: &Fixes) -> Check {
     const NAME: &str = "log";
     let path = root.at(&config.log.file);
     let shown = path.display();
@@ -134,7 +134,7 @@ pub(super) fn log_file(root: &Root, config: &Config, fx: &Fixes) -> Check {
 
 /// The logrotate stanza the package ships covers the default log file
 /// only: a `log.file` elsewhere that no stanza names grows without bound.
-pub(super) fn log_rotation(root: &Root, config: &Config, fx: &Fixes) -> Option<Check> {
+pub(super) fn log_rotation(root: &Root, config: &NodeConfig, fx: &Fixes) -> Option<Check> {
     const NAME: &str = "log.rotate";
     let file = &config.log.file;
     if file == Path::new(config::DEFAULT_LOG_FILE) {
@@ -217,11 +217,15 @@ pub(super) fn not_as_root(name: &'static str, message: String, fx: &Fixes) -> Ch
     .fix(format!("run it as root: sudo {}", fx.rerun))
 }
 
-pub(super) fn runtime_checks(args: &DoctorArgs, config: Option<&Config>, fx: &Fixes) -> Vec<Check> {
-    let defaults = Config::default();
+pub(super) fn runtime_checks(
+    args: &DoctorArgs,
+    config: Option<&NodeConfig>,
+    fx: &Fixes,
+) -> Vec<Check> {
+    let defaults = NodeConfig::default();
     let candidates = &config.unwrap_or(&defaults).runtime;
     let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = match crate::runtime::choose(named, candidates) {
+    let runtime = match userns_hostnet::runtime::choose(named, candidates) {
         Ok(p) => p,
         Err(e) => {
             let msg = match &args.runtime {

@@ -122,9 +122,9 @@ impl Fixes {
 /// The real runtime a handler's own link names (what `install` made for a
 /// handler that keeps its runtime binary).
 pub(crate) fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
-    crate::runtime::named_by_handler_link(
+    userns_hostnet::runtime::named_by_handler_link(
         root.at(&h.binary).as_os_str(),
-        &root.at(crate::runtime::handlers_dir()),
+        &root.at(userns_hostnet::runtime::handlers_dir()),
     )
     .map(PathBuf::from)
 }

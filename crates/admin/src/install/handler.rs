@@ -116,7 +116,7 @@ pub(crate) fn handler_binary(
         .into());
     }
     let dir = handlers.join(name);
-    let link = dir.join(crate::WRAPPER_NAME);
+    let link = dir.join(userns_hostnet::WRAPPER_NAME);
     for (node, target) in [
         (link.clone(), PathBuf::from(wrapper)),
         (dir.join(HANDLER_RUNTIME_LINK), real.clone()),
@@ -156,7 +156,7 @@ pub(crate) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<Pa
     let link = Path::new(binary?);
     link.parent()
         .filter(|d| d.parent() == Some(handlers.as_path()))
-        .filter(|_| link.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
+        .filter(|_| link.file_name() == Some(userns_hostnet::WRAPPER_NAME.as_ref()))
         .map(Path::to_owned)
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<Lin
     let Some(dir) = handler_dir(args, binary) else {
         return Vec::new();
     };
-    [crate::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
+    [userns_hostnet::WRAPPER_NAME, HANDLER_RUNTIME_LINK]
         .into_iter()
         .filter_map(|n| {
             let path = node_entry(args, &dir.join(n)).ok()?;

@@ -23,7 +23,7 @@
 //! derived from ran (containerd's `BinaryName`, CRI-O's `runtime_path`,
 //! podman's runtime paths, else that runtime's name in PATH), through its
 //! own link, `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link
-//! `runtime` to that binary ([`crate::runtime::named_by_handler_link`]).
+//! `runtime` to that binary ([`userns_hostnet::runtime::named_by_handler_link`]).
 
 pub mod edit;
 pub mod error;
@@ -44,11 +44,11 @@ use super::daemon::{
 use super::files;
 use super::in_use;
 use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
-use crate::runtime::{self, HANDLER_RUNTIME_LINK};
-use crate::sys::in_root::{InRootError, NodeRoot};
-use crate::sys::toml::{self, TomlError};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
+use userns_hostnet::runtime::{self, HANDLER_RUNTIME_LINK};
+use userns_hostnet::sys::in_root::{InRootError, NodeRoot};
+use userns_hostnet::sys::toml::{self, TomlError};
 
 mod hook_plan;
 mod report;

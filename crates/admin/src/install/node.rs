@@ -14,7 +14,7 @@ pub(crate) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
 
 /// Where a daemon's config file (or one it imports) of the node is here:
 /// read and written through the node's links, so that a config that is a
-/// link stays one and its target changes (see [`crate::sys::in_root`]).
+/// link stays one and its target changes (see [`userns_hostnet::sys::in_root`]).
 pub(crate) fn node_file(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
     Ok(node_root(args)?.file(node)?)
 }

@@ -63,7 +63,7 @@ pub(super) fn handler_removed(
             LinkChange::Remove { path, .. } => Some(root.node_path(path)),
             LinkChange::Create { .. } => None,
         })
-        .filter(|p| p.file_name() == Some(crate::WRAPPER_NAME.as_ref()))
+        .filter(|p| p.file_name() == Some(userns_hostnet::WRAPPER_NAME.as_ref()))
         .filter_map(|p| p.to_str().map(str::to_owned))
         .collect();
     if removed.is_empty() && links.is_empty() {
@@ -82,7 +82,7 @@ pub(super) fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
         drop_in: u.drop_in,
         containerd: PathBuf::from("containerd"),
         dry_run: u.dry_run,
-        wrapper: PathBuf::from(format!("/usr/bin/{}", crate::WRAPPER_NAME)),
+        wrapper: PathBuf::from(format!("/usr/bin/{}", userns_hostnet::WRAPPER_NAME)),
         handlers_dir: u.handlers_dir.clone(),
         more: InstallMore {
             hook: u.hook,

@@ -19,10 +19,10 @@
 //! network ones included; runc 1.1 and crun give none), so the wrapper
 //! writes what it means, the narrowest of those readings.
 
-use crate::engine::cap_names::{self, Class};
-use crate::engine::policy::NetCapabilities as Policy;
-use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{fields, Context, Findings, Rule, Spec};
+use crate::cap_names::{self, Class};
+use crate::policy::NetCapabilities as Policy;
+use crate::report::{Change, Names, Refusal};
+use crate::{fields, Context, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "capabilities";

@@ -4,8 +4,8 @@
 //! when it binds /sys; this puts a read-only one back, right after /sys.
 
 use super::destinations;
-use crate::engine::report::{Change, Refusal};
-use crate::engine::{Context, Findings, Mount, Rule, Spec};
+use crate::report::{Change, Refusal};
+use crate::{Context, Findings, Mount, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::{json, Value};
 

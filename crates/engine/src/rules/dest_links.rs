@@ -7,13 +7,13 @@
 //! elsewhere" to them and lands on the container's /sys, writable, the
 //! host's cgroup hierarchies writable below it. The shell resolves every
 //! destination of a converted container as the runtime will
-//! ([`crate::engine::facts::MountDestination`]); a mount whose resolved
+//! ([`crate::facts::MountDestination`]); a mount whose resolved
 //! place differs from its text's at /sys (at or below it, or the
 //! container's root, which carries /sys) is refused, and so is one that
 //! cannot be resolved before the rootfs exists. Refuses, never edits.
 
-use crate::engine::report::Refusal;
-use crate::engine::{Context, Findings, Rule, Spec};
+use crate::report::Refusal;
+use crate::{Context, Findings, Rule, Spec};
 
 pub const NAME: &str = "destination-links";
 
@@ -118,8 +118,8 @@ impl Rule for DestinationLinks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::facts::{MountDestination, ResolvedDestination};
-    use crate::engine::{evaluate_value, HostFacts, Policy};
+    use crate::facts::{MountDestination, ResolvedDestination};
+    use crate::{evaluate_value, HostFacts, Policy};
     use serde_json::{json, Value};
 
     fn spec(mounts: Value, network: bool) -> Value {

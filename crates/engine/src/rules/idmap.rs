@@ -4,10 +4,10 @@
 //! apply; host root, allowed host ranges and the process user follow the
 //! policy. Only refuses; never edits.
 
-use crate::engine::facts::{Extent, IdMaps};
-use crate::engine::policy::{AllowedRanges, IdRange};
-use crate::engine::report::{Names, Refusal};
-use crate::engine::{fields, Context, Findings, Rule, Spec};
+use crate::facts::{Extent, IdMaps};
+use crate::policy::{AllowedRanges, IdRange};
+use crate::report::{Names, Refusal};
+use crate::{fields, Context, Findings, Rule, Spec};
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
 
@@ -56,8 +56,8 @@ impl Rule for IdMappings {
         NAME
     }
 
-    fn scope(&self) -> crate::engine::Scope {
-        crate::engine::Scope::UserNamespace
+    fn scope(&self) -> crate::Scope {
+        crate::Scope::UserNamespace
     }
 
     fn apply(&self, spec: &mut Spec, cx: &Context<'_>, _: &mut Findings) -> Result<(), Refusal> {
@@ -438,9 +438,9 @@ fn check_process_user(spec: &Value, maps: &IdMaps) -> Result<(), Refusal> {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::facts::{Extent, HostFacts, IdMaps, SubIds};
-    use crate::engine::policy::{AllowedRanges, IdRange, Policy};
-    use crate::engine::{evaluate_value, Refusal};
+    use crate::facts::{Extent, HostFacts, IdMaps, SubIds};
+    use crate::policy::{AllowedRanges, IdRange, Policy};
+    use crate::{evaluate_value, Refusal};
     use serde_json::{json, Value};
 
     fn spec(uid: Value, gid: Value) -> Value {

@@ -4,8 +4,8 @@
 //! container's own view. /sys is moved before the first mount under it.
 
 use super::destinations;
-use crate::engine::report::{Change, Refusal};
-use crate::engine::{Context, Findings, Mount, Rule, Spec};
+use crate::report::{Change, Refusal};
+use crate::{Context, Findings, Mount, Rule, Spec};
 use serde_json::json;
 use std::borrow::Cow;
 
@@ -81,7 +81,7 @@ pub fn final_order<S: AsRef<str>>(dests: &[S]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{evaluate_value, HostFacts, Policy};
+    use crate::{evaluate_value, HostFacts, Policy};
 
     #[test]
     fn final_order_is_the_order_the_rule_makes() {

@@ -12,10 +12,10 @@
 //! see; only for containers that need the conversion, and never for the
 //! `user` entry.
 
-use crate::engine::facts::{proc_name, HostFacts};
-use crate::engine::fields::Namespace;
-use crate::engine::report::Change;
-use crate::engine::Findings;
+use crate::facts::{proc_name, HostFacts};
+use crate::fields::Namespace;
+use crate::report::Change;
+use crate::Findings;
 use oci_spec::runtime::LinuxNamespaceType;
 use serde_json::Value;
 
@@ -78,7 +78,7 @@ pub fn remove(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::facts::{NsFacts, NsId};
+    use crate::facts::{NsFacts, NsId};
     use serde_json::json;
     use LinuxNamespaceType::*;
 
@@ -148,7 +148,7 @@ mod tests {
             {"type": "network", "path": "/proc/9/ns/net"},
             {"type": "mount"}
         ]}});
-        let list = crate::engine::fields::namespaces(&spec).unwrap();
+        let list = crate::fields::namespaces(&spec).unwrap();
         let mut out = Findings::default();
         assert!(remove(&mut spec, &list, &[1, 3], &mut out));
         assert_eq!(

@@ -27,9 +27,9 @@
 //! no submount: its /sys is an empty directory.
 
 use super::sysfs;
-use crate::engine::facts::SysSource;
-use crate::engine::report::{Change, Refusal};
-use crate::engine::{fields, Context, Findings, Rule, Spec};
+use crate::facts::SysSource;
+use crate::report::{Change, Refusal};
+use crate::{fields, Context, Findings, Rule, Spec};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
@@ -188,9 +188,9 @@ impl Rule for HostSysBinds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{evaluate, evaluate_value, HostFacts, Policy};
+    use crate::{evaluate, evaluate_value, HostFacts, Policy};
 
-    fn converted(mounts: Value, facts: &HostFacts) -> crate::engine::Plan {
+    fn converted(mounts: Value, facts: &HostFacts) -> crate::Plan {
         let spec = json!({
             "process": {"capabilities": {}},
             "linux": {

@@ -3,9 +3,9 @@
 //! the kernel refuses, and the runtime's own error is terse. Refuse early
 //! and say why (or drop them, when the policy says so).
 
-use crate::engine::policy::NetSysctls as Policy;
-use crate::engine::report::{Change, Names, Refusal};
-use crate::engine::{fields, Context, Decision, Findings, Rule, Spec};
+use crate::policy::NetSysctls as Policy;
+use crate::report::{Change, Names, Refusal};
+use crate::{fields, Context, Decision, Findings, Rule, Spec};
 use serde_json::Value;
 
 pub const NAME: &str = "sysctl";

@@ -14,10 +14,10 @@
 //! would arrive in the running container with its own, writable options.
 //! A private tree receives nothing from the host.
 
-use crate::engine::facts::{RroSupport, SysSource};
-use crate::engine::policy::SysfsFallback;
-use crate::engine::report::{Change, Refusal};
-use crate::engine::{fields, Context, Findings, MountRef, Rule, Spec};
+use crate::facts::{RroSupport, SysSource};
+use crate::policy::SysfsFallback;
+use crate::report::{Change, Refusal};
+use crate::{fields, Context, Findings, MountRef, Rule, Spec};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 

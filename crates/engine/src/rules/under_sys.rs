@@ -7,8 +7,8 @@
 //! receives nothing from the host, so its propagation needs no change.
 
 use super::sys_binds::read_only;
-use crate::engine::report::{Change, Refusal};
-use crate::engine::{Context, Findings, Rule, Spec};
+use crate::report::{Change, Refusal};
+use crate::{Context, Findings, Rule, Spec};
 use serde_json::{json, Value};
 
 pub const NAME: &str = "under-sys";
@@ -59,10 +59,10 @@ impl Rule for ReadOnlyUnderSys {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{evaluate, evaluate_value, HostFacts, Policy};
+    use crate::{evaluate, evaluate_value, HostFacts, Policy};
     use serde_json::{json, Value};
 
-    fn converted(mounts: Value) -> crate::engine::Plan {
+    fn converted(mounts: Value) -> crate::Plan {
         let spec = json!({
             "process": {"capabilities": {}},
             "linux": {

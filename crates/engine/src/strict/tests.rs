@@ -1,6 +1,6 @@
 use super::*;
 
-use crate::specs::FIXTURES;
+use crate::fixtures::FIXTURES;
 
 /// The refusal for `text`, as its one line.
 fn refused(text: impl AsRef<[u8]>) -> String {

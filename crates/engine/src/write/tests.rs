@@ -1,9 +1,9 @@
 use super::*;
-use crate::engine::spec::Mount;
-use crate::engine::{evaluate, HostFacts, Policy};
+use crate::spec::Mount;
+use crate::{evaluate, HostFacts, Policy};
 use serde_json::json;
 
-use crate::specs::{userns_spec, with_userns_hostnet, FIXTURES};
+use crate::fixtures::{userns_spec, with_userns_hostnet, FIXTURES};
 
 #[test]
 fn an_unchanged_view_writes_the_input_back() {

@@ -6,8 +6,8 @@ use crate::cli::{Daemon, DoctorArgs};
 use crate::daemon::{self};
 use crate::doctor::shared::*;
 use crate::matrix;
-use crate::sys::toml;
 use std::path::Path;
+use userns_hostnet::sys::toml;
 
 pub(crate) fn containerd(
     root: &Root,

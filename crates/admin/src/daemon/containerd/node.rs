@@ -108,8 +108,8 @@ pub fn imports<E>(
 /// The version of the containerd binary `bin` (a path, or a name looked up
 /// in PATH), by running `bin --version`.
 pub fn binary_version(bin: &Path) -> Option<(u64, u64)> {
-    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
-    let out = crate::sys::deadline::run(bin, "--version", deadline).ok()?;
+    let deadline = std::time::Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT;
+    let out = userns_hostnet::sys::deadline::run(bin, "--version", deadline).ok()?;
     if !out.status.success() {
         return None;
     }

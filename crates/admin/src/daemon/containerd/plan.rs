@@ -4,9 +4,9 @@
 use crate::cli::InstallArgs;
 use crate::daemon::{self, config::Layout, containerd};
 use crate::install::{edit::*, error::*, handler::*, node::*};
-use crate::sys::toml;
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
+use userns_hostnet::sys::toml;
 
 /// Marks an `imports` line that install added, so uninstall removes the
 /// whole line again rather than leaving an empty list behind.

@@ -5,8 +5,8 @@ use crate::cli::{Daemon, DoctorArgs};
 use crate::daemon::{self};
 use crate::doctor::shared::*;
 use crate::matrix;
-use crate::sys::toml;
 use std::path::{Path, PathBuf};
+use userns_hostnet::sys::toml;
 
 /// CRI-O's files of the host's `conf` ([`daemon::crio::node::files`]).
 pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {

@@ -77,13 +77,13 @@ pub fn files<E>(
 pub fn hooks_dirs(
     files: &[PathBuf],
     except: Option<&Path>,
-) -> Result<Option<Vec<String>>, crate::sys::toml::TomlError> {
+) -> Result<Option<Vec<String>>, userns_hostnet::sys::toml::TomlError> {
     let mut dirs = None;
     for file in files {
         if Some(file.as_path()) == except {
             continue;
         }
-        let doc = crate::sys::toml::read(file)?;
+        let doc = userns_hostnet::sys::toml::read(file)?;
         if let Some(list) =
             dig(doc.as_item(), &["crio", "runtime", "hooks_dir"]).and_then(string_list)
         {

@@ -3,9 +3,9 @@
 use crate::cli::InstallArgs;
 use crate::daemon::{self, crio};
 use crate::install::{edit::*, error::*, handler::*, node::*};
-use crate::sys::toml;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
+use userns_hostnet::sys::toml;
 
 /// The version of the `crio` in PATH (`crio version 1.36.3`), which
 /// decides CRI-O's default handler when no file names one; not asked
@@ -14,8 +14,8 @@ pub(crate) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
     if args.more.root.is_some() {
         return None;
     }
-    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
-    let out = crate::sys::deadline::run(Path::new("crio"), "--version", deadline).ok()?;
+    let deadline = std::time::Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT;
+    let out = userns_hostnet::sys::deadline::run(Path::new("crio"), "--version", deadline).ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let v = text.lines().next()?.strip_prefix("crio version ")?;
     let mut parts = v.trim().split('.');
@@ -29,9 +29,9 @@ pub(crate) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
     if args.more.root.is_some() {
         return Err("under --root, the crio in PATH is not the node's".into());
     }
-    let deadline = std::time::Instant::now() + crate::probe::PROBE_TIMEOUT;
+    let deadline = std::time::Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT;
     let argv = ["--config", "/dev/null", "--config-dir", "", "config"];
-    let out = crate::sys::deadline::run_args(Path::new("crio"), &argv, deadline)
+    let out = userns_hostnet::sys::deadline::run_args(Path::new("crio"), &argv, deadline)
         .map_err(|e| format!("crio {}: {e}", argv.join(" ")))?;
     if !out.status.success() {
         return Err(format!("crio {}: {}", argv.join(" "), out.status));
@@ -89,7 +89,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         // No file defines the default handler and it is runc: CRI-O runs
         // `runc` from PATH, the wrapper's own first choice.
         let builtin_runc =
-            source.table.is_none() && source.name == crate::runtime::DEFAULT_CANDIDATES[0];
+            source.table.is_none() && source.name == userns_hostnet::runtime::DEFAULT_CANDIDATES[0];
         if source.table.is_none() {
             match crio_builtin_handler(args, &source.name) {
                 Ok(t) => source = crio::with_builtin(source, t, &others),

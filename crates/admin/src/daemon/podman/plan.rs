@@ -4,9 +4,9 @@
 use crate::cli::InstallArgs;
 use crate::daemon::{self, config::Owner, podman};
 use crate::install::{edit::*, error::*, handler::*, node::*};
-use crate::sys::toml;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
+use userns_hostnet::sys::toml;
 
 /// podman's containers.conf files in the order podman reads them: the
 /// vendor's, `config`, then `containers.conf.d/*.conf` next to it.

@@ -1,9 +1,9 @@
 //! `/proc/PID/mountinfo`, as far as the hook needs it: which mounts sit at
 //! or under a directory, and which of them are not yet hardened. The
-//! parsing itself is [`crate::sys::mountinfo`].
+//! parsing itself is [`userns_hostnet::sys::mountinfo`].
 
-use crate::path::is_below;
-pub use crate::sys::mountinfo::{parse, Mount};
+use userns_hostnet::sys::mountinfo::Mount;
+use userns_hostnet_engine::path::is_below;
 
 /// The per-mount flags the hook sets on every mount of the tree.
 pub const HARDENED: [&str; 4] = ["ro", "nosuid", "nodev", "noexec"];
@@ -106,6 +106,7 @@ pub fn lacking(mounts: &[&Mount], options: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use userns_hostnet::sys::mountinfo::parse;
 
     const SAMPLE: &str = "\
 22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda1 rw

@@ -3,9 +3,6 @@
 //! `mount_setattr` per tree. The hook process is single-threaded (nothing
 //! here or before spawns a thread), which `setns(CLONE_NEWNS)` requires.
 
-use crate::sys::mount::{
-    self, MountAttr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
-};
 use nix::fcntl::{openat, OFlag};
 use nix::libc;
 use nix::sched::{setns, CloneFlags};
@@ -13,6 +10,9 @@ use nix::sys::stat::Mode;
 use std::ffi::CString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use userns_hostnet::sys::mount::{
+    self, MountAttr, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
 
 /// Why the container's /sys could not be reached or hardened.
 #[derive(Debug, thiserror::Error)]

@@ -98,62 +98,64 @@ impl fmt::Display for Decision {
     }
 }
 
-/// The decision for the given namespaces. Refuses only when ownership must
-/// be compared and the facts could not be read.
-pub fn decide(namespaces: &[Namespace], facts: &HostFacts) -> Result<Decision, Refusal> {
-    let find = |kind| namespaces.iter().position(|n| n.kind == kind);
-    let Some(user_at) = find(LinuxNamespaceType::User) else {
-        return Ok(Decision::NoUserNamespace);
-    };
-    let Some(net_at) = find(LinuxNamespaceType::Network) else {
-        return Ok(Decision::HostNetwork);
-    };
-    let Some(network) = namespaces[net_at].path.clone() else {
-        return Ok(Decision::OwnNetworkNamespace);
-    };
-    let Some(user) = namespaces[user_at].path.clone() else {
-        let host = match (
-            facts.namespaces.get(&network),
-            facts.runtime_namespace(LinuxNamespaceType::Network),
-        ) {
-            (Some(Ok(net)), Some(host)) => Some(net.id == host),
-            _ => None,
+impl Decision {
+    /// The decision for the given namespaces. Refuses only when ownership must
+    /// be compared and the facts could not be read.
+    pub fn of(namespaces: &[Namespace], facts: &HostFacts) -> Result<Self, Refusal> {
+        let find = |kind| namespaces.iter().position(|n| n.kind == kind);
+        let Some(user_at) = find(LinuxNamespaceType::User) else {
+            return Ok(Decision::NoUserNamespace);
         };
-        return Ok(Decision::JoinedNetwork { network, host });
-    };
+        let Some(net_at) = find(LinuxNamespaceType::Network) else {
+            return Ok(Decision::HostNetwork);
+        };
+        let Some(network) = namespaces[net_at].path.clone() else {
+            return Ok(Decision::OwnNetworkNamespace);
+        };
+        let Some(user) = namespaces[user_at].path.clone() else {
+            let host = match (
+                facts.namespaces.get(&network),
+                facts.runtime_namespace(LinuxNamespaceType::Network),
+            ) {
+                (Some(Ok(net)), Some(host)) => Some(net.id == host),
+                _ => None,
+            };
+            return Ok(Decision::JoinedNetwork { network, host });
+        };
 
-    let unknown = |at: usize, path: &str, why: &str| {
-        Refusal::new(
-            "namespaces",
-            format!("linux.namespaces[{at}].path"),
-            format!(
-                "cannot tell whether the user namespace owns the network namespace: {path}: {why}"
-            ),
-        )
-    };
-    let owner = match facts.namespaces.get(&network) {
-        Some(Ok(n)) => n
-            .owner
-            .ok_or_else(|| unknown(net_at, &network, "owner unknown"))?,
-        Some(Err(e)) => return Err(unknown(net_at, &network, e)),
-        None => return Err(unknown(net_at, &network, "not inspected")),
-    };
-    let user_id = match facts.namespaces.get(&user) {
-        Some(Ok(n)) => n.id,
-        Some(Err(e)) => return Err(unknown(user_at, &user, e)),
-        None => return Err(unknown(user_at, &user, "not inspected")),
-    };
-    Ok(if owner == user_id {
-        Decision::NetworkOwnedByUserNamespace { network, user }
-    } else {
-        Decision::NetworkOwnedElsewhere { network, user }
-    })
+        let unknown = |at: usize, path: &str, why: &str| {
+            Refusal::new(
+                "namespaces",
+                format!("linux.namespaces[{at}].path"),
+                format!(
+                    "cannot tell whether the user namespace owns the network namespace: {path}: {why}"
+                ),
+            )
+        };
+        let owner = match facts.namespaces.get(&network) {
+            Some(Ok(n)) => n
+                .owner
+                .ok_or_else(|| unknown(net_at, &network, "owner unknown"))?,
+            Some(Err(e)) => return Err(unknown(net_at, &network, e)),
+            None => return Err(unknown(net_at, &network, "not inspected")),
+        };
+        let user_id = match facts.namespaces.get(&user) {
+            Some(Ok(n)) => n.id,
+            Some(Err(e)) => return Err(unknown(user_at, &user, e)),
+            None => return Err(unknown(user_at, &user, "not inspected")),
+        };
+        Ok(if owner == user_id {
+            Decision::NetworkOwnedByUserNamespace { network, user }
+        } else {
+            Decision::NetworkOwnedElsewhere { network, user }
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::facts::{NsFacts, NsId};
+    use crate::facts::{NsFacts, NsId};
     use LinuxNamespaceType::*;
 
     fn ns(kind: LinuxNamespaceType, path: Option<&str>) -> Namespace {
@@ -188,14 +190,14 @@ mod tests {
 
     #[test]
     fn without_user_namespace_nothing_to_do() {
-        let d = decide(&[ns(Pid, None), ns(Mount, None)], &HostFacts::default()).unwrap();
+        let d = Decision::of(&[ns(Pid, None), ns(Mount, None)], &HostFacts::default()).unwrap();
         assert_eq!(d, Decision::NoUserNamespace);
         assert!(!d.converts());
     }
 
     #[test]
     fn user_namespace_without_network_entry_is_host_network() {
-        let d = decide(&[ns(User, None), ns(Mount, None)], &HostFacts::default()).unwrap();
+        let d = Decision::of(&[ns(User, None), ns(Mount, None)], &HostFacts::default()).unwrap();
         assert_eq!(d, Decision::HostNetwork);
         assert!(d.converts());
         assert!(d.warning().is_none());
@@ -203,20 +205,20 @@ mod tests {
 
     #[test]
     fn new_network_namespace_is_owned() {
-        let d = decide(&[ns(Network, None), ns(User, None)], &HostFacts::default()).unwrap();
+        let d = Decision::of(&[ns(Network, None), ns(User, None)], &HostFacts::default()).unwrap();
         assert_eq!(d, Decision::OwnNetworkNamespace);
     }
 
     #[test]
     fn new_user_namespace_joining_a_network_converts_and_warns_if_not_host() {
-        let host = decide(
+        let host = Decision::of(
             &[ns(User, None), ns(Network, Some("/proc/1/ns/net"))],
             &facts(&[("/proc/1/ns/net", NET, Some(A))]),
         )
         .unwrap();
         assert!(host.converts());
         assert!(host.warning().is_none());
-        let other = decide(
+        let other = Decision::of(
             &[ns(User, None), ns(Network, Some("/run/netns/x"))],
             &facts(&[("/run/netns/x", B, Some(A))]),
         )
@@ -232,12 +234,12 @@ mod tests {
             ns(Network, Some("/proc/7/ns/net")),
         ];
         let same = facts(&[("/proc/7/ns/user", A, None), ("/proc/7/ns/net", B, Some(A))]);
-        assert!(!decide(&spec, &same).unwrap().converts());
+        assert!(!Decision::of(&spec, &same).unwrap().converts());
         let other = facts(&[
             ("/proc/7/ns/user", A, None),
             ("/proc/7/ns/net", B, Some(NET)),
         ]);
-        assert!(decide(&spec, &other).unwrap().converts());
+        assert!(Decision::of(&spec, &other).unwrap().converts());
     }
 
     #[test]
@@ -251,7 +253,7 @@ mod tests {
             "/proc/99999/ns/net".into(),
             Err("No such file or directory".into()),
         );
-        let r = decide(&spec, &f).unwrap_err();
+        let r = Decision::of(&spec, &f).unwrap_err();
         assert_eq!(r.field, "linux.namespaces[1].path");
         assert!(r.message.contains("/proc/99999/ns/net: No such file"));
     }

@@ -16,17 +16,18 @@
 pub mod harden;
 pub mod mountinfo;
 
-use crate::bundle;
-use crate::config;
-use crate::decisionlog::{Ending, Entry};
-use crate::engine::{self, fields, strict, write, Plan, Refusal, Spec};
-use crate::host;
-use crate::plan::{self, Rro};
-use crate::runtime;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use userns_hostnet::bundle;
+use userns_hostnet::config;
+use userns_hostnet::decisionlog::{Ending, Entry};
+use userns_hostnet::host;
+use userns_hostnet::plan::{self, Rro};
+use userns_hostnet::runtime;
+use userns_hostnet::sys;
+use userns_hostnet_engine::{fields, strict, write, Plan, Refusal, Spec};
 
 /// The words naming each stage in errors and the decision log.
 pub const CREATE_RUNTIME: &str = "hook create-runtime";
@@ -150,10 +151,10 @@ fn unapplied_changes(plan: &Plan) -> Vec<String> {
             // /sys tree itself; the namespaces were joined already (the
             // runtime got this far).
             ![
-                engine::rules::sysfs::NAME,
-                engine::rules::sys_binds::NAME,
-                engine::rules::order::NAME,
-                engine::rules::own_ns::NAME,
+                userns_hostnet_engine::rules::sysfs::NAME,
+                userns_hostnet_engine::rules::sys_binds::NAME,
+                userns_hostnet_engine::rules::order::NAME,
+                userns_hostnet_engine::rules::own_ns::NAME,
             ]
             .contains(r)
         })
@@ -276,7 +277,7 @@ fn read_only_trees(plan: &Plan) -> Result<Vec<Tree>, Refusal> {
 fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<Outcome, String> {
     let container = harden::Container::open(pid)?;
     refuse_own_mount_namespace(pid)?;
-    let before = mountinfo::parse(&container.mountinfo()?);
+    let before = sys::mountinfo::parse(&container.mountinfo()?);
     let mut targets = Vec::new();
     for tree in trees {
         let target = rootfs
@@ -310,7 +311,7 @@ fn harden(pid: i32, rootfs: &Path, trees: &[Tree], expect_sys: bool) -> Result<O
             harden::restrict(p, options)?;
         }
     }
-    let after = mountinfo::parse(&container.mountinfo()?);
+    let after = sys::mountinfo::parse(&container.mountinfo()?);
     let mut mounts = 0;
     for (target, was, options) in &targets {
         let tree = mountinfo::visible_tree(&after, target);
