@@ -16,9 +16,12 @@ build:
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
+# The fuzz targets are a workspace of their own (cargo-fuzz): checked
+# here so that they keep building against the engine.
 clippy:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --bins -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
 # 2.3.4 and runc 1.4.3 (../shared/tools, unpacked) and crictl for
