@@ -878,6 +878,8 @@ impl Records {
     /// gone.
     fn sweep(&self, nameless: Option<&OsStr>) {
         self.settle(None, nameless);
+        remove_orphan_temps(&self.pending());
+        remove_orphan_temps(&self.bound());
         for path in entries(&self.bound()) {
             let pid = path.file_name().and_then(|n| n.to_str()?.parse().ok());
             let Some(now) = pid.and_then(Process::of) else {
@@ -906,6 +908,25 @@ fn entries(dir: &Path) -> impl Iterator<Item = PathBuf> {
         .flatten()
         .filter(|e| !e.file_name().as_bytes().starts_with(b"."))
         .map(|e| e.path())
+}
+
+/// The temporary files of writers that died before their rename (a
+/// wrapper killed in the middle of a create): named `.NAME.PID` by
+/// [`write_record`], removed once no process has that pid.
+fn remove_orphan_temps(dir: &Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.as_bytes().strip_prefix(b".") else {
+            continue;
+        };
+        let writer = rest
+            .rsplit(|&b| b == b'.')
+            .next()
+            .and_then(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok());
+        if writer.is_some_and(|pid| Process::of(pid).is_none()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -1253,6 +1274,31 @@ mod tests {
         r.forget(&t(Runtime::Runc, &root, "again"));
         write_state(Runtime::Runc, &root, "again", me());
         assert_eq!(r.lookup(&t(Runtime::Runc, &root, "again")).unwrap(), None);
+    }
+
+    #[test]
+    fn temporary_files_of_writers_that_died_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Records::new(dir.path().join("records"));
+        let root = dir.path().join("state");
+        fs::create_dir(&root).unwrap();
+        let dead = gone();
+        let mine = std::process::id();
+        for sub in [r.pending(), r.bound()] {
+            fs::create_dir_all(&sub).unwrap();
+            fs::write(sub.join(format!(".7.8.{}", dead.pid)), "").unwrap();
+            fs::write(sub.join(format!(".9.{mine}")), "").unwrap();
+            fs::write(sub.join(".not-ours"), "").unwrap();
+        }
+        r.release(&t(Runtime::Runc, &root, "any"));
+        for sub in [r.pending(), r.bound()] {
+            let mut left: Vec<_> = fs::read_dir(&sub)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            left.sort();
+            assert_eq!(left, [format!(".9.{mine}"), ".not-ours".to_string()]);
+        }
     }
 
     #[test]

@@ -57,19 +57,23 @@ impl Env {
     }
 
     fn command(&self, bundle: &Path) -> Command {
+        let mut c = self.wrapper();
+        c.args(["create", "--bundle"]).arg(bundle).arg("id");
+        c
+    }
+
+    /// The wrapper in front of the stub, no arguments yet.
+    fn wrapper(&self) -> Command {
         let mut c = Command::new(WRAPPER);
-        c.args(["create", "--bundle"])
-            .arg(bundle)
-            .arg("id")
-            .env(
-                "USERNS_HOSTNET_RUNTIME",
-                self.dir.path().join("stub-runtime"),
-            )
-            .env("USERNS_HOSTNET_CONFIG", self.dir.path().join("config.toml"))
-            .env_remove(PAUSE_ENV)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        c.env(
+            "USERNS_HOSTNET_RUNTIME",
+            self.dir.path().join("stub-runtime"),
+        )
+        .env("USERNS_HOSTNET_CONFIG", self.dir.path().join("config.toml"))
+        .env_remove(PAUSE_ENV)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         c
     }
 
@@ -181,6 +185,7 @@ fn sigkill_at_random_points() {
     reset(&dir, &old);
     const RUNS: u64 = 2000;
     let (mut saw_old, mut saw_new, mut killed, mut left) = (0, 0, 0, 0);
+    let mut pids = Vec::new();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for run in 0..RUNS {
         seed ^= seed << 13;
@@ -189,6 +194,7 @@ fn sigkill_at_random_points() {
         // Spread the kills over the whole run (a few milliseconds) and past it.
         let delay = Duration::from_micros(seed % 10_000);
         let mut child = env.command(&dir).spawn().unwrap();
+        pids.push(child.id());
         std::thread::sleep(delay);
         if child.try_wait().unwrap().is_none() {
             killed += 1;
@@ -217,6 +223,36 @@ fn sigkill_at_random_points() {
     assert!(env.command(&dir).status().unwrap().success());
     assert_eq!(fs::read(dir.join("config.json")).unwrap(), new);
     assert_eq!(temporaries(&dir), Vec::<String>::new(), "stale files left");
+    // The records the killed creates began, and the temporary files of
+    // those killed while writing one, go by the container's delete.
+    let delete = env.wrapper().args(["delete", "id"]).status().unwrap();
+    assert!(delete.success());
+    let records = Path::new("/run/userns-hostnet/converted");
+    let ours: Vec<String> = ["pending", "init"]
+        .iter()
+        .flat_map(|sub| {
+            fs::read_dir(records.join(sub))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            let pid = |s: &str| s.parse::<u32>().ok();
+            let parts: Vec<&str> = name.trim_start_matches('.').split('.').collect();
+            let creator = parts.first().and_then(|p| pid(p));
+            let writer = name
+                .starts_with('.')
+                .then(|| parts.last().and_then(|p| pid(p)))
+                .flatten();
+            [creator, writer].iter().flatten().any(|p| pids.contains(p))
+        })
+        .collect();
+    assert!(
+        ours.is_empty(),
+        "records or temporary files of the killed creates left in {}: {ours:?}",
+        records.display()
+    );
 }
 
 #[test]
