@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes helm
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous kubernetes helm
 
 all: build
 
@@ -49,9 +49,18 @@ helm:
 
 # The installer image (Containerfile): static release binaries, checked,
 # staged in target/image and built with podman; tests/e2e_deploy.rs builds
-# it again from that stage.
-image:
+# it again from that stage. The previous version's image first: its build
+# shares target/ and replaces the staged binaries, which this one's puts
+# back.
+image: image-previous
 	./scripts/image.sh
+
+# The previous version's installer image (the newest merge before HEAD,
+# built from a git worktree of it), for the upgrade of the Kubernetes
+# tier's two-node cluster: localhost/userns-hostnet-installer:previous.
+# Built once per commit (about 2 minutes: the dependencies are shared).
+image-previous:
+	./scripts/image-previous.sh
 
 # youki 0.7.0 for the e2e tier, built once from crates.io into target/youki
 # (Debian has no package; about 4 minutes on 2 cores the first time).

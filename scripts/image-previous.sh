@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the installer image of the previous version, for the upgrade of
+# tests/e2e_kubernetes.rs's two-node cluster (helm upgrade from it to this
+# checkout's image):
+#   localhost/userns-hostnet-installer:previous (IMAGE overrides the name)
+# The previous version is REV (the first argument), by default the newest
+# merge before HEAD on the first-parent line: what main ran before this
+# branch. Its tree is checked out with `git worktree` under
+# target/previous/src and built by its own scripts/image.sh, sharing this
+# checkout's target directory (the dependencies are built once; the
+# workspace's crates, at another path, are built apart). Idempotent: the
+# image of the same commit is not built again.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+rev=${1:-$(git rev-list --first-parent --merges -n 1 HEAD^)}
+commit=$(git rev-parse --verify "$rev^{commit}")
+image=${IMAGE:-localhost/userns-hostnet-installer:previous}
+stamp=target/previous/commit
+
+if [ "$(cat "$stamp" 2>/dev/null)" = "$commit" ] && podman image exists "$image"; then
+	echo "image-previous.sh: $image is $commit, built already"
+	exit 0
+fi
+
+start=$SECONDS
+src=target/previous/src
+if [ -e "$src" ]; then
+	rm -f "$src/target"
+	git worktree remove --force "$src"
+fi
+rm -f "$stamp"
+mkdir -p target/previous
+git worktree add --detach "$src" "$commit" >/dev/null
+# Its target directory is this checkout's: the binaries it builds and
+# stages (target/image) replace this checkout's until `make image` runs
+# again, which cargo answers from its cache in seconds.
+ln -s "$PWD/target" "$src/target"
+IMAGE="$image-build" "$src/scripts/image.sh" >/dev/null
+podman tag "$image-build" "$image"
+podman rmi "$image-build" >/dev/null
+rm "$src/target"
+git worktree remove --force "$src"
+echo "$commit" >"$stamp"
+echo "image-previous.sh: $image from $commit ($(git log -1 --format=%s "$commit" | cut -c1-60)) in $((SECONDS - start))s"
