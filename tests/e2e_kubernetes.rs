@@ -1723,32 +1723,39 @@ const FLEET_RESTART: &str = "touch /var/lib/uhn-fleet-requests/restart && while 
 
 /// helm 4.3.2 (`make helm`), with its config, data and cache under `home`
 /// and the post-renderer of this cluster (see `fleet_post_renderer`).
-fn helm(k: &Cluster, home: &std::path::Path, args: &[&str]) -> common::Outcome {
+fn helm_command(k: &Cluster, home: &std::path::Path, args: &[&str]) -> std::process::Command {
     let bin = std::path::Path::new("/var/cache/userns-hostnet/helm/v4.3.2/helm");
     assert!(
         bin.is_file(),
         "helm v4.3.2 is missing at {}: run `make helm` (scripts/helm.sh)",
         bin.display()
     );
-    let started = Instant::now();
-    let out = common::run_capture(
-        std::process::Command::new(bin)
-            .args(args)
-            .arg(format!("--kubeconfig={}", k.kubeconfig().display()))
-            .env("HELM_CONFIG_HOME", home.join("config"))
-            .env("HELM_DATA_HOME", home.join("data"))
-            .env("HELM_CACHE_HOME", home.join("cache"))
-            .env("HELM_PLUGINS", home.join("plugins")),
-    );
     eprintln!(
-        "helm {} ({:.1?}){}",
+        "helm {}",
         args.iter()
             .filter(|a| !a.starts_with("--post-renderer"))
             .cloned()
             .collect::<Vec<_>>()
-            .join(" "),
-        started.elapsed(),
-        if out.success() { "" } else { ": failed" }
+            .join(" ")
+    );
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args)
+        .arg(format!("--kubeconfig={}", k.kubeconfig().display()))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_PLUGINS", home.join("plugins"));
+    cmd
+}
+
+fn helm(k: &Cluster, home: &std::path::Path, args: &[&str]) -> common::Outcome {
+    let started = Instant::now();
+    let out = common::run_capture(&mut helm_command(k, home, args));
+    eprintln!(
+        "  helm {} {}: {:.1?}",
+        args[0],
+        if out.success() { "done" } else { "failed" },
+        started.elapsed()
     );
     out
 }
@@ -1901,7 +1908,7 @@ fn fleet_wait(
     k: &Cluster,
     nodes: &mut [FleetNode<'_>],
     what: &str,
-    done: impl Fn(&Cluster) -> bool,
+    mut done: impl FnMut(&Cluster) -> bool,
 ) {
     let deadline = Instant::now() + std::time::Duration::from_secs(300);
     loop {
@@ -2280,15 +2287,91 @@ fn fleet_two_nodes_helm() {
         ("true".to_owned(), "true".to_owned())
     );
 
-    // Stop and delete: nothing left on either node, no record.
+    // Removal while the handler's pods still run on both nodes: the
+    // chart's cleanup (`helm upgrade --set action=cleanup --wait`) takes
+    // the labels off at once and then waits, the handler still
+    // registered, until the pods are gone.
+    let removal = Instant::now();
+    let restarts_before = (nodes[0].restarts, nodes[1].restarts);
+    let helm_log = work.join("helm-cleanup.log");
+    let log = std::fs::File::create(&helm_log).unwrap();
+    let mut cleanup = helm_command(
+        &k,
+        &home,
+        &[
+            "upgrade",
+            FLEET_RELEASE,
+            chart,
+            "--post-renderer=uhn-node",
+            "--reuse-values",
+            "--set",
+            "action=cleanup",
+            "--wait",
+            "--timeout=10m",
+        ],
+    )
+    .stdout(log.try_clone().unwrap())
+    .stderr(log)
+    .spawn()
+    .expect("start helm");
+    let waiting = |k: &Cluster| -> Vec<String> {
+        daemonset_pods_by_node(k, CLEANUP_DS)
+            .into_iter()
+            .filter_map(|(node, pods)| {
+                let log = k.kubectl(&["-n", DEPLOY_NS, "logs", &pods[0]]).stdout;
+                log.lines()
+                    .find(|l| l.contains("waiting: "))
+                    .map(|l| format!("{node}: {l}"))
+            })
+            .collect()
+    };
+    fleet_wait(&k, &mut nodes, "the cleanup to wait on both nodes", |k| {
+        waiting(k).len() == 2
+    });
+    for line in waiting(&k) {
+        eprintln!("{line}");
+    }
+    assert!(
+        cleanup.try_wait().unwrap().is_none(),
+        "helm's cleanup returned while the handler's pods run: {}",
+        std::fs::read_to_string(&helm_log).unwrap_or_default()
+    );
+    for n in &nodes {
+        assert!(
+            n.daemon.registered(FLEET_HANDLER),
+            "{}: the handler went while its pods run",
+            n.name
+        );
+    }
+    assert_eq!(
+        (node_label(&k, "localhost"), node_label(&k, SECOND_NODE)),
+        (String::new(), String::new()),
+        "the cleanup did not take the labels off first"
+    );
+    assert_eq!(
+        (nodes[0].restarts, nodes[1].restarts),
+        restarts_before,
+        "a daemon restarted while the handler's pods run"
+    );
+
+    // The pods stopped and deleted: the cleanup goes on by itself.
     k.kubectl_ok(&["delete", "deployment", "fleet", "--wait=true"]);
     k.delete_pod("fleet-crio");
-    k.wait_for("the Deployment's pods to go", || {
-        pod_containers(&k).is_empty()
+    fleet_wait(&k, &mut nodes, "helm's cleanup to return", |_| {
+        cleanup.try_wait().unwrap().is_some()
     });
-    // The installer's pods stay; the feature's go whole before the
-    // cleanup restarts the daemons without their handler (CRI-O looks a
-    // container's handler up to remove it).
+    let status = cleanup.wait().unwrap();
+    eprintln!(
+        "  helm upgrade (cleanup) {status}: {:.1?}",
+        removal.elapsed()
+    );
+    assert!(
+        status.success(),
+        "helm's cleanup failed: {}",
+        std::fs::read_to_string(&helm_log).unwrap_or_default()
+    );
+    assert_eq!(daemonset_counts(&k, CLEANUP_DS), (2, 2, 2));
+    // Nothing of the feature's pods is left on either node, no record.
     for n in &nodes {
         assert_nothing_left(&format!("the feature's pods on {}", n.name), &|| {
             let mut left = Vec::new();
@@ -2303,28 +2386,6 @@ fn fleet_two_nodes_helm() {
         });
     }
     assert_no_record_left("the two-node cluster's pods", &records_before);
-
-    // Removal: the chart's cleanup on every node, then helm uninstall.
-    let removal = Instant::now();
-    helm(
-        &k,
-        &home,
-        &[
-            "upgrade",
-            FLEET_RELEASE,
-            chart,
-            "--post-renderer=uhn-node",
-            "--reuse-values",
-            "--set",
-            "action=cleanup",
-        ],
-    )
-    .assert_success();
-    fleet_wait(&k, &mut nodes, "the cleanup on both nodes", |k| {
-        daemonset_counts(k, CLEANUP_DS) == (2, 2, 2)
-            && node_label(k, "localhost").is_empty()
-            && node_label(k, SECOND_NODE).is_empty()
-    });
     helm(&k, &home, &["uninstall", FLEET_RELEASE, "--wait"]).assert_success();
     for n in &nodes {
         assert_nothing_left(&format!("the release on {}", n.name), &|| {
@@ -2336,7 +2397,7 @@ fn fleet_two_nodes_helm() {
         nodes[1].restarts - restarts_before.1,
     );
     eprintln!(
-        "removal in {:.1?}: daemon restarts localhost {}, {SECOND_NODE} {}",
+        "removal (waiting for the pods included) in {:.1?}: daemon restarts localhost {}, {SECOND_NODE} {}",
         removal.elapsed(),
         removal_restarts.0,
         removal_restarts.1
