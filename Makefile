@@ -49,16 +49,15 @@ helm:
 
 # The installer image (Containerfile): static release binaries, checked,
 # staged in target/image and built with podman; tests/e2e_deploy.rs builds
-# it again from that stage. The previous version's image first: its build
-# shares target/ and replaces the staged binaries, which this one's puts
-# back.
-image: image-previous
+# it again from that stage.
+image:
 	./scripts/image.sh
 
 # The previous version's installer image (the newest merge before HEAD,
-# built from a git worktree of it), for the upgrade of the Kubernetes
-# tier's two-node cluster: localhost/userns-hostnet-installer:previous.
-# Built once per commit (about 2 minutes: the dependencies are shared).
+# built from a git worktree of it; needs the git history), for the upgrade
+# of the Kubernetes tier's two-node cluster:
+# localhost/userns-hostnet-installer:previous. Built once per commit
+# (the dependencies are shared with this checkout's build).
 image-previous:
 	./scripts/image-previous.sh
 
@@ -91,7 +90,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check cri-tools youki image kubernetes helm
+test: fmt-check clippy package-check cri-tools youki image-previous image kubernetes helm
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \
@@ -125,7 +124,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: bins cri-tools youki image kubernetes helm
+e2e: bins cri-tools youki image-previous image kubernetes helm
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \
