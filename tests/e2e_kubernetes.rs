@@ -1979,8 +1979,11 @@ fn pod_containers(k: &Cluster) -> std::collections::BTreeMap<String, String> {
 /// still hardened, no daemon restarted (the handler's settings are the
 /// same); the records the previous version wrote are read by this one,
 /// and none is left once the pods are gone. Removal through the chart's
-/// cleanup and `helm uninstall`: each daemon's config byte for byte, one
-/// restart per node.
+/// cleanup (`--wait`), started while those pods still run: the labels go,
+/// the cleanup waits with the handlers registered and no daemon
+/// restarted, helm does not return; the pods deleted, it finishes by
+/// itself: each daemon's config byte for byte, one restart per node; then
+/// `helm uninstall` leaves nothing on either node.
 #[test]
 fn fleet_two_nodes_helm() {
     use common::crio::{Crio, Mode};
