@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image kubernetes helm
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous kubernetes helm
 
 all: build
 
@@ -56,6 +56,14 @@ helm:
 image:
 	./scripts/image.sh
 
+# The previous version's installer image (the newest merge before HEAD,
+# built from a git worktree of it; needs the git history), for the upgrade
+# of the Kubernetes tier's two-node cluster:
+# localhost/userns-hostnet-installer:previous. Built once per commit
+# (the dependencies are shared with this checkout's build).
+image-previous:
+	./scripts/image-previous.sh
+
 # youki 0.7.0 for the e2e tier, built once from crates.io into target/youki
 # (Debian has no package; about 4 minutes on 2 cores the first time).
 youki:
@@ -85,7 +93,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check cri-tools youki image kubernetes helm
+test: fmt-check clippy package-check cri-tools youki image-previous image kubernetes helm
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \
@@ -119,7 +127,7 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: bins cri-tools youki image kubernetes
+e2e: bins cri-tools youki image-previous image kubernetes helm
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
 	$(call totals,target/test-e2e.log,e2e: ); \

@@ -35,6 +35,9 @@ pub struct Containerd {
     /// The daemon binary and its PATH, to start it again.
     daemon: PathBuf,
     path_var: String,
+    /// A process whose mount namespace the daemon's own is copied from
+    /// (a node's view of the host's files); None: the test's.
+    parent: Option<u32>,
 }
 
 /// What differs between the daemons the tests start: which containerd, and
@@ -125,7 +128,7 @@ impl Containerd {
         }
         let path_var = format!("{path_var}:{}", std::env::var("PATH").unwrap_or_default());
 
-        let child = spawn_daemon(&daemon, &d, &path_var);
+        let child = spawn_daemon(&daemon, &d, &path_var, None);
         let ctd = Containerd {
             dir: Some(dir),
             path: d,
@@ -133,6 +136,7 @@ impl Containerd {
             ctr,
             daemon,
             path_var,
+            parent: None,
         };
         ctd.wait_until_it_answers();
         ctd
@@ -157,8 +161,20 @@ impl Containerd {
         if let Some(mut child) = self.child.take() {
             super::terminate(&mut child);
         }
-        self.child = Some(spawn_daemon(&self.daemon, &self.path, &self.path_var));
+        self.child = Some(spawn_daemon(
+            &self.daemon,
+            &self.path,
+            &self.path_var,
+            self.parent,
+        ));
         self.wait_until_it_answers();
+    }
+
+    /// From the next start on, the daemon's mount namespace is a copy of
+    /// process `pid`'s (a node's own view of the host's files), not of
+    /// the test's.
+    pub fn set_mount_parent(&mut self, pid: u32) {
+        self.parent = Some(pid);
     }
 
     pub fn dir(&self) -> &Path {
@@ -363,14 +379,21 @@ impl Drop for Containerd {
 /// namespace with the realistic /sys view whose mounts are shared within
 /// it, as a systemd host's are (a mount made there later propagates to
 /// whatever is a slave of it), its output appended to containerd.log.
-fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str) -> Child {
+fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str, parent: Option<u32>) -> Child {
     let log = fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(d.join("containerd.log"))
         .unwrap();
-    Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c"])
+    let mut cmd = match parent {
+        Some(pid) => {
+            let mut c = Command::new("nsenter");
+            c.arg(format!("--mount=/proc/{pid}/ns/mnt")).arg("unshare");
+            c
+        }
+        None => Command::new("unshare"),
+    };
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg(format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}"))
         .arg("sys-view")
         .arg(daemon)

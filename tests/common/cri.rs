@@ -314,6 +314,16 @@ impl Cri {
         }
     }
 
+    /// Restarts the daemon in a copy of process `pid`'s mount namespace
+    /// (a node's own view of the host's files), as every later restart.
+    pub fn restart_in_mount_namespace_of(&mut self, pid: u32) {
+        self.ctd
+            .as_mut()
+            .expect("the daemon runs")
+            .set_mount_parent(pid);
+        self.restart();
+    }
+
     pub fn stack(&self) -> Stack {
         self.stack
     }

@@ -296,6 +296,7 @@ impl Cluster {
             kubelet_config(
                 &kubelet_root,
                 &pki,
+                "127.0.0.1",
                 free_port(),
                 runtime.socket,
                 runtime.cgroup_driver,
@@ -335,7 +336,13 @@ impl Cluster {
     /// The kubelet in its private mount namespace (see the module's text),
     /// its output appended to kubelet.log.
     fn start_kubelet(&mut self) {
-        let root = self.path.join("kubelet");
+        let (kubelet, args) = (self.kubelet.clone(), self.kubelet_args.clone());
+        self.spawn_kubelet("kubelet", &self.path.join("kubelet"), &kubelet, &args);
+    }
+
+    /// A kubelet with root directory `root` (its sysctl files and
+    /// /var/log there), its output appended to NAME.log.
+    fn spawn_kubelet(&mut self, name: &'static str, root: &Path, kubelet: &Path, args: &[String]) {
         let sysctl = root.join("sysctl");
         let mut script = String::from("set -e\n");
         for (entry, value) in [
@@ -365,9 +372,71 @@ impl Cluster {
         cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
             .arg(script)
             .arg("kubelet")
-            .arg(&self.kubelet)
-            .args(&self.kubelet_args);
-        self.spawn("kubelet", &mut cmd);
+            .arg(kubelet)
+            .args(args);
+        self.spawn(name, &mut cmd);
+    }
+
+    /// A second node: a kubelet of release `kubelet` named `address` (an
+    /// address of the loopback network other than 127.0.0.1, which the
+    /// API server dials by that name, as it dials `localhost`), listening
+    /// there only, with its own root directory, certificates, pod logs,
+    /// sysctl files and /var/log, driving `runtime`. Waits until the node
+    /// is Ready; returns how long that took.
+    pub fn add_node(
+        &mut self,
+        runtime: &NodeRuntime<'_>,
+        kubelet: &str,
+        address: &str,
+    ) -> Duration {
+        let started = Instant::now();
+        let kubelet = kube_bin_of(kubelet, "kubelet");
+        let root = self.path.join(format!("kubelet-{address}"));
+        for sub in [
+            "",
+            "pki",
+            "pods-logs",
+            "volume-plugins",
+            "var-log",
+            "sysctl",
+        ] {
+            fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        write_cni(runtime.cni_conf_dir, runtime.cni_bin_dir);
+        let config = self.path.join(format!("kubelet-{address}.yaml"));
+        fs::write(
+            &config,
+            kubelet_config(
+                &root,
+                &self.path.join("pki"),
+                address,
+                free_port(),
+                runtime.socket,
+                runtime.cgroup_driver,
+            ),
+        )
+        .unwrap();
+        let args = vec![
+            format!("--config={}", config.display()),
+            format!("--kubeconfig={}", self.kubeconfig.display()),
+            format!("--root-dir={}", root.display()),
+            format!("--cert-dir={}", root.join("pki").display()),
+            format!("--hostname-override={address}"),
+            "--v=2".to_string(),
+        ];
+        self.spawn_kubelet("kubelet-2", &root, &kubelet, &args);
+        self.wait_for(&format!("node {address} to be Ready"), || {
+            self.kubectl(&[
+                "get",
+                "node",
+                address,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+            ])
+            .stdout
+                == "True"
+        });
+        started.elapsed()
     }
 
     /// Starts a component with its output appended to NAME.log.
@@ -606,11 +675,18 @@ impl Drop for Cluster {
 /// The kubelet's configuration (see the module's text for the cgroup
 /// settings). Eviction thresholds are low and image garbage collection off:
 /// the machine's disk is shared and its usage is nobody's business here.
-fn kubelet_config(root: &Path, pki: &Path, port: u16, socket: &Path, driver: &str) -> String {
+fn kubelet_config(
+    root: &Path,
+    pki: &Path,
+    address: &str,
+    port: u16,
+    socket: &Path,
+    driver: &str,
+) -> String {
     format!(
         "apiVersion: kubelet.config.k8s.io/v1beta1\n\
          kind: KubeletConfiguration\n\
-         address: 127.0.0.1\n\
+         address: {address}\n\
          port: {port}\n\
          readOnlyPort: 0\n\
          healthzPort: 0\n\
