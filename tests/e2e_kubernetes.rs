@@ -1003,7 +1003,7 @@ impl DeployNode for Cri {
         Cri::leftovers(self)
     }
     fn crictl(&self, args: &[&str]) -> common::Outcome {
-        Cri::crictl(self, args)
+        common::crictl::Crictl::crictl(self, args)
     }
     fn import_image(&self, tar: &std::path::Path, private: &str, names: &[&str]) {
         let ctd = self.containerd();
@@ -1047,7 +1047,7 @@ impl DeployNode for common::crio::Crio {
         common::crio::Crio::leftovers(self)
     }
     fn crictl(&self, args: &[&str]) -> common::Outcome {
-        common::crio::Crio::crictl(self, args)
+        common::crictl::Crictl::crictl(self, args)
     }
     fn import_image(&self, tar: &std::path::Path, _private: &str, names: &[&str]) {
         for name in names {
