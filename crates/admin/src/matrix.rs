@@ -96,6 +96,88 @@ pub fn parse_features(stdout: Option<&str>) -> RuntimeFeatures {
     }
 }
 
+/// What a runtime handler's own real runtime answers: the binary the
+/// handler runs, as the daemon would run it, and not the runtime doctor
+/// finds first in PATH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerRuntime {
+    /// The handler's name.
+    pub handler: String,
+    /// Its real runtime, as the node names it.
+    pub runtime: String,
+    /// The first line of its `--version`, or why it did not answer.
+    pub version: Result<String, String>,
+    pub features: RuntimeFeatures,
+    /// Whether it knows `rro` (why not, when it does not).
+    pub rro: Result<(), String>,
+}
+
+/// The minor version of a `crun version 1.M.P` line.
+fn crun_minor(version: &str) -> Option<u64> {
+    let word = version
+        .strip_prefix("crun version ")?
+        .split_whitespace()
+        .next()?;
+    let mut parts = word.split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+/// Can a handler's real runtime run `hostNetwork: true` + `hostUsers:
+/// false` pods? The kubelet admits them only for a handler whose
+/// runtime lists the user namespace and idmapped mounts (CRI-O reports
+/// the handler's features from the runtime's `features`; containerd 2.x
+/// refuses the container otherwise), and the wrapper needs `rro`.
+pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
+    let (name, path) = (&h.handler, &h.runtime);
+    let version = match &h.version {
+        Ok(v) => v,
+        Err(why) => {
+            return (
+                Status::Fail,
+                format!(
+                    "handler {name}: its real runtime {path} does not answer `--version`: {why}"
+                ),
+            )
+        }
+    };
+    let runs = format!("handler {name} runs {version} ({path})");
+    let old_crun = if crun_minor(version).is_some_and(|m| m < 9) {
+        "; and crun before 1.9 refuses every container whose ociVersion is not 1.0 (\"unknown version specified\")"
+    } else {
+        ""
+    };
+    let refused = "the kubelet sees no user namespace support for this handler and refuses its pods with hostUsers: false, and containerd 2.x refuses them (\"failed to validate OCI runtime features\")";
+    match (h.features, &h.rro) {
+        (RuntimeFeatures::None, _) => (
+            Status::Fail,
+            format!("{runs}, which has no `features` answer: {refused}{old_crun}"),
+        ),
+        (
+            RuntimeFeatures::Listed {
+                user_namespaces: false,
+                ..
+            },
+            _,
+        ) => (
+            Status::Fail,
+            format!("{runs}, whose `features` lists no user namespace: {refused}"),
+        ),
+        (RuntimeFeatures::Listed { idmap: false, .. }, _) => (
+            Status::Fail,
+            format!("{runs}, whose `features` lists no idmapped mounts: {refused}{old_crun}"),
+        ),
+        (_, Err(why)) => (
+            Status::Fail,
+            format!("{runs}, which does not know rro ({why}): the wrapper refuses every container it must convert"),
+        ),
+        (_, Ok(())) => (
+            Status::Ok,
+            format!("{runs}: lists the user namespace and idmapped mounts, knows rro"),
+        ),
+    }
+}
+
 /// [`KUBELET_GATE`] in a KubeletConfiguration.
 pub fn parse_kubelet_gate(yaml: &str) -> Gate {
     parse_gate(yaml, KUBELET_GATE)
@@ -569,5 +651,52 @@ mod tests {
             Gate::Unset
         );
         assert_eq!(parse_kubelet_gate(""), Gate::Unset);
+    }
+
+    fn handler(
+        version: &str,
+        features: RuntimeFeatures,
+        rro: Result<(), String>,
+    ) -> HandlerRuntime {
+        HandlerRuntime {
+            handler: "uhn".into(),
+            runtime: "/usr/libexec/crio/crun".into(),
+            version: Ok(version.into()),
+            features,
+            rro,
+        }
+    }
+
+    #[test]
+    fn a_handler_is_judged_by_its_own_runtime() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let (s, m) = judge_handler(&handler(
+            "crun version 1.8.1",
+            RuntimeFeatures::None,
+            Ok(()),
+        ));
+        assert_eq!(s, Status::Fail);
+        assert!(m.starts_with("handler uhn runs crun version 1.8.1 (/usr/libexec/crio/crun), which has no `features` answer: "), "{m}");
+        assert!(m.contains("unknown version specified"), "{m}");
+        let no_idmap = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: false,
+        };
+        let (s, m) = judge_handler(&handler("runc version 1.1.5", no_idmap, Ok(())));
+        assert_eq!(s, Status::Fail);
+        assert!(
+            m.contains("lists no idmapped mounts") && !m.contains("ociVersion"),
+            "{m}"
+        );
+        let (s, _) = judge_handler(&handler("runc version 1.4.3", all, Err("no".into())));
+        assert_eq!(s, Status::Fail);
+        let (s, m) = judge_handler(&handler("crun version 1.19", all, Ok(())));
+        assert_eq!((s, m.ends_with("knows rro")), (Status::Ok, true), "{m}");
+        let mut gone = handler("", all, Ok(()));
+        gone.version = Err("No such file or directory".into());
+        assert_eq!(judge_handler(&gone).0, Status::Fail);
     }
 }

@@ -1301,3 +1301,54 @@ fn the_roots_links_resolve_inside_the_root() {
         "{v:#}"
     );
 }
+
+/// A CRI-O node as its packages make it (`default_runtime = "crun"`),
+/// whose handler `install crio` builds on Debian's crun 1.8.1: no
+/// `features` answer, and it refuses every ociVersion but 1.0. The
+/// runtime doctor finds in PATH (`--runtime`) lists everything; the
+/// handler's own runtime does not, so the node is not ready.
+#[test]
+fn a_handler_is_judged_by_the_runtime_it_runs() {
+    let r = Root::ready();
+    r.host_binary("usr/bin/crio", &real(CRIO));
+    r.write("run/crio/crio.sock", "");
+    r.remove("usr/bin/containerd");
+    r.remove("etc/containerd/config.toml");
+    r.write("etc/crio/crio.conf.d/10-crio.conf", CRIO_PACKAGING);
+    r.exe("usr/libexec/crio/conmon");
+    r.exe("usr/libexec/crio/runc");
+    r.host_binary("usr/libexec/crio/crun", Path::new("/usr/bin/crun"));
+    let out = Command::new(TOOL)
+        .args(["install", "crio", "--root"])
+        .arg(r.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (code, v) = r.doctor();
+    assert_eq!(status(&v, "crio"), "ok", "{v:#}");
+    // The runtime named on the command line is fine: doctor used to stop there.
+    assert_eq!(status(&v, "runtime.features"), "ok", "{v:#}");
+    assert_eq!(
+        (code, status(&v, "crio.runtime")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "crio.runtime");
+    assert!(
+        m.starts_with("handler userns-hostnet runs crun version 1.8.1 (/usr/libexec/crio/crun), which has no `features` answer: "),
+        "{m}"
+    );
+    assert!(m.contains("unknown version specified"), "{m}");
+    assert!(fix(&v, "crio.runtime").contains("runc >= 1.2"), "{v:#}");
+    // The same handler on a runtime that lists what the kubelet asks for.
+    r.script(
+        "usr/libexec/crio/crun",
+        "case \"$1\" in features) echo '{\"mountOptions\":[\"rro\"],\"linux\":{\"namespaces\":[\"user\",\"network\"],\"mountExtensions\":{\"idmap\":{\"enabled\":true}}}}';; --version) echo 'crun version 1.19.1';; esac",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.runtime")),
+        (0, "ok".into()),
+        "{v:#}"
+    );
+}

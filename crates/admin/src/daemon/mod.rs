@@ -11,12 +11,28 @@ pub mod podman;
 pub mod serving;
 
 use crate::check::Check;
-use crate::cli::{DoctorArgs, Engine, InstallArgs};
+use crate::cli::{Daemon, DoctorArgs, Engine, InstallArgs};
 use crate::doctor::shared::{Fixes, Root};
-use crate::in_use;
 use crate::install::{edit::InstallPlan, error::InstallError};
 use crate::matrix::Cri;
+use live::{Files, Live};
+use std::path::{Path, PathBuf};
 use toml_edit::Item;
+
+/// Where a daemon that serves the kubelet lives on a node: what deploy
+/// detects it by, the config it registers in and the unit it restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// Its default config file.
+    pub config: &'static str,
+    /// Its CRI socket.
+    pub socket: &'static str,
+    /// Its systemd unit.
+    pub unit: &'static str,
+    /// A drop-in directory whose presence alone means the daemon is
+    /// configured here (CRI-O's packages ship no crio.conf).
+    pub drop_ins: Option<&'static str>,
+}
 
 /// What the commands ask of a daemon: each daemon's module implements it,
 /// so that adding a daemon is one module (and a line in [`of`]) rather
@@ -41,11 +57,34 @@ pub trait DaemonModule: Sync {
         args: &InstallArgs,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<in_use::Handler>, InstallError>;
-    /// doctor's check of the daemon's handlers (`bin`: the binary that
-    /// serves its config, when found); `None` for a daemon doctor does not
-    /// check.
-    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Option<Check>;
+    ) -> Result<Option<live::Handler>, InstallError>;
+    /// doctor's checks of the daemon's handlers (`bin`: the binary that
+    /// serves its config, when found): the daemon's own first, then each
+    /// handler judged by the real runtime it runs; none for a daemon
+    /// doctor does not check.
+    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Vec<Check>;
+    /// The containers of `handler` (one of this daemon's, from
+    /// [`DaemonModule::in_use`]) among the node's files.
+    fn live(&self, files: &dyn Files, handler: &live::Handler) -> Vec<Live>;
+    /// The config files the daemon reads on the node under `root`, main
+    /// file first, as host paths under `root` (`registrations`).
+    fn config_files(&self, root: &Path) -> Vec<PathBuf>;
+    /// Where it lives as a service deploy registers with; `None` for a
+    /// daemon deploy does not register with (podman).
+    fn service(&self) -> Option<Service> {
+        None
+    }
+}
+
+/// Every daemon the tool knows, in the order the scans report them.
+pub const ALL: [Engine; 3] = [Engine::Containerd, Engine::Crio, Engine::Podman];
+
+/// The daemons deploy registers with, in detection order.
+pub fn services() -> Vec<(Daemon, Service)> {
+    [Daemon::Containerd, Daemon::Crio]
+        .into_iter()
+        .filter_map(|d| of(d.into()).service().map(|s| (d, s)))
+        .collect()
 }
 
 /// What doctor hands a daemon's check: the node, the command line, the

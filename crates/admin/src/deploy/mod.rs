@@ -22,9 +22,6 @@ pub mod undo;
 use undo::*;
 
 use super::daemon::live::Live;
-use super::daemon::{
-    containerd::node::SOCKET as CONTAINERD_SOCKET, crio::node::SOCKET as CRIO_SOCKET,
-};
 use super::deploy_api::Api;
 use super::in_use;
 use super::install::{self, edit::LinkChange};
@@ -314,20 +311,19 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
     if let Some(d) = named {
         return Ok(d);
     }
-    let by = |containerd: bool, crio: bool| match (containerd, crio) {
-        (true, false) => Some(Daemon::Containerd),
-        (false, true) => Some(Daemon::Crio),
-        _ => None,
-    };
     // A path that cannot be resolved is taken as absent.
     let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
-    let crio_config = at(crate::daemon::crio::node::CONFIG);
-    by(is_socket(&at(CONTAINERD_SOCKET)), is_socket(&at(CRIO_SOCKET)))
+    let services = crate::daemon::services();
+    let only = |found: &dyn Fn(&crate::daemon::Service) -> bool| {
+        let mut hits = services.iter().filter(|(_, s)| found(s));
+        match (hits.next(), hits.next()) {
+            (Some((d, _)), None) => Some(*d),
+            _ => None,
+        }
+    };
+    only(&|s| is_socket(&at(s.socket)))
         .or_else(|| {
-            by(
-                at(crate::daemon::containerd::node::CONFIG).is_file(),
-                crio_config.is_file() || crio_config.with_extension("conf.d").is_dir(),
-            )
+            only(&|s| at(s.config).is_file() || s.drop_ins.is_some_and(|d| at(d).is_dir()))
         })
         .ok_or_else(|| {
             DeployError::Usage(
@@ -337,18 +333,16 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
 }
 
 fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, String) {
-    let (name, config, unit) = match daemon {
-        Daemon::Containerd => (
-            "containerd",
-            crate::daemon::containerd::node::CONFIG,
-            "containerd.service",
-        ),
-        Daemon::Crio => ("crio", crate::daemon::crio::node::CONFIG, "crio.service"),
-    };
+    let module = crate::daemon::of(daemon.into());
+    let service = module
+        .service()
+        .expect("containerd and CRI-O are services deploy registers with");
     (
-        name,
-        args.daemon_config.clone().unwrap_or_else(|| config.into()),
-        args.unit.clone().unwrap_or_else(|| unit.into()),
+        module.name(),
+        args.daemon_config
+            .clone()
+            .unwrap_or_else(|| service.config.into()),
+        args.unit.clone().unwrap_or_else(|| service.unit.into()),
     )
 }
 
@@ -538,10 +532,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
     // install's own planning, under the host's root: its paths come back
     // as they are here, and are recorded as the node's.
     let iargs = install_args(host, args, daemon, &config);
-    let plan = match daemon {
-        Daemon::Containerd => crate::daemon::containerd::plan::plan(&iargs, true),
-        Daemon::Crio => crate::daemon::crio::plan::plan(&iargs, true),
-    }?;
+    let plan = crate::daemon::of(daemon.into()).plan(&iargs, true)?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
             put_link(host, &mut state, &host.node_path(path), target)?;
@@ -672,12 +663,7 @@ fn systemctl() -> std::ffi::OsString {
 /// The containers of the deployed handler on the node, as uninstall
 /// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
-    let daemon = if state.daemon == "crio" {
-        Daemon::Crio
-    } else {
-        Daemon::Containerd
-    };
-    let mut iargs = install_args(host, args, daemon, &state.daemon_config);
+    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
     Ok(install::uninstall::containers_in_use(&iargs)?)
 }

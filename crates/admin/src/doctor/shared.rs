@@ -1,6 +1,7 @@
 //! What doctor's checks share: the node they read (under `--root` or the
 //! host's), the fixes they word, and how a daemon's handlers are checked.
 
+pub(crate) use super::handlers::handlers_runtime;
 use super::*;
 
 /// Files of the host: under `--root` when given, the node's links
@@ -120,13 +121,28 @@ impl Fixes {
 }
 
 /// The real runtime a handler's own link names (what `install` made for a
-/// handler that keeps its runtime binary).
+/// handler that keeps its runtime binary), as the node names it. The
+/// handler's binary is not resolved first: under `--root` that would
+/// follow its link to the wrapper and lose the handler's directory.
 pub(crate) fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
-    crate::runtime::named_by_handler_link(
-        root.at(&h.binary).as_os_str(),
-        &root.at(crate::runtime::handlers_dir()),
-    )
-    .map(PathBuf::from)
+    let link = Path::new(&h.binary);
+    let dir = link.parent()?;
+    if link.file_name()? != crate::WRAPPER_NAME
+        || dir.parent()? != crate::runtime::handlers_dir()
+        || !link.is_absolute()
+    {
+        return None;
+    }
+    let runtime = dir.join(crate::runtime::HANDLER_RUNTIME_LINK);
+    let here = match &root.node {
+        Ok(n) => n.entry(&runtime).ok()?,
+        Err(_) => return None,
+    };
+    Some(match std::fs::read_link(&here) {
+        Ok(t) if t.is_absolute() => t,
+        Ok(t) => dir.join(t),
+        Err(_) => runtime,
+    })
 }
 
 /// A daemon's binary is installed (in PATH; under the fake root, in

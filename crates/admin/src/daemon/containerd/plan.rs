@@ -539,12 +539,12 @@ pub(crate) fn plan_containerd_drop_in(
 pub(crate) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
-) -> Result<crate::in_use::Handler, InstallError> {
+) -> Result<crate::daemon::live::Handler, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
-    Ok(crate::in_use::Handler::Containerd {
+    Ok(crate::daemon::live::Handler::Containerd {
         state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })

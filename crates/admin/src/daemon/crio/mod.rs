@@ -257,15 +257,48 @@ impl super::DaemonModule for Crio {
         args: &crate::cli::InstallArgs,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
         Ok(Some(plan::crio_handler(args, removed.first())))
     }
     fn doctor(
         &self,
         n: &super::DoctorNode,
         _bin: Option<&super::serving::Binary>,
-    ) -> Option<crate::check::Check> {
-        Some(doctor::crio(n.root, n.args, n.uses, n.fx))
+    ) -> Vec<crate::check::Check> {
+        doctor::crio(n.root, n.args, n.uses, n.fx)
+    }
+
+    fn live(
+        &self,
+        files: &dyn super::live::Files,
+        handler: &crate::daemon::live::Handler,
+    ) -> Vec<super::live::Live> {
+        let crate::daemon::live::Handler::Crio {
+            runroot,
+            runtime_root,
+            name,
+            default,
+        } = handler
+        else {
+            return Vec::new();
+        };
+        live::live_of_handler(files, runroot, runtime_root.as_deref(), name, *default)
+    }
+
+    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        use super::node::{files_in, under};
+        let mut files = vec![under(root, node::CONFIG)];
+        files.extend(files_in(&under(root, node::DROP_INS)));
+        files
+    }
+
+    fn service(&self) -> Option<super::Service> {
+        Some(super::Service {
+            config: node::CONFIG,
+            socket: node::SOCKET,
+            unit: "crio.service",
+            drop_ins: Some(node::DROP_INS),
+        })
     }
 }
 

@@ -182,7 +182,7 @@ impl super::DaemonModule for Podman {
         _args: &crate::cli::InstallArgs,
         _removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
         Ok(None)
     }
     // doctor has no check of podman: it registers no CRI handler.
@@ -190,8 +190,24 @@ impl super::DaemonModule for Podman {
         &self,
         _: &super::DoctorNode,
         _: Option<&super::serving::Binary>,
-    ) -> Option<crate::check::Check> {
-        None
+    ) -> Vec<crate::check::Check> {
+        Vec::new()
+    }
+
+    // No daemon holds podman's containers (see `in_use`).
+    fn live(
+        &self,
+        _files: &dyn super::live::Files,
+        _handler: &crate::daemon::live::Handler,
+    ) -> Vec<super::live::Live> {
+        Vec::new()
+    }
+
+    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        use super::node::{files_in, under};
+        let mut files = vec![under(root, node::CONFIG)];
+        files.extend(files_in(&under(root, node::DROP_INS)));
+        files
     }
 }
 
