@@ -1021,3 +1021,67 @@ fn a_nodes_config_link_is_followed_inside_the_host_root() {
     assert_eq!(fs::read(&target).unwrap(), original, "{}", out.describe());
     assert!(!r.join("var").exists(), "the state went too");
 }
+
+/// `deploy --check` judges what deploy owns in the daemon's config, its
+/// handler, not the whole file: another tool appending its own runtime
+/// table (as `nvidia-ctk runtime configure` does) leaves it registered;
+/// the handler taken out is not, and deploy run again puts it back.
+#[test]
+fn another_tools_table_in_the_config_leaves_the_handler_registered() {
+    let root = fake_host_root();
+    let r = root.path();
+    // The restart command runs in the host's root: a shell there.
+    fs::create_dir_all(r.join("bin")).unwrap();
+    fs::copy("/bin/busybox", r.join("bin/sh")).unwrap();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let deploy = |mode: &[&str]| {
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args([
+                "--daemon",
+                "containerd",
+                "--restart",
+                "--restart-command",
+                "true",
+            ])
+            .args(mode)
+            .arg("--from")
+            .arg(&from)
+            .env_remove("NODE_NAME")
+            .env_remove("KUBERNETES_SERVICE_HOST");
+        run_capture(&mut cmd)
+    };
+    deploy(&["--once"]).assert_success();
+    let probe = deploy(&["--check"]);
+    probe.assert_success();
+    assert!(
+        probe.stdout.starts_with("registered: "),
+        "{}",
+        probe.describe()
+    );
+    let config = r.join("etc/containerd/config.toml");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str("\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia.options]\n    BinaryName = \"/usr/bin/nvidia-container-runtime\"\n");
+    fs::write(&config, &text).unwrap();
+    let probe = deploy(&["--check"]);
+    assert!(
+        probe.status.success() && probe.stdout.starts_with("registered: "),
+        "{}",
+        probe.describe()
+    );
+    // Another tool rewrites the file without the handler.
+    let without = run_capture(Command::new("containerd").args(["config", "default"])).stdout;
+    fs::write(&config, &without).unwrap();
+    assert!(dumped_handler(&config, "userns-hostnet").is_none());
+    let probe = deploy(&["--check"]);
+    assert!(
+        !probe.status.success() && probe.stdout.starts_with("not registered: "),
+        "{}",
+        probe.describe()
+    );
+    deploy(&["--once"]).assert_success();
+    assert!(dumped_handler(&config, "userns-hostnet").is_some());
+    let probe = deploy(&["--check"]);
+    assert!(probe.status.success(), "{}", probe.describe());
+}

@@ -196,7 +196,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     };
     let host = Host::open(&args.host_root)?;
     if args.check {
-        let (ready, why) = check(&host, args.uninstall)?;
+        let (ready, why) = check(&host, args, args.uninstall)?;
         say(&why);
         return Ok(i32::from(!ready));
     }
@@ -252,7 +252,7 @@ fn label(api: &Api, on: bool) {
 /// The readiness probe: whether an earlier deploy's every file is in
 /// place and its handler live (no restart pending), or with `removed`,
 /// whether nothing of a deploy is left. The line says why.
-fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
+fn check(host: &Host, args: &DeployArgs, removed: bool) -> Result<(bool, String), DeployError> {
     let state = load_state(host)?;
     if removed {
         return Ok(match state {
@@ -270,11 +270,13 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
     let Some(state) = state else {
         return Ok((false, "not registered: no deploy state on this host".into()));
     };
-    if let Some(e) = state
-        .entries
-        .iter()
-        .find(|e| host.entry(&e.path).ok().and_then(|p| current(&p)).as_ref() != Some(&e.after))
-    {
+    let configs = owned_configs(host, args, &state);
+    if let Some(e) = state.entries.iter().find(|e| match configs.get(&e.path) {
+        // A daemon config is shared with the operator and other tools:
+        // what deploy owns there is its handler, as install plans it.
+        Some(in_place) => !in_place,
+        None => host.entry(&e.path).ok().and_then(|p| current(&p)).as_ref() != Some(&e.after),
+    }) {
         return Ok((
             false,
             format!("not registered: {} changed since deploy", e.path.display()),
@@ -298,6 +300,33 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
             state.daemon_config.display()
         ),
     ))
+}
+
+/// The daemon config files install would change for the deployed
+/// handler (node paths), each with whether what deploy owns in it is in
+/// place: install plans no change there. Another tool's table appended
+/// to the same file leaves the handler in place; a handler taken out or
+/// edited does not. A config install cannot plan counts as changed.
+fn owned_configs(
+    host: &Host,
+    args: &DeployArgs,
+    state: &State,
+) -> std::collections::BTreeMap<PathBuf, bool> {
+    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    iargs.handler = state.handler.clone();
+    let planned = crate::daemon::of(state.daemon().into()).plan(&iargs, true);
+    let mut owned = std::collections::BTreeMap::new();
+    match planned {
+        Ok(plan) => {
+            for c in &plan.files {
+                owned.insert(host.node_path(&c.path), c.old == c.new);
+            }
+        }
+        Err(_) => {
+            owned.insert(state.daemon_config.clone(), false);
+        }
+    }
+    owned
 }
 
 fn is_socket(p: &Path) -> bool {
