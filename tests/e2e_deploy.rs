@@ -1085,3 +1085,71 @@ fn another_tools_table_in_the_config_leaves_the_handler_registered() {
     let probe = deploy(&["--check"]);
     assert!(probe.status.success(), "{}", probe.describe());
 }
+
+/// A k3s-shaped node: containerd's config is the file k3s writes anew at
+/// every start. Auto-detection finds no daemon, and with the file named
+/// install refuses it (the template is where the handler goes): in both
+/// cases deploy writes nothing, and `--check` then says not registered.
+#[test]
+fn a_refused_deploy_writes_nothing_and_is_not_registered() {
+    let root = tempfile::Builder::new()
+        .prefix("uhn-deploy-k3s-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = root.path();
+    let etc = r.join("var/lib/rancher/k3s/agent/etc/containerd");
+    fs::create_dir_all(&etc).unwrap();
+    let default = run_capture(Command::new("containerd").args(["config", "default"]));
+    default.assert_success();
+    fs::write(etc.join("config.toml"), &default.stdout).unwrap();
+    fs::create_dir_all(r.join("usr/local/bin")).unwrap();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let deploy = |extra: &[&str]| {
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args(extra)
+            .arg("--from")
+            .arg(&from)
+            .env_remove("NODE_NAME")
+            .env_remove("KUBERNETES_SERVICE_HOST");
+        run_capture(&mut cmd)
+    };
+    let before = snapshot(r);
+    let detect = deploy(&["--once"]);
+    assert_eq!(detect.status.code(), Some(2), "{}", detect.describe());
+    assert!(
+        detect
+            .stderr
+            .contains("cannot tell whether this node runs containerd or CRI-O"),
+        "{}",
+        detect.describe()
+    );
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
+    let named = deploy(&[
+        "--daemon",
+        "containerd",
+        "--daemon-config",
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+        "--once",
+    ]);
+    assert_eq!(named.status.code(), Some(2), "{}", named.describe());
+    assert!(
+        named.stderr.contains("k3s writes this file anew"),
+        "{}",
+        named.describe()
+    );
+    assert_eq!(
+        changes(&before, &snapshot(r)),
+        Vec::<String>::new(),
+        "{}",
+        named.describe()
+    );
+    let probe = deploy(&["--check"]);
+    assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
+    assert!(
+        probe.stdout.starts_with("not registered: "),
+        "{}",
+        probe.describe()
+    );
+}

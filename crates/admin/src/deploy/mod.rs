@@ -282,6 +282,16 @@ fn check(host: &Host, args: &DeployArgs, removed: bool) -> Result<(bool, String)
             format!("not registered: {} changed since deploy", e.path.display()),
         ));
     }
+    if let Some((path, _)) = configs.iter().find(|(_, in_place)| !**in_place) {
+        return Ok((
+            false,
+            format!(
+                "not registered: handler {} is not in place in {}",
+                state.handler,
+                path.display()
+            ),
+        ));
+    }
     if state.restart_pending {
         return Ok((
             false,
@@ -498,17 +508,11 @@ fn put_link(
 fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
-    let mut state = match load_state(host)? {
-        Some(s) => s,
-        None => {
-            let mut s = State::default();
-            make_dirs(host, &mut s, Path::new(STATE_DIR))?;
-            s
-        }
-    };
-    if !state.daemon.is_empty()
-        && (state.daemon != name || state.handler != args.handler || state.daemon_config != config)
-    {
+    let earlier = load_state(host)?;
+    if let Some(state) = earlier.as_ref().filter(|s| {
+        !s.daemon.is_empty()
+            && (s.daemon != name || s.handler != args.handler || s.daemon_config != config)
+    }) {
         return Err(DeployError::Usage(format!(
             "an earlier deploy registered handler {} with {} in {}; undo it first (deploy --uninstall) to change daemon, handler or config file",
             state.handler,
@@ -516,6 +520,20 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
             state.daemon_config.display()
         )));
     }
+    // install's own planning, under the host's root, before anything is
+    // written: a config install refuses (k3s's generated file, a template)
+    // leaves the node as it was. Its paths come back as they are here,
+    // and are recorded as the node's.
+    let iargs = install_args(host, args, daemon, &config);
+    let plan = crate::daemon::of(daemon.into()).plan(&iargs, true)?;
+    let mut state = match earlier {
+        Some(s) => s,
+        None => {
+            let mut s = State::default();
+            make_dirs(host, &mut s, Path::new(STATE_DIR))?;
+            s
+        }
+    };
     state.daemon = name.into();
     state.handler = args.handler.clone();
     state.daemon_config = config.clone();
@@ -558,10 +576,6 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
         say(&format!("kept {}: the operator's", config_file.display()));
     }
 
-    // install's own planning, under the host's root: its paths come back
-    // as they are here, and are recorded as the node's.
-    let iargs = install_args(host, args, daemon, &config);
-    let plan = crate::daemon::of(daemon.into()).plan(&iargs, true)?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
             put_link(host, &mut state, &host.node_path(path), target)?;
