@@ -3,6 +3,7 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
+mod cri;
 mod handlers;
 mod kernel;
 mod kubelet;

@@ -1,6 +1,7 @@
 //! What doctor's checks share: the node they read (under `--root` or the
 //! host's), the fixes they word, and how a daemon's handlers are checked.
 
+pub(crate) use super::cri::cri_view;
 pub(crate) use super::handlers::handlers_runtime;
 use super::*;
 

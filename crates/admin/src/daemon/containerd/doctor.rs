@@ -40,6 +40,16 @@ pub(crate) fn containerd(
         "containerd",
     )];
     out.extend(handlers_runtime("containerd.runtime", &found, root, fx));
+    let docs: Vec<_> = toml::read(&root.at(daemon_config_path(args, Daemon::Containerd)))
+        .into_iter()
+        .collect();
+    out.extend(cri_view(
+        "containerd.cri",
+        (&docs, daemon::containerd::node::SOCKET, "containerd"),
+        &["grpc", "address"],
+        &found,
+        root,
+    ));
     out
 }
 

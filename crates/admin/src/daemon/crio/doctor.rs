@@ -40,6 +40,17 @@ pub(crate) fn crio(
         "CRI-O",
     )];
     out.extend(handlers_runtime("crio.runtime", &found, root, fx));
+    let docs: Vec<_> = crio_files(root, &daemon_config_path(args, Daemon::Crio))
+        .iter()
+        .filter_map(|f| toml::read(f).ok())
+        .collect();
+    out.extend(cri_view(
+        "crio.cri",
+        (&docs, daemon::crio::node::SOCKET, "crio"),
+        &["crio", "api", "listen"],
+        &found,
+        root,
+    ));
     out
 }
 
