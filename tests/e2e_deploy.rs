@@ -838,6 +838,10 @@ impl Drop for ApiServer {
 fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
     let image = build_image("e2e-deploy");
     let root = fake_host_root();
+    // A node that can run the pods: labelled.
+    let tools = common::cri::containerd_23_dir();
+    node_binary(root.path(), &tools.join("containerd"), "usr/bin/containerd");
+    node_binary(root.path(), &tools.join("runc"), "usr/sbin/runc");
     let work = tempfile::Builder::new()
         .prefix("uhn-deploy-api-")
         .tempdir_in("/tmp")
@@ -941,7 +945,10 @@ fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
         assert_eq!(r["type"], "application/merge-patch+json");
         assert_eq!(
             r["body"],
-            serde_json::json!({"metadata": {"labels": {"userns-hostnet.io/installed": value}}})
+            serde_json::json!({"metadata": {
+                "labels": {"userns-hostnet.io/installed": value},
+                "annotations": {"userns-hostnet.io/not-able": null},
+            }})
         );
     }
 }
@@ -1151,5 +1158,169 @@ fn a_refused_deploy_writes_nothing_and_is_not_registered() {
         probe.stdout.starts_with("not registered: "),
         "{}",
         probe.describe()
+    );
+}
+
+/// `src`, one of this machine's binaries, at `dest` in the host root `r`,
+/// with the shared libraries `ldd` names for it: a node's own program,
+/// which deploy runs in the node's root.
+fn node_binary(r: &Path, src: &Path, dest: &str) {
+    let to = r.join(dest);
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    fs::copy(src, &to).unwrap();
+    fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).unwrap();
+    node_libs(r, src);
+}
+
+/// The shared libraries `ldd` names for `src`, in the host root `r`.
+fn node_libs(r: &Path, src: &Path) {
+    let ldd = run_capture(Command::new("ldd").arg(src));
+    for lib in ldd.stdout.split_whitespace().filter(|w| w.starts_with('/')) {
+        let at = r.join(lib.trim_start_matches('/'));
+        if !at.exists() {
+            fs::create_dir_all(at.parent().unwrap()).unwrap();
+            fs::copy(lib, &at).unwrap();
+        }
+    }
+}
+
+/// An API server stand-in that records each PATCH, and a service account
+/// for it.
+struct FakeApi {
+    _work: tempfile::TempDir,
+    _server: ApiServer,
+    port: String,
+    log: PathBuf,
+    sa: PathBuf,
+}
+
+impl FakeApi {
+    fn start() -> FakeApi {
+        let work = tempfile::Builder::new()
+            .prefix("uhn-deploy-api-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let w = work.path();
+        api_certificates(w);
+        let sa = w.join("serviceaccount");
+        fs::create_dir(&sa).unwrap();
+        fs::copy(w.join("ca.crt"), sa.join("ca.crt")).unwrap();
+        fs::write(sa.join("token"), "test-token\n").unwrap();
+        let (port_file, log) = (w.join("port"), w.join("requests"));
+        let server = ApiServer(
+            Command::new("python3")
+                .args(["-c", API_SERVER])
+                .arg(w.join("server.crt"))
+                .arg(w.join("server.key"))
+                .arg(&port_file)
+                .arg(&log)
+                .spawn()
+                .expect("python3"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !port_file.exists() {
+            assert!(Instant::now() < deadline, "the API stand-in never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        FakeApi {
+            port: fs::read_to_string(&port_file).unwrap(),
+            _work: work,
+            _server: server,
+            log,
+            sa,
+        }
+    }
+
+    /// The body of each PATCH so far.
+    fn bodies(&self) -> Vec<serde_json::Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+}
+
+/// The node label says whether the node can run the feature's pods: a
+/// node on containerd 1.6 (whose CRI declares no user namespaces with the
+/// host network, so the kubelet refuses the pods) is not labelled and its
+/// annotation says why; one on containerd 2.3.4 with runc 1.4.3 is
+/// labelled, and the annotation goes.
+#[test]
+fn the_label_says_whether_the_node_can_run_the_pods() {
+    let api = FakeApi::start();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let run = |r: &Path| {
+        node_binary(r, Path::new("/bin/busybox"), "bin/sh");
+        // The copied wrapper runs in the node's root too.
+        node_libs(r, &from.join("userns-hostnet-runtime"));
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args([
+                "--daemon",
+                "containerd",
+                "--restart",
+                "--restart-command",
+                "true",
+                "--once",
+            ])
+            .arg("--from")
+            .arg(&from)
+            .env("NODE_NAME", "node-a")
+            .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+            .env("KUBERNETES_SERVICE_PORT", &api.port)
+            .env("USERNS_HOSTNET_SERVICE_ACCOUNT", &api.sa);
+        let out = run_capture(&mut cmd);
+        out.assert_success();
+        out
+    };
+    let old = fake_host_root();
+    node_binary(
+        old.path(),
+        Path::new("/usr/bin/containerd"),
+        "usr/bin/containerd",
+    );
+    node_binary(old.path(), Path::new("/usr/sbin/runc"), "usr/sbin/runc");
+    let out = run(old.path());
+    assert!(
+        out.stdout.contains("this node cannot run pods with hostNetwork: true and hostUsers: false through handler userns-hostnet: containerd 1.6.20 does not declare user_namespaces_host_network")
+            && out.stdout.contains("node node-a unlabelled: userns-hostnet.io/installed (userns-hostnet.io/not-able: containerd 1.6.20 "),
+        "{}",
+        out.describe()
+    );
+    let bodies = api.bodies();
+    assert_eq!(bodies.len(), 1, "{bodies:#?}");
+    assert_eq!(
+        bodies[0]["metadata"]["labels"],
+        serde_json::json!({"userns-hostnet.io/installed": null})
+    );
+    let why = bodies[0]["metadata"]["annotations"]["userns-hostnet.io/not-able"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{bodies:#?}"));
+    assert!(
+        why.starts_with("containerd 1.6.20 does not declare"),
+        "{why}"
+    );
+
+    let new = fake_host_root();
+    let tools = common::cri::containerd_23_dir();
+    node_binary(new.path(), &tools.join("containerd"), "usr/bin/containerd");
+    node_binary(new.path(), &tools.join("runc"), "usr/sbin/runc");
+    let out = run(new.path());
+    assert!(
+        out.stdout
+            .contains("node node-a labelled: userns-hostnet.io/installed")
+            && !out.stdout.contains("cannot run pods"),
+        "{}",
+        out.describe()
+    );
+    let bodies = api.bodies();
+    assert_eq!(
+        bodies[1],
+        serde_json::json!({"metadata": {
+            "labels": {"userns-hostnet.io/installed": "true"},
+            "annotations": {"userns-hostnet.io/not-able": null},
+        }})
     );
 }

@@ -178,6 +178,50 @@ pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
     }
 }
 
+/// The daemon a node runs, as far as whether it can run the feature's
+/// pods depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeDaemon {
+    /// containerd and its `--version`, when it answered.
+    Containerd(Option<Version>),
+    /// CRI-O: the handler's runtime decides (its `features`).
+    Crio,
+}
+
+/// Why a node cannot run `hostNetwork: true` + `hostUsers: false` pods
+/// through the handler, or `None` when it can: the daemon must declare
+/// the feature through the CRI (containerd from 2.3.4; before, the
+/// kubelet refuses the pod) and the handler's runtime must pass
+/// [`judge_handler`].
+pub fn why_unable(daemon: NodeDaemon, handler: &HandlerRuntime) -> Option<String> {
+    match daemon {
+        NodeDaemon::Containerd(None) => {
+            return Some("containerd does not answer `--version`: whether it declares user_namespaces_host_network is not known".to_owned())
+        }
+        NodeDaemon::Containerd(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
+            return Some(format!(
+                "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet refuses pods with hostNetwork: true and hostUsers: false (containerd >= {} does)",
+                shown(v),
+                shown(HOST_NETWORK_USERNS_SINCE)
+            ))
+        }
+        _ => {}
+    }
+    match judge_handler(handler) {
+        (Status::Ok, _) => None,
+        (_, why) => Some(why),
+    }
+}
+
+/// Whether a `features` document lists `rro` among its mount options.
+pub fn features_list_rro(stdout: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(stdout).is_ok_and(|doc| {
+        doc["mountOptions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|o| o == "rro"))
+    })
+}
+
 /// [`KUBELET_GATE`] in a KubeletConfiguration.
 pub fn parse_kubelet_gate(yaml: &str) -> Gate {
     parse_gate(yaml, KUBELET_GATE)
@@ -698,5 +742,43 @@ mod tests {
         let mut gone = handler("", all, Ok(()));
         gone.version = Err("No such file or directory".into());
         assert_eq!(judge_handler(&gone).0, Status::Fail);
+    }
+
+    #[test]
+    fn a_node_is_able_only_with_a_daemon_and_a_runtime_that_are() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let good = handler("runc version 1.4.3", all, Ok(()));
+        assert_eq!(
+            why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &good),
+            None
+        );
+        assert_eq!(why_unable(NodeDaemon::Crio, &good), None);
+        for old in [(1, 6, 20), (1, 7, 24), (2, 2, 0)] {
+            let why = why_unable(NodeDaemon::Containerd(Some(old)), &good).unwrap();
+            assert!(
+                why.contains("does not declare user_namespaces_host_network"),
+                "{why}"
+            );
+        }
+        assert!(why_unable(NodeDaemon::Containerd(None), &good).is_some());
+        let crun = handler("crun version 1.8.1", RuntimeFeatures::None, Ok(()));
+        assert!(why_unable(NodeDaemon::Crio, &crun)
+            .unwrap()
+            .contains("no `features` answer"));
+        let runc115 = handler(
+            "runc version 1.1.5",
+            RuntimeFeatures::Listed {
+                user_namespaces: true,
+                idmap: false,
+            },
+            Ok(()),
+        );
+        assert!(why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &runc115).is_some());
+        assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
+        assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
+        assert!(!features_list_rro("unknown command"));
     }
 }

@@ -18,11 +18,12 @@
 //! instead. A rerun (pod restart, upgrade) keeps the first `before`, so the
 //! undo still returns the host to what it was before any deploy.
 
+mod able;
 pub mod undo;
 use undo::*;
 
 use super::daemon::live::Live;
-use super::deploy_api::Api;
+use super::deploy_api::{Api, Mark};
 use super::in_use;
 use super::install::{self, edit::LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
@@ -209,7 +210,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     if args.uninstall {
         // The label goes first: no new pod of the handler lands here
         // while the removal waits for those that run.
-        label(&api, false);
+        label(&api, Mark::Removed);
         if args.wait && !wait_until_unused(&host, args, &signals)? {
             return Ok(0);
         }
@@ -224,8 +225,17 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     let Some(source) = source else {
         return Ok(0);
     };
-    install_all(&host, args, &source)?;
-    label(&api, true);
+    let (daemon, config) = install_all(&host, args, &source)?;
+    match able::why_unable(&host, args, (daemon, &config), &args.handler) {
+        None => label(&api, Mark::Able),
+        Some(why) => {
+            say(&format!(
+                "this node cannot run pods with hostNetwork: true and hostUsers: false through handler {}: {why}",
+                args.handler
+            ));
+            label(&api, Mark::Unable(why));
+        }
+    }
     if args.once {
         return Ok(0);
     }
@@ -237,14 +247,14 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     let sig = signals.wait().map_err(DeployError::Signal)?;
     say(&format!("{sig}: stopping"));
     if args.cleanup {
-        label(&api, false);
+        label(&api, Mark::Removed);
         undo(&host, args)?;
     }
     Ok(0)
 }
 
-fn label(api: &Api, on: bool) {
-    match api.set_label(LABEL, on) {
+fn label(api: &Api, mark: Mark) {
+    match api.mark(LABEL, able::WHY_NOT, mark) {
         Ok(line) | Err(line) => say(&line),
     }
 }
@@ -505,7 +515,11 @@ fn put_link(
 /// The install, under the host's root: binaries, links, config file,
 /// handler; a restart when asked and one is due.
 // Long: the install's steps in the order that keeps the node working (binaries, links, config, handler, restart), each recorded for the undo before it is made.
-fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
+fn install_all(
+    host: &Host,
+    args: &DeployArgs,
+    source: &Source,
+) -> Result<(Daemon, PathBuf), DeployError> {
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
     let earlier = load_state(host)?;
@@ -623,7 +637,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
             ));
         }
     }
-    Ok(())
+    Ok((daemon, config))
 }
 
 /// The restart: the operator's `--restart-command`, run by the host's
@@ -650,8 +664,6 @@ fn shown(argv: &[std::ffi::OsString]) -> String {
 /// own libraries, its systemctl talking to systemd over /run/systemd): the
 /// child alone enters the root, this process never does.
 fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::process::CommandExt;
     let argv = restart_command(args, unit);
     let command = shown(&argv);
     say(&command);
@@ -659,28 +671,11 @@ fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError
         command: command.clone(),
         why,
     };
-    let mut cmd = std::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .env("PATH", crate::runtime::FALLBACK_PATH)
-        // systemctl that believes it runs in a chroot (its root is not pid
-        // 1's, as it may judge from a pod's mount namespace) ignores
-        // `restart` and exits 0; this is the host's own root.
-        .env("SYSTEMD_IGNORE_CHROOT", "1")
-        .stdin(std::process::Stdio::null());
-    if let Some(root) = host.install_root() {
-        let root = std::ffi::CString::new(root.as_os_str().as_bytes())
-            .map_err(|e| failed(e.to_string()))?;
-        // SAFETY: between fork and exec the closure makes two system calls
-        // on memory allocated before the fork, and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                if nix::libc::chroot(root.as_ptr()) != 0 || nix::libc::chdir(c"/".as_ptr()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
+    let mut cmd = able::in_host_root(host, &argv).map_err(failed)?;
+    // systemctl that believes it runs in a chroot (its root is not pid
+    // 1's, as it may judge from a pod's mount namespace) ignores
+    // `restart` and exits 0; this is the host's own root.
+    cmd.env("SYSTEMD_IGNORE_CHROOT", "1");
     let out = cmd.output().map_err(|e| failed(e.to_string()))?;
     if !out.status.success() {
         return Err(failed(format!(
