@@ -400,7 +400,7 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
     assert_eq!(
         message(&v, "config"),
         format!(
-            "{}: not trusted: writable by group and others (mode 0666); the wrapper refuses every container until only root can change it",
+            "{}: not trusted: writable by group and others (mode 0666); the wrapper refuses every container with a user namespace until only root can change it",
             file.display()
         )
     );
@@ -1092,7 +1092,7 @@ fn fix_lines_as_another_user() {
     assert_eq!(status(&v, "config"), "warn", "{v:#}");
     assert!(
         message(&v, "config").contains(
-            "one running as root (containerd, CRI-O) refuses every container: owned by uid"
+            "one running as root (containerd, CRI-O) refuses every container with a user namespace: owned by uid"
         ),
         "{v:#}"
     );
