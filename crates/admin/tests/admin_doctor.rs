@@ -558,8 +558,9 @@ fn daemons_in_use_and_named_configs() {
     assert_eq!(
         find(&v, "containerd")["fix"].as_str().unwrap(),
         format!(
-            "{}userns-hostnet install containerd --config {named}, then restart containerd",
-            as_root()
+            "{}userns-hostnet install containerd --root {} --config {named}, then restart containerd",
+            as_root(),
+            r.dir.path().display()
         )
     );
 
@@ -984,16 +985,29 @@ fn fix_lines_carry_the_flags_given() {
     ]);
     assert_eq!(code, 1, "{v:#}");
     let p = as_root();
+    // The configs are the root's: install is told the same root, which
+    // it needs for a config outside /etc.
+    let root = r.dir.path().display();
     assert_eq!(
         fix(&v, "containerd"),
         format!(
-            "{p}userns-hostnet install containerd --config {containerd}, then restart containerd"
+            "{p}userns-hostnet install containerd --root {root} --config {containerd}, then restart containerd"
         )
     );
     assert_eq!(
         fix(&v, "crio"),
-        format!("{p}userns-hostnet install crio --config {crio}, then restart crio")
+        format!("{p}userns-hostnet install crio --root {root} --config {crio}, then restart crio")
     );
+    // The command the fix names is one install runs (it refused a config
+    // outside /etc without the root).
+    let out = Command::new(TOOL)
+        .args(["install", "containerd", "--root"])
+        .arg(r.dir.path())
+        .args(["--config", containerd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    r.write("srv/containerd.toml", "version = 2\n");
     // A handler whose wrapper is gone: reinstall with the same config.
     r.write(
         "srv/containerd.toml",
@@ -1002,7 +1016,7 @@ fn fix_lines_carry_the_flags_given() {
     let (_, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", containerd]);
     assert!(
         fix(&v, "containerd").ends_with(&format!(
-            "{p}userns-hostnet uninstall containerd --config {containerd} && userns-hostnet install containerd --config {containerd}"
+            "{p}userns-hostnet uninstall containerd --root {root} --config {containerd} && userns-hostnet install containerd --root {root} --config {containerd}"
         )),
         "{v:#}"
     );
@@ -1075,7 +1089,7 @@ fn fix_lines_as_another_user() {
     assert!(fix(&v, "ports").starts_with("as root: sysctl -w"), "{v:#}");
     assert_eq!(
         fix(&v, "containerd"),
-        format!("as root: userns-hostnet install containerd --config {containerd}, then restart containerd")
+        format!("as root: userns-hostnet install containerd --root {} --config {containerd}, then restart containerd", r.dir.path().display())
     );
     assert_eq!(status(&v, "log"), "warn", "{v:#}");
     assert!(

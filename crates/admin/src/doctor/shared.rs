@@ -4,6 +4,7 @@
 pub(crate) use super::cri::cri_view;
 pub(crate) use super::handlers::handlers_runtime;
 use super::*;
+use crate::install::node::is_hosts_config;
 
 /// Files of the host: under `--root` when given, the node's links
 /// followed inside it ([`NodeRoot`]).
@@ -71,7 +72,9 @@ pub(crate) struct Fixes {
     pub(crate) as_root: &'static str,
     /// The config file the wrapper reads.
     pub(crate) config: PathBuf,
-    /// ` --config F` for install containerd / install crio, when named.
+    /// ` --root R` when doctor was given one, ` --config F` when named
+    /// (with ` --handlers-dir D` for a config outside /etc on this host),
+    /// for install containerd / install crio.
     pub(crate) containerd_flag: String,
     pub(crate) crio_flag: String,
     /// This doctor command line, to run it again as root.
@@ -83,6 +86,17 @@ impl Fixes {
         let flag = |name: &str, v: Option<&Path>| {
             v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
         };
+        // What install needs to edit the config doctor read: the same
+        // root; on this host, a config outside /etc is one install takes
+        // for a copy unless the handlers' directory is named.
+        let install_flag = |v: Option<&Path>| {
+            let mut f = flag("root", args.root.as_deref());
+            f.push_str(&flag("config", v));
+            if v.is_some_and(|v| args.root.is_none() && !is_hosts_config(v)) {
+                f.push_str(&flag("handlers-dir", Some(&crate::runtime::handlers_dir())));
+            }
+            f
+        };
         Fixes {
             as_root: if nix::unistd::geteuid().is_root() {
                 ""
@@ -90,8 +104,8 @@ impl Fixes {
                 "as root: "
             },
             config: config_path(root),
-            containerd_flag: flag("config", args.containerd_config.as_deref()),
-            crio_flag: flag("config", args.crio_config.as_deref()),
+            containerd_flag: install_flag(args.containerd_config.as_deref()),
+            crio_flag: install_flag(args.crio_config.as_deref()),
             rerun: format!(
                 "userns-hostnet doctor{}{}{}",
                 args.runtime
