@@ -145,6 +145,15 @@ fn version_matrix_with_the_real_binaries() {
         )),
         "{c}"
     );
+    // Its CRI has no user namespaces: whatever the runtime, not ready.
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("containerd 1.6.20: its CRI has no user namespaces"),
+        "{c}"
+    );
     let k = find(&v, "matrix.kubelet");
     assert_eq!(k["status"], "warn", "{k}");
     assert!(

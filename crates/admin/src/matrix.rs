@@ -18,6 +18,10 @@ use serde::Serialize;
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
 
+/// The first containerd release whose CRI creates user namespaces
+/// (`userns_options`); Debian 12's 1.6.20 ignores them.
+pub const CRI_USERNS_SINCE: Version = (1, 7, 0);
+
 /// The containerd release that declares `user_namespaces_host_network`.
 pub const HOST_NETWORK_USERNS_SINCE: Version = (2, 3, 4);
 
@@ -381,6 +385,16 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
     let mut out = Vec::new();
     let runtime = &facts.runtime;
     out.push(match (containerd.0 >= 2, facts.features) {
+        (false, _) if containerd < CRI_USERNS_SINCE => finding(
+            "matrix.containerd",
+            Status::Fail,
+            format!(
+                "containerd {}: its CRI has no user namespaces (they came in {}), so it cannot run pods with hostUsers: false, with the wrapper or without",
+                shown(containerd),
+                shown(CRI_USERNS_SINCE)
+            ),
+            Some("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2)"),
+        ),
         (false, _) => finding(
             "matrix.containerd",
             Status::Ok,
@@ -561,6 +575,16 @@ mod tests {
             let f = findings(&facts(Some((1, 7, 24)), features, Gate::Set(true)));
             assert_eq!(f[0].status, Status::Ok, "{f:#?}");
         }
+    }
+
+    #[test]
+    fn containerd_1_6_has_no_cri_user_namespaces() {
+        let f = findings(&facts(Some((1, 6, 20)), BOTH, Gate::Set(true)));
+        assert_eq!(f[0].status, Status::Fail, "{f:#?}");
+        assert!(f[0]
+            .message
+            .starts_with("containerd 1.6.20: its CRI has no user namespaces"));
+        assert!(f[0].fix.as_deref().unwrap().contains("2.3.4"));
     }
 
     #[test]

@@ -25,6 +25,8 @@ const MOUNTINFO_V1: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpf
 /// the fake root's files.
 const CONTAINERD_23: &str = "target/containerd-2.3/containerd";
 const CONTAINERD_16: &str = "/usr/bin/containerd";
+/// Debian trixie's containerd 1.7.24 (`make cri-tools` unpacks it).
+const CONTAINERD_17: &str = "target/containerd-1.7/usr/bin/containerd";
 const CRIO: &str = "target/cri-o/crio";
 
 /// A real daemon binary of this machine; its absence fails the test.
@@ -414,9 +416,9 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
 #[test]
 fn runtime_branches() {
     let r = Root::ready();
-    // containerd 1.6 asks no runtime for `features`: the runtime's own
+    // containerd 1.7 asks no runtime for `features`: the runtime's own
     // checks alone decide.
-    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_17));
     let (code, v) = r.doctor_with(&["--runtime", "/nonexistent/runc"]);
     assert_eq!(code, 1);
     assert_eq!(status(&v, "runtime"), "fail");
@@ -740,11 +742,11 @@ fn crio_branches() {
 /// containerd before 2.0 replaces a plugin's whole table with an import's:
 /// a drop-in holding only a handler throws the main config's CRI settings
 /// (and handlers) away. The containerd that reads the file is asked its
-/// version: Debian's 1.6 here.
+/// version: Debian trixie's 1.7 here.
 #[test]
 fn an_import_that_replaces_the_cri_table_fails() {
     let r = Root::ready();
-    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_17));
     r.write(
         "etc/containerd/config.toml",
         "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nbin_dir = \"/opt/custom-cni/bin\"\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -786,7 +788,8 @@ fn an_import_that_replaces_the_cri_table_fails() {
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
     assert!(message(&v, "containerd").contains("99-userns-hostnet.toml"));
     // Version 3 is read by containerd 2.x only, which merges deeply;
-    // containerd 1.6 ignores its plugin tables.
+    // containerd 1.6 ignores its plugin tables (1.7 refuses the file).
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
     r.write(
         "etc/containerd/config.toml",
         "version = 3\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.cri.v1.images\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.cri.v1.runtime\".containerd]\ndefault_runtime_name = \"runc\"\n",
