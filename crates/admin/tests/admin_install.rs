@@ -1584,7 +1584,7 @@ fn root_keeps_every_path_under_it() {
         COMMENTED,
         "{out}"
     );
-    assert!(!root.join("etc/userns-hostnet/handlers").exists());
+    assert!(!root.join("etc/userns-hostnet").exists(), "{out}");
 
     // CRI-O: the default handler's runtime is looked up in the node's PATH
     // under DIR, and named as the node sees it.
@@ -1606,7 +1606,32 @@ fn root_keeps_every_path_under_it() {
     assert_eq!(h["monitor_path"].as_str(), Some("/usr/libexec/crio/conmon"));
     ok(&["uninstall", "crio", "--root", r]);
     assert!(!drop_in.exists());
+    // The directory install made for the links goes with them.
+    assert!(!root.join("etc/userns-hostnet").exists());
+
+    // A wrapper config that does not parse: install says so, dry run too.
+    std::fs::create_dir_all(root.join("etc/userns-hostnet")).unwrap();
+    std::fs::write(
+        root.join("etc/userns-hostnet/config.toml"),
+        "[sysfs]\nfallback = \"sometimes\"\n",
+    )
+    .unwrap();
+    let out = ok(&["install", "crio", "--root", r, "--dry-run"]);
+    assert!(
+        out.lines().any(|l| l.starts_with("warning: ")
+            && l.contains("config.toml")
+            && l.contains("sysfs.fallback")
+            && l.contains(
+                "the wrapper refuses every container with a user namespace until it parses"
+            )),
+        "{out}"
+    );
+    // The operator's directory, with its file, stays.
+    ok(&["install", "crio", "--root", r]);
+    ok(&["uninstall", "crio", "--root", r]);
+    assert!(root.join("etc/userns-hostnet/config.toml").exists());
     assert!(!root.join("etc/userns-hostnet/handlers").exists());
+    std::fs::remove_dir_all(root.join("etc/userns-hostnet")).unwrap();
 
     // A copy outside /etc, no --root: refused before anything is written.
     let copy = config_file(dir.path(), COMMENTED);

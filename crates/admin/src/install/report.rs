@@ -275,6 +275,9 @@ fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
     }
 }
 
+/// The name of the directory the handlers' directory is in by default.
+const OWN_DIR: &str = "userns-hostnet";
+
 pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {
     for l in links {
         match l {
@@ -300,13 +303,18 @@ pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => return Err(InstallError::io("cannot remove", path)(e)),
                 }
-                // The handler's directory and the directory of handlers go
-                // when empty; anything else put there keeps them.
-                if let Some(dir) = path.parent() {
-                    if std::fs::remove_dir(dir).is_ok() {
-                        if let Some(up) = dir.parent() {
-                            let _ = std::fs::remove_dir(up);
-                        }
+                // The handler's directory, the directory of handlers and
+                // the tool's own directory above it (/etc/userns-hostnet,
+                // which install makes when no package did) go when empty;
+                // anything else put there (the package's config.toml)
+                // keeps them.
+                let mut dirs = path.ancestors().skip(1).take(3);
+                let (handler, handlers, own) = (dirs.next(), dirs.next(), dirs.next());
+                if handler.is_some_and(|d| std::fs::remove_dir(d).is_ok())
+                    && handlers.is_some_and(|d| std::fs::remove_dir(d).is_ok())
+                {
+                    if let Some(own) = own.filter(|d| d.file_name() == Some(OWN_DIR.as_ref())) {
+                        let _ = std::fs::remove_dir(own);
                     }
                 }
             }
