@@ -1159,6 +1159,22 @@ fn a_refused_deploy_writes_nothing_and_is_not_registered() {
         "{}",
         probe.describe()
     );
+    // A config install cannot read: named as the node names it, not
+    // where its root is mounted here; nothing written either.
+    fs::create_dir_all(r.join("etc/containerd")).unwrap();
+    fs::write(r.join("etc/containerd/config.toml"), "version = 2\n[x\n").unwrap();
+    let before = snapshot(r);
+    let broken = deploy(&["--daemon", "containerd", "--once"]);
+    assert_eq!(broken.status.code(), Some(2), "{}", broken.describe());
+    assert!(
+        broken
+            .stderr
+            .starts_with("userns-hostnet: /etc/containerd/config.toml: ")
+            && !broken.stderr.contains(&r.display().to_string()),
+        "{}",
+        broken.describe()
+    );
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
 }
 
 /// `src`, one of this machine's binaries, at `dest` in the host root `r`,

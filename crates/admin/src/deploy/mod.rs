@@ -65,6 +65,10 @@ pub enum DeployError {
     NodePath(#[from] InRootError),
     #[error("{0}")]
     Usage(String),
+    /// install's refusal of a node's file, its paths as the node names
+    /// them (not where the host's root is mounted here).
+    #[error("{0}")]
+    OnNode(String),
     #[error("{command}: {why}")]
     Restart { command: String, why: String },
     #[error("waiting for a signal: {0}")]
@@ -138,6 +142,16 @@ impl Host {
     /// install's `--root`: none on the node itself.
     fn install_root(&self) -> Option<PathBuf> {
         self.node.root().map(Path::to_owned)
+    }
+
+    /// An error of install's planning under the host's root, its paths
+    /// as the node names them.
+    fn on_node(&self, e: install::error::InstallError) -> DeployError {
+        let text = e.to_string();
+        match self.install_root() {
+            Some(root) => DeployError::OnNode(text.replace(&format!("{}/", root.display()), "/")),
+            None => DeployError::Install(e),
+        }
     }
 }
 
@@ -539,7 +553,9 @@ fn install_all(
     // leaves the node as it was. Its paths come back as they are here,
     // and are recorded as the node's.
     let iargs = install_args(host, args, daemon, &config);
-    let plan = crate::daemon::of(daemon.into()).plan(&iargs, true)?;
+    let plan = crate::daemon::of(daemon.into())
+        .plan(&iargs, true)
+        .map_err(|e| host.on_node(e))?;
     let mut state = match earlier {
         Some(s) => s,
         None => {

@@ -282,7 +282,9 @@ pub(super) fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
         // Edited since: take out the handler alone, as uninstall would.
         let daemon = state.daemon();
         let iargs = install_args(host, args, daemon, &state.daemon_config);
-        let plan = crate::daemon::of(daemon.into()).plan(&iargs, false)?;
+        let plan = crate::daemon::of(daemon.into())
+            .plan(&iargs, false)
+            .map_err(|e| host.on_node(e))?;
         for c in plan
             .files
             .iter()
