@@ -1700,3 +1700,64 @@ fn containerd_default_handler_from_nested_imports_or_refused() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), main);
 }
+
+/// An interrupt while install writes waits until the change is whole:
+/// stopped after its links (a test switch of `test-hooks` builds), sent
+/// SIGINT and let go, install writes the config before SIGINT ends it: no
+/// temporary file beside the config, no link without its handler; and
+/// uninstall puts the file back byte for byte.
+#[test]
+fn an_interrupt_waits_for_the_change_to_be_whole() {
+    use nix::sys::signal::{kill, Signal};
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    let mut child = Command::new(common::install::TOOL)
+        .args([
+            "install",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--handlers-dir",
+        ])
+        .arg(dir.path().join("handlers"))
+        .env("USERNS_HOSTNET_TEST_PAUSE_INSTALL", "1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let stat = format!("/proc/{pid}/stat");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&stat)
+        .unwrap_or_default()
+        .rsplit(')')
+        .next()
+        .is_some_and(|rest| rest.trim_start().starts_with('T'))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "install never stopped between its links and its files (built without test-hooks?)"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        handler_link(dir.path()).is_symlink(),
+        "the links come first"
+    );
+    kill(pid, Signal::SIGINT).unwrap();
+    kill(pid, Signal::SIGCONT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(Signal::SIGINT as i32), "{status:?}");
+    let written = std::fs::read_to_string(&cfg).unwrap();
+    assert!(written.contains("userns-hostnet-runtime"), "{written}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    uninstall("containerd", &cfg, &[]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    assert!(!dir.path().join("handlers").exists());
+}

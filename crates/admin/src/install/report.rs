@@ -183,9 +183,14 @@ pub(super) fn apply(
         finish(&report, false);
         return Ok(status);
     }
+    // An interrupt waits until the change is whole (then ends the run):
+    // cut short, it would leave links no config names, or a temporary
+    // file beside the config.
+    let _held = Held::signals();
     // The links exist before a config names them, and go after none does.
     if install {
         apply_links(&plan.links, &mut report)?;
+        pause_between_links_and_files();
     }
     for c in &changed {
         write_file(args, c, &mut report)?;
@@ -200,6 +205,48 @@ pub(super) fn apply(
     finish(&report, true);
     Ok(status)
 }
+
+/// SIGINT, SIGTERM and SIGHUP held (blocked) until dropped; one that came
+/// meanwhile is then delivered, with its usual effect.
+struct Held(Option<nix::sys::signal::SigSet>);
+
+impl Held {
+    fn signals() -> Held {
+        use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+        let mut set = SigSet::empty();
+        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            set.add(s);
+        }
+        let mut old = SigSet::empty();
+        let held = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)).is_ok();
+        Held(held.then_some(old))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        use nix::sys::signal::{pthread_sigmask, SigmaskHow};
+        if let Some(old) = &self.0 {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(old), None);
+        }
+    }
+}
+
+/// The environment variable that stops install (SIGSTOP) after its links
+/// and before its files, in builds with the `test-hooks` feature: a test
+/// interrupts it there.
+#[cfg(feature = "test-hooks")]
+const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_INSTALL";
+
+#[cfg(feature = "test-hooks")]
+fn pause_between_links_and_files() {
+    if std::env::var_os(TEST_PAUSE_ENV).is_some() {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+    }
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn pause_between_links_and_files() {}
 
 /// Write or remove one file of the plan, with its backup, and report it.
 fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result<(), InstallError> {
