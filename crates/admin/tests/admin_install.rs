@@ -599,7 +599,7 @@ fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
 /// handler is lost with it, doctor fails, and uninstall --drop-in is the
 /// way back.
 #[test]
-fn a_clobbering_import_is_reported() {
+fn a_clobbering_import_is_refused_on_containerd_1x() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
     let drop_in = dir.path().join("conf.d/50-other.toml");
@@ -623,14 +623,26 @@ fn a_clobbering_import_is_reported() {
         Some("/usr/lib/cni"),
         "containerd 1.7 replaces the CRI table with the import's"
     );
-    let out = install("containerd", &cfg, &["--containerd", s(&containerd_17())]);
+    // containerd 1.7 would never serve the handler: refused, nothing
+    // written (it used to exit 0 with a warning).
+    let before = std::fs::read_to_string(&cfg).unwrap();
+    let out = refused(&args_for(
+        "install",
+        "containerd",
+        &cfg,
+        &["--containerd", s(&containerd_17())],
+    ));
     assert!(
-        out.contains(&format!(
-            "warning: {} replaces the whole CRI plugin table",
+        out.starts_with(&format!(
+            "userns-hostnet: {}: refused: {} replaces the whole CRI plugin table of that file on containerd 1.7 (",
+            cfg.display(),
             drop_in.display()
-        )),
+        )) && out.contains("runtime handler userns-hostnet would never be served")
+            && out.lines().count() == 1,
         "{out}"
     );
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), before);
+    assert!(!dir.path().join("handlers").exists());
 }
 
 /// An operator's own handler of that name, even one that runs the wrapper,
