@@ -238,13 +238,18 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         )),
         "{out}"
     );
+    // Added lines, laid out like their neighbours (indented).
+    let added = |line: &str| {
+        out.lines()
+            .any(|l| l.strip_prefix('+').is_some_and(|l| l.trim_start() == line))
+    };
     assert!(
-        out.contains("+[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
+        added("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
         "{out}"
     );
     let link = handler_link(dir.path());
     assert!(
-        out.contains(&format!("+BinaryName = \"{}\"", link.display())),
+        added(&format!("BinaryName = \"{}\"", link.display())),
         "{out}"
     );
     assert!(
@@ -708,14 +713,17 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
         "{installed}"
     );
 
-    let changed = installed.replacen("NoPivotRoot = false", "NoPivotRoot = true", 2);
-    // The runc handler's line is indented, the installed one is not.
-    assert!(changed.contains("\nNoPivotRoot = true"), "{changed}");
-    let changed = changed.replacen(
-        "            NoPivotRoot = true",
-        "            NoPivotRoot = false",
-        1,
+    // The installed handler comes after the marker: its lines are edited
+    // there, the runc handler's (laid out alike) left alone.
+    let at = installed
+        .find("# Added by `userns-hostnet install`")
+        .unwrap();
+    let (head, tail) = installed.split_at(at);
+    let changed = format!(
+        "{head}{}",
+        tail.replacen("NoPivotRoot = false", "NoPivotRoot = true", 1)
     );
+    assert_ne!(changed, installed);
     std::fs::write(&cfg, &changed).unwrap();
     let out = left(&args_for("uninstall", "containerd", &cfg, &[]));
     assert!(out.contains("changed since install"), "{out}");
@@ -729,17 +737,19 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
     );
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
 
-    let reformatted = installed
-        .replacen(
-            "\nruntime_type = \"io.containerd.runc.v2\"",
-            "\n  # mine now\n  runtime_type = \"io.containerd.runc.v2\"",
+    let reformatted = format!(
+        "{head}{}",
+        tail.replacen(
+            "runtime_type = \"io.containerd.runc.v2\"",
+            "# mine now\n  runtime_type = \"io.containerd.runc.v2\"",
             1,
         )
         .replacen(
-            "\nSystemdCgroup = false",
-            "\n    SystemdCgroup   =   false   # as the node",
+            "SystemdCgroup = false",
+            "SystemdCgroup   =   false   # as the node",
             1,
-        );
+        )
+    );
     assert_ne!(reformatted, installed);
     std::fs::write(&cfg, &reformatted).unwrap();
     uninstall("containerd", &cfg, &[]);
@@ -1399,6 +1409,33 @@ fn containerd_23_default_config_version_4_installs() {
     assert_eq!(
         h["options"]["BinaryName"].as_str(),
         Some(s(&handler_link(dir.path())))
+    );
+    // Laid out like its neighbour, the runc handler: the same indentation
+    // of headers and keys, strings in the file's own quotes.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let indent_of = |needle: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(needle))
+            .unwrap_or_else(|| panic!("no line {needle}: {text}"));
+        line.len() - line.trim_start().len()
+    };
+    let runtimes = "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.";
+    assert_eq!(
+        indent_of(&format!("{runtimes}userns-hostnet]")),
+        indent_of(&format!("{runtimes}runc]"))
+    );
+    assert_eq!(
+        indent_of(&format!("{runtimes}userns-hostnet.options]")),
+        indent_of(&format!("{runtimes}runc.options]"))
+    );
+    assert!(
+        text.contains(&format!(
+            "{}BinaryName = '{}'\n",
+            " ".repeat(indent_of("SystemdCgroup = ")),
+            handler_link(dir.path()).display()
+        )),
+        "{text}"
     );
     let out = install("containerd", &cfg, &["--containerd", s(&c2)]);
     assert!(out.starts_with("nothing to change"), "{out}");

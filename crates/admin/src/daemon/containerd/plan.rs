@@ -146,7 +146,11 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         if let Some((s, _)) = &source {
             derived_notes(&args.handler, s, &derived, plan);
         }
-        Ok(daemon::config::marked(derived.table))
+        let marked = daemon::config::marked(derived.table);
+        Ok(match &source {
+            Some((_, h)) => daemon::config::styled_like(marked, h),
+            None => marked,
+        })
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
