@@ -1810,3 +1810,38 @@ fn an_interrupt_waits_for_the_change_to_be_whole() {
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     assert!(!dir.path().join("handlers").exists());
 }
+
+/// A run killed between its write and its rename (SIGKILL, which nothing
+/// can hold) leaves `.config.toml.userns-hostnet.PID.tmp` beside the
+/// config: the next run that writes the config removes it, and says so;
+/// one of a process still running stays.
+#[test]
+fn a_killed_runs_temporary_file_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    // No process has this PID (above any pid_max).
+    let stale = dir.path().join(".config.toml.userns-hostnet.999999999.tmp");
+    std::fs::write(&stale, "half").unwrap();
+    let live = dir.path().join(format!(
+        ".config.toml.userns-hostnet.{}.tmp",
+        std::process::id()
+    ));
+    std::fs::write(&live, "mine").unwrap();
+    let out = install("containerd", &cfg, &[]);
+    assert!(
+        out.contains(&format!(
+            "removed {}, left by an interrupted run",
+            stale.display()
+        )),
+        "{out}"
+    );
+    assert!(!stale.exists());
+    assert!(live.exists(), "a running process's file stays");
+    // uninstall, too.
+    std::fs::write(&stale, "half").unwrap();
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(out.contains("left by an interrupted run"), "{out}");
+    assert!(!stale.exists());
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    std::fs::remove_file(&live).unwrap();
+}

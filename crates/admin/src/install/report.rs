@@ -248,8 +248,22 @@ fn pause_between_links_and_files() {
 #[cfg(not(feature = "test-hooks"))]
 fn pause_between_links_and_files() {}
 
+/// The temporary files an earlier run killed mid-write left beside `path`
+/// ([`crate::sys::atomic::stale_temps`]): removed, and said.
+fn remove_stale_temps(path: &Path, report: &mut Report) {
+    for t in crate::sys::atomic::stale_temps(path) {
+        if std::fs::remove_file(&t).is_ok() {
+            report.line(&format!(
+                "removed {}, left by an interrupted run",
+                t.display()
+            ));
+        }
+    }
+}
+
 /// Write or remove one file of the plan, with its backup, and report it.
 fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result<(), InstallError> {
+    remove_stale_temps(&c.path, report);
     match (&c.old, &c.new) {
         (old, None) => {
             std::fs::remove_file(&c.path).map_err(InstallError::io("cannot remove", &c.path))?;
