@@ -1845,3 +1845,29 @@ fn a_killed_runs_temporary_file_is_removed() {
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
     std::fs::remove_file(&live).unwrap();
 }
+
+/// An install cut short before its config write (SIGKILL) leaves the
+/// handler's links, which no config names: uninstall removes them (and
+/// their directories); links a config still names stay.
+#[test]
+fn links_no_config_names_are_removed_by_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    install("containerd", &cfg, &[]);
+    let installed = std::fs::read_to_string(&cfg).unwrap();
+    // As if install had been killed after its links.
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(
+        out.contains("the links of handler userns-hostnet, which no daemon config names"),
+        "{out}"
+    );
+    assert!(!dir.path().join("handlers").exists(), "{out}");
+    // Named by the config: uninstall removes handler and links together,
+    // and a second uninstall finds nothing.
+    std::fs::write(&cfg, &installed).unwrap();
+    install("containerd", &cfg, &[]);
+    uninstall("containerd", &cfg, &[]);
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(out.starts_with("nothing to change"), "{out}");
+}
