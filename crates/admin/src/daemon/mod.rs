@@ -74,6 +74,66 @@ pub trait DaemonModule: Sync {
     fn service(&self) -> Option<Service> {
         None
     }
+    /// doctor's check of its config file as its binary reads it; `None`
+    /// for a daemon doctor does not ask (podman).
+    fn config_check(&self) -> Option<ConfigCheck> {
+        None
+    }
+    /// What the handlers of `effective` (the config as the daemon reads
+    /// it) would miss at start: `search_path` the daemon's PATH, `map`
+    /// where a node path is read.
+    fn missing_at_start(
+        &self,
+        _effective: &toml_edit::DocumentMut,
+        _search_path: &str,
+        _map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Vec<serving::Missing> {
+        Vec::new()
+    }
+    /// What the daemon would miss at start, read from its files alone
+    /// (`config` as the node names it) when no binary can be asked
+    /// (CRI-O merges them as it would).
+    fn missing_without_binary(
+        &self,
+        _config: &Path,
+        _map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Option<Vec<serving::Missing>> {
+        None
+    }
+    /// The config version the daemon read, when it reads less than the
+    /// file says (containerd 1.x reads a version 3 file as version 2):
+    /// (the file's, the daemon's).
+    fn reads_less(
+        &self,
+        _own: &toml_edit::DocumentMut,
+        _dumped: &toml_edit::DocumentMut,
+    ) -> Option<(i64, i64)> {
+        None
+    }
+}
+
+/// What doctor's check of a daemon's config file (`DAEMON.config`: the
+/// serving binary's own reading, then what it would miss at start) needs
+/// to know of the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigCheck {
+    /// The check's name.
+    pub name: &'static str,
+    /// The binary's subcommand that prints the config it reads.
+    pub verb: &'static str,
+    /// What each handler needs, as the ok message lists it.
+    pub needs: &'static str,
+    /// The drop-in directory beside the file, handed to the binary
+    /// (`--config-dir`); with one, a missing main file is no error: the
+    /// daemon reads its drop-ins alone.
+    pub drop_ins: Option<&'static str>,
+    /// Under `--root`, the binary is handed a copy of the file whose
+    /// `imports` name the root's files (containerd reads them by path).
+    pub stages_imports: bool,
+    /// What a missing binary of a handler other than the wrapper's does.
+    pub other_missing: &'static str,
+    /// Where the daemon's packages put what its handlers need, for the fix.
+    pub packaged: &'static str,
 }
 
 /// Every daemon the tool knows, in the order the scans report them.

@@ -119,7 +119,7 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
             let checked = c.status != Status::Skip;
             out.push(c);
             if checked {
-                out.push(daemon_config(&root, args, d, bin.as_ref(), &fx));
+                out.extend(daemon_config(&root, args, d, bin.as_ref(), &fx));
             }
         }
         out.extend(found);

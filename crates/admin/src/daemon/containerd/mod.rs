@@ -263,6 +263,32 @@ impl super::DaemonModule for Containerd {
         node::read_files(root)
     }
 
+    fn config_check(&self) -> Option<super::ConfigCheck> {
+        Some(super::ConfigCheck {
+            name: "containerd.config",
+            verb: "config dump",
+            needs: "runtime",
+            drop_ins: None,
+            stages_imports: true,
+            other_missing: "containers of those handlers fail to start",
+            packaged: "",
+        })
+    }
+
+    fn missing_at_start(
+        &self,
+        effective: &DocumentMut,
+        _search_path: &str,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Vec<super::serving::Missing> {
+        serving::missing(effective, map)
+    }
+
+    fn reads_less(&self, own: &DocumentMut, dumped: &DocumentMut) -> Option<(i64, i64)> {
+        let (theirs, read) = (version(own), version(dumped));
+        (theirs > read).then_some((theirs, read))
+    }
+
     fn service(&self) -> Option<super::Service> {
         Some(super::Service {
             config: node::CONFIG,

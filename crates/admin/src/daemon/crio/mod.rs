@@ -292,6 +292,45 @@ impl super::DaemonModule for Crio {
         files
     }
 
+    fn config_check(&self) -> Option<super::ConfigCheck> {
+        Some(super::ConfigCheck {
+            name: "crio.config",
+            verb: "config",
+            needs: "runtime and monitor",
+            drop_ins: Some("crio.conf.d"),
+            stages_imports: false,
+            other_missing: "CRI-O drops those handlers when it starts",
+            packaged: " (a handler's monitor_path: CRI-O's packages put conmon at /usr/libexec/crio/conmon, Debian's at /usr/bin/conmon)",
+        })
+    }
+
+    fn missing_at_start(
+        &self,
+        effective: &DocumentMut,
+        search_path: &str,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Vec<super::serving::Missing> {
+        serving::missing(effective, search_path, map)
+    }
+
+    fn missing_without_binary(
+        &self,
+        config: &std::path::Path,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Option<Vec<super::serving::Missing>> {
+        let files =
+            node::files(config, &|p| Ok::<_, std::convert::Infallible>(map(p))).unwrap_or_default();
+        let docs: Vec<DocumentMut> = files
+            .iter()
+            .filter_map(|f| crate::sys::toml::read(f).ok())
+            .collect();
+        Some(serving::missing(
+            &serving::merge(&docs),
+            super::serving::SERVICE_PATH,
+            map,
+        ))
+    }
+
     fn service(&self) -> Option<super::Service> {
         Some(super::Service {
             config: node::CONFIG,
