@@ -122,6 +122,10 @@ pub enum Handler {
         name: String,
         default: bool,
     },
+    /// podman: the runtime binaries the handler names (its paths in
+    /// containers.conf, its link), which the conmon of each of its
+    /// running containers names.
+    Podman { binaries: Vec<String> },
 }
 
 impl Handler {
@@ -130,6 +134,7 @@ impl Handler {
         match self {
             Handler::Containerd { .. } => crate::cli::Engine::Containerd,
             Handler::Crio { .. } => crate::cli::Engine::Crio,
+            Handler::Podman { .. } => crate::cli::Engine::Podman,
         }
     }
 }

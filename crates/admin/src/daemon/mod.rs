@@ -74,6 +74,14 @@ pub trait DaemonModule: Sync {
     fn service(&self) -> Option<Service> {
         None
     }
+    /// The entry of handler `name` in one of its config files, as it is
+    /// written there (for uninstall's guard: what tells its containers
+    /// apart).
+    fn handler_entry(&self, doc: &toml_edit::DocumentMut, name: &str) -> Option<Item> {
+        self.layouts()
+            .iter()
+            .find_map(|l| config::handler(l, doc, name).cloned())
+    }
     /// doctor's check of its config file as its binary reads it; `None`
     /// for a daemon doctor does not ask (podman).
     fn config_check(&self) -> Option<ConfigCheck> {

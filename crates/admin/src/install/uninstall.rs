@@ -72,24 +72,21 @@ pub fn containers_in_use(
 /// What tells the containers of the handler this plan removes apart
 /// (from the handler's table as it was, the links the plan removes and
 /// the daemon's config); `None` when the plan removes no handler (the
-/// OCI hook, which runs at create only; podman, whose containers are
-/// not checked).
+/// OCI hook, which runs at create only).
 pub(super) fn handler_removed(
     args: &InstallArgs,
     plan: &InstallPlan,
 ) -> Result<Option<in_use::Handler>, InstallError> {
     let d = daemon::of(args.daemon);
-    if args.more.hook || d.layouts().is_empty() {
+    if args.more.hook {
         return Ok(None);
     }
     let root = node_root(args)?;
-    // The handler's table in a file the plan changes, when the new text
+    // The handler's entry in a file the plan changes, when the new text
     // no longer has it.
     let find = |text: &str| -> Option<Item> {
         let doc = text.parse::<DocumentMut>().ok()?;
-        d.layouts()
-            .iter()
-            .find_map(|l| daemon::config::handler(l, &doc, &args.handler).cloned())
+        d.handler_entry(&doc, &args.handler)
     };
     let removed: Vec<Item> = plan
         .files

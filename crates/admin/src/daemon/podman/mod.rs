@@ -5,6 +5,7 @@
 //! the default runtime, a custom path (`runc = ["/opt/runc/runc-custom"]`)
 //! included.
 
+pub mod live;
 pub mod node;
 pub mod plan;
 
@@ -176,14 +177,20 @@ impl super::DaemonModule for Podman {
         Vec::new()
     }
 
-    // podman's containers are not checked: it has no daemon holding them.
     fn in_use(
         &self,
         _args: &crate::cli::InstallArgs,
-        _removed: &[Item],
-        _links: Vec<String>,
+        removed: &[Item],
+        links: Vec<String>,
     ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
-        Ok(None)
+        let mut binaries = links;
+        for entry in removed {
+            let paths = entry.as_array().into_iter().flatten();
+            binaries.extend(paths.filter_map(|v| v.as_str().map(str::to_owned)));
+        }
+        binaries.sort();
+        binaries.dedup();
+        Ok((!binaries.is_empty()).then_some(crate::daemon::live::Handler::Podman { binaries }))
     }
     // doctor has no check of podman: it registers no CRI handler.
     fn doctor(
@@ -194,13 +201,19 @@ impl super::DaemonModule for Podman {
         Vec::new()
     }
 
-    // No daemon holds podman's containers (see `in_use`).
     fn live(
         &self,
-        _files: &dyn super::live::Files,
-        _handler: &crate::daemon::live::Handler,
+        files: &dyn super::live::Files,
+        handler: &crate::daemon::live::Handler,
     ) -> Vec<super::live::Live> {
-        Vec::new()
+        let crate::daemon::live::Handler::Podman { binaries } = handler else {
+            return Vec::new();
+        };
+        live::live_conmons(files, &|r| binaries.iter().any(|b| b == r))
+    }
+
+    fn handler_entry(&self, doc: &DocumentMut, name: &str) -> Option<Item> {
+        runtimes(doc)?.get(name).cloned()
     }
 
     fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
