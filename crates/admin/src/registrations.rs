@@ -279,7 +279,8 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
 /// them, whatever its config says by then (an `uninstall --force`, or
 /// one made before uninstall checked). containerd's tasks (in the state
 /// directory its main config names) and the state the wrapper's CRI-O
-/// handlers keep in their own runtime root.
+/// handlers keep in their own runtime root; podman's running containers
+/// whose conmon runs it.
 fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
     use super::daemon::{containerd, crio, live};
     let Ok(node) = NodeRoot::new(Some(root)) else {
@@ -312,6 +313,15 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
                     crio::RUNTIME_ROOT
                 ),
                 undo: undo.clone(),
+            }),
+    );
+    out.extend(
+        super::daemon::podman::live::live_conmons(&files, &|r| names_package(r, handlers_dir))
+            .into_iter()
+            .map(|c| Registration {
+                what: format!("podman container {c} runs the wrapper (its conmon names it)"),
+                undo: "podman stop ID && podman rm ID (with the runtime still registered)"
+                    .to_owned(),
             }),
     );
     out
@@ -491,13 +501,26 @@ BinaryName = "/usr/bin/userns-hostnet-runtime"
         let crio = r.join("run/userns-hostnet-runtime/c3");
         std::fs::create_dir_all(&crio).unwrap();
         std::fs::write(crio.join("state.json"), "{}").unwrap();
+        // podman's: a conmon running the wrapper, and one running runc.
+        for (pid, runtime) in [
+            ("41", "/usr/bin/userns-hostnet-runtime"),
+            ("42", "/usr/bin/runc"),
+        ] {
+            std::fs::create_dir_all(r.join("proc").join(pid)).unwrap();
+            std::fs::write(
+                r.join("proc").join(pid).join("cmdline"),
+                format!("/usr/bin/conmon\0-c\0d4{pid}\0-r\0{runtime}\0-n\0web\0"),
+            )
+            .unwrap();
+        }
         let found = scan(r, Path::new(HANDLERS));
         let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
         assert_eq!(
             what,
             [
                 "containerd container a1 runs the wrapper",
-                "CRI-O container c3 runs the wrapper (its state is in /run/userns-hostnet-runtime)"
+                "CRI-O container c3 runs the wrapper (its state is in /run/userns-hostnet-runtime)",
+                "podman container d441 (web) runs the wrapper (its conmon names it)"
             ]
         );
         assert!(found[0].undo.contains("kubectl drain"), "{}", found[0].undo);
