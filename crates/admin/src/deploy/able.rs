@@ -41,16 +41,37 @@ pub(super) fn in_host_root(
     Ok(cmd)
 }
 
+/// How long a node's program has to answer `--version` or `features`.
+const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `program arg` in the host's root: (success, stdout), or why it did not
-/// run.
+/// run or answer in time (it is killed then: the install never hangs on
+/// it).
 fn ask(host: &Host, program: &Path, arg: &str) -> Result<(bool, String), String> {
-    let out = in_host_root(host, &[program.into(), arg.into()])?
-        .output()
-        .map_err(|e| format!("{}: {e}", program.display()))?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    ))
+    use std::io::Read;
+    let shown = |e: &dyn std::fmt::Display| format!("{} {arg}: {e}", program.display());
+    let mut child = in_host_root(host, &[program.into(), arg.into()])?
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| shown(&e))?;
+    let deadline = std::time::Instant::now() + ASK_TIMEOUT;
+    let status = loop {
+        match child.try_wait().map_err(|e| shown(&e))? {
+            Some(status) => break status,
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(shown(&"did not answer in time"));
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    };
+    let mut text = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        let _ = out.read_to_string(&mut text);
+    }
+    Ok((status.success(), text))
 }
 
 /// The binary the daemon runs for the handler, as the node names it: its
