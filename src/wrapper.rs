@@ -79,12 +79,9 @@ fn become_runtime(
 ) -> Result<std::convert::Infallible, Failure> {
     let named = named_runtime(inv);
     // A pass-through whose runtime is already named reads no file at all.
-    let loaded = match named.is_none().then(config::load) {
-        // A command line that may create a container stops at a broken
-        // config file; state, kill and delete go on (below).
-        Some(Err(e)) if inv.creating.is_some() => return Err(e.into()),
-        loaded => loaded,
-    };
+    // A broken config file stops only the creates whose decision needs
+    // it (below); state, kill and delete go on.
+    let loaded = named.is_none().then(config::load);
     let candidates = match &loaded {
         Some(Ok(c)) => c.runtime.clone(),
         Some(Err(_)) => NodeConfig::default().runtime,
@@ -107,16 +104,23 @@ fn become_runtime(
         inv.argv0 = argv0;
     }
     let inv = &*inv;
-    let config = match (inv.creating, loaded) {
+    let (config, broken) = match (inv.creating, loaded) {
         // A broken config file must not stop state, kill or delete (pods
         // would hang terminating): they took the runtime from the defaults.
         (None, Some(Err(e))) => {
             warn_defaults(inv, &e);
-            None
+            (None, None)
         }
-        (None, _) => None,
-        (Some(_), Some(loaded)) => Some(loaded?),
-        (Some(_), None) => Some(config::load()?),
+        (None, _) => (None, None),
+        (Some(_), None) => match config::load() {
+            Ok(c) => (Some(c), None),
+            Err(e) => (Some(NodeConfig::default()), Some(e)),
+        },
+        (Some(_), Some(Ok(c))) => (Some(c), None),
+        // Nor a create that needs no policy: only a container with a user
+        // namespace is decided by the file. The others run on the
+        // defaults' runtime, as state, kill and delete do.
+        (Some(_), Some(Err(e))) => (Some(NodeConfig::default()), Some(e)),
     };
     let records = Records::system();
     let mut argv = Cow::Borrowed(args);
@@ -124,9 +128,13 @@ fn become_runtime(
         let bundle = inv.bundle.as_deref().unwrap_or(Path::new("."));
         let outcome = match &inv.problem {
             Some(p) => Err(argv_refusal(p).into()),
-            None => prepare_spec(&inv.spec_file(), bundle, config, &runtime, |plan| {
-                remember(&records, inv, kind, plan, config.policy.net_capabilities)
-            }),
+            None => prepare_spec(
+                &inv.spec_file(),
+                bundle,
+                (config, broken),
+                &runtime,
+                |plan| remember(&records, inv, kind, plan, config.policy.net_capabilities),
+            ),
         };
         log_decision(inv, creating, bundle, &runtime, config, &outcome);
         // execve frees the whole address space at once; freeing a large
@@ -394,19 +402,32 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
 /// `Ok(None)`. One the wrapper cannot read exactly as the runtimes would
 /// ([`userns_hostnet_engine::strict`]) is refused. `before_write` sees the plan (or `None`) before
 /// anything is written, and may stop the create.
+/// `broken`: why the config file could not be read (`config` is then the
+/// defaults): only a container with a user namespace, which the file's
+/// policies decide, is refused for it.
 pub fn prepare_spec(
     spec: &Path,
     bundle: &Path,
-    config: &NodeConfig,
+    (config, broken): (&NodeConfig, Option<ConfigError>),
     runtime: &Path,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
     let Some((file, doc)) = bundle::read_spec(spec)? else {
         debug!(spec = %spec.display(), "no spec file: passing through");
+        if let Some(e) = &broken {
+            warn!("config: {e}: no spec file: the defaults' runtime runs");
+        }
         before_write(None)?;
         return Ok(None);
     };
-    let plan = plan::prepare(doc)?.evaluate(Some(bundle), &config.policy, Rro::Probe(runtime))?;
+    let prepared = plan::prepare(doc)?;
+    if let Some(e) = broken {
+        if prepared.decision().has_user_namespace() {
+            return Err(e.into());
+        }
+        warn!("config: {e}: a container without a user namespace runs on the defaults' runtime");
+    }
+    let plan = prepared.evaluate(Some(bundle), &config.policy, Rro::Probe(runtime))?;
     before_write(Some(&plan))?;
     debug!(decision = %plan.decision, changes = plan.findings.changes.len(), "decided");
     for w in &plan.findings.warnings {

@@ -838,6 +838,10 @@ impl Drop for ApiServer {
 fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
     let image = build_image("e2e-deploy");
     let root = fake_host_root();
+    // A node that can run the pods: labelled.
+    let tools = common::cri::containerd_23_dir();
+    node_binary(root.path(), &tools.join("containerd"), "usr/bin/containerd");
+    node_binary(root.path(), &tools.join("runc"), "usr/sbin/runc");
     let work = tempfile::Builder::new()
         .prefix("uhn-deploy-api-")
         .tempdir_in("/tmp")
@@ -941,7 +945,10 @@ fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
         assert_eq!(r["type"], "application/merge-patch+json");
         assert_eq!(
             r["body"],
-            serde_json::json!({"metadata": {"labels": {"userns-hostnet.io/installed": value}}})
+            serde_json::json!({"metadata": {
+                "labels": {"userns-hostnet.io/installed": value},
+                "annotations": {"userns-hostnet.io/not-able": null},
+            }})
         );
     }
 }
@@ -1020,4 +1027,316 @@ fn a_nodes_config_link_is_followed_inside_the_host_root() {
     assert_eq!(fs::read_link(&link).unwrap(), node_target);
     assert_eq!(fs::read(&target).unwrap(), original, "{}", out.describe());
     assert!(!r.join("var").exists(), "the state went too");
+}
+
+/// `deploy --check` judges what deploy owns in the daemon's config, its
+/// handler, not the whole file: another tool appending its own runtime
+/// table (as `nvidia-ctk runtime configure` does) leaves it registered;
+/// the handler taken out is not, and deploy run again puts it back.
+#[test]
+fn another_tools_table_in_the_config_leaves_the_handler_registered() {
+    let root = fake_host_root();
+    let r = root.path();
+    // The restart command runs in the host's root: a shell there.
+    fs::create_dir_all(r.join("bin")).unwrap();
+    fs::copy("/bin/busybox", r.join("bin/sh")).unwrap();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let deploy = |mode: &[&str]| {
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args([
+                "--daemon",
+                "containerd",
+                "--restart",
+                "--restart-command",
+                "true",
+            ])
+            .args(mode)
+            .arg("--from")
+            .arg(&from)
+            .env_remove("NODE_NAME")
+            .env_remove("KUBERNETES_SERVICE_HOST");
+        run_capture(&mut cmd)
+    };
+    deploy(&["--once"]).assert_success();
+    let probe = deploy(&["--check"]);
+    probe.assert_success();
+    assert!(
+        probe.stdout.starts_with("registered: "),
+        "{}",
+        probe.describe()
+    );
+    let config = r.join("etc/containerd/config.toml");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str("\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia]\n  runtime_type = \"io.containerd.runc.v2\"\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia.options]\n    BinaryName = \"/usr/bin/nvidia-container-runtime\"\n");
+    fs::write(&config, &text).unwrap();
+    let probe = deploy(&["--check"]);
+    assert!(
+        probe.status.success() && probe.stdout.starts_with("registered: "),
+        "{}",
+        probe.describe()
+    );
+    // Another tool rewrites the file without the handler.
+    let without = run_capture(Command::new("containerd").args(["config", "default"])).stdout;
+    fs::write(&config, &without).unwrap();
+    assert!(dumped_handler(&config, "userns-hostnet").is_none());
+    let probe = deploy(&["--check"]);
+    assert!(
+        !probe.status.success() && probe.stdout.starts_with("not registered: "),
+        "{}",
+        probe.describe()
+    );
+    deploy(&["--once"]).assert_success();
+    assert!(dumped_handler(&config, "userns-hostnet").is_some());
+    let probe = deploy(&["--check"]);
+    assert!(probe.status.success(), "{}", probe.describe());
+}
+
+/// A k3s-shaped node: containerd's config is the file k3s writes anew at
+/// every start. Auto-detection finds no daemon, and with the file named
+/// install refuses it (the template is where the handler goes): in both
+/// cases deploy writes nothing, and `--check` then says not registered.
+#[test]
+fn a_refused_deploy_writes_nothing_and_is_not_registered() {
+    let root = tempfile::Builder::new()
+        .prefix("uhn-deploy-k3s-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let r = root.path();
+    let etc = r.join("var/lib/rancher/k3s/agent/etc/containerd");
+    fs::create_dir_all(&etc).unwrap();
+    let default = run_capture(Command::new("containerd").args(["config", "default"]));
+    default.assert_success();
+    fs::write(etc.join("config.toml"), &default.stdout).unwrap();
+    fs::create_dir_all(r.join("usr/local/bin")).unwrap();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let deploy = |extra: &[&str]| {
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args(extra)
+            .arg("--from")
+            .arg(&from)
+            .env_remove("NODE_NAME")
+            .env_remove("KUBERNETES_SERVICE_HOST");
+        run_capture(&mut cmd)
+    };
+    let before = snapshot(r);
+    let detect = deploy(&["--once"]);
+    assert_eq!(detect.status.code(), Some(2), "{}", detect.describe());
+    assert!(
+        detect
+            .stderr
+            .contains("cannot tell whether this node runs containerd or CRI-O"),
+        "{}",
+        detect.describe()
+    );
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
+    let named = deploy(&[
+        "--daemon",
+        "containerd",
+        "--daemon-config",
+        "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+        "--once",
+    ]);
+    assert_eq!(named.status.code(), Some(2), "{}", named.describe());
+    assert!(
+        named.stderr.contains("k3s writes this file anew"),
+        "{}",
+        named.describe()
+    );
+    assert_eq!(
+        changes(&before, &snapshot(r)),
+        Vec::<String>::new(),
+        "{}",
+        named.describe()
+    );
+    let probe = deploy(&["--check"]);
+    assert_eq!(probe.status.code(), Some(1), "{}", probe.describe());
+    assert!(
+        probe.stdout.starts_with("not registered: "),
+        "{}",
+        probe.describe()
+    );
+    // A config install cannot read: named as the node names it, not
+    // where its root is mounted here; nothing written either.
+    fs::create_dir_all(r.join("etc/containerd")).unwrap();
+    fs::write(r.join("etc/containerd/config.toml"), "version = 2\n[x\n").unwrap();
+    let before = snapshot(r);
+    let broken = deploy(&["--daemon", "containerd", "--once"]);
+    assert_eq!(broken.status.code(), Some(2), "{}", broken.describe());
+    assert!(
+        broken
+            .stderr
+            .starts_with("userns-hostnet: /etc/containerd/config.toml: ")
+            && !broken.stderr.contains(&r.display().to_string()),
+        "{}",
+        broken.describe()
+    );
+    assert_eq!(changes(&before, &snapshot(r)), Vec::<String>::new());
+}
+
+/// `src`, one of this machine's binaries, at `dest` in the host root `r`,
+/// with the shared libraries `ldd` names for it: a node's own program,
+/// which deploy runs in the node's root.
+fn node_binary(r: &Path, src: &Path, dest: &str) {
+    let to = r.join(dest);
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    fs::copy(src, &to).unwrap();
+    fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).unwrap();
+    node_libs(r, src);
+}
+
+/// The shared libraries `ldd` names for `src`, in the host root `r`.
+fn node_libs(r: &Path, src: &Path) {
+    let ldd = run_capture(Command::new("ldd").arg(src));
+    for lib in ldd.stdout.split_whitespace().filter(|w| w.starts_with('/')) {
+        let at = r.join(lib.trim_start_matches('/'));
+        if !at.exists() {
+            fs::create_dir_all(at.parent().unwrap()).unwrap();
+            fs::copy(lib, &at).unwrap();
+        }
+    }
+}
+
+/// An API server stand-in that records each PATCH, and a service account
+/// for it.
+struct FakeApi {
+    _work: tempfile::TempDir,
+    _server: ApiServer,
+    port: String,
+    log: PathBuf,
+    sa: PathBuf,
+}
+
+impl FakeApi {
+    fn start() -> FakeApi {
+        let work = tempfile::Builder::new()
+            .prefix("uhn-deploy-api-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let w = work.path();
+        api_certificates(w);
+        let sa = w.join("serviceaccount");
+        fs::create_dir(&sa).unwrap();
+        fs::copy(w.join("ca.crt"), sa.join("ca.crt")).unwrap();
+        fs::write(sa.join("token"), "test-token\n").unwrap();
+        let (port_file, log) = (w.join("port"), w.join("requests"));
+        let server = ApiServer(
+            Command::new("python3")
+                .args(["-c", API_SERVER])
+                .arg(w.join("server.crt"))
+                .arg(w.join("server.key"))
+                .arg(&port_file)
+                .arg(&log)
+                .spawn()
+                .expect("python3"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !port_file.exists() {
+            assert!(Instant::now() < deadline, "the API stand-in never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        FakeApi {
+            port: fs::read_to_string(&port_file).unwrap(),
+            _work: work,
+            _server: server,
+            log,
+            sa,
+        }
+    }
+
+    /// The body of each PATCH so far.
+    fn bodies(&self) -> Vec<serde_json::Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["body"].clone())
+            .collect()
+    }
+}
+
+/// The node label says whether the node can run the feature's pods: a
+/// node on containerd 1.6 (whose CRI declares no user namespaces with the
+/// host network, so the kubelet refuses the pods) is not labelled and its
+/// annotation says why; one on containerd 2.3.4 with runc 1.4.3 is
+/// labelled, and the annotation goes.
+#[test]
+fn the_label_says_whether_the_node_can_run_the_pods() {
+    let api = FakeApi::start();
+    let from = Path::new(common::TOOL).parent().unwrap().to_owned();
+    let run = |r: &Path| {
+        node_binary(r, Path::new("/bin/busybox"), "bin/sh");
+        // The copied wrapper runs in the node's root too.
+        node_libs(r, &from.join("userns-hostnet-runtime"));
+        let mut cmd = Command::new(common::TOOL);
+        cmd.args(["deploy", "--host-root"])
+            .arg(r)
+            .args([
+                "--daemon",
+                "containerd",
+                "--restart",
+                "--restart-command",
+                "true",
+                "--once",
+            ])
+            .arg("--from")
+            .arg(&from)
+            .env("NODE_NAME", "node-a")
+            .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+            .env("KUBERNETES_SERVICE_PORT", &api.port)
+            .env("USERNS_HOSTNET_SERVICE_ACCOUNT", &api.sa);
+        let out = run_capture(&mut cmd);
+        out.assert_success();
+        out
+    };
+    let old = fake_host_root();
+    node_binary(
+        old.path(),
+        Path::new("/usr/bin/containerd"),
+        "usr/bin/containerd",
+    );
+    node_binary(old.path(), Path::new("/usr/sbin/runc"), "usr/sbin/runc");
+    let out = run(old.path());
+    assert!(
+        out.stdout.contains("this node cannot run pods with hostNetwork: true and hostUsers: false through handler userns-hostnet: containerd 1.6.20 does not declare user_namespaces_host_network")
+            && out.stdout.contains("node node-a unlabelled: userns-hostnet.io/installed (userns-hostnet.io/not-able: containerd 1.6.20 "),
+        "{}",
+        out.describe()
+    );
+    let bodies = api.bodies();
+    assert_eq!(bodies.len(), 1, "{bodies:#?}");
+    assert_eq!(
+        bodies[0]["metadata"]["labels"],
+        serde_json::json!({"userns-hostnet.io/installed": null})
+    );
+    let why = bodies[0]["metadata"]["annotations"]["userns-hostnet.io/not-able"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{bodies:#?}"));
+    assert!(
+        why.starts_with("containerd 1.6.20 does not declare"),
+        "{why}"
+    );
+
+    let new = fake_host_root();
+    let tools = common::cri::containerd_23_dir();
+    node_binary(new.path(), &tools.join("containerd"), "usr/bin/containerd");
+    node_binary(new.path(), &tools.join("runc"), "usr/sbin/runc");
+    let out = run(new.path());
+    assert!(
+        out.stdout
+            .contains("node node-a labelled: userns-hostnet.io/installed")
+            && !out.stdout.contains("cannot run pods"),
+        "{}",
+        out.describe()
+    );
+    let bodies = api.bodies();
+    assert_eq!(
+        bodies[1],
+        serde_json::json!({"metadata": {
+            "labels": {"userns-hostnet.io/installed": "true"},
+            "annotations": {"userns-hostnet.io/not-able": null},
+        }})
+    );
 }

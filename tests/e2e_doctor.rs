@@ -145,6 +145,15 @@ fn version_matrix_with_the_real_binaries() {
         )),
         "{c}"
     );
+    // Its CRI has no user namespaces: whatever the runtime, not ready.
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("containerd 1.6.20: its CRI has no user namespaces"),
+        "{c}"
+    );
     let k = find(&v, "matrix.kubelet");
     assert_eq!(k["status"], "warn", "{k}");
     assert!(
@@ -395,4 +404,44 @@ fn crio_packaging_drop_in_without_its_conmon() {
         out.describe()
     );
     drop(crio);
+}
+
+/// The kubelet's view of each handler: doctor asks the running containerd
+/// 2.3.4 of the CRI tier, through crictl, what it declares for each
+/// handler that runs the wrapper. Over runc 1.4.3 the user namespace (and
+/// the daemon's user_namespaces_host_network); over runc 1.1.5 none, so
+/// the kubelet would refuse that handler's pods: a failure.
+#[test]
+fn the_kubelets_view_of_each_handler() {
+    use common::cri::{handler, Cri, Stack};
+    let cri = Cri::start_on(Stack::Containerd23);
+    let config = cri.dir().join("config.toml");
+    let crictl = common::cri::crictl_path();
+    let path = format!(
+        "{}:{}",
+        crictl.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let args = [
+        std::ffi::OsStr::new("--containerd-config"),
+        config.as_os_str(),
+    ];
+    let v = doctor_json(&args, &path);
+    let c = check(&v, "containerd.cri");
+    let m = c["message"].as_str().unwrap();
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        m.contains(&format!(
+            "containerd declares handler {} without user namespace support: the kubelet refuses its pods with hostUsers: false",
+            handler::WRAPPER_RUNC_11
+        )),
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!(
+            "containerd declares handler {} with user namespace support, and user_namespaces_host_network",
+            handler::WRAPPER_RUNC_14
+        )),
+        "{m}"
+    );
 }

@@ -559,3 +559,51 @@ fn podman_custom_runtime_path_is_the_real_runtime() {
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), text);
     assert!(!dir.path().join("handlers").exists());
 }
+
+/// podman has no daemon holding its containers, but a running one's
+/// conmon names the runtime it runs: uninstall refuses while a container
+/// of the handler runs (it could not be stopped without it), naming it,
+/// and goes once it is gone.
+#[test]
+fn podman_uninstall_refuses_while_a_container_of_the_handler_runs() {
+    let tmp = podman_and_rootfs();
+    let conf = tmp.path().join("containers.conf");
+    std::fs::write(&conf, CONTAINERS_CONF).unwrap();
+    install("podman", &conf, &["--wrapper", common::WRAPPER]);
+    // Removed through the handler (podman needs its runtime to stop it),
+    // also when the test fails.
+    struct Running<'a>(&'a Path, Name);
+    impl Drop for Running<'_> {
+        fn drop(&mut self) {
+            let _ = podman_by_name(self.0)
+                .args(["rm", "--force", "--ignore", "--time", "0", &self.1 .0])
+                .output();
+        }
+    }
+    let running = Running(&conf, Name::new());
+    let name = &running.1;
+    let out = common::run_capture(
+        podman_by_name(&conf)
+            .args(["run", "--detach", "--name", &name.0, "--network", "host"])
+            .args(UIDMAP)
+            .args(GIDMAP)
+            .args(ULIMITS)
+            .arg("--rootfs")
+            .arg(tmp.path().join("rootfs"))
+            .args(["sleep", "300"]),
+    );
+    out.assert_success();
+    let id = out.stdout.trim().to_owned();
+    let installed = std::fs::read_to_string(&conf).unwrap();
+    let err = refused(&args_for("uninstall", "podman", &conf, &[]));
+    assert!(
+        err.contains("runtime handler userns-hostnet still has 1 container(s) on this node: ")
+            && err.contains(&id[..13])
+            && err.contains(&name.0),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), installed);
+    drop(running);
+    uninstall("podman", &conf, &[]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
+}

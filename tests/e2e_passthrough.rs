@@ -281,9 +281,12 @@ common::for_runtimes!(
     bundle_defaults_to_working_directory,
 );
 
-/// A config file with an error stops create, but never a pass-through:
-/// `state` still reaches the default runtime (runc first in PATH), with the
-/// same answer as runc's own, while `create` refuses naming the file.
+/// A config file with an error stops only the creates its policies decide
+/// (a container with a user namespace), never a pass-through: `state`
+/// still reaches the default runtime (runc first in PATH), with the same
+/// answer as runc's own, and so does a container without a user
+/// namespace; the userns container's `create` refuses naming the file,
+/// and the refusal is in the decision log (the defaults' file).
 #[test]
 fn a_broken_config_file_does_not_block_pass_through() {
     let sandbox = Sandbox::new(Runtime::Runc);
@@ -314,4 +317,28 @@ fn a_broken_config_file_does_not_block_pass_through() {
     );
     assert!(out.stderr.contains("sysfs.fallback"), "{}", out.describe());
     snap.assert_unchanged(&bundle.config_path(), "create with a broken config file");
+    let log = std::fs::read_to_string("/var/log/userns-hostnet.log").unwrap_or_default();
+    let entry = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("no decision log entry for {id}"));
+    assert!(
+        entry.to_string().contains("sysfs.fallback"),
+        "the refusal names the setting: {entry}"
+    );
+
+    let plain = Bundle::userns_hostnet(&["/bin/true"]);
+    plain.edit(|spec| {
+        common::remove_namespace(spec, "user");
+        common::add_namespace(spec, "network");
+        let linux = spec["linux"].as_object_mut().unwrap();
+        linux.remove("uidMappings");
+        linux.remove("gidMappings");
+    });
+    let plain_snap = plain.snapshot();
+    let plain_id = common::unique_id("badconf-plain");
+    let out = wrapper(&["run", "--bundle", plain.dir().to_str().unwrap(), &plain_id]);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    plain_snap.assert_unchanged(&plain.config_path(), "a container without a user namespace");
 }

@@ -90,6 +90,36 @@ pub fn temp_path(target: &Path) -> PathBuf {
     ))
 }
 
+/// The temporary files [`temp_path`] named for `target` whose process is
+/// gone (killed between its write and its rename, which a signal handler
+/// cannot prevent for SIGKILL): nothing will rename or remove them.
+pub fn stale_temps(target: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{}{TEMP_TAG}", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name();
+            let pid = n
+                .to_str()
+                .and_then(|n| n.strip_prefix(&prefix))
+                .and_then(|n| n.strip_suffix(TEMP_SUFFIX))
+                .and_then(|p| p.parse::<u32>().ok());
+            pid.is_some_and(|p| {
+                p != std::process::id() && !Path::new("/proc").join(p.to_string()).exists()
+            })
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Replace `target` with `bytes`, atomically.
 pub fn replace(
     target: &Path,

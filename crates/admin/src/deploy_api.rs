@@ -26,6 +26,17 @@ pub enum Api {
 /// The service account's files, as Kubernetes mounts them into a pod.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/// [`SERVICE_ACCOUNT_DIR`]; builds with the `test-hooks` feature take
+/// another from `USERNS_HOSTNET_SERVICE_ACCOUNT`, so that a test can run
+/// deploy outside a pod.
+fn service_account_dir() -> PathBuf {
+    #[cfg(feature = "test-hooks")]
+    if let Some(p) = std::env::var_os("USERNS_HOSTNET_SERVICE_ACCOUNT").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(SERVICE_ACCOUNT_DIR)
+}
+
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 impl Api {
@@ -48,7 +59,7 @@ impl Api {
             .filter(|h| !h.is_empty())
             .ok_or("KUBERNETES_SERVICE_HOST is not set (not in a pod)")?;
         let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
-        let dir = PathBuf::from(SERVICE_ACCOUNT_DIR);
+        let dir = service_account_dir();
         if !dir.is_dir() {
             return Err(format!("no service account ({})", dir.display()));
         }
@@ -63,10 +74,20 @@ impl Api {
         })
     }
 
-    /// Sets (`on`) or removes the label `key=true` on the node: a line
-    /// saying what was done, or why not.
-    pub fn set_label(&self, key: &str, on: bool) -> Result<String, String> {
-        let what = if on { "labelled" } else { "unlabelled" };
+    /// The node's label `key` and annotation `note` as `mark` says, in
+    /// one merge patch: a line saying what was done, or why not.
+    pub fn mark(&self, key: &str, note: &str, mark: Mark) -> Result<String, String> {
+        let what = if mark == Mark::Able {
+            "labelled"
+        } else {
+            "unlabelled"
+        };
+        // A failure says what the node was to become.
+        let not = if mark == Mark::Removed {
+            "unlabelled"
+        } else {
+            "labelled"
+        };
         let Api::Reachable {
             host,
             port,
@@ -78,20 +99,45 @@ impl Api {
             let Api::Unavailable(why) = self else {
                 return Err(String::new());
             };
-            return Err(format!("node not {what}: {why}"));
+            return Err(format!("node not {not}: {why}"));
         };
         let token = String::from_utf8(read_in(dir, "token")?)
             .map_err(|_| "node not labelled: the token is not UTF-8".to_owned())?;
-        let value = if on { "\"true\"" } else { "null" };
-        let body = format!("{{\"metadata\":{{\"labels\":{{\"{key}\":{value}}}}}}}");
+        let value = match mark {
+            Mark::Able => serde_json::json!("true"),
+            _ => serde_json::Value::Null,
+        };
+        let mut meta = serde_json::json!({ "labels": { key: value } });
+        if !note.is_empty() {
+            meta["annotations"] = serde_json::json!({ note: match &mark {
+                Mark::Unable(why) => serde_json::json!(why),
+                _ => serde_json::Value::Null,
+            } });
+        }
+        let body = serde_json::json!({ "metadata": meta }).to_string();
+        let done = match &mark {
+            Mark::Unable(why) => format!("node {node} {what}: {key} ({note}: {why})"),
+            _ => format!("node {node} {what}: {key}"),
+        };
         match patch(host, port, tls, &format!("/api/v1/nodes/{node}"), token.trim(), &body) {
-            Ok(200) => Ok(format!("node {node} {what}: {key}")),
+            Ok(200) => Ok(done),
             Ok(code) => Err(format!(
-                "node {node} not {what}: the API server answered {code} (is the RBAC of deploy/ applied?)"
+                "node {node} not {not}: the API server answered {code} (is the RBAC of deploy/ applied?)"
             )),
-            Err(e) => Err(format!("node {node} not {what}: API unreachable: {e}")),
+            Err(e) => Err(format!("node {node} not {not}: API unreachable: {e}")),
         }
     }
+}
+
+/// What deploy says of its node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    /// Able to run the feature's pods through the handler: labelled.
+    Able,
+    /// Not able, and why: unlabelled, the reason in the annotation.
+    Unable(String),
+    /// The handler removed: unlabelled, the annotation removed.
+    Removed,
 }
 
 fn read_in(dir: &Path, name: &str) -> Result<Vec<u8>, String> {
@@ -187,7 +233,7 @@ mod tests {
     #[test]
     fn without_a_pod_nothing_is_labelled() {
         let api = Api::from_pod(None);
-        let e = api.set_label("k", true).unwrap_err();
+        let e = api.mark("k", "", Mark::Able).unwrap_err();
         assert_eq!(e, "node not labelled: NODE_NAME is not set");
     }
 

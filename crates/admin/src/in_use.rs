@@ -6,14 +6,12 @@
 //! such file or directory`; CRI-O: `failed to find runtime handler`).
 //!
 //! Where each daemon keeps its containers is its own module's knowledge
-//! (`daemon::containerd::live::live_tasks`, `daemon::crio::live::live_of_handler`);
-//! this module reads the node's files for them, under `--root` or a
-//! deploy's host root, and words the refusal.
+//! (`DaemonModule::live`); this module reads the node's files for them,
+//! under `--root` or a deploy's host root, and words the refusal.
 
-use crate::daemon::containerd::live::live_tasks;
-use crate::daemon::crio::live::live_of_handler;
+pub use crate::daemon::live::Handler;
 use crate::daemon::live::{Files, Live};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use userns_hostnet::sys::in_root::NodeRoot;
 
 /// The node's files, read through its root ([`NodeRoot`]).
@@ -40,42 +38,9 @@ impl Files for NodeFiles<'_> {
     }
 }
 
-/// What tells a handler's containers apart, per daemon, as the node
-/// names its paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Handler {
-    /// containerd: its state directory, and the runtime binaries the
-    /// handler names (its link; a handler naming the wrapper itself
-    /// shares that binary with any other handler that does, whose
-    /// containers then count too).
-    Containerd {
-        state: PathBuf,
-        binaries: Vec<String>,
-    },
-    /// CRI-O: its run root, the handler's `runtime_root`, its name, and
-    /// whether it is CRI-O's default handler.
-    Crio {
-        runroot: PathBuf,
-        runtime_root: Option<PathBuf>,
-        name: String,
-        default: bool,
-    },
-}
-
 /// The containers of `handler` on the node under `root`.
 pub fn containers(root: &NodeRoot, handler: &Handler) -> Vec<Live> {
-    let files = NodeFiles(root);
-    match handler {
-        Handler::Containerd { state, binaries } => {
-            live_tasks(&files, state, &|b| binaries.iter().any(|o| o == b))
-        }
-        Handler::Crio {
-            runroot,
-            runtime_root,
-            name,
-            default,
-        } => live_of_handler(&files, runroot, runtime_root.as_deref(), name, *default),
-    }
+    crate::daemon::of(handler.daemon()).live(&NodeFiles(root), handler)
 }
 
 /// The containers, one after the other, for a line.

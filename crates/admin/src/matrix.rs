@@ -18,6 +18,10 @@ use serde::Serialize;
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
 
+/// The first containerd release whose CRI creates user namespaces
+/// (`userns_options`); Debian 12's 1.6.20 ignores them.
+pub const CRI_USERNS_SINCE: Version = (1, 7, 0);
+
 /// The containerd release that declares `user_namespaces_host_network`.
 pub const HOST_NETWORK_USERNS_SINCE: Version = (2, 3, 4);
 
@@ -94,6 +98,132 @@ pub fn parse_features(stdout: Option<&str>) -> RuntimeFeatures {
             .is_some_and(|a| a.iter().any(|n| n == "user")),
         idmap: linux["mountExtensions"]["idmap"]["enabled"] == true,
     }
+}
+
+/// What a runtime handler's own real runtime answers: the binary the
+/// handler runs, as the daemon would run it, and not the runtime doctor
+/// finds first in PATH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerRuntime {
+    /// The handler's name.
+    pub handler: String,
+    /// Its real runtime, as the node names it.
+    pub runtime: String,
+    /// The first line of its `--version`, or why it did not answer.
+    pub version: Result<String, String>,
+    pub features: RuntimeFeatures,
+    /// Whether it knows `rro` (why not, when it does not).
+    pub rro: Result<(), String>,
+}
+
+/// The minor version of a `crun version 1.M.P` line.
+fn crun_minor(version: &str) -> Option<u64> {
+    let word = version
+        .strip_prefix("crun version ")?
+        .split_whitespace()
+        .next()?;
+    let mut parts = word.split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+/// Can a handler's real runtime run `hostNetwork: true` + `hostUsers:
+/// false` pods? The kubelet admits them only for a handler whose
+/// runtime lists the user namespace and idmapped mounts (CRI-O reports
+/// the handler's features from the runtime's `features`; containerd 2.x
+/// refuses the container otherwise), and the wrapper needs `rro`.
+pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
+    let (name, path) = (&h.handler, &h.runtime);
+    let version = match &h.version {
+        Ok(v) => v,
+        Err(why) => {
+            return (
+                Status::Fail,
+                format!(
+                    "handler {name}: its real runtime {path} does not answer `--version`: {why}"
+                ),
+            )
+        }
+    };
+    let runs = format!("handler {name} runs {version} ({path})");
+    let old_crun = if crun_minor(version).is_some_and(|m| m < 9) {
+        "; and crun before 1.9 refuses every container whose ociVersion is not 1.0 (\"unknown version specified\")"
+    } else {
+        ""
+    };
+    let refused = "the kubelet sees no user namespace support for this handler and refuses its pods with hostUsers: false, and containerd 2.x refuses them (\"failed to validate OCI runtime features\")";
+    match (h.features, &h.rro) {
+        (RuntimeFeatures::None, _) => (
+            Status::Fail,
+            format!("{runs}, which has no `features` answer: {refused}{old_crun}"),
+        ),
+        (
+            RuntimeFeatures::Listed {
+                user_namespaces: false,
+                ..
+            },
+            _,
+        ) => (
+            Status::Fail,
+            format!("{runs}, whose `features` lists no user namespace: {refused}"),
+        ),
+        (RuntimeFeatures::Listed { idmap: false, .. }, _) => (
+            Status::Fail,
+            format!("{runs}, whose `features` lists no idmapped mounts: {refused}{old_crun}"),
+        ),
+        (_, Err(why)) => (
+            Status::Fail,
+            format!("{runs}, which does not know rro ({why}): the wrapper refuses every container it must convert"),
+        ),
+        (_, Ok(())) => (
+            Status::Ok,
+            format!("{runs}: lists the user namespace and idmapped mounts, knows rro"),
+        ),
+    }
+}
+
+/// The daemon a node runs, as far as whether it can run the feature's
+/// pods depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeDaemon {
+    /// containerd and its `--version`, when it answered.
+    Containerd(Option<Version>),
+    /// CRI-O: the handler's runtime decides (its `features`).
+    Crio,
+}
+
+/// Why a node cannot run `hostNetwork: true` + `hostUsers: false` pods
+/// through the handler, or `None` when it can: the daemon must declare
+/// the feature through the CRI (containerd from 2.3.4; before, the
+/// kubelet refuses the pod) and the handler's runtime must pass
+/// [`judge_handler`].
+pub fn why_unable(daemon: NodeDaemon, handler: &HandlerRuntime) -> Option<String> {
+    match daemon {
+        NodeDaemon::Containerd(None) => {
+            return Some("containerd does not answer `--version`: whether it declares user_namespaces_host_network is not known".to_owned())
+        }
+        NodeDaemon::Containerd(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
+            return Some(format!(
+                "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet refuses pods with hostNetwork: true and hostUsers: false (containerd >= {} does)",
+                shown(v),
+                shown(HOST_NETWORK_USERNS_SINCE)
+            ))
+        }
+        _ => {}
+    }
+    match judge_handler(handler) {
+        (Status::Ok, _) => None,
+        (_, why) => Some(why),
+    }
+}
+
+/// Whether a `features` document lists `rro` among its mount options.
+pub fn features_list_rro(stdout: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(stdout).is_ok_and(|doc| {
+        doc["mountOptions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|o| o == "rro"))
+    })
 }
 
 /// [`KUBELET_GATE`] in a KubeletConfiguration.
@@ -255,6 +385,16 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
     let mut out = Vec::new();
     let runtime = &facts.runtime;
     out.push(match (containerd.0 >= 2, facts.features) {
+        (false, _) if containerd < CRI_USERNS_SINCE => finding(
+            "matrix.containerd",
+            Status::Fail,
+            format!(
+                "containerd {}: its CRI has no user namespaces (they came in {}), so it cannot run pods with hostUsers: false, with the wrapper or without",
+                shown(containerd),
+                shown(CRI_USERNS_SINCE)
+            ),
+            Some("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2)"),
+        ),
         (false, _) => finding(
             "matrix.containerd",
             Status::Ok,
@@ -438,6 +578,16 @@ mod tests {
     }
 
     #[test]
+    fn containerd_1_6_has_no_cri_user_namespaces() {
+        let f = findings(&facts(Some((1, 6, 20)), BOTH, Gate::Set(true)));
+        assert_eq!(f[0].status, Status::Fail, "{f:#?}");
+        assert!(f[0]
+            .message
+            .starts_with("containerd 1.6.20: its CRI has no user namespaces"));
+        assert!(f[0].fix.as_deref().unwrap().contains("2.3.4"));
+    }
+
+    #[test]
     fn before_2_3_4_the_kubelet_gate_cannot_admit_through_cri() {
         for v in [(1, 6, 20), (1, 7, 24), (2, 0, 0), (2, 3, 3)] {
             let f = findings(&facts(Some(v), BOTH, Gate::Set(true)));
@@ -569,5 +719,90 @@ mod tests {
             Gate::Unset
         );
         assert_eq!(parse_kubelet_gate(""), Gate::Unset);
+    }
+
+    fn handler(
+        version: &str,
+        features: RuntimeFeatures,
+        rro: Result<(), String>,
+    ) -> HandlerRuntime {
+        HandlerRuntime {
+            handler: "uhn".into(),
+            runtime: "/usr/libexec/crio/crun".into(),
+            version: Ok(version.into()),
+            features,
+            rro,
+        }
+    }
+
+    #[test]
+    fn a_handler_is_judged_by_its_own_runtime() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let (s, m) = judge_handler(&handler(
+            "crun version 1.8.1",
+            RuntimeFeatures::None,
+            Ok(()),
+        ));
+        assert_eq!(s, Status::Fail);
+        assert!(m.starts_with("handler uhn runs crun version 1.8.1 (/usr/libexec/crio/crun), which has no `features` answer: "), "{m}");
+        assert!(m.contains("unknown version specified"), "{m}");
+        let no_idmap = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: false,
+        };
+        let (s, m) = judge_handler(&handler("runc version 1.1.5", no_idmap, Ok(())));
+        assert_eq!(s, Status::Fail);
+        assert!(
+            m.contains("lists no idmapped mounts") && !m.contains("ociVersion"),
+            "{m}"
+        );
+        let (s, _) = judge_handler(&handler("runc version 1.4.3", all, Err("no".into())));
+        assert_eq!(s, Status::Fail);
+        let (s, m) = judge_handler(&handler("crun version 1.19", all, Ok(())));
+        assert_eq!((s, m.ends_with("knows rro")), (Status::Ok, true), "{m}");
+        let mut gone = handler("", all, Ok(()));
+        gone.version = Err("No such file or directory".into());
+        assert_eq!(judge_handler(&gone).0, Status::Fail);
+    }
+
+    #[test]
+    fn a_node_is_able_only_with_a_daemon_and_a_runtime_that_are() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let good = handler("runc version 1.4.3", all, Ok(()));
+        assert_eq!(
+            why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &good),
+            None
+        );
+        assert_eq!(why_unable(NodeDaemon::Crio, &good), None);
+        for old in [(1, 6, 20), (1, 7, 24), (2, 2, 0)] {
+            let why = why_unable(NodeDaemon::Containerd(Some(old)), &good).unwrap();
+            assert!(
+                why.contains("does not declare user_namespaces_host_network"),
+                "{why}"
+            );
+        }
+        assert!(why_unable(NodeDaemon::Containerd(None), &good).is_some());
+        let crun = handler("crun version 1.8.1", RuntimeFeatures::None, Ok(()));
+        assert!(why_unable(NodeDaemon::Crio, &crun)
+            .unwrap()
+            .contains("no `features` answer"));
+        let runc115 = handler(
+            "runc version 1.1.5",
+            RuntimeFeatures::Listed {
+                user_namespaces: true,
+                idmap: false,
+            },
+            Ok(()),
+        );
+        assert!(why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &runc115).is_some());
+        assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
+        assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
+        assert!(!features_list_rro("unknown command"));
     }
 }

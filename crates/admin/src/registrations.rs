@@ -12,6 +12,7 @@
 //! path is taken under `root` so that a test can give a directory.
 
 use super::daemon;
+use super::daemon::node::{files_in, under};
 use std::path::{Path, PathBuf};
 use userns_hostnet::sys::in_root::NodeRoot;
 
@@ -24,54 +25,29 @@ pub const PACKAGE_FILES: [&str; 5] = [
     "/usr/share/userns-hostnet/hooks.d/userns-hostnet.json",
 ];
 
-/// Config files and drop-in directories, per daemon.
-const CONFIGS: [(&str, &str, Option<&str>); 3] = [
-    (
-        "containerd",
-        daemon::containerd::node::CONFIG,
-        Some("/etc/containerd/conf.d"),
-    ),
-    (
-        "crio",
-        daemon::crio::node::CONFIG,
-        Some("/etc/crio/crio.conf.d"),
-    ),
-    (
-        "podman",
-        daemon::podman::node::CONFIG,
-        Some("/etc/containers/containers.conf.d"),
-    ),
-];
-
 /// Hooks directories podman and CRI-O read by default.
 const HOOKS_DIRS: [&str; 2] = [
     "/etc/containers/oci/hooks.d",
     "/usr/share/containers/oci/hooks.d",
 ];
 
-/// Enough for any real chain of containerd imports; a loop stops here.
-const MAX_CONFIG_FILES: usize = 256;
-
 /// The default hooks directories and those CRI-O's and podman's configs
 /// name under `root` (`hooks_dir`), each once; an unreadable config adds
 /// nothing (the scan reads what it can and never fails).
 fn hooks_dirs(root: &Path) -> Vec<String> {
     let mut dirs: Vec<String> = HOOKS_DIRS.iter().map(|d| d.to_string()).collect();
-    let crio_files = crate::daemon::crio::node::files(Path::new(CONFIGS[1].1), &|p| {
-        Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
-    })
-    .unwrap_or_default();
+    let crio_files =
+        crate::daemon::crio::node::files(Path::new(daemon::crio::node::CONFIG), &|p| {
+            Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
+        })
+        .unwrap_or_default();
     let crio = crate::daemon::crio::node::hooks_dirs(&crio_files, None)
         .ok()
         .flatten()
         .unwrap_or_default();
-    let podman_files = std::iter::once(under(root, CONFIGS[2].1)).chain(
-        CONFIGS[2]
-            .2
-            .map(|d| files_in(&under(root, d)))
-            .unwrap_or_default(),
-    );
+    let podman_files = daemon::of(crate::cli::Engine::Podman).config_files(root);
     let podman = podman_files
+        .into_iter()
         .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
         .filter_map(|doc| super::daemon::podman::hooks_dirs(&doc))
         .flatten();
@@ -177,29 +153,6 @@ pub fn handlers_in(text: &str, handlers_dir: &str) -> Vec<String> {
     names
 }
 
-/// Where the node's `path` is read under `root`, its links followed
-/// inside the root ([`NodeRoot`]); one that cannot be resolved there comes
-/// back as a name no file has (the scan reads what it can).
-fn under(root: &Path, path: &str) -> PathBuf {
-    NodeRoot::new(Some(root))
-        .ok()
-        .and_then(|n| n.file(Path::new(path)).ok())
-        .unwrap_or_else(|| PathBuf::from(format!("{path} (unresolved)")))
-}
-
-/// Regular files (or links to them) directly in `dir`, sorted.
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() || p.is_symlink())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
 /// `link`'s target as an absolute path on the host (without `root`).
 fn link_target(link: &Path, root: &Path) -> Option<PathBuf> {
     let t = std::fs::read_link(link).ok()?;
@@ -224,35 +177,10 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     let handlers_text = handlers_dir.display().to_string();
     let mut out = Vec::new();
     let mut named: Vec<String> = Vec::new();
-    for (daemon, main, drop_ins) in CONFIGS {
-        let mut files = vec![under(root, main)];
-        if let Some(d) = drop_ins {
-            files.extend(files_in(&under(root, d)));
-        }
-        if daemon == "containerd" {
-            // containerd reads what `imports` names wherever it is, and
-            // what those files import in turn.
-            let mut at = 0;
-            while at < files.len() && files.len() < MAX_CONFIG_FILES {
-                let imported = std::fs::read_to_string(&files[at])
-                    .ok()
-                    .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-                    .and_then(|doc| {
-                        let node = Path::new("/").join(files[at].strip_prefix(root).ok()?);
-                        crate::daemon::containerd::node::imports(&doc, &node, &|p| {
-                            Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
-                        })
-                        .ok()
-                    })
-                    .unwrap_or_default();
-                for (_, f) in imported {
-                    if !files.contains(&f) {
-                        files.push(f);
-                    }
-                }
-                at += 1;
-            }
-        }
+    for engine in daemon::ALL {
+        let m = daemon::of(engine);
+        let daemon = m.name();
+        let files = m.config_files(root);
         for file in files {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
@@ -351,14 +279,15 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
 /// them, whatever its config says by then (an `uninstall --force`, or
 /// one made before uninstall checked). containerd's tasks (in the state
 /// directory its main config names) and the state the wrapper's CRI-O
-/// handlers keep in their own runtime root.
+/// handlers keep in their own runtime root; podman's running containers
+/// whose conmon runs it.
 fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
     use super::daemon::{containerd, crio, live};
     let Ok(node) = NodeRoot::new(Some(root)) else {
         return Vec::new();
     };
     let files = super::in_use::NodeFiles(&node);
-    let state = userns_hostnet::sys::toml::read(&under(root, CONFIGS[0].1))
+    let state = userns_hostnet::sys::toml::read(&under(root, daemon::containerd::node::CONFIG))
         .map(|doc| containerd::live::state_dir(&doc))
         .unwrap_or_else(|_| containerd::live::DEFAULT_STATE.to_owned());
     let undo = format!(
@@ -384,6 +313,15 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
                     crio::RUNTIME_ROOT
                 ),
                 undo: undo.clone(),
+            }),
+    );
+    out.extend(
+        super::daemon::podman::live::live_conmons(&files, &|r| names_package(r, handlers_dir))
+            .into_iter()
+            .map(|c| Registration {
+                what: format!("podman container {c} runs the wrapper (its conmon names it)"),
+                undo: "podman stop ID && podman rm ID (with the runtime still registered)"
+                    .to_owned(),
             }),
     );
     out
@@ -563,13 +501,26 @@ BinaryName = "/usr/bin/userns-hostnet-runtime"
         let crio = r.join("run/userns-hostnet-runtime/c3");
         std::fs::create_dir_all(&crio).unwrap();
         std::fs::write(crio.join("state.json"), "{}").unwrap();
+        // podman's: a conmon running the wrapper, and one running runc.
+        for (pid, runtime) in [
+            ("41", "/usr/bin/userns-hostnet-runtime"),
+            ("42", "/usr/bin/runc"),
+        ] {
+            std::fs::create_dir_all(r.join("proc").join(pid)).unwrap();
+            std::fs::write(
+                r.join("proc").join(pid).join("cmdline"),
+                format!("/usr/bin/conmon\0-c\0d4{pid}\0-r\0{runtime}\0-n\0web\0"),
+            )
+            .unwrap();
+        }
         let found = scan(r, Path::new(HANDLERS));
         let what: Vec<&str> = found.iter().map(|f| f.what.as_str()).collect();
         assert_eq!(
             what,
             [
                 "containerd container a1 runs the wrapper",
-                "CRI-O container c3 runs the wrapper (its state is in /run/userns-hostnet-runtime)"
+                "CRI-O container c3 runs the wrapper (its state is in /run/userns-hostnet-runtime)",
+                "podman container d441 (web) runs the wrapper (its conmon names it)"
             ]
         );
         assert!(found[0].undo.contains("kubectl drain"), "{}", found[0].undo);

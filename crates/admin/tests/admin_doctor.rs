@@ -25,6 +25,8 @@ const MOUNTINFO_V1: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpf
 /// the fake root's files.
 const CONTAINERD_23: &str = "target/containerd-2.3/containerd";
 const CONTAINERD_16: &str = "/usr/bin/containerd";
+/// Debian trixie's containerd 1.7.24 (`make cri-tools` unpacks it).
+const CONTAINERD_17: &str = "target/containerd-1.7/usr/bin/containerd";
 const CRIO: &str = "target/cri-o/crio";
 
 /// A real daemon binary of this machine; its absence fails the test.
@@ -400,7 +402,7 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
     assert_eq!(
         message(&v, "config"),
         format!(
-            "{}: not trusted: writable by group and others (mode 0666); the wrapper refuses every container until only root can change it",
+            "{}: not trusted: writable by group and others (mode 0666); the wrapper refuses every container with a user namespace until only root can change it",
             file.display()
         )
     );
@@ -414,9 +416,9 @@ fn a_config_file_others_can_write_fails_with_the_fix() {
 #[test]
 fn runtime_branches() {
     let r = Root::ready();
-    // containerd 1.6 asks no runtime for `features`: the runtime's own
+    // containerd 1.7 asks no runtime for `features`: the runtime's own
     // checks alone decide.
-    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_17));
     let (code, v) = r.doctor_with(&["--runtime", "/nonexistent/runc"]);
     assert_eq!(code, 1);
     assert_eq!(status(&v, "runtime"), "fail");
@@ -558,8 +560,9 @@ fn daemons_in_use_and_named_configs() {
     assert_eq!(
         find(&v, "containerd")["fix"].as_str().unwrap(),
         format!(
-            "{}userns-hostnet install containerd --config {named}, then restart containerd",
-            as_root()
+            "{}userns-hostnet install containerd --root {} --config {named}, then restart containerd",
+            as_root(),
+            r.dir.path().display()
         )
     );
 
@@ -739,11 +742,11 @@ fn crio_branches() {
 /// containerd before 2.0 replaces a plugin's whole table with an import's:
 /// a drop-in holding only a handler throws the main config's CRI settings
 /// (and handlers) away. The containerd that reads the file is asked its
-/// version: Debian's 1.6 here.
+/// version: Debian trixie's 1.7 here.
 #[test]
 fn an_import_that_replaces_the_cri_table_fails() {
     let r = Root::ready();
-    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_17));
     r.write(
         "etc/containerd/config.toml",
         "version = 2\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\nbin_dir = \"/opt/custom-cni/bin\"\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -785,7 +788,8 @@ fn an_import_that_replaces_the_cri_table_fails() {
     assert_eq!((code, status(&v, "containerd")), (0, "ok".into()), "{v:#}");
     assert!(message(&v, "containerd").contains("99-userns-hostnet.toml"));
     // Version 3 is read by containerd 2.x only, which merges deeply;
-    // containerd 1.6 ignores its plugin tables.
+    // containerd 1.6 ignores its plugin tables (1.7 refuses the file).
+    r.host_binary("usr/bin/containerd", &real(CONTAINERD_16));
     r.write(
         "etc/containerd/config.toml",
         "version = 3\nimports = [\"/etc/containerd/conf.d/99-userns-hostnet.toml\"]\n[plugins.\"io.containerd.cri.v1.images\"]\nsandbox_image = \"mirror/pause:3.9\"\n[plugins.\"io.containerd.cri.v1.runtime\".containerd]\ndefault_runtime_name = \"runc\"\n",
@@ -984,16 +988,29 @@ fn fix_lines_carry_the_flags_given() {
     ]);
     assert_eq!(code, 1, "{v:#}");
     let p = as_root();
+    // The configs are the root's: install is told the same root, which
+    // it needs for a config outside /etc.
+    let root = r.dir.path().display();
     assert_eq!(
         fix(&v, "containerd"),
         format!(
-            "{p}userns-hostnet install containerd --config {containerd}, then restart containerd"
+            "{p}userns-hostnet install containerd --root {root} --config {containerd}, then restart containerd"
         )
     );
     assert_eq!(
         fix(&v, "crio"),
-        format!("{p}userns-hostnet install crio --config {crio}, then restart crio")
+        format!("{p}userns-hostnet install crio --root {root} --config {crio}, then restart crio")
     );
+    // The command the fix names is one install runs (it refused a config
+    // outside /etc without the root).
+    let out = Command::new(TOOL)
+        .args(["install", "containerd", "--root"])
+        .arg(r.dir.path())
+        .args(["--config", containerd])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    r.write("srv/containerd.toml", "version = 2\n");
     // A handler whose wrapper is gone: reinstall with the same config.
     r.write(
         "srv/containerd.toml",
@@ -1002,7 +1019,7 @@ fn fix_lines_carry_the_flags_given() {
     let (_, v) = r.doctor_with(&["--runtime", runtime, "--containerd-config", containerd]);
     assert!(
         fix(&v, "containerd").ends_with(&format!(
-            "{p}userns-hostnet uninstall containerd --config {containerd} && userns-hostnet install containerd --config {containerd}"
+            "{p}userns-hostnet uninstall containerd --root {root} --config {containerd} && userns-hostnet install containerd --root {root} --config {containerd}"
         )),
         "{v:#}"
     );
@@ -1075,7 +1092,7 @@ fn fix_lines_as_another_user() {
     assert!(fix(&v, "ports").starts_with("as root: sysctl -w"), "{v:#}");
     assert_eq!(
         fix(&v, "containerd"),
-        format!("as root: userns-hostnet install containerd --config {containerd}, then restart containerd")
+        format!("as root: userns-hostnet install containerd --root {} --config {containerd}, then restart containerd", r.dir.path().display())
     );
     assert_eq!(status(&v, "log"), "warn", "{v:#}");
     assert!(
@@ -1092,7 +1109,7 @@ fn fix_lines_as_another_user() {
     assert_eq!(status(&v, "config"), "warn", "{v:#}");
     assert!(
         message(&v, "config").contains(
-            "one running as root (containerd, CRI-O) refuses every container: owned by uid"
+            "one running as root (containerd, CRI-O) refuses every container with a user namespace: owned by uid"
         ),
         "{v:#}"
     );
@@ -1298,6 +1315,57 @@ fn the_roots_links_resolve_inside_the_root() {
             "{}: too many levels of symbolic links (a loop)",
             config.display()
         )),
+        "{v:#}"
+    );
+}
+
+/// A CRI-O node as its packages make it (`default_runtime = "crun"`),
+/// whose handler `install crio` builds on Debian's crun 1.8.1: no
+/// `features` answer, and it refuses every ociVersion but 1.0. The
+/// runtime doctor finds in PATH (`--runtime`) lists everything; the
+/// handler's own runtime does not, so the node is not ready.
+#[test]
+fn a_handler_is_judged_by_the_runtime_it_runs() {
+    let r = Root::ready();
+    r.host_binary("usr/bin/crio", &real(CRIO));
+    r.write("run/crio/crio.sock", "");
+    r.remove("usr/bin/containerd");
+    r.remove("etc/containerd/config.toml");
+    r.write("etc/crio/crio.conf.d/10-crio.conf", CRIO_PACKAGING);
+    r.exe("usr/libexec/crio/conmon");
+    r.exe("usr/libexec/crio/runc");
+    r.host_binary("usr/libexec/crio/crun", Path::new("/usr/bin/crun"));
+    let out = Command::new(TOOL)
+        .args(["install", "crio", "--root"])
+        .arg(r.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (code, v) = r.doctor();
+    assert_eq!(status(&v, "crio"), "ok", "{v:#}");
+    // The runtime named on the command line is fine: doctor used to stop there.
+    assert_eq!(status(&v, "runtime.features"), "ok", "{v:#}");
+    assert_eq!(
+        (code, status(&v, "crio.runtime")),
+        (1, "fail".into()),
+        "{v:#}"
+    );
+    let m = message(&v, "crio.runtime");
+    assert!(
+        m.starts_with("handler userns-hostnet runs crun version 1.8.1 (/usr/libexec/crio/crun), which has no `features` answer: "),
+        "{m}"
+    );
+    assert!(m.contains("unknown version specified"), "{m}");
+    assert!(fix(&v, "crio.runtime").contains("runc >= 1.2"), "{v:#}");
+    // The same handler on a runtime that lists what the kubelet asks for.
+    r.script(
+        "usr/libexec/crio/crun",
+        "case \"$1\" in features) echo '{\"mountOptions\":[\"rro\"],\"linux\":{\"namespaces\":[\"user\",\"network\"],\"mountExtensions\":{\"idmap\":{\"enabled\":true}}}}';; --version) echo 'crun version 1.19.1';; esac",
+    );
+    let (code, v) = r.doctor();
+    assert_eq!(
+        (code, status(&v, "crio.runtime")),
+        (0, "ok".into()),
         "{v:#}"
     );
 }

@@ -238,13 +238,18 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         )),
         "{out}"
     );
+    // Added lines, laid out like their neighbours (indented).
+    let added = |line: &str| {
+        out.lines()
+            .any(|l| l.strip_prefix('+').is_some_and(|l| l.trim_start() == line))
+    };
     assert!(
-        out.contains("+[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
+        added("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.userns-hostnet]"),
         "{out}"
     );
     let link = handler_link(dir.path());
     assert!(
-        out.contains(&format!("+BinaryName = \"{}\"", link.display())),
+        added(&format!("BinaryName = \"{}\"", link.display())),
         "{out}"
     );
     assert!(
@@ -599,7 +604,7 @@ fn drop_in_is_refused_on_containerd_1x_and_install_keeps_every_setting() {
 /// handler is lost with it, doctor fails, and uninstall --drop-in is the
 /// way back.
 #[test]
-fn a_clobbering_import_is_reported() {
+fn a_clobbering_import_is_refused_on_containerd_1x() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
     let drop_in = dir.path().join("conf.d/50-other.toml");
@@ -623,14 +628,26 @@ fn a_clobbering_import_is_reported() {
         Some("/usr/lib/cni"),
         "containerd 1.7 replaces the CRI table with the import's"
     );
-    let out = install("containerd", &cfg, &["--containerd", s(&containerd_17())]);
+    // containerd 1.7 would never serve the handler: refused, nothing
+    // written (it used to exit 0 with a warning).
+    let before = std::fs::read_to_string(&cfg).unwrap();
+    let out = refused(&args_for(
+        "install",
+        "containerd",
+        &cfg,
+        &["--containerd", s(&containerd_17())],
+    ));
     assert!(
-        out.contains(&format!(
-            "warning: {} replaces the whole CRI plugin table",
+        out.starts_with(&format!(
+            "userns-hostnet: {}: refused: {} replaces the whole CRI plugin table of that file on containerd 1.7 (",
+            cfg.display(),
             drop_in.display()
-        )),
+        )) && out.contains("runtime handler userns-hostnet would never be served")
+            && out.lines().count() == 1,
         "{out}"
     );
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), before);
+    assert!(!dir.path().join("handlers").exists());
 }
 
 /// An operator's own handler of that name, even one that runs the wrapper,
@@ -696,14 +713,17 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
         "{installed}"
     );
 
-    let changed = installed.replacen("NoPivotRoot = false", "NoPivotRoot = true", 2);
-    // The runc handler's line is indented, the installed one is not.
-    assert!(changed.contains("\nNoPivotRoot = true"), "{changed}");
-    let changed = changed.replacen(
-        "            NoPivotRoot = true",
-        "            NoPivotRoot = false",
-        1,
+    // The installed handler comes after the marker: its lines are edited
+    // there, the runc handler's (laid out alike) left alone.
+    let at = installed
+        .find("# Added by `userns-hostnet install`")
+        .unwrap();
+    let (head, tail) = installed.split_at(at);
+    let changed = format!(
+        "{head}{}",
+        tail.replacen("NoPivotRoot = false", "NoPivotRoot = true", 1)
     );
+    assert_ne!(changed, installed);
     std::fs::write(&cfg, &changed).unwrap();
     let out = left(&args_for("uninstall", "containerd", &cfg, &[]));
     assert!(out.contains("changed since install"), "{out}");
@@ -717,17 +737,19 @@ fn a_changed_handler_is_left_a_reformatted_one_removed() {
     );
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), changed);
 
-    let reformatted = installed
-        .replacen(
-            "\nruntime_type = \"io.containerd.runc.v2\"",
-            "\n  # mine now\n  runtime_type = \"io.containerd.runc.v2\"",
+    let reformatted = format!(
+        "{head}{}",
+        tail.replacen(
+            "runtime_type = \"io.containerd.runc.v2\"",
+            "# mine now\n  runtime_type = \"io.containerd.runc.v2\"",
             1,
         )
         .replacen(
-            "\nSystemdCgroup = false",
-            "\n    SystemdCgroup   =   false   # as the node",
+            "SystemdCgroup = false",
+            "SystemdCgroup   =   false   # as the node",
             1,
-        );
+        )
+    );
     assert_ne!(reformatted, installed);
     std::fs::write(&cfg, &reformatted).unwrap();
     uninstall("containerd", &cfg, &[]);
@@ -1388,6 +1410,33 @@ fn containerd_23_default_config_version_4_installs() {
         h["options"]["BinaryName"].as_str(),
         Some(s(&handler_link(dir.path())))
     );
+    // Laid out like its neighbour, the runc handler: the same indentation
+    // of headers and keys, strings in the file's own quotes.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let indent_of = |needle: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(needle))
+            .unwrap_or_else(|| panic!("no line {needle}: {text}"));
+        line.len() - line.trim_start().len()
+    };
+    let runtimes = "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.";
+    assert_eq!(
+        indent_of(&format!("{runtimes}userns-hostnet]")),
+        indent_of(&format!("{runtimes}runc]"))
+    );
+    assert_eq!(
+        indent_of(&format!("{runtimes}userns-hostnet.options]")),
+        indent_of(&format!("{runtimes}runc.options]"))
+    );
+    assert!(
+        text.contains(&format!(
+            "{}BinaryName = '{}'\n",
+            " ".repeat(indent_of("SystemdCgroup = ")),
+            handler_link(dir.path()).display()
+        )),
+        "{text}"
+    );
     let out = install("containerd", &cfg, &["--containerd", s(&c2)]);
     assert!(out.starts_with("nothing to change"), "{out}");
     uninstall("containerd", &cfg, &[]);
@@ -1584,7 +1633,7 @@ fn root_keeps_every_path_under_it() {
         COMMENTED,
         "{out}"
     );
-    assert!(!root.join("etc/userns-hostnet/handlers").exists());
+    assert!(!root.join("etc/userns-hostnet").exists(), "{out}");
 
     // CRI-O: the default handler's runtime is looked up in the node's PATH
     // under DIR, and named as the node sees it.
@@ -1606,7 +1655,32 @@ fn root_keeps_every_path_under_it() {
     assert_eq!(h["monitor_path"].as_str(), Some("/usr/libexec/crio/conmon"));
     ok(&["uninstall", "crio", "--root", r]);
     assert!(!drop_in.exists());
+    // The directory install made for the links goes with them.
+    assert!(!root.join("etc/userns-hostnet").exists());
+
+    // A wrapper config that does not parse: install says so, dry run too.
+    std::fs::create_dir_all(root.join("etc/userns-hostnet")).unwrap();
+    std::fs::write(
+        root.join("etc/userns-hostnet/config.toml"),
+        "[sysfs]\nfallback = \"sometimes\"\n",
+    )
+    .unwrap();
+    let out = ok(&["install", "crio", "--root", r, "--dry-run"]);
+    assert!(
+        out.lines().any(|l| l.starts_with("warning: ")
+            && l.contains("config.toml")
+            && l.contains("sysfs.fallback")
+            && l.contains(
+                "the wrapper refuses every container with a user namespace until it parses"
+            )),
+        "{out}"
+    );
+    // The operator's directory, with its file, stays.
+    ok(&["install", "crio", "--root", r]);
+    ok(&["uninstall", "crio", "--root", r]);
+    assert!(root.join("etc/userns-hostnet/config.toml").exists());
     assert!(!root.join("etc/userns-hostnet/handlers").exists());
+    std::fs::remove_dir_all(root.join("etc/userns-hostnet")).unwrap();
 
     // A copy outside /etc, no --root: refused before anything is written.
     let copy = config_file(dir.path(), COMMENTED);
@@ -1674,4 +1748,126 @@ fn containerd_default_handler_from_nested_imports_or_refused() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_eq!(std::fs::read_to_string(&cfg).unwrap(), main);
+}
+
+/// An interrupt while install writes waits until the change is whole:
+/// stopped after its links (a test switch of `test-hooks` builds), sent
+/// SIGINT and let go, install writes the config before SIGINT ends it: no
+/// temporary file beside the config, no link without its handler; and
+/// uninstall puts the file back byte for byte.
+#[test]
+fn an_interrupt_waits_for_the_change_to_be_whole() {
+    use nix::sys::signal::{kill, Signal};
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    let mut child = Command::new(common::install::TOOL)
+        .args([
+            "install",
+            "containerd",
+            "--config",
+            s(&cfg),
+            "--handlers-dir",
+        ])
+        .arg(dir.path().join("handlers"))
+        .env("USERNS_HOSTNET_TEST_PAUSE_INSTALL", "1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let stat = format!("/proc/{pid}/stat");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&stat)
+        .unwrap_or_default()
+        .rsplit(')')
+        .next()
+        .is_some_and(|rest| rest.trim_start().starts_with('T'))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "install never stopped between its links and its files (built without test-hooks?)"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        handler_link(dir.path()).is_symlink(),
+        "the links come first"
+    );
+    kill(pid, Signal::SIGINT).unwrap();
+    kill(pid, Signal::SIGCONT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(Signal::SIGINT as i32), "{status:?}");
+    let written = std::fs::read_to_string(&cfg).unwrap();
+    assert!(written.contains("userns-hostnet-runtime"), "{written}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    uninstall("containerd", &cfg, &[]);
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    assert!(!dir.path().join("handlers").exists());
+}
+
+/// A run killed between its write and its rename (SIGKILL, which nothing
+/// can hold) leaves `.config.toml.userns-hostnet.PID.tmp` beside the
+/// config: the next run that writes the config removes it, and says so;
+/// one of a process still running stays.
+#[test]
+fn a_killed_runs_temporary_file_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    // No process has this PID (above any pid_max).
+    let stale = dir.path().join(".config.toml.userns-hostnet.999999999.tmp");
+    std::fs::write(&stale, "half").unwrap();
+    let live = dir.path().join(format!(
+        ".config.toml.userns-hostnet.{}.tmp",
+        std::process::id()
+    ));
+    std::fs::write(&live, "mine").unwrap();
+    let out = install("containerd", &cfg, &[]);
+    assert!(
+        out.contains(&format!(
+            "removed {}, left by an interrupted run",
+            stale.display()
+        )),
+        "{out}"
+    );
+    assert!(!stale.exists());
+    assert!(live.exists(), "a running process's file stays");
+    // uninstall, too.
+    std::fs::write(&stale, "half").unwrap();
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(out.contains("left by an interrupted run"), "{out}");
+    assert!(!stale.exists());
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), COMMENTED);
+    std::fs::remove_file(&live).unwrap();
+}
+
+/// An install cut short before its config write (SIGKILL) leaves the
+/// handler's links, which no config names: uninstall removes them (and
+/// their directories); links a config still names stay.
+#[test]
+fn links_no_config_names_are_removed_by_uninstall() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path(), COMMENTED);
+    install("containerd", &cfg, &[]);
+    let installed = std::fs::read_to_string(&cfg).unwrap();
+    // As if install had been killed after its links.
+    std::fs::write(&cfg, COMMENTED).unwrap();
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(
+        out.contains("the links of handler userns-hostnet, which no daemon config names"),
+        "{out}"
+    );
+    assert!(!dir.path().join("handlers").exists(), "{out}");
+    // Named by the config: uninstall removes handler and links together,
+    // and a second uninstall finds nothing.
+    std::fs::write(&cfg, &installed).unwrap();
+    install("containerd", &cfg, &[]);
+    uninstall("containerd", &cfg, &[]);
+    let out = uninstall("containerd", &cfg, &[]);
+    assert!(out.starts_with("nothing to change"), "{out}");
 }

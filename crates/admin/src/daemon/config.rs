@@ -158,6 +158,92 @@ pub fn marked(mut handler: Table) -> Table {
     handler
 }
 
+/// `handler`, derived from `source` (the handler beside which it goes),
+/// laid out like it: the same indentation of headers and keys, and the
+/// strings install writes quoted as the source quotes its own (`'...'` in
+/// containerd 2.x's defaults). Values and comments are not touched: the
+/// fingerprint, and what uninstall removes, stay the same.
+pub fn styled_like(mut handler: Table, source: &Item) -> Table {
+    if let Some(src) = source.as_table() {
+        let literal = quotes_literal(src);
+        style_table(&mut handler, src, literal);
+    }
+    handler
+}
+
+/// The whitespace a prefix ends with on its last line (the indentation of
+/// what follows it).
+fn indent_of(prefix: Option<&str>) -> &str {
+    let last = prefix.map_or("", |p| p.rsplit('\n').next().unwrap_or(""));
+    if last.chars().all(|c| c == ' ' || c == '\t') {
+        last
+    } else {
+        ""
+    }
+}
+
+/// Whether `t`'s strings are written as literal strings (`'...'`).
+fn quotes_literal(t: &Table) -> bool {
+    t.iter().any(|(_, v)| match v {
+        Item::Value(Value::String(s)) => s
+            .as_repr()
+            .and_then(|r| r.as_raw().as_str())
+            .is_some_and(|r| r.starts_with('\'')),
+        Item::Table(sub) => quotes_literal(sub),
+        _ => false,
+    })
+}
+
+fn style_table(t: &mut Table, src: &Table, literal: bool) {
+    let head = indent_of(src.decor().prefix().and_then(|p| p.as_str()));
+    if !head.is_empty() {
+        let p = t
+            .decor()
+            .prefix()
+            .and_then(|p| p.as_str())
+            .unwrap_or("\n")
+            .to_owned();
+        t.decor_mut().set_prefix(format!("{p}{head}"));
+    }
+    let key_indent = src
+        .iter()
+        .find(|(_, v)| v.is_value())
+        .and_then(|(k, _)| src.key(k))
+        .map(|k| indent_of(k.leaf_decor().prefix().and_then(|p| p.as_str())).to_owned())
+        .unwrap_or_default();
+    let keys: Vec<String> = t.iter().map(|(k, _)| k.to_owned()).collect();
+    for k in keys {
+        match (t.get_mut(&k), src.get(&k)) {
+            (Some(Item::Value(v)), _) => {
+                if literal {
+                    literalize(v);
+                }
+                if let Some(mut key) = t.key_mut(&k) {
+                    key.leaf_decor_mut().set_prefix(key_indent.clone());
+                }
+            }
+            (Some(Item::Table(sub)), Some(Item::Table(src_sub))) => {
+                style_table(sub, src_sub, literal)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A basic string written anew as a literal one, when it can be.
+fn literalize(v: &mut Value) {
+    let Value::String(s) = v else { return };
+    let raw = s.as_repr().and_then(|r| r.as_raw().as_str());
+    let text = s.value();
+    if raw.is_some_and(|r| r.starts_with('\'')) || text.contains(['\'', '\n', '\r']) {
+        return;
+    }
+    if let Ok(mut new) = format!("'{text}'").parse::<Value>() {
+        new.decor_mut().set_prefix(" ");
+        *v = new;
+    }
+}
+
 /// Who a thing install may have written belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owner {

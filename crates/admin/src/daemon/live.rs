@@ -102,6 +102,43 @@ pub fn runtime_states(files: &dyn Files, root: &Path) -> Vec<(String, Option<Pat
         .collect()
 }
 
+/// What tells a handler's containers apart, per daemon, as the node
+/// names its paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    /// containerd: its state directory, and the runtime binaries the
+    /// handler names (its link; a handler naming the wrapper itself
+    /// shares that binary with any other handler that does, whose
+    /// containers then count too).
+    Containerd {
+        state: PathBuf,
+        binaries: Vec<String>,
+    },
+    /// CRI-O: its run root, the handler's `runtime_root`, its name, and
+    /// whether it is CRI-O's default handler.
+    Crio {
+        runroot: PathBuf,
+        runtime_root: Option<PathBuf>,
+        name: String,
+        default: bool,
+    },
+    /// podman: the runtime binaries the handler names (its paths in
+    /// containers.conf, its link), which the conmon of each of its
+    /// running containers names.
+    Podman { binaries: Vec<String> },
+}
+
+impl Handler {
+    /// The daemon whose handler it is.
+    pub fn daemon(&self) -> crate::cli::Engine {
+        match self {
+            Handler::Containerd { .. } => crate::cli::Engine::Containerd,
+            Handler::Crio { .. } => crate::cli::Engine::Crio,
+            Handler::Podman { .. } => crate::cli::Engine::Podman,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -11,12 +11,28 @@ pub mod podman;
 pub mod serving;
 
 use crate::check::Check;
-use crate::cli::{DoctorArgs, Engine, InstallArgs};
+use crate::cli::{Daemon, DoctorArgs, Engine, InstallArgs};
 use crate::doctor::shared::{Fixes, Root};
-use crate::in_use;
 use crate::install::{edit::InstallPlan, error::InstallError};
 use crate::matrix::Cri;
+use live::{Files, Live};
+use std::path::{Path, PathBuf};
 use toml_edit::Item;
+
+/// Where a daemon that serves the kubelet lives on a node: what deploy
+/// detects it by, the config it registers in and the unit it restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// Its default config file.
+    pub config: &'static str,
+    /// Its CRI socket.
+    pub socket: &'static str,
+    /// Its systemd unit.
+    pub unit: &'static str,
+    /// A drop-in directory whose presence alone means the daemon is
+    /// configured here (CRI-O's packages ship no crio.conf).
+    pub drop_ins: Option<&'static str>,
+}
 
 /// What the commands ask of a daemon: each daemon's module implements it,
 /// so that adding a daemon is one module (and a line in [`of`]) rather
@@ -41,11 +57,102 @@ pub trait DaemonModule: Sync {
         args: &InstallArgs,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<in_use::Handler>, InstallError>;
-    /// doctor's check of the daemon's handlers (`bin`: the binary that
-    /// serves its config, when found); `None` for a daemon doctor does not
-    /// check.
-    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Option<Check>;
+    ) -> Result<Option<live::Handler>, InstallError>;
+    /// doctor's checks of the daemon's handlers (`bin`: the binary that
+    /// serves its config, when found): the daemon's own first, then each
+    /// handler judged by the real runtime it runs; none for a daemon
+    /// doctor does not check.
+    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Vec<Check>;
+    /// The containers of `handler` (one of this daemon's, from
+    /// [`DaemonModule::in_use`]) among the node's files.
+    fn live(&self, files: &dyn Files, handler: &live::Handler) -> Vec<Live>;
+    /// The config files the daemon reads on the node under `root`, main
+    /// file first, as host paths under `root` (`registrations`).
+    fn config_files(&self, root: &Path) -> Vec<PathBuf>;
+    /// Where it lives as a service deploy registers with; `None` for a
+    /// daemon deploy does not register with (podman).
+    fn service(&self) -> Option<Service> {
+        None
+    }
+    /// The entry of handler `name` in one of its config files, as it is
+    /// written there (for uninstall's guard: what tells its containers
+    /// apart).
+    fn handler_entry(&self, doc: &toml_edit::DocumentMut, name: &str) -> Option<Item> {
+        self.layouts()
+            .iter()
+            .find_map(|l| config::handler(l, doc, name).cloned())
+    }
+    /// doctor's check of its config file as its binary reads it; `None`
+    /// for a daemon doctor does not ask (podman).
+    fn config_check(&self) -> Option<ConfigCheck> {
+        None
+    }
+    /// What the handlers of `effective` (the config as the daemon reads
+    /// it) would miss at start: `search_path` the daemon's PATH, `map`
+    /// where a node path is read.
+    fn missing_at_start(
+        &self,
+        _effective: &toml_edit::DocumentMut,
+        _search_path: &str,
+        _map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Vec<serving::Missing> {
+        Vec::new()
+    }
+    /// What the daemon would miss at start, read from its files alone
+    /// (`config` as the node names it) when no binary can be asked
+    /// (CRI-O merges them as it would).
+    fn missing_without_binary(
+        &self,
+        _config: &Path,
+        _map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Option<Vec<serving::Missing>> {
+        None
+    }
+    /// The config version the daemon read, when it reads less than the
+    /// file says (containerd 1.x reads a version 3 file as version 2):
+    /// (the file's, the daemon's).
+    fn reads_less(
+        &self,
+        _own: &toml_edit::DocumentMut,
+        _dumped: &toml_edit::DocumentMut,
+    ) -> Option<(i64, i64)> {
+        None
+    }
+}
+
+/// What doctor's check of a daemon's config file (`DAEMON.config`: the
+/// serving binary's own reading, then what it would miss at start) needs
+/// to know of the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigCheck {
+    /// The check's name.
+    pub name: &'static str,
+    /// The binary's subcommand that prints the config it reads.
+    pub verb: &'static str,
+    /// What each handler needs, as the ok message lists it.
+    pub needs: &'static str,
+    /// The drop-in directory beside the file, handed to the binary
+    /// (`--config-dir`); with one, a missing main file is no error: the
+    /// daemon reads its drop-ins alone.
+    pub drop_ins: Option<&'static str>,
+    /// Under `--root`, the binary is handed a copy of the file whose
+    /// `imports` name the root's files (containerd reads them by path).
+    pub stages_imports: bool,
+    /// What a missing binary of a handler other than the wrapper's does.
+    pub other_missing: &'static str,
+    /// Where the daemon's packages put what its handlers need, for the fix.
+    pub packaged: &'static str,
+}
+
+/// Every daemon the tool knows, in the order the scans report them.
+pub const ALL: [Engine; 3] = [Engine::Containerd, Engine::Crio, Engine::Podman];
+
+/// The daemons deploy registers with, in detection order.
+pub fn services() -> Vec<(Daemon, Service)> {
+    [Daemon::Containerd, Daemon::Crio]
+        .into_iter()
+        .filter_map(|d| of(d.into()).service().map(|s| (d, s)))
+        .collect()
 }
 
 /// What doctor hands a daemon's check: the node, the command line, the

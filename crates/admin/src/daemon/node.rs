@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use toml_edit::Item;
+use userns_hostnet::sys::in_root::NodeRoot;
 
 /// A runtime handler whose runtime binary is the wrapper.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,4 +58,27 @@ pub fn sorted_conf_files(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     files.sort();
     files
+}
+
+/// Where the node's `path` is read under `root`, its links followed
+/// inside the root ([`NodeRoot`]); one that cannot be resolved there comes
+/// back as a name no file has (the scan reads what it can).
+pub fn under(root: &Path, path: &str) -> PathBuf {
+    NodeRoot::new(Some(root))
+        .ok()
+        .and_then(|n| n.file(Path::new(path)).ok())
+        .unwrap_or_else(|| PathBuf::from(format!("{path} (unresolved)")))
+}
+
+/// Regular files (or links to them) directly in `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() || p.is_symlink())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }

@@ -18,14 +18,12 @@
 //! instead. A rerun (pod restart, upgrade) keeps the first `before`, so the
 //! undo still returns the host to what it was before any deploy.
 
+mod able;
 pub mod undo;
 use undo::*;
 
 use super::daemon::live::Live;
-use super::daemon::{
-    containerd::node::SOCKET as CONTAINERD_SOCKET, crio::node::SOCKET as CRIO_SOCKET,
-};
-use super::deploy_api::Api;
+use super::deploy_api::{Api, Mark};
 use super::in_use;
 use super::install::{self, edit::LinkChange};
 use crate::cli::{Daemon, DeployArgs, InstallArgs};
@@ -67,6 +65,10 @@ pub enum DeployError {
     NodePath(#[from] InRootError),
     #[error("{0}")]
     Usage(String),
+    /// install's refusal of a node's file, its paths as the node names
+    /// them (not where the host's root is mounted here).
+    #[error("{0}")]
+    OnNode(String),
     #[error("{command}: {why}")]
     Restart { command: String, why: String },
     #[error("waiting for a signal: {0}")]
@@ -141,6 +143,16 @@ impl Host {
     fn install_root(&self) -> Option<PathBuf> {
         self.node.root().map(Path::to_owned)
     }
+
+    /// An error of install's planning under the host's root, its paths
+    /// as the node names them.
+    fn on_node(&self, e: install::error::InstallError) -> DeployError {
+        let text = e.to_string();
+        match self.install_root() {
+            Some(root) => DeployError::OnNode(text.replace(&format!("{}/", root.display()), "/")),
+            None => DeployError::Install(e),
+        }
+    }
 }
 
 /// Standard output, where a closed pipe is not worth stopping for: the
@@ -199,7 +211,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     };
     let host = Host::open(&args.host_root)?;
     if args.check {
-        let (ready, why) = check(&host, args.uninstall)?;
+        let (ready, why) = check(&host, args, args.uninstall)?;
         say(&why);
         return Ok(i32::from(!ready));
     }
@@ -212,7 +224,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     if args.uninstall {
         // The label goes first: no new pod of the handler lands here
         // while the removal waits for those that run.
-        label(&api, false);
+        label(&api, Mark::Removed);
         if args.wait && !wait_until_unused(&host, args, &signals)? {
             return Ok(0);
         }
@@ -227,8 +239,17 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     let Some(source) = source else {
         return Ok(0);
     };
-    install_all(&host, args, &source)?;
-    label(&api, true);
+    let (daemon, config) = install_all(&host, args, &source)?;
+    match able::why_unable(&host, args, (daemon, &config), &args.handler) {
+        None => label(&api, Mark::Able),
+        Some(why) => {
+            say(&format!(
+                "this node cannot run pods with hostNetwork: true and hostUsers: false through handler {}: {why}",
+                args.handler
+            ));
+            label(&api, Mark::Unable(why));
+        }
+    }
     if args.once {
         return Ok(0);
     }
@@ -240,14 +261,14 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     let sig = signals.wait().map_err(DeployError::Signal)?;
     say(&format!("{sig}: stopping"));
     if args.cleanup {
-        label(&api, false);
+        label(&api, Mark::Removed);
         undo(&host, args)?;
     }
     Ok(0)
 }
 
-fn label(api: &Api, on: bool) {
-    match api.set_label(LABEL, on) {
+fn label(api: &Api, mark: Mark) {
+    match api.mark(LABEL, able::WHY_NOT, mark) {
         Ok(line) | Err(line) => say(&line),
     }
 }
@@ -255,7 +276,7 @@ fn label(api: &Api, on: bool) {
 /// The readiness probe: whether an earlier deploy's every file is in
 /// place and its handler live (no restart pending), or with `removed`,
 /// whether nothing of a deploy is left. The line says why.
-fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
+fn check(host: &Host, args: &DeployArgs, removed: bool) -> Result<(bool, String), DeployError> {
     let state = load_state(host)?;
     if removed {
         return Ok(match state {
@@ -273,14 +294,26 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
     let Some(state) = state else {
         return Ok((false, "not registered: no deploy state on this host".into()));
     };
-    if let Some(e) = state
-        .entries
-        .iter()
-        .find(|e| host.entry(&e.path).ok().and_then(|p| current(&p)).as_ref() != Some(&e.after))
-    {
+    let configs = owned_configs(host, args, &state);
+    if let Some(e) = state.entries.iter().find(|e| match configs.get(&e.path) {
+        // A daemon config is shared with the operator and other tools:
+        // what deploy owns there is its handler, as install plans it.
+        Some(in_place) => !in_place,
+        None => host.entry(&e.path).ok().and_then(|p| current(&p)).as_ref() != Some(&e.after),
+    }) {
         return Ok((
             false,
             format!("not registered: {} changed since deploy", e.path.display()),
+        ));
+    }
+    if let Some((path, _)) = configs.iter().find(|(_, in_place)| !**in_place) {
+        return Ok((
+            false,
+            format!(
+                "not registered: handler {} is not in place in {}",
+                state.handler,
+                path.display()
+            ),
         ));
     }
     if state.restart_pending {
@@ -303,6 +336,33 @@ fn check(host: &Host, removed: bool) -> Result<(bool, String), DeployError> {
     ))
 }
 
+/// The daemon config files install would change for the deployed
+/// handler (node paths), each with whether what deploy owns in it is in
+/// place: install plans no change there. Another tool's table appended
+/// to the same file leaves the handler in place; a handler taken out or
+/// edited does not. A config install cannot plan counts as changed.
+fn owned_configs(
+    host: &Host,
+    args: &DeployArgs,
+    state: &State,
+) -> std::collections::BTreeMap<PathBuf, bool> {
+    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    iargs.handler = state.handler.clone();
+    let planned = crate::daemon::of(state.daemon().into()).plan(&iargs, true);
+    let mut owned = std::collections::BTreeMap::new();
+    match planned {
+        Ok(plan) => {
+            for c in &plan.files {
+                owned.insert(host.node_path(&c.path), c.old == c.new);
+            }
+        }
+        Err(_) => {
+            owned.insert(state.daemon_config.clone(), false);
+        }
+    }
+    owned
+}
+
 fn is_socket(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket())
@@ -314,20 +374,19 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
     if let Some(d) = named {
         return Ok(d);
     }
-    let by = |containerd: bool, crio: bool| match (containerd, crio) {
-        (true, false) => Some(Daemon::Containerd),
-        (false, true) => Some(Daemon::Crio),
-        _ => None,
-    };
     // A path that cannot be resolved is taken as absent.
     let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
-    let crio_config = at(crate::daemon::crio::node::CONFIG);
-    by(is_socket(&at(CONTAINERD_SOCKET)), is_socket(&at(CRIO_SOCKET)))
+    let services = crate::daemon::services();
+    let only = |found: &dyn Fn(&crate::daemon::Service) -> bool| {
+        let mut hits = services.iter().filter(|(_, s)| found(s));
+        match (hits.next(), hits.next()) {
+            (Some((d, _)), None) => Some(*d),
+            _ => None,
+        }
+    };
+    only(&|s| is_socket(&at(s.socket)))
         .or_else(|| {
-            by(
-                at(crate::daemon::containerd::node::CONFIG).is_file(),
-                crio_config.is_file() || crio_config.with_extension("conf.d").is_dir(),
-            )
+            only(&|s| at(s.config).is_file() || s.drop_ins.is_some_and(|d| at(d).is_dir()))
         })
         .ok_or_else(|| {
             DeployError::Usage(
@@ -337,18 +396,16 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
 }
 
 fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, String) {
-    let (name, config, unit) = match daemon {
-        Daemon::Containerd => (
-            "containerd",
-            crate::daemon::containerd::node::CONFIG,
-            "containerd.service",
-        ),
-        Daemon::Crio => ("crio", crate::daemon::crio::node::CONFIG, "crio.service"),
-    };
+    let module = crate::daemon::of(daemon.into());
+    let service = module
+        .service()
+        .expect("containerd and CRI-O are services deploy registers with");
     (
-        name,
-        args.daemon_config.clone().unwrap_or_else(|| config.into()),
-        args.unit.clone().unwrap_or_else(|| unit.into()),
+        module.name(),
+        args.daemon_config
+            .clone()
+            .unwrap_or_else(|| service.config.into()),
+        args.unit.clone().unwrap_or_else(|| service.unit.into()),
     )
 }
 
@@ -472,20 +529,18 @@ fn put_link(
 /// The install, under the host's root: binaries, links, config file,
 /// handler; a restart when asked and one is due.
 // Long: the install's steps in the order that keeps the node working (binaries, links, config, handler, restart), each recorded for the undo before it is made.
-fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), DeployError> {
+fn install_all(
+    host: &Host,
+    args: &DeployArgs,
+    source: &Source,
+) -> Result<(Daemon, PathBuf), DeployError> {
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
-    let mut state = match load_state(host)? {
-        Some(s) => s,
-        None => {
-            let mut s = State::default();
-            make_dirs(host, &mut s, Path::new(STATE_DIR))?;
-            s
-        }
-    };
-    if !state.daemon.is_empty()
-        && (state.daemon != name || state.handler != args.handler || state.daemon_config != config)
-    {
+    let earlier = load_state(host)?;
+    if let Some(state) = earlier.as_ref().filter(|s| {
+        !s.daemon.is_empty()
+            && (s.daemon != name || s.handler != args.handler || s.daemon_config != config)
+    }) {
         return Err(DeployError::Usage(format!(
             "an earlier deploy registered handler {} with {} in {}; undo it first (deploy --uninstall) to change daemon, handler or config file",
             state.handler,
@@ -493,6 +548,22 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
             state.daemon_config.display()
         )));
     }
+    // install's own planning, under the host's root, before anything is
+    // written: a config install refuses (k3s's generated file, a template)
+    // leaves the node as it was. Its paths come back as they are here,
+    // and are recorded as the node's.
+    let iargs = install_args(host, args, daemon, &config);
+    let plan = crate::daemon::of(daemon.into())
+        .plan(&iargs, true)
+        .map_err(|e| host.on_node(e))?;
+    let mut state = match earlier {
+        Some(s) => s,
+        None => {
+            let mut s = State::default();
+            make_dirs(host, &mut s, Path::new(STATE_DIR))?;
+            s
+        }
+    };
     state.daemon = name.into();
     state.handler = args.handler.clone();
     state.daemon_config = config.clone();
@@ -535,13 +606,6 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
         say(&format!("kept {}: the operator's", config_file.display()));
     }
 
-    // install's own planning, under the host's root: its paths come back
-    // as they are here, and are recorded as the node's.
-    let iargs = install_args(host, args, daemon, &config);
-    let plan = match daemon {
-        Daemon::Containerd => crate::daemon::containerd::plan::plan(&iargs, true),
-        Daemon::Crio => crate::daemon::crio::plan::plan(&iargs, true),
-    }?;
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {
             put_link(host, &mut state, &host.node_path(path), target)?;
@@ -589,7 +653,7 @@ fn install_all(host: &Host, args: &DeployArgs, source: &Source) -> Result<(), De
             ));
         }
     }
-    Ok(())
+    Ok((daemon, config))
 }
 
 /// The restart: the operator's `--restart-command`, run by the host's
@@ -616,8 +680,6 @@ fn shown(argv: &[std::ffi::OsString]) -> String {
 /// own libraries, its systemctl talking to systemd over /run/systemd): the
 /// child alone enters the root, this process never does.
 fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::process::CommandExt;
     let argv = restart_command(args, unit);
     let command = shown(&argv);
     say(&command);
@@ -625,28 +687,11 @@ fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError
         command: command.clone(),
         why,
     };
-    let mut cmd = std::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .env("PATH", userns_hostnet::runtime::FALLBACK_PATH)
-        // systemctl that believes it runs in a chroot (its root is not pid
-        // 1's, as it may judge from a pod's mount namespace) ignores
-        // `restart` and exits 0; this is the host's own root.
-        .env("SYSTEMD_IGNORE_CHROOT", "1")
-        .stdin(std::process::Stdio::null());
-    if let Some(root) = host.install_root() {
-        let root = std::ffi::CString::new(root.as_os_str().as_bytes())
-            .map_err(|e| failed(e.to_string()))?;
-        // SAFETY: between fork and exec the closure makes two system calls
-        // on memory allocated before the fork, and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || {
-                if nix::libc::chroot(root.as_ptr()) != 0 || nix::libc::chdir(c"/".as_ptr()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
+    let mut cmd = able::in_host_root(host, &argv).map_err(failed)?;
+    // systemctl that believes it runs in a chroot (its root is not pid
+    // 1's, as it may judge from a pod's mount namespace) ignores
+    // `restart` and exits 0; this is the host's own root.
+    cmd.env("SYSTEMD_IGNORE_CHROOT", "1");
     let out = cmd.output().map_err(|e| failed(e.to_string()))?;
     if !out.status.success() {
         return Err(failed(format!(
@@ -672,12 +717,7 @@ fn systemctl() -> std::ffi::OsString {
 /// The containers of the deployed handler on the node, as uninstall
 /// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
-    let daemon = if state.daemon == "crio" {
-        Daemon::Crio
-    } else {
-        Daemon::Containerd
-    };
-    let mut iargs = install_args(host, args, daemon, &state.daemon_config);
+    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
     Ok(install::uninstall::containers_in_use(&iargs)?)
 }

@@ -58,6 +58,16 @@ impl State {
     pub(super) fn entry(&self, path: &Path) -> Option<&Entry> {
         self.entries.iter().find(|e| e.path == path)
     }
+
+    /// The daemon the state names (by its module's name; containerd for
+    /// one no module has).
+    pub(super) fn daemon(&self) -> crate::cli::Daemon {
+        crate::daemon::services()
+            .into_iter()
+            .map(|(d, _)| d)
+            .find(|d| crate::daemon::of((*d).into()).name() == self.daemon)
+            .unwrap_or(crate::cli::Daemon::Containerd)
+    }
 }
 
 pub(super) fn state_path(host: &Host) -> Result<PathBuf, DeployError> {
@@ -270,16 +280,11 @@ pub(super) fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
             continue;
         }
         // Edited since: take out the handler alone, as uninstall would.
-        let daemon = if state.daemon == "crio" {
-            Daemon::Crio
-        } else {
-            Daemon::Containerd
-        };
+        let daemon = state.daemon();
         let iargs = install_args(host, args, daemon, &state.daemon_config);
-        let plan = match daemon {
-            Daemon::Containerd => crate::daemon::containerd::plan::plan(&iargs, false),
-            Daemon::Crio => crate::daemon::crio::plan::plan(&iargs, false),
-        }?;
+        let plan = crate::daemon::of(daemon.into())
+            .plan(&iargs, false)
+            .map_err(|e| host.on_node(e))?;
         for c in plan
             .files
             .iter()

@@ -3,6 +3,8 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
+mod cri;
+mod handlers;
 mod kernel;
 mod kubelet;
 mod runtime;
@@ -112,13 +114,15 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let mut containerd_bin = None;
     for d in [Daemon::Containerd, Daemon::Crio] {
         let bin = serving_binary(&root, args, d);
-        if let Some(c) = daemon::of(d.into()).doctor(&node, bin.as_ref()) {
+        let mut found = daemon::of(d.into()).doctor(&node, bin.as_ref()).into_iter();
+        if let Some(c) = found.next() {
             let checked = c.status != Status::Skip;
             out.push(c);
             if checked {
-                out.push(daemon_config(&root, args, d, bin.as_ref(), &fx));
+                out.extend(daemon_config(&root, args, d, bin.as_ref(), &fx));
             }
         }
+        out.extend(found);
         if d == Daemon::Containerd {
             containerd_bin = bin;
         }

@@ -43,7 +43,7 @@ pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<NodeConfig>
                             NAME,
                             Status::Warn,
                             format!(
-                                "{}: parses, and a wrapper running as uid {} (rootless podman) trusts it, but one running as root (containerd, CRI-O) refuses every container: {reason}",
+                                "{}: parses, and a wrapper running as uid {} (rootless podman) trusts it, but one running as root (containerd, CRI-O) refuses every container with a user namespace: {reason}",
                                 p.display(),
                                 nix::unistd::geteuid()
                             ),
@@ -59,14 +59,15 @@ pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<NodeConfig>
             };
             (check(NAME, Status::Ok, msg), Some(c))
         }
-        // Untrusted: the wrapper refuses every container until root alone
+        // Untrusted: the wrapper refuses every container with a user
+        // namespace until root alone
         // can change the file; the fix is the commands that make it so.
         Err(config::ConfigError::Untrusted { path, reason }) => (
             check(
                 NAME,
                 Status::Fail,
                 format!(
-                    "{}: not trusted: {reason}; the wrapper refuses every container until only root can change it",
+                    "{}: not trusted: {reason}; the wrapper refuses every container with a user namespace until only root can change it",
                     path.display()
                 ),
             )
@@ -75,7 +76,7 @@ pub(super) fn config_file(root: &Root, fx: &Fixes) -> (Check, Option<NodeConfig>
         ),
         Err(e) => (
             check(NAME, Status::Fail, e.to_string()).fix(format!(
-                "{}correct the setting named above in {}; the wrapper refuses every container until the file parses (`userns-hostnet config default` documents every setting)",
+                "{}correct the setting named above in {}; the wrapper refuses every container with a user namespace until the file parses (`userns-hostnet config default` documents every setting)",
                 fx.as_root,
                 path.display()
             )),

@@ -31,7 +31,8 @@ pub(super) fn serving_binary(
 /// The daemon's own check of its config file (`containerd config dump`,
 /// `crio config`), then the binaries each handler needs, which CRI-O
 /// checks only when it starts: any of them missing stops the daemon
-/// (CRI-O) or loses the handler.
+/// (CRI-O) or loses the handler. What differs per daemon is its module's
+/// ([`daemon::ConfigCheck`]).
 // Long: one check's steps in order (the serving binary, its own check of the file, each handler's binaries), each an early return with its finding.
 pub(super) fn daemon_config(
     root: &Root,
@@ -39,11 +40,10 @@ pub(super) fn daemon_config(
     daemon: Daemon,
     bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
-) -> Check {
-    let name = match daemon {
-        Daemon::Containerd => "containerd.config",
-        Daemon::Crio => "crio.config",
-    };
+) -> Option<Check> {
+    let module = daemon::of(daemon.into());
+    let cc = module.config_check()?;
+    let name = cc.name;
     let host = daemon_config_path(args, daemon);
     let file = root.at(&host);
     let shown = host.display();
@@ -61,28 +61,19 @@ pub(super) fn daemon_config(
             "name the binary that serves the file: userns-hostnet doctor {} PATH",
             daemon.flag()
         ));
-        if daemon == Daemon::Crio {
-            // What CRI-O checks on start needs no crio binary.
-            let docs: Vec<DocumentMut> = crate::daemon::crio::doctor::crio_files(root, &host)
-                .iter()
-                .filter_map(|f| toml::read(f).ok())
-                .collect();
-            let missing = daemon::crio::serving::missing(
-                &daemon::crio::serving::merge(&docs),
-                daemon::serving::SERVICE_PATH,
-                &map,
-            );
-            if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), "", fx) {
+        // What the daemon checks on start, read from its files alone.
+        if let Some(missing) = module.missing_without_binary(&host, &map) {
+            if let Some(fail) = missing_check(&cc, daemon, &missing, &shown.to_string(), "", fx) {
                 c = fail;
             }
         }
-        return c;
+        return Some(c);
     };
     let asked = bin.describe();
-    let config_dir = (daemon == Daemon::Crio)
-        .then(|| root.at(host.parent().unwrap_or(Path::new("/")).join("crio.conf.d")));
-    // No crio.conf: CRI-O reads its drop-ins alone (`--config ""`).
-    let staged = if daemon == Daemon::Containerd && root.fake() {
+    let config_dir = cc
+        .drop_ins
+        .map(|d| root.at(host.parent().unwrap_or(Path::new("/")).join(d)));
+    let staged = if cc.stages_imports && root.fake() {
         StagedCopy::of_containerd(root, &host)
     } else {
         None
@@ -91,23 +82,24 @@ pub(super) fn daemon_config(
         copy.0.clone()
     } else if file.is_file() {
         file.clone()
-    } else if daemon == Daemon::Crio {
+    } else if config_dir.is_some() {
+        // No main file: the daemon reads its drop-ins alone (`--config ""`).
         PathBuf::new()
     } else {
-        return check(
+        return Some(check(
             name,
             Status::Skip,
             format!("{shown}: no file, so {asked} has nothing to check"),
-        );
+        ));
     };
     let effective = match daemon::serving::check_config(bin, &read, config_dir.as_deref()) {
         daemon::serving::Verdict::Accepts(text) => text,
         // Not root: the daemon may refuse for want of root's files alone.
         daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
-            return not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx)
+            return Some(not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx))
         }
         daemon::serving::Verdict::Refuses(said) => {
-            return check(
+            return Some(check(
                 name,
                 Status::Fail,
                 format!("{asked} refuses {shown}: {said}"),
@@ -117,10 +109,10 @@ pub(super) fn daemon_config(
                 fx.as_root,
                 daemon.binary_name(),
                 daemon.flag()
-            ))
+            )))
         }
         daemon::serving::Verdict::NotRun(why) => {
-            return check(
+            return Some(check(
                 name,
                 Status::Warn,
                 format!("{asked}: cannot run its config check: {why}"),
@@ -128,23 +120,15 @@ pub(super) fn daemon_config(
             .fix(format!(
                 "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
                 daemon.flag()
-            ))
+            )))
         }
     };
-    let verb = match daemon {
-        Daemon::Containerd => "config dump",
-        Daemon::Crio => "config",
-    };
     let dumped = effective.parse::<DocumentMut>();
-    if let (Daemon::Containerd, Ok(doc), Ok(own)) = (daemon, &dumped, toml::read(&file)) {
-        let (theirs, read) = (
-            daemon::containerd::version(&own),
-            daemon::containerd::version(doc),
-        );
-        // containerd 1.x reads a newer file without a word, as a version 2
-        // file whose plugin tables it does not know: none of them counts.
-        if theirs > read {
-            return check(
+    // containerd 1.x reads a newer file without a word, as a version 2
+    // file whose plugin tables it does not know: none of them counts.
+    if let (Ok(doc), Ok(own)) = (&dumped, toml::read(&file)) {
+        if let Some((theirs, read)) = module.reads_less(&own, doc) {
+            return Some(check(
                 name,
                 Status::Fail,
                 format!("{asked} reads config version {read} at most, and {shown} is version {theirs}: it ignores that file's plugin tables, its runtime handlers included"),
@@ -152,31 +136,23 @@ pub(super) fn daemon_config(
             .fix(format!(
                 "run a containerd that reads version {theirs} (if one does and is not running, name it: userns-hostnet doctor --containerd PATH); or write {shown} for this one: {}containerd config default > FILE, then userns-hostnet install containerd --config FILE",
                 fx.as_root
-            ));
+            )));
         }
     }
-    let missing = match dumped {
-        Ok(doc) => match daemon {
-            Daemon::Containerd => daemon::containerd::serving::missing(&doc, &map),
-            Daemon::Crio => daemon::crio::serving::missing(&doc, &bin.search_path, &map),
-        },
-        Err(_) => Vec::new(),
-    };
-    if let Some(fail) = missing_check(name, daemon, &missing, &shown.to_string(), &asked, fx) {
-        return fail;
+    let missing = dumped
+        .map(|doc| module.missing_at_start(&doc, &bin.search_path, &map))
+        .unwrap_or_default();
+    if let Some(fail) = missing_check(&cc, daemon, &missing, &shown.to_string(), &asked, fx) {
+        return Some(fail);
     }
-    check(
+    Some(check(
         name,
         Status::Ok,
         format!(
-            "{asked} accepts {shown} (`{verb}`), and every handler's runtime{} is there",
-            if daemon == Daemon::Crio {
-                " and monitor"
-            } else {
-                ""
-            }
+            "{asked} accepts {shown} (`{}`), and every handler's {} is there",
+            cc.verb, cc.needs
         ),
-    )
+    ))
 }
 
 /// Under `--root`, containerd would read a config's absolute imports on
@@ -223,7 +199,7 @@ impl Drop for StagedCopy {
 /// The handlers' missing binaries as one check: a failure when the daemon
 /// will not start or a handler of the wrapper is lost, else a warning.
 pub(super) fn missing_check(
-    name: &'static str,
+    cc: &daemon::ConfigCheck,
     daemon: Daemon,
     missing: &[daemon::serving::Missing],
     shown: &str,
@@ -247,33 +223,21 @@ pub(super) fn missing_check(
     } else {
         format!(", as {asked} reads it")
     };
-    let (status, effect) = match (fatal, ours, daemon) {
-        (true, _, _) => (
+    let (status, effect) = match (fatal, ours) {
+        (true, _) => (
             Status::Fail,
             format!("{} will not start", daemon.binary_name()),
         ),
-        (false, true, _) => (
+        (false, true) => (
             Status::Fail,
             "the wrapper's handler cannot run a container".to_owned(),
         ),
-        (false, false, Daemon::Crio) => (
-            Status::Warn,
-            "CRI-O drops those handlers when it starts".to_owned(),
-        ),
-        (false, false, Daemon::Containerd) => (
-            Status::Warn,
-            "containers of those handlers fail to start".to_owned(),
-        ),
+        (false, false) => (Status::Warn, cc.other_missing.to_owned()),
     };
     Some(
-        check(name, status, format!("{shown}{by}: {list}: {effect}")).fix(format!(
+        check(cc.name, status, format!("{shown}{by}: {list}: {effect}")).fix(format!(
             "{}install what is missing, or point the handler at the binary that is there{}",
-            fx.as_root,
-            if daemon == Daemon::Crio {
-                " (a handler's monitor_path: CRI-O's packages put conmon at /usr/libexec/crio/conmon, Debian's at /usr/bin/conmon)"
-            } else {
-                ""
-            }
+            fx.as_root, cc.packaged
         )),
     )
 }

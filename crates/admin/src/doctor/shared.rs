@@ -1,7 +1,10 @@
 //! What doctor's checks share: the node they read (under `--root` or the
 //! host's), the fixes they word, and how a daemon's handlers are checked.
 
+pub(crate) use super::cri::cri_view;
+pub(crate) use super::handlers::handlers_runtime;
 use super::*;
+use crate::install::node::is_hosts_config;
 
 /// Files of the host: under `--root` when given, the node's links
 /// followed inside it ([`NodeRoot`]).
@@ -69,7 +72,9 @@ pub(crate) struct Fixes {
     pub(crate) as_root: &'static str,
     /// The config file the wrapper reads.
     pub(crate) config: PathBuf,
-    /// ` --config F` for install containerd / install crio, when named.
+    /// ` --root R` when doctor was given one, ` --config F` when named
+    /// (with ` --handlers-dir D` for a config outside /etc on this host),
+    /// for install containerd / install crio.
     pub(crate) containerd_flag: String,
     pub(crate) crio_flag: String,
     /// This doctor command line, to run it again as root.
@@ -81,6 +86,20 @@ impl Fixes {
         let flag = |name: &str, v: Option<&Path>| {
             v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
         };
+        // What install needs to edit the config doctor read: the same
+        // root; on this host, a config outside /etc is one install takes
+        // for a copy unless the handlers' directory is named.
+        let install_flag = |v: Option<&Path>| {
+            let mut f = flag("root", args.root.as_deref());
+            f.push_str(&flag("config", v));
+            if v.is_some_and(|v| args.root.is_none() && !is_hosts_config(v)) {
+                f.push_str(&flag(
+                    "handlers-dir",
+                    Some(&userns_hostnet::runtime::handlers_dir()),
+                ));
+            }
+            f
+        };
         Fixes {
             as_root: if nix::unistd::geteuid().is_root() {
                 ""
@@ -88,8 +107,8 @@ impl Fixes {
                 "as root: "
             },
             config: config_path(root),
-            containerd_flag: flag("config", args.containerd_config.as_deref()),
-            crio_flag: flag("config", args.crio_config.as_deref()),
+            containerd_flag: install_flag(args.containerd_config.as_deref()),
+            crio_flag: install_flag(args.crio_config.as_deref()),
             rerun: format!(
                 "userns-hostnet doctor{}{}{}",
                 args.runtime
@@ -120,13 +139,28 @@ impl Fixes {
 }
 
 /// The real runtime a handler's own link names (what `install` made for a
-/// handler that keeps its runtime binary).
+/// handler that keeps its runtime binary), as the node names it. The
+/// handler's binary is not resolved first: under `--root` that would
+/// follow its link to the wrapper and lose the handler's directory.
 pub(crate) fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
-    userns_hostnet::runtime::named_by_handler_link(
-        root.at(&h.binary).as_os_str(),
-        &root.at(userns_hostnet::runtime::handlers_dir()),
-    )
-    .map(PathBuf::from)
+    let link = Path::new(&h.binary);
+    let dir = link.parent()?;
+    if link.file_name()? != userns_hostnet::WRAPPER_NAME
+        || dir.parent()? != userns_hostnet::runtime::handlers_dir()
+        || !link.is_absolute()
+    {
+        return None;
+    }
+    let runtime = dir.join(userns_hostnet::runtime::HANDLER_RUNTIME_LINK);
+    let here = match &root.node {
+        Ok(n) => n.entry(&runtime).ok()?,
+        Err(_) => return None,
+    };
+    Some(match std::fs::read_link(&here) {
+        Ok(t) if t.is_absolute() => t,
+        Ok(t) => dir.join(t),
+        Err(_) => runtime,
+    })
 }
 
 /// A daemon's binary is installed (in PATH; under the fake root, in

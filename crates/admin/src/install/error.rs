@@ -120,6 +120,15 @@ pub enum DaemonConfigError {
         name: String,
         imports: usize,
     },
+    #[error("{}: refused: {} replaces the whole CRI plugin table of that file on containerd {major}.{minor} ({}), so runtime handler {handler} would never be served (containerd before 2.0 keeps an imported file's table of a plugin whole): move that file's CRI settings into {0} (or carry the whole table there), then install again", path.display(), import.display(), containerd.display())]
+    ImportReplacesCri {
+        path: PathBuf,
+        import: PathBuf,
+        handler: String,
+        containerd: PathBuf,
+        major: u64,
+        minor: u64,
+    },
     #[error("{from} is an empty list: name a directory with --hooks-dir")]
     NoHooksDir { from: String },
     #[error("{from} names {}, not an absolute path", dir.display())]

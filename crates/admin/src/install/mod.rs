@@ -75,6 +75,14 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
         return Err(UsageError::WrapperRelative(args.wrapper.clone()));
     }
     let mut notes = Vec::new();
+    // The wrapper the handler runs reads this file at every create.
+    if let Ok(path) = node_file(args, Path::new(userns_hostnet::config::DEFAULT_PATH)) {
+        if let Err(e) = userns_hostnet::config::load_from(&path) {
+            notes.push(format!(
+                "warning: {e}: the wrapper refuses every container with a user namespace until it parses (`userns-hostnet config default` documents every setting)"
+            ));
+        }
+    }
     if !is_executable_on_node(args, &args.wrapper) {
         notes.push(format!(
             "warning: --wrapper {} is not an executable file: containers of this handler will not start until it is installed there",

@@ -183,9 +183,14 @@ pub(super) fn apply(
         finish(&report, false);
         return Ok(status);
     }
+    // An interrupt waits until the change is whole (then ends the run):
+    // cut short, it would leave links no config names, or a temporary
+    // file beside the config.
+    let _held = Held::signals();
     // The links exist before a config names them, and go after none does.
     if install {
         apply_links(&plan.links, &mut report)?;
+        pause_between_links_and_files();
     }
     for c in &changed {
         write_file(args, c, &mut report)?;
@@ -201,8 +206,64 @@ pub(super) fn apply(
     Ok(status)
 }
 
+/// SIGINT, SIGTERM and SIGHUP held (blocked) until dropped; one that came
+/// meanwhile is then delivered, with its usual effect.
+struct Held(Option<nix::sys::signal::SigSet>);
+
+impl Held {
+    fn signals() -> Held {
+        use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+        let mut set = SigSet::empty();
+        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            set.add(s);
+        }
+        let mut old = SigSet::empty();
+        let held = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)).is_ok();
+        Held(held.then_some(old))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        use nix::sys::signal::{pthread_sigmask, SigmaskHow};
+        if let Some(old) = &self.0 {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(old), None);
+        }
+    }
+}
+
+/// The environment variable that stops install (SIGSTOP) after its links
+/// and before its files, in builds with the `test-hooks` feature: a test
+/// interrupts it there.
+#[cfg(feature = "test-hooks")]
+const TEST_PAUSE_ENV: &str = "USERNS_HOSTNET_TEST_PAUSE_INSTALL";
+
+#[cfg(feature = "test-hooks")]
+fn pause_between_links_and_files() {
+    if std::env::var_os(TEST_PAUSE_ENV).is_some() {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+    }
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn pause_between_links_and_files() {}
+
+/// The temporary files an earlier run killed mid-write left beside `path`
+/// ([`userns_hostnet::sys::atomic::stale_temps`]): removed, and said.
+fn remove_stale_temps(path: &Path, report: &mut Report) {
+    for t in userns_hostnet::sys::atomic::stale_temps(path) {
+        if std::fs::remove_file(&t).is_ok() {
+            report.line(&format!(
+                "removed {}, left by an interrupted run",
+                t.display()
+            ));
+        }
+    }
+}
+
 /// Write or remove one file of the plan, with its backup, and report it.
 fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result<(), InstallError> {
+    remove_stale_temps(&c.path, report);
     match (&c.old, &c.new) {
         (old, None) => {
             std::fs::remove_file(&c.path).map_err(InstallError::io("cannot remove", &c.path))?;
@@ -275,6 +336,9 @@ fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
     }
 }
 
+/// The name of the directory the handlers' directory is in by default.
+const OWN_DIR: &str = "userns-hostnet";
+
 pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(), InstallError> {
     for l in links {
         match l {
@@ -300,13 +364,18 @@ pub(super) fn apply_links(links: &[LinkChange], report: &mut Report) -> Result<(
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => return Err(InstallError::io("cannot remove", path)(e)),
                 }
-                // The handler's directory and the directory of handlers go
-                // when empty; anything else put there keeps them.
-                if let Some(dir) = path.parent() {
-                    if std::fs::remove_dir(dir).is_ok() {
-                        if let Some(up) = dir.parent() {
-                            let _ = std::fs::remove_dir(up);
-                        }
+                // The handler's directory, the directory of handlers and
+                // the tool's own directory above it (/etc/userns-hostnet,
+                // which install makes when no package did) go when empty;
+                // anything else put there (the package's config.toml)
+                // keeps them.
+                let mut dirs = path.ancestors().skip(1).take(3);
+                let (handler, handlers, own) = (dirs.next(), dirs.next(), dirs.next());
+                if handler.is_some_and(|d| std::fs::remove_dir(d).is_ok())
+                    && handlers.is_some_and(|d| std::fs::remove_dir(d).is_ok())
+                {
+                    if let Some(own) = own.filter(|d| d.file_name() == Some(OWN_DIR.as_ref())) {
+                        let _ = std::fs::remove_dir(own);
                     }
                 }
             }

@@ -9,10 +9,52 @@ pub fn run(u: &UninstallArgs) -> Result<i32, InstallError> {
     reported(
         args,
         plan(args, false).and_then(|mut plan| {
+            orphan_links(args, &mut plan)?;
             guard(args, u.force, &mut plan)?;
             apply(args, &plan, false)
         }),
     )
+}
+
+/// An install cut short before it wrote the config (or a handler table
+/// removed by hand) leaves the handler's links, which no daemon config
+/// names: a plan that changes nothing else removes them. Links a config
+/// of any daemon on the node still names stay.
+fn orphan_links(args: &InstallArgs, plan: &mut InstallPlan) -> Result<(), InstallError> {
+    let d = daemon::of(args.daemon);
+    let nothing_else = plan.links.is_empty() && plan.files.iter().all(|c| !c.changes());
+    if args.more.hook || d.layouts().is_empty() || !nothing_else {
+        return Ok(());
+    }
+    let dir = handlers_node_dir(args).join(&args.handler);
+    let named = dir.to_string_lossy().into_owned();
+    let root = args.more.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let mut configs: Vec<PathBuf> = super::daemon::ALL
+        .into_iter()
+        .flat_map(|e| daemon::of(e).config_files(&root))
+        .collect();
+    if let Some(c) = &args.config {
+        configs.extend(node_file(args, c).ok());
+    }
+    if configs
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(&named)))
+    {
+        return Ok(());
+    }
+    for name in [userns_hostnet::WRAPPER_NAME, HANDLER_RUNTIME_LINK] {
+        let path = node_entry(args, &dir.join(name))?;
+        if let Ok(target) = std::fs::read_link(&path) {
+            plan.links.push(LinkChange::Remove { path, target });
+        }
+    }
+    if !plan.links.is_empty() {
+        plan.notes.push(format!(
+            "the links of handler {}, which no daemon config names (left by an install cut short), go",
+            args.handler
+        ));
+    }
+    Ok(())
 }
 
 /// The containers on the node of the handler an uninstall with `args`
@@ -30,24 +72,21 @@ pub fn containers_in_use(
 /// What tells the containers of the handler this plan removes apart
 /// (from the handler's table as it was, the links the plan removes and
 /// the daemon's config); `None` when the plan removes no handler (the
-/// OCI hook, which runs at create only; podman, whose containers are
-/// not checked).
+/// OCI hook, which runs at create only).
 pub(super) fn handler_removed(
     args: &InstallArgs,
     plan: &InstallPlan,
 ) -> Result<Option<in_use::Handler>, InstallError> {
     let d = daemon::of(args.daemon);
-    if args.more.hook || d.layouts().is_empty() {
+    if args.more.hook {
         return Ok(None);
     }
     let root = node_root(args)?;
-    // The handler's table in a file the plan changes, when the new text
+    // The handler's entry in a file the plan changes, when the new text
     // no longer has it.
     let find = |text: &str| -> Option<Item> {
         let doc = text.parse::<DocumentMut>().ok()?;
-        d.layouts()
-            .iter()
-            .find_map(|l| daemon::config::handler(l, &doc, &args.handler).cloned())
+        d.handler_entry(&doc, &args.handler)
     };
     let removed: Vec<Item> = plan
         .files

@@ -15,25 +15,42 @@ pub(crate) fn containerd(
     uses: Option<matrix::Cri>,
     bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
-) -> Check {
+) -> Vec<Check> {
     let named = args.containerd_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
         .flatten()
     {
-        return skip;
+        return vec![skip];
     }
     if !named && !installed(root, "containerd") {
-        return check("containerd", Status::Skip, "containerd is not installed");
+        return vec![check(
+            "containerd",
+            Status::Skip,
+            "containerd is not installed",
+        )];
     }
-    let c = containerd_handlers(root, args, bin, fx);
-    unless_running(
+    let mut found = Vec::new();
+    let c = containerd_handlers(root, args, bin, fx, &mut found);
+    let mut out = vec![unless_running(
         c,
         root,
         daemon::containerd::node::SOCKET,
         named,
         "containerd",
-    )
+    )];
+    out.extend(handlers_runtime("containerd.runtime", &found, root, fx));
+    let docs: Vec<_> = toml::read(&root.at(daemon_config_path(args, Daemon::Containerd)))
+        .into_iter()
+        .collect();
+    out.extend(cri_view(
+        "containerd.cri",
+        (&docs, daemon::containerd::node::SOCKET, "containerd"),
+        &["grpc", "address"],
+        &found,
+        root,
+    ));
+    out
 }
 
 // Long: one pass over the config and its imports, a finding per handler, each handler's cases side by side.
@@ -42,6 +59,7 @@ pub(crate) fn containerd_handlers(
     args: &DoctorArgs,
     bin: Option<&daemon::serving::Binary>,
     fx: &Fixes,
+    found: &mut Vec<daemon::node::Handler>,
 ) -> Check {
     const NAME: &str = "containerd";
     let config = root.at(daemon_config_path(args, Daemon::Containerd));
@@ -122,6 +140,7 @@ pub(crate) fn containerd_handlers(
         }
         handlers.extend(daemon::containerd::node::handlers(doc, file, version));
     }
+    found.extend(handlers.iter().cloned());
     registered(
         NAME,
         handlers,

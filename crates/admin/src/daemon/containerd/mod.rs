@@ -227,7 +227,7 @@ impl super::DaemonModule for Containerd {
         args: &crate::cli::InstallArgs,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
         let mut binaries = links;
         for h in removed {
             let b = self
@@ -244,8 +244,58 @@ impl super::DaemonModule for Containerd {
         &self,
         n: &super::DoctorNode,
         bin: Option<&super::serving::Binary>,
-    ) -> Option<crate::check::Check> {
-        Some(doctor::containerd(n.root, n.args, n.uses, bin, n.fx))
+    ) -> Vec<crate::check::Check> {
+        doctor::containerd(n.root, n.args, n.uses, bin, n.fx)
+    }
+
+    fn live(
+        &self,
+        files: &dyn super::live::Files,
+        handler: &crate::daemon::live::Handler,
+    ) -> Vec<super::live::Live> {
+        let crate::daemon::live::Handler::Containerd { state, binaries } = handler else {
+            return Vec::new();
+        };
+        live::live_tasks(files, state, &|b| binaries.iter().any(|o| o == b))
+    }
+
+    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        node::read_files(root)
+    }
+
+    fn config_check(&self) -> Option<super::ConfigCheck> {
+        Some(super::ConfigCheck {
+            name: "containerd.config",
+            verb: "config dump",
+            needs: "runtime",
+            drop_ins: None,
+            stages_imports: true,
+            other_missing: "containers of those handlers fail to start",
+            packaged: "",
+        })
+    }
+
+    fn missing_at_start(
+        &self,
+        effective: &DocumentMut,
+        _search_path: &str,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Vec<super::serving::Missing> {
+        serving::missing(effective, map)
+    }
+
+    fn reads_less(&self, own: &DocumentMut, dumped: &DocumentMut) -> Option<(i64, i64)> {
+        let (theirs, read) = (version(own), version(dumped));
+        (theirs > read).then_some((theirs, read))
+    }
+
+    fn service(&self) -> Option<super::Service> {
+        Some(super::Service {
+            config: node::CONFIG,
+            socket: node::SOCKET,
+            unit: "containerd.service",
+            drop_ins: None,
+        })
     }
 }
 

@@ -190,6 +190,42 @@ pub fn rancher_distro(config: &Path) -> Option<&'static str> {
     }
 }
 
+/// Where containerd reads drop-ins when its config imports them.
+pub const DROP_INS: &str = "/etc/containerd/conf.d";
+
+/// Enough for any real chain of containerd imports; a loop stops here.
+const MAX_CONFIG_FILES: usize = 256;
+
+/// The files containerd reads under `root` (plain joins, its links
+/// followed inside it): its config, conf.d, and what `imports` names
+/// wherever it is, and what those files import in turn.
+pub fn read_files(root: &Path) -> Vec<PathBuf> {
+    use crate::daemon::node::{files_in, under};
+    let mut files = vec![under(root, CONFIG)];
+    files.extend(files_in(&under(root, DROP_INS)));
+    let mut at = 0;
+    while at < files.len() && files.len() < MAX_CONFIG_FILES {
+        let imported = std::fs::read_to_string(&files[at])
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+            .and_then(|doc| {
+                let node = Path::new("/").join(files[at].strip_prefix(root).ok()?);
+                imports(&doc, &node, &|p| {
+                    Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
+                })
+                .ok()
+            })
+            .unwrap_or_default();
+        for (_, f) in imported {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        at += 1;
+    }
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

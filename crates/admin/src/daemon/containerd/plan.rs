@@ -146,7 +146,11 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         if let Some((s, _)) = &source {
             derived_notes(&args.handler, s, &derived, plan);
         }
-        Ok(daemon::config::marked(derived.table))
+        let marked = daemon::config::marked(derived.table);
+        Ok(match &source {
+            Some((_, h)) => daemon::config::styled_like(marked, h),
+            None => marked,
+        })
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
@@ -182,7 +186,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         }
         if install && version == 2 {
             let new_doc = toml::parse(&host_config, &new)?;
-            clobbered_handler(args, &config, new_doc, &mut plan);
+            clobbered_handler(args, &config, new_doc, &mut plan)?;
         }
         plan.files.push(FileChange {
             path: host_config.clone(),
@@ -353,19 +357,19 @@ pub(crate) fn keep_links_still_named(
 
 /// install into a version 2 config: on containerd 1.x, an import that
 /// holds a CRI plugin table replaces the main config's, the new handler
-/// with it.
+/// with it. Refused when the containerd binary says it is 1.x (the
+/// handler would never be served); a warning when it cannot tell.
 pub(crate) fn clobbered_handler(
     args: &InstallArgs,
     config: &Path,
     doc: DocumentMut,
     plan: &mut InstallPlan,
-) {
-    if daemon::containerd::node::binary_version(&args.containerd)
-        .is_some_and(|(major, _)| major >= 2)
-    {
-        return;
+) -> Result<(), InstallError> {
+    let binary = daemon::containerd::node::binary_version(&args.containerd);
+    if binary.is_some_and(|(major, _)| major >= 2) {
+        return Ok(());
     }
-    // Advice only; install has read (and refused) the imports already.
+    // install has read (and refused) the imports already.
     let imports = containerd_import_files(args, &doc, config).unwrap_or_default();
     let mut files = vec![(config.to_owned(), doc)];
     for (_, import) in imports {
@@ -374,17 +378,30 @@ pub(crate) fn clobbered_handler(
         }
     }
     let cri = daemon::containerd::node::cri_plugin(2).unwrap_or_default();
+    let prefix = format!("containerd.runtimes.{}.", args.handler);
     for c in daemon::containerd::node::clobbers_1x(&files) {
-        let prefix = format!("containerd.runtimes.{}.", args.handler);
-        if c.plugin == cri && c.lost.iter().any(|k| k.starts_with(&prefix)) {
-            plan.notes.push(format!(
-                "warning: {} replaces the whole CRI plugin table of {} on containerd 1.x, runtime handler {} among it: move that file's settings into {1} (or carry the whole table there)",
-                c.import.display(),
-                config.display(),
-                args.handler
-            ));
+        if c.plugin != cri || !c.lost.iter().any(|k| k.starts_with(&prefix)) {
+            continue;
         }
+        if let Some((major, minor)) = binary {
+            return Err(DaemonConfigError::ImportReplacesCri {
+                path: config.to_owned(),
+                import: c.import.clone(),
+                handler: args.handler.clone(),
+                containerd: args.containerd.clone(),
+                major,
+                minor,
+            }
+            .into());
+        }
+        plan.notes.push(format!(
+            "warning: {} replaces the whole CRI plugin table of {} on containerd 1.x, runtime handler {} among it: move that file's settings into {1} (or carry the whole table there)",
+            c.import.display(),
+            config.display(),
+            args.handler
+        ));
     }
+    Ok(())
 }
 
 /// `--drop-in` on a version 2 config: only when containerd is 2.0 or later.
@@ -539,12 +556,12 @@ pub(crate) fn plan_containerd_drop_in(
 pub(crate) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
-) -> Result<crate::in_use::Handler, InstallError> {
+) -> Result<crate::daemon::live::Handler, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
-    Ok(crate::in_use::Handler::Containerd {
+    Ok(crate::daemon::live::Handler::Containerd {
         state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })

@@ -14,22 +14,52 @@ pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-pub(crate) fn crio(root: &Root, args: &DoctorArgs, uses: Option<matrix::Cri>, fx: &Fixes) -> Check {
+pub(crate) fn crio(
+    root: &Root,
+    args: &DoctorArgs,
+    uses: Option<matrix::Cri>,
+    fx: &Fixes,
+) -> Vec<Check> {
     let named = args.crio_config.is_some();
     if let Some(skip) = (!named)
         .then(|| unused(matrix::Cri::Crio, uses, "crio"))
         .flatten()
     {
-        return skip;
+        return vec![skip];
     }
     if !named && !installed(root, "crio") {
-        return check("crio", Status::Skip, "CRI-O is not installed");
+        return vec![check("crio", Status::Skip, "CRI-O is not installed")];
     }
-    let c = crio_handlers(root, args, fx);
-    unless_running(c, root, daemon::crio::node::SOCKET, named, "CRI-O")
+    let mut found = Vec::new();
+    let c = crio_handlers(root, args, fx, &mut found);
+    let mut out = vec![unless_running(
+        c,
+        root,
+        daemon::crio::node::SOCKET,
+        named,
+        "CRI-O",
+    )];
+    out.extend(handlers_runtime("crio.runtime", &found, root, fx));
+    let docs: Vec<_> = crio_files(root, &daemon_config_path(args, Daemon::Crio))
+        .iter()
+        .filter_map(|f| toml::read(f).ok())
+        .collect();
+    out.extend(cri_view(
+        "crio.cri",
+        (&docs, daemon::crio::node::SOCKET, "crio"),
+        &["crio", "api", "listen"],
+        &found,
+        root,
+    ));
+    out
 }
 
-pub(crate) fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check {
+pub(crate) fn crio_handlers(
+    root: &Root,
+    args: &DoctorArgs,
+    fx: &Fixes,
+    found: &mut Vec<daemon::node::Handler>,
+) -> Check {
     const NAME: &str = "crio";
     let mut handlers = Vec::new();
     for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
@@ -42,6 +72,7 @@ pub(crate) fn crio_handlers(root: &Root, args: &DoctorArgs, fx: &Fixes) -> Check
         }
     }
     let flag = &fx.crio_flag;
+    found.extend(handlers.iter().cloned());
     registered(
         NAME,
         handlers,

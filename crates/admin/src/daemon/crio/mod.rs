@@ -257,15 +257,87 @@ impl super::DaemonModule for Crio {
         args: &crate::cli::InstallArgs,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
         Ok(Some(plan::crio_handler(args, removed.first())))
     }
     fn doctor(
         &self,
         n: &super::DoctorNode,
         _bin: Option<&super::serving::Binary>,
-    ) -> Option<crate::check::Check> {
-        Some(doctor::crio(n.root, n.args, n.uses, n.fx))
+    ) -> Vec<crate::check::Check> {
+        doctor::crio(n.root, n.args, n.uses, n.fx)
+    }
+
+    fn live(
+        &self,
+        files: &dyn super::live::Files,
+        handler: &crate::daemon::live::Handler,
+    ) -> Vec<super::live::Live> {
+        let crate::daemon::live::Handler::Crio {
+            runroot,
+            runtime_root,
+            name,
+            default,
+        } = handler
+        else {
+            return Vec::new();
+        };
+        live::live_of_handler(files, runroot, runtime_root.as_deref(), name, *default)
+    }
+
+    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        use super::node::{files_in, under};
+        let mut files = vec![under(root, node::CONFIG)];
+        files.extend(files_in(&under(root, node::DROP_INS)));
+        files
+    }
+
+    fn config_check(&self) -> Option<super::ConfigCheck> {
+        Some(super::ConfigCheck {
+            name: "crio.config",
+            verb: "config",
+            needs: "runtime and monitor",
+            drop_ins: Some("crio.conf.d"),
+            stages_imports: false,
+            other_missing: "CRI-O drops those handlers when it starts",
+            packaged: " (a handler's monitor_path: CRI-O's packages put conmon at /usr/libexec/crio/conmon, Debian's at /usr/bin/conmon)",
+        })
+    }
+
+    fn missing_at_start(
+        &self,
+        effective: &DocumentMut,
+        search_path: &str,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Vec<super::serving::Missing> {
+        serving::missing(effective, search_path, map)
+    }
+
+    fn missing_without_binary(
+        &self,
+        config: &std::path::Path,
+        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Option<Vec<super::serving::Missing>> {
+        let files =
+            node::files(config, &|p| Ok::<_, std::convert::Infallible>(map(p))).unwrap_or_default();
+        let docs: Vec<DocumentMut> = files
+            .iter()
+            .filter_map(|f| userns_hostnet::sys::toml::read(f).ok())
+            .collect();
+        Some(serving::missing(
+            &serving::merge(&docs),
+            super::serving::SERVICE_PATH,
+            map,
+        ))
+    }
+
+    fn service(&self) -> Option<super::Service> {
+        Some(super::Service {
+            config: node::CONFIG,
+            socket: node::SOCKET,
+            unit: "crio.service",
+            drop_ins: Some(node::DROP_INS),
+        })
     }
 }
 

@@ -12,6 +12,9 @@ pub const CONFIG: &str = "/etc/crio/crio.conf";
 /// Its CRI socket at its packaged place.
 pub const SOCKET: &str = "/run/crio/crio.sock";
 
+/// CRI-O's drop-in directory beside crio.conf.
+pub const DROP_INS: &str = "/etc/crio/crio.conf.d";
+
 /// The drop-in `install crio` writes, under the directory of crio.conf.
 pub const DROP_IN: &str = "crio.conf.d/99-userns-hostnet.conf";
 

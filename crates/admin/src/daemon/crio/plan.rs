@@ -175,7 +175,10 @@ const STORAGE_CONF: &str = "/etc/containers/storage.conf";
 /// What tells the containers of the CRI-O handler `args.handler` apart:
 /// CRI-O's run root and default handler (its files read as CRI-O reads
 /// them), and the handler's `runtime_root` (`table`, as it was).
-pub(crate) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::in_use::Handler {
+pub(crate) fn crio_handler(
+    args: &InstallArgs,
+    table: Option<&Item>,
+) -> crate::daemon::live::Handler {
     let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemon::crio::node::CONFIG)
         .ok()
         .and_then(|conf| daemon::crio::node::files(&conf, &|p| node_file(args, p)).ok())
@@ -187,7 +190,7 @@ pub(crate) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crate::i
         .ok()
         .and_then(|f| toml::read(&f).ok());
     let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
-    crate::in_use::Handler::Crio {
+    crate::daemon::live::Handler::Crio {
         runroot: PathBuf::from(crio::live::runroot(&files, storage.as_ref())),
         runtime_root: table.and_then(crio::live::runtime_root).map(PathBuf::from),
         name: args.handler.clone(),

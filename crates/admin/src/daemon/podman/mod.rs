@@ -5,6 +5,7 @@
 //! the default runtime, a custom path (`runc = ["/opt/runc/runc-custom"]`)
 //! included.
 
+pub mod live;
 pub mod node;
 pub mod plan;
 
@@ -176,22 +177,50 @@ impl super::DaemonModule for Podman {
         Vec::new()
     }
 
-    // podman's containers are not checked: it has no daemon holding them.
     fn in_use(
         &self,
         _args: &crate::cli::InstallArgs,
-        _removed: &[Item],
-        _links: Vec<String>,
-    ) -> Result<Option<crate::in_use::Handler>, crate::install::error::InstallError> {
-        Ok(None)
+        removed: &[Item],
+        links: Vec<String>,
+    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
+        let mut binaries = links;
+        for entry in removed {
+            let paths = entry.as_array().into_iter().flatten();
+            binaries.extend(paths.filter_map(|v| v.as_str().map(str::to_owned)));
+        }
+        binaries.sort();
+        binaries.dedup();
+        Ok((!binaries.is_empty()).then_some(crate::daemon::live::Handler::Podman { binaries }))
     }
     // doctor has no check of podman: it registers no CRI handler.
     fn doctor(
         &self,
         _: &super::DoctorNode,
         _: Option<&super::serving::Binary>,
-    ) -> Option<crate::check::Check> {
-        None
+    ) -> Vec<crate::check::Check> {
+        Vec::new()
+    }
+
+    fn live(
+        &self,
+        files: &dyn super::live::Files,
+        handler: &crate::daemon::live::Handler,
+    ) -> Vec<super::live::Live> {
+        let crate::daemon::live::Handler::Podman { binaries } = handler else {
+            return Vec::new();
+        };
+        live::live_conmons(files, &|r| binaries.iter().any(|b| b == r))
+    }
+
+    fn handler_entry(&self, doc: &DocumentMut, name: &str) -> Option<Item> {
+        runtimes(doc)?.get(name).cloned()
+    }
+
+    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+        use super::node::{files_in, under};
+        let mut files = vec![under(root, node::CONFIG)];
+        files.extend(files_in(&under(root, node::DROP_INS)));
+        files
     }
 }
 

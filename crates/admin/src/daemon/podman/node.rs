@@ -12,3 +12,6 @@ pub const DEFAULT_HOOKS_DIRS: [&str; 2] = [
     "/usr/share/containers/oci/hooks.d",
     "/etc/containers/oci/hooks.d",
 ];
+
+/// podman's drop-in directory beside containers.conf.
+pub const DROP_INS: &str = "/etc/containers/containers.conf.d";
