@@ -842,33 +842,8 @@ fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
     let tools = common::cri::containerd_23_dir();
     node_binary(root.path(), &tools.join("containerd"), "usr/bin/containerd");
     node_binary(root.path(), &tools.join("runc"), "usr/sbin/runc");
-    let work = tempfile::Builder::new()
-        .prefix("uhn-deploy-api-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let w = work.path();
-    api_certificates(w);
-    let sa = w.join("serviceaccount");
-    fs::create_dir(&sa).unwrap();
-    fs::copy(w.join("ca.crt"), sa.join("ca.crt")).unwrap();
-    fs::write(sa.join("token"), "test-token\n").unwrap();
-    let (port_file, log) = (w.join("port"), w.join("requests"));
-    let _server = ApiServer(
-        Command::new("python3")
-            .args(["-c", API_SERVER])
-            .arg(w.join("server.crt"))
-            .arg(w.join("server.key"))
-            .arg(&port_file)
-            .arg(&log)
-            .spawn()
-            .expect("python3"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !port_file.exists() {
-        assert!(Instant::now() < deadline, "the API stand-in never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let port = fs::read_to_string(&port_file).unwrap();
+    let api = FakeApi::start();
+    let (port, sa, log) = (&api.port, &api.sa, &api.log);
 
     let name = format!("uhn-deploy-api-{}", std::process::id());
     let pod = |run: &[&str], args: &[&str]| {
@@ -914,7 +889,7 @@ fn the_installer_labels_its_node_and_only_the_removal_unlabels_it() {
         out.describe()
     );
     let requests = || -> Vec<serde_json::Value> {
-        fs::read_to_string(&log)
+        fs::read_to_string(log)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())

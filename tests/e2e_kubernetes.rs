@@ -1217,6 +1217,12 @@ fn write_overlay(
 fn installer_credentials(k: &Cluster, work: &std::path::Path) -> std::path::PathBuf {
     k.kubectl_ok(&["create", "namespace", DEPLOY_NS]);
     k.kubectl_ok(&["-n", DEPLOY_NS, "create", "serviceaccount", DEPLOY_DS]);
+    service_account_dir(k, work)
+}
+
+/// A token of the installer's service account, the cluster's CA and the
+/// namespace, laid out as a pod finds them.
+fn service_account_dir(k: &Cluster, work: &std::path::Path) -> std::path::PathBuf {
     let token = k.kubectl_ok(&[
         "-n",
         DEPLOY_NS,
@@ -1818,20 +1824,7 @@ fn fleet_credentials(k: &Cluster, work: &std::path::Path) -> std::path::PathBuf 
     sa["metadata"]["name"] = json!(DEPLOY_DS);
     sa["metadata"]["namespace"] = json!(DEPLOY_NS);
     k.apply(&sa);
-    let token = k.kubectl_ok(&[
-        "-n",
-        DEPLOY_NS,
-        "create",
-        "token",
-        DEPLOY_DS,
-        "--duration=1h",
-    ]);
-    let dir = work.join("service-account");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("token"), token.trim()).unwrap();
-    std::fs::copy(k.dir().join("pki/ca.crt"), dir.join("ca.crt")).unwrap();
-    std::fs::write(dir.join("namespace"), DEPLOY_NS).unwrap();
-    dir
+    service_account_dir(k, work)
 }
 
 fn node_label(k: &Cluster, node: &str) -> String {
