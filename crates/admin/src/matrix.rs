@@ -372,7 +372,6 @@ const RUNTIME_FIX: &str = "a runtime whose `features` lists the user namespace a
 
 /// What containerd makes of the real runtime, and what the kubelet will
 /// admit.
-// Long: its two findings (the runtime as containerd runs it, the kubelet's gate), each a table of cases side by side.
 pub fn findings(facts: &Facts) -> Vec<Check> {
     let Some(containerd) = facts.containerd else {
         return vec![finding(
@@ -382,9 +381,17 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
             None,
         )];
     };
-    let mut out = Vec::new();
+    vec![
+        runtime_finding(containerd, facts),
+        kubelet_finding(containerd, facts),
+    ]
+}
+
+/// The runtime as containerd `containerd` runs it: whether its CRI has
+/// user namespaces, and whether the runtime's `features` pass its check.
+fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
     let runtime = &facts.runtime;
-    out.push(match (containerd.0 >= 2, facts.features) {
+    match (containerd.0 >= 2, facts.features) {
         (false, _) if containerd < CRI_USERNS_SINCE => finding(
             "matrix.containerd",
             Status::Fail,
@@ -432,7 +439,13 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
             ),
             Some(RUNTIME_FIX),
         ),
-    });
+    }
+}
+
+/// Whether the kubelet admits pods with hostNetwork and hostUsers: false
+/// on containerd `containerd`: what it declares through the CRI, and the
+/// kubelet's feature gate.
+fn kubelet_finding(containerd: Version, facts: &Facts) -> Check {
     let gate = match &facts.gate {
         Gate::Set(true) => format!("the kubelet's {KUBELET_GATE} is on"),
         Gate::Set(false) => format!("the kubelet's {KUBELET_GATE} is off"),
@@ -441,7 +454,7 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
         }
         Gate::Unreadable(why) => format!("the kubelet's gate is not known ({why})"),
     };
-    out.push(if containerd < HOST_NETWORK_USERNS_SINCE {
+    if containerd < HOST_NETWORK_USERNS_SINCE {
         finding(
             "matrix.kubelet",
             Status::Warn,
@@ -468,8 +481,7 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
             ),
             fix,
         )
-    });
-    out
+    }
 }
 
 #[cfg(test)]

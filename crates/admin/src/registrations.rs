@@ -171,10 +171,22 @@ fn is_package_file(p: &Path) -> bool {
     PACKAGE_FILES.iter().any(|f| Path::new(f) == p)
 }
 
-/// Everything under `root` that still runs a packaged binary.
-// Long: one walk over every place a registration can be left (daemon configs, drop-ins, hook files, links), each a short block.
+/// Everything under `root` that still runs a packaged binary: in the
+/// daemons' configs, the handlers' links, the hook files, containers, and
+/// a deploy's state.
 pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
     let handlers_text = handlers_dir.display().to_string();
+    let (mut out, named) = in_daemon_configs(root, &handlers_text);
+    out.extend(handlers_linked(root, &handlers_text, &named));
+    out.extend(hook_files(root));
+    out.extend(containers(root, &handlers_text));
+    out.extend(deploy_state(root));
+    out
+}
+
+/// The handlers the daemons' config files register, with the names of
+/// those handlers (a handler's links are then not told of again).
+fn in_daemon_configs(root: &Path, handlers_text: &str) -> (Vec<Registration>, Vec<String>) {
     let mut out = Vec::new();
     let mut named: Vec<String> = Vec::new();
     for engine in daemon::ALL {
@@ -186,7 +198,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
                 continue;
             };
             let shown = Path::new("/").join(file.strip_prefix(root).unwrap_or(&file));
-            for name in handlers_in(&text, &handlers_text) {
+            for name in handlers_in(&text, handlers_text) {
                 let (what, undo) = if name.is_empty() {
                     (
                         format!("{} names {}", shown.display(), PACKAGE_FILES[0]),
@@ -209,7 +221,14 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             }
         }
     }
-    let links_dir = under(root, &handlers_text);
+    (out, named)
+}
+
+/// The handlers' link directories with a link to a packaged binary, for
+/// handlers no config file seen registers (`named`).
+fn handlers_linked(root: &Path, handlers_text: &str, named: &[String]) -> Vec<Registration> {
+    let mut out = Vec::new();
+    let links_dir = under(root, handlers_text);
     let mut handler_dirs: Vec<PathBuf> = std::fs::read_dir(&links_dir)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -241,6 +260,12 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             ),
         });
     }
+    out
+}
+
+/// OCI hook files that link to or name a packaged binary.
+fn hook_files(root: &Path) -> Vec<Registration> {
+    let mut out = Vec::new();
     for dir in hooks_dirs(root) {
         for file in files_in(&under(root, &dir)) {
             let by_link = link_target(&file, root).is_some_and(|t| is_package_file(&t));
@@ -259,19 +284,22 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
             });
         }
     }
-    out.extend(containers(root, &handlers_text));
-    if let Ok(bytes) = std::fs::read(under(root, DEPLOY_STATE)) {
-        if let Ok(state) = serde_json::from_slice::<super::deploy::undo::State>(&bytes) {
-            if state.entries.iter().any(|e| is_package_file(&e.path)) {
-                out.push(Registration {
-                    what: format!("a deploy into /usr/bin ({DEPLOY_STATE})"),
-                    undo: "userns-hostnet deploy --host-root / --bin-dir /usr/bin --uninstall"
-                        .into(),
-                });
-            }
-        }
-    }
     out
+}
+
+/// A deploy whose state records a packaged binary's path (one into
+/// /usr/bin).
+fn deploy_state(root: &Path) -> Option<Registration> {
+    let bytes = std::fs::read(under(root, DEPLOY_STATE)).ok()?;
+    let state = serde_json::from_slice::<super::deploy::undo::State>(&bytes).ok()?;
+    state
+        .entries
+        .iter()
+        .any(|e| is_package_file(&e.path))
+        .then(|| Registration {
+            what: format!("a deploy into /usr/bin ({DEPLOY_STATE})"),
+            undo: "userns-hostnet deploy --host-root / --bin-dir /usr/bin --uninstall".into(),
+        })
 }
 
 /// Containers that still run a packaged binary, through a handler's

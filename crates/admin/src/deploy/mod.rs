@@ -527,8 +527,9 @@ fn put_link(
 }
 
 /// The install, under the host's root: binaries, links, config file,
-/// handler; a restart when asked and one is due.
-// Long: the install's steps in the order that keeps the node working (binaries, links, config, handler, restart), each recorded for the undo before it is made.
+/// handler; a restart when asked and one is due. The steps go in the
+/// order that keeps the node working, each recorded for the undo before
+/// it is made.
 fn install_all(
     host: &Host,
     args: &DeployArgs,
@@ -537,17 +538,7 @@ fn install_all(
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
     let earlier = load_state(host)?;
-    if let Some(state) = earlier.as_ref().filter(|s| {
-        !s.daemon.is_empty()
-            && (s.daemon != name || s.handler != args.handler || s.daemon_config != config)
-    }) {
-        return Err(DeployError::Usage(format!(
-            "an earlier deploy registered handler {} with {} in {}; undo it first (deploy --uninstall) to change daemon, handler or config file",
-            state.handler,
-            state.daemon,
-            state.daemon_config.display()
-        )));
-    }
+    refuse_another_registration(earlier.as_ref(), args, name, &config)?;
     // install's own planning, under the host's root, before anything is
     // written: a config install refuses (k3s's generated file, a template)
     // leaves the node as it was. Its paths come back as they are here,
@@ -570,70 +561,8 @@ fn install_all(
     state.unit = unit.clone();
     save_state(host, &state)?;
 
-    let bin = &args.bin_dir;
-    put_file(
-        host,
-        &mut state,
-        &bin.join(userns_hostnet::WRAPPER_NAME),
-        &source.wrapper,
-        0o755,
-    )?;
-    put_file(
-        host,
-        &mut state,
-        &bin.join(ADMIN_NAME),
-        &source.admin,
-        0o755,
-    )?;
-    for link in RUNTIME_LINKS {
-        put_link(
-            host,
-            &mut state,
-            &bin.join(link),
-            Path::new(userns_hostnet::WRAPPER_NAME),
-        )?;
-    }
-    let config_file = Path::new(CONFIG_FILE);
-    if std::fs::symlink_metadata(host.entry(config_file)?).is_err() {
-        put_file(
-            host,
-            &mut state,
-            config_file,
-            SHIPPED_CONFIG.as_bytes(),
-            0o644,
-        )?;
-    } else if state.entry(config_file).is_none() {
-        say(&format!("kept {}: the operator's", config_file.display()));
-    }
-
-    for l in &plan.links {
-        if let LinkChange::Create { path, target } = l {
-            put_link(host, &mut state, &host.node_path(path), target)?;
-        }
-    }
-    let mut changed = false;
-    for c in plan.files.iter().filter(|c| c.old != c.new) {
-        let Some(new) = &c.new else { continue };
-        let node = host.node_path(&c.path);
-        if let Some(dir) = node.parent() {
-            make_dirs(host, &mut state, dir)?;
-        }
-        remember(host, &mut state, &node, true, after_file(new.as_bytes()))?;
-        super::files::write_atomic(&c.path, new.as_bytes()).map_err(io("cannot write", &c.path))?;
-        say(&format!(
-            "registered runtime handler {} in {}",
-            args.handler,
-            node.display()
-        ));
-        changed = true;
-    }
-    for n in &plan.notes {
-        say(n);
-    }
-    if changed {
-        state.restart_pending = true;
-        save_state(host, &state)?;
-    }
+    put_binaries(host, &mut state, args, source)?;
+    let changed = register_handler(host, &mut state, args, &plan)?;
     if !changed && plan.files.iter().all(|c| c.old == c.new) {
         say(&format!(
             "runtime handler {} already registered in {}",
@@ -654,6 +583,103 @@ fn install_all(
         }
     }
     Ok((daemon, config))
+}
+
+/// Refused: a deploy with another daemon, handler or config file than an
+/// earlier one's, whose undo would then no longer match what is on the
+/// node.
+fn refuse_another_registration(
+    earlier: Option<&State>,
+    args: &DeployArgs,
+    name: &str,
+    config: &Path,
+) -> Result<(), DeployError> {
+    if let Some(state) = earlier.filter(|s| {
+        !s.daemon.is_empty()
+            && (s.daemon != name || s.handler != args.handler || s.daemon_config != config)
+    }) {
+        return Err(DeployError::Usage(format!(
+            "an earlier deploy registered handler {} with {} in {}; undo it first (deploy --uninstall) to change daemon, handler or config file",
+            state.handler,
+            state.daemon,
+            state.daemon_config.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The wrapper, the admin tool, the runtime links to the wrapper and
+/// (unless the operator has one) the shipped config file.
+fn put_binaries(
+    host: &Host,
+    state: &mut State,
+    args: &DeployArgs,
+    source: &Source,
+) -> Result<(), DeployError> {
+    let bin = &args.bin_dir;
+    put_file(
+        host,
+        state,
+        &bin.join(userns_hostnet::WRAPPER_NAME),
+        &source.wrapper,
+        0o755,
+    )?;
+    put_file(host, state, &bin.join(ADMIN_NAME), &source.admin, 0o755)?;
+    for link in RUNTIME_LINKS {
+        put_link(
+            host,
+            state,
+            &bin.join(link),
+            Path::new(userns_hostnet::WRAPPER_NAME),
+        )?;
+    }
+    let config_file = Path::new(CONFIG_FILE);
+    if std::fs::symlink_metadata(host.entry(config_file)?).is_err() {
+        put_file(host, state, config_file, SHIPPED_CONFIG.as_bytes(), 0o644)?;
+    } else if state.entry(config_file).is_none() {
+        say(&format!("kept {}: the operator's", config_file.display()));
+    }
+    Ok(())
+}
+
+/// install's plan made on the node: its links, then the configs naming
+/// them, then its notes. Whether a config changed (a restart is then due,
+/// recorded so that a later deploy still does it).
+fn register_handler(
+    host: &Host,
+    state: &mut State,
+    args: &DeployArgs,
+    plan: &install::edit::InstallPlan,
+) -> Result<bool, DeployError> {
+    for l in &plan.links {
+        if let LinkChange::Create { path, target } = l {
+            put_link(host, state, &host.node_path(path), target)?;
+        }
+    }
+    let mut changed = false;
+    for c in plan.files.iter().filter(|c| c.old != c.new) {
+        let Some(new) = &c.new else { continue };
+        let node = host.node_path(&c.path);
+        if let Some(dir) = node.parent() {
+            make_dirs(host, state, dir)?;
+        }
+        remember(host, state, &node, true, after_file(new.as_bytes()))?;
+        super::files::write_atomic(&c.path, new.as_bytes()).map_err(io("cannot write", &c.path))?;
+        say(&format!(
+            "registered runtime handler {} in {}",
+            args.handler,
+            node.display()
+        ));
+        changed = true;
+    }
+    for n in &plan.notes {
+        say(n);
+    }
+    if changed {
+        state.restart_pending = true;
+        save_state(host, state)?;
+    }
+    Ok(changed)
 }
 
 /// The restart: the operator's `--restart-command`, run by the host's

@@ -110,9 +110,10 @@ pub(super) fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
     }
 }
 
-// Long: one check with a finding per way the ranges can be wrong, each an early return with its fix.
+/// The ranges the kubelet gives pods (from /etc/subuid when it reads it)
+/// against the policy's `allowed_ranges`: a finding per way they can be
+/// wrong, each with its fix.
 pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Check {
-    const NAME: &str = "subids";
     let configured = config.and_then(|c| match &c.policy.idmap.allowed_ranges {
         AllowedRanges::SubidUser(u) => Some(u.clone()),
         _ => None,
@@ -122,43 +123,16 @@ pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Ch
         .unwrap_or_else(|| KUBELET_USER.to_owned());
     let etc = root.at("/etc");
     let example = format!("{user}:{}:{}", IDS_PER_POD * 16, IDS_PER_POD * 110);
-    let builtin = format!(
-        "its built-in range, IDs {KUBELET_DEFAULT_FIRST_ID} to {}",
-        u64::from(u32::MAX)
-    );
-    let make_reader = format!(
-        "{}useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet",
-        fx.as_root
-    );
     if user == KUBELET_USER {
         if let Err(missing) = kubelet_reads_subids(root) {
-            let listed = host::read_subids(&user, &etc).is_ok();
-            return match (&configured, listed) {
-                (Some(_), _) => check(
-                    NAME,
-                    Status::Fail,
-                    format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
-                )
-                .fix(format!("{make_reader}; or drop allowed_ranges from {}", fx.config.display())),
-                (None, true) => check(
-                    NAME,
-                    Status::Warn,
-                    format!("/etc/subuid has a range for {user}, which the kubelet ignores ({missing}): it gives pods {builtin}"),
-                )
-                .fix(format!("for the kubelet to use that range: {make_reader}")),
-                (None, false) => check(
-                    NAME,
-                    Status::Ok,
-                    format!("the kubelet reads no /etc/subuid ({missing}): it gives pods {builtin}, {IDS_PER_POD} per pod"),
-                ),
-            };
+            return subids_unread(&user, configured.is_some(), &etc, &example, &missing, fx);
         }
     }
     let ids = match host::read_subids(&user, &etc) {
         Ok(ids) => ids,
         Err(e) if configured.is_some() => {
             return check(
-                NAME,
+                SUBIDS,
                 Status::Fail,
                 format!("{e}: idmap.allowed_ranges names {user}, so the wrapper refuses every user-namespaced container"),
             )
@@ -169,7 +143,7 @@ pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Ch
         }
         Err(e) => {
             return check(
-                NAME,
+                SUBIDS,
                 Status::Fail,
                 format!("{e}: a `{KUBELET_USER}` user and getsubids exist, so the kubelet asks getsubids for its range and cannot give pods a user namespace without one"),
             )
@@ -179,9 +153,64 @@ pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Ch
             ))
         }
     };
+    subids_ranges(&user, &ids, &example, fx)
+}
+
+/// The name of [`subids`]' check.
+const SUBIDS: &str = "subids";
+
+/// The kubelet reads no /etc/subuid (`missing`: why): it gives pods its
+/// built-in range, which a policy naming the user's ranges refuses, and
+/// in which a range listed for the user goes unused.
+fn subids_unread(
+    user: &str,
+    configured: bool,
+    etc: &Path,
+    example: &str,
+    missing: &str,
+    fx: &Fixes,
+) -> Check {
+    let builtin = format!(
+        "its built-in range, IDs {KUBELET_DEFAULT_FIRST_ID} to {}",
+        u64::from(u32::MAX)
+    );
+    let make_reader = format!(
+        "{}useradd --system --no-create-home --shell /usr/sbin/nologin {KUBELET_USER}; apt-get install uidmap (getsubids); add the same line, e.g. {example}, to /etc/subuid and /etc/subgid; restart the kubelet",
+        fx.as_root
+    );
+    let listed = host::read_subids(user, etc).is_ok();
+    match (configured, listed) {
+        (true, _) => check(
+            SUBIDS,
+            Status::Fail,
+            format!("idmap.allowed_ranges names {user}'s /etc/subuid ranges, but the kubelet reads /etc/subuid only with a `{KUBELET_USER}` user and getsubids ({missing}): it gives pods {builtin}, which that policy refuses"),
+        )
+        .fix(format!("{make_reader}; or drop allowed_ranges from {}", fx.config.display())),
+        (false, true) => check(
+            SUBIDS,
+            Status::Warn,
+            format!("/etc/subuid has a range for {user}, which the kubelet ignores ({missing}): it gives pods {builtin}"),
+        )
+        .fix(format!("for the kubelet to use that range: {make_reader}")),
+        (false, false) => check(
+            SUBIDS,
+            Status::Ok,
+            format!("the kubelet reads no /etc/subuid ({missing}): it gives pods {builtin}, {IDS_PER_POD} per pod"),
+        ),
+    }
+}
+
+/// The user's ranges as read: one and the same range in both files for
+/// the kubelet's user, room for a pod at least, aligned to a pod's IDs.
+fn subids_ranges(
+    user: &str,
+    ids: &userns_hostnet_engine::facts::SubIds,
+    example: &str,
+    fx: &Fixes,
+) -> Check {
     if user == KUBELET_USER && (ids.uid != ids.gid || ids.uid.len() != 1) {
         return check(
-            NAME,
+            SUBIDS,
             Status::Fail,
             format!("{user}'s ranges in /etc/subuid and /etc/subgid are not one and the same range in both, which the kubelet needs: it refuses them"),
         )
@@ -197,7 +226,7 @@ pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Ch
         .all(|r| r.start % IDS_PER_POD == 0 && r.size % IDS_PER_POD == 0);
     if pods == 0 {
         return check(
-            NAME,
+            SUBIDS,
             Status::Fail,
             format!("{user}: the ranges in /etc/subuid and /etc/subgid hold fewer than {IDS_PER_POD} IDs: not one pod fits"),
         )
@@ -210,10 +239,10 @@ pub(super) fn subids(root: &Root, config: Option<&NodeConfig>, fx: &Fixes) -> Ch
         if pods == 1 { "" } else { "s" }
     );
     if aligned {
-        check(NAME, Status::Ok, msg)
+        check(SUBIDS, Status::Ok, msg)
     } else {
         check(
-            NAME,
+            SUBIDS,
             Status::Warn,
             format!(
                 "{msg}; a start or size is not a multiple of {IDS_PER_POD}, which kubelet requires"

@@ -33,7 +33,6 @@ pub(super) fn serving_binary(
 /// checks only when it starts: any of them missing stops the daemon
 /// (CRI-O) or loses the handler. What differs per daemon is its module's
 /// ([`daemon::ConfigCheck`]).
-// Long: one check's steps in order (the serving binary, its own check of the file, each handler's binaries), each an early return with its finding.
 pub(super) fn daemon_config(
     root: &Root,
     args: &DoctorArgs,
@@ -43,14 +42,47 @@ pub(super) fn daemon_config(
 ) -> Option<Check> {
     let module = daemon::of(daemon.into());
     let cc = module.config_check()?;
-    let name = cc.name;
     let host = daemon_config_path(args, daemon);
-    let file = root.at(&host);
-    let shown = host.display();
-    let map = |p: &Path| root.at(p);
+    let run = ConfigRun {
+        root,
+        daemon,
+        module,
+        cc,
+        file: root.at(&host),
+        host,
+        fx,
+    };
     let Some(bin) = bin else {
+        return Some(run.without_binary());
+    };
+    // Each step's finding, when it has one, is the check's.
+    Some(run.with_binary(bin).unwrap_or_else(|finding| finding))
+}
+
+/// One daemon's config check: what each of its steps reads.
+struct ConfigRun<'a> {
+    root: &'a Root,
+    daemon: Daemon,
+    module: &'static dyn daemon::DaemonModule,
+    cc: daemon::ConfigCheck,
+    /// The config file, as the node names it.
+    host: PathBuf,
+    /// The config file here.
+    file: PathBuf,
+    fx: &'a Fixes,
+}
+
+impl ConfigRun<'_> {
+    fn map(&self) -> impl Fn(&Path) -> PathBuf + '_ {
+        |p: &Path| self.root.at(p)
+    }
+
+    /// No binary serves the file: a warning, unless what the daemon
+    /// checks on start, read from its files alone, already fails.
+    fn without_binary(&self) -> Check {
+        let (daemon, shown) = (self.daemon, self.host.display());
         let mut c = check(
-            name,
+            self.cc.name,
             Status::Warn,
             format!(
                 "no {0} binary found (no running {0} that doctor can see reads {shown}, none in PATH): its own check of the file was not run",
@@ -62,44 +94,109 @@ pub(super) fn daemon_config(
             daemon.flag()
         ));
         // What the daemon checks on start, read from its files alone.
-        if let Some(missing) = module.missing_without_binary(&host, &map) {
-            if let Some(fail) = missing_check(&cc, daemon, &missing, &shown.to_string(), "", fx) {
+        if let Some(missing) = self.module.missing_without_binary(&self.host, &self.map()) {
+            if let Some(fail) =
+                missing_check(&self.cc, daemon, &missing, &shown.to_string(), "", self.fx)
+            {
                 c = fail;
             }
         }
-        return Some(c);
-    };
-    let asked = bin.describe();
-    let config_dir = cc
-        .drop_ins
-        .map(|d| root.at(host.parent().unwrap_or(Path::new("/")).join(d)));
-    let staged = if cc.stages_imports && root.fake() {
-        StagedCopy::of_containerd(root, &host)
-    } else {
-        None
-    };
-    let read = if let Some(copy) = &staged {
-        copy.0.clone()
-    } else if file.is_file() {
-        file.clone()
-    } else if config_dir.is_some() {
-        // No main file: the daemon reads its drop-ins alone (`--config ""`).
-        PathBuf::new()
-    } else {
-        return Some(check(
-            name,
-            Status::Skip,
-            format!("{shown}: no file, so {asked} has nothing to check"),
-        ));
-    };
-    let effective = match daemon::serving::check_config(bin, &read, config_dir.as_deref()) {
-        daemon::serving::Verdict::Accepts(text) => text,
-        // Not root: the daemon may refuse for want of root's files alone.
-        daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
-            return Some(not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx))
+        c
+    }
+
+    /// The binary's own check of the file, then what the config it read
+    /// would be missing at start.
+    fn with_binary(&self, bin: &daemon::serving::Binary) -> Result<Check, Check> {
+        let cc = &self.cc;
+        let shown = self.host.display();
+        let asked = bin.describe();
+        // `_staged` (a temporary copy) is read until the check is made.
+        let (read, _staged, config_dir) = self.file_to_read(&asked)?;
+        let effective = self.effective(bin, &asked, &read, config_dir.as_deref())?;
+        let dumped = effective.parse::<DocumentMut>();
+        if let Ok(doc) = &dumped {
+            self.reads_less(&asked, doc)?;
         }
-        daemon::serving::Verdict::Refuses(said) => {
-            return Some(check(
+        let missing = dumped
+            .map(|doc| {
+                self.module
+                    .missing_at_start(&doc, &bin.search_path, &self.map())
+            })
+            .unwrap_or_default();
+        if let Some(fail) = missing_check(
+            cc,
+            self.daemon,
+            &missing,
+            &shown.to_string(),
+            &asked,
+            self.fx,
+        ) {
+            return Err(fail);
+        }
+        Ok(check(
+            cc.name,
+            Status::Ok,
+            format!(
+                "{asked} accepts {shown} (`{}`), and every handler's {} is there",
+                cc.verb, cc.needs
+            ),
+        ))
+    }
+
+    /// What the binary is given to read: the staged copy (kept with it),
+    /// the file, or (no main file, the daemon reads its drop-ins alone,
+    /// `--config ""`) nothing; and the drop-in directory.
+    fn file_to_read(
+        &self,
+        asked: &str,
+    ) -> Result<(PathBuf, Option<StagedCopy>, Option<PathBuf>), Check> {
+        let root = self.root;
+        let config_dir = self
+            .cc
+            .drop_ins
+            .map(|d| root.at(self.host.parent().unwrap_or(Path::new("/")).join(d)));
+        let staged = if self.cc.stages_imports && root.fake() {
+            StagedCopy::of_containerd(root, &self.host)
+        } else {
+            None
+        };
+        let read = if let Some(copy) = &staged {
+            copy.0.clone()
+        } else if self.file.is_file() {
+            self.file.clone()
+        } else if config_dir.is_some() {
+            // No main file: the daemon reads its drop-ins alone (`--config ""`).
+            PathBuf::new()
+        } else {
+            return Err(check(
+                self.cc.name,
+                Status::Skip,
+                format!(
+                    "{}: no file, so {asked} has nothing to check",
+                    self.host.display()
+                ),
+            ));
+        };
+        Ok((read, staged, config_dir))
+    }
+
+    /// The config as the binary reads it, or its refusal.
+    fn effective(
+        &self,
+        bin: &daemon::serving::Binary,
+        asked: &str,
+        read: &Path,
+        config_dir: Option<&Path>,
+    ) -> Result<String, Check> {
+        let (name, daemon, fx) = (self.cc.name, self.daemon, self.fx);
+        let shown = self.host.display();
+        match daemon::serving::check_config(bin, read, config_dir) {
+            daemon::serving::Verdict::Accepts(text) => Ok(text),
+            // Not root: the daemon may refuse for want of root's files alone.
+            daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+                Err(not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx))
+            }
+            daemon::serving::Verdict::Refuses(said) => Err(check(
                 name,
                 Status::Fail,
                 format!("{asked} refuses {shown}: {said}"),
@@ -109,10 +206,8 @@ pub(super) fn daemon_config(
                 fx.as_root,
                 daemon.binary_name(),
                 daemon.flag()
-            )))
-        }
-        daemon::serving::Verdict::NotRun(why) => {
-            return Some(check(
+            ))),
+            daemon::serving::Verdict::NotRun(why) => Err(check(
                 name,
                 Status::Warn,
                 format!("{asked}: cannot run its config check: {why}"),
@@ -120,39 +215,30 @@ pub(super) fn daemon_config(
             .fix(format!(
                 "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
                 daemon.flag()
-            )))
+            ))),
         }
-    };
-    let dumped = effective.parse::<DocumentMut>();
-    // containerd 1.x reads a newer file without a word, as a version 2
-    // file whose plugin tables it does not know: none of them counts.
-    if let (Ok(doc), Ok(own)) = (&dumped, toml::read(&file)) {
-        if let Some((theirs, read)) = module.reads_less(&own, doc) {
-            return Some(check(
-                name,
+    }
+
+    /// containerd 1.x reads a newer file without a word, as a version 2
+    /// file whose plugin tables it does not know: none of them counts.
+    fn reads_less(&self, asked: &str, dumped: &DocumentMut) -> Result<(), Check> {
+        let shown = self.host.display();
+        let Ok(own) = toml::read(&self.file) else {
+            return Ok(());
+        };
+        if let Some((theirs, read)) = self.module.reads_less(&own, dumped) {
+            return Err(check(
+                self.cc.name,
                 Status::Fail,
                 format!("{asked} reads config version {read} at most, and {shown} is version {theirs}: it ignores that file's plugin tables, its runtime handlers included"),
             )
             .fix(format!(
                 "run a containerd that reads version {theirs} (if one does and is not running, name it: userns-hostnet doctor --containerd PATH); or write {shown} for this one: {}containerd config default > FILE, then userns-hostnet install containerd --config FILE",
-                fx.as_root
+                self.fx.as_root
             )));
         }
+        Ok(())
     }
-    let missing = dumped
-        .map(|doc| module.missing_at_start(&doc, &bin.search_path, &map))
-        .unwrap_or_default();
-    if let Some(fail) = missing_check(&cc, daemon, &missing, &shown.to_string(), &asked, fx) {
-        return Some(fail);
-    }
-    Some(check(
-        name,
-        Status::Ok,
-        format!(
-            "{asked} accepts {shown} (`{}`), and every handler's {} is there",
-            cc.verb, cc.needs
-        ),
-    ))
 }
 
 /// Under `--root`, containerd would read a config's absolute imports on

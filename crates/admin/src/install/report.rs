@@ -58,38 +58,189 @@ pub(super) fn file_action(c: &FileChange) -> &'static str {
     }
 }
 
-// Long: the writes' order is what keeps the node working (links before the configs that name them on install, after on uninstall), so it reads as one sequence.
+/// Print the plan (`--check`, `--dry-run`, nothing to change) or write it;
+/// the exit status.
 pub(super) fn apply(
     args: &InstallArgs,
     plan: &InstallPlan,
     install: bool,
 ) -> Result<i32, InstallError> {
-    let daemon = daemon::of(args.daemon).name();
-    let done = if install { "installed" } else { "removed" };
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
-    let mut report = Report {
-        json: args.more.json,
-        files: Vec::new(),
-        links: Vec::new(),
-    };
     let restart = if !changed.is_empty()
         && (!args.more.hook || plan.restart)
         && daemon::of(args.daemon).restarts()
     {
-        Some(format!("systemctl restart {daemon}"))
+        Some(format!(
+            "systemctl restart {}",
+            daemon::of(args.daemon).name()
+        ))
     } else {
         None
+    };
+    let run = Run {
+        args,
+        plan,
+        install,
+        changed,
+        would_change,
+        restart,
+    };
+    let mut report = Report {
+        json: args.more.json,
+        files: Vec::new(),
+        links: Vec::new(),
     };
     let status = if args.more.check {
         i32::from(would_change)
     } else {
         i32::from(plan.left)
     };
-    let finish = |report: &Report, written: bool| {
+    if args.more.check {
+        run.check(&report);
+    } else if !would_change {
+        run.unchanged(&report);
+    } else if args.dry_run {
+        run.dry_run(&report);
+    } else {
+        run.write(&mut report)?;
+    }
+    Ok(status)
+}
+
+/// One install or uninstall's plan, as `apply` prints or writes it.
+struct Run<'a> {
+    args: &'a InstallArgs,
+    plan: &'a InstallPlan,
+    install: bool,
+    /// The files the plan changes.
+    changed: Vec<&'a FileChange>,
+    /// Whether any file or link changes.
+    would_change: bool,
+    /// The daemon's restart, when a change needs one.
+    restart: Option<String>,
+}
+
+impl Run<'_> {
+    fn daemon(&self) -> &'static str {
+        daemon::of(self.args.daemon).name()
+    }
+
+    fn done(&self) -> &'static str {
+        if self.install {
+            "installed"
+        } else {
+            "removed"
+        }
+    }
+
+    /// `--check`: what would change, or that it is in place.
+    fn check(&self, report: &Report) {
+        for c in &self.changed {
+            report.line(&format!("would {} {}", file_action(c), c.path.display()));
+        }
+        for l in &self.plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
+                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
+            });
+        }
+        if !self.would_change {
+            report.line(&format!(
+                "in place: {} is {} for {}",
+                subject(self.args),
+                self.done(),
+                self.daemon()
+            ));
+        }
+        self.finish(report, false);
+    }
+
+    /// Nothing to change: said so (unless something is left that the
+    /// notes tell of).
+    fn unchanged(&self, report: &Report) {
+        if !self.plan.left {
+            report.line(&format!(
+                "nothing to change: {} is already {} for {}",
+                subject(self.args),
+                self.done(),
+                self.daemon()
+            ));
+        }
+        self.notes(report);
+        self.finish(report, false);
+    }
+
+    /// `--dry-run`: each file's diff and each link, nothing written.
+    fn dry_run(&self, report: &Report) {
+        for c in &self.changed {
+            if !report.json {
+                say(&files::unified_diff(
+                    &c.path,
+                    c.old.as_deref(),
+                    c.new.as_deref(),
+                ));
+            }
+        }
+        // Links are not lines of a file: worded apart from the diff's
+        // `+`/`-` lines.
+        for l in &self.plan.links {
+            report.line(&match l {
+                LinkChange::Create { path, target } => {
+                    format!("would link {} -> {}", path.display(), target.display())
+                }
+                LinkChange::Remove { path, target } => {
+                    format!(
+                        "would remove link {} -> {}",
+                        path.display(),
+                        target.display()
+                    )
+                }
+            });
+        }
+        self.notes(report);
+        report.line("(dry run: nothing written)");
+        self.finish(report, false);
+    }
+
+    /// The writes, in the order that keeps the node working.
+    fn write(&self, report: &mut Report) -> Result<(), InstallError> {
+        // An interrupt waits until the change is whole (then ends the run):
+        // cut short, it would leave links no config names, or a temporary
+        // file beside the config.
+        let _held = Held::signals();
+        // The links exist before a config names them, and go after none does.
+        if self.install {
+            apply_links(&self.plan.links, report)?;
+            pause_between_links_and_files();
+        }
+        for c in &self.changed {
+            write_file(self.args, c, report)?;
+        }
+        if !self.install {
+            apply_links(&self.plan.links, report)?;
+        }
+        self.notes(report);
+        if !self.changed.is_empty() {
+            report.line(&done_line(self.args, self.plan, self.install));
+        }
+        self.finish(report, true);
+        Ok(())
+    }
+
+    fn notes(&self, report: &Report) {
+        for n in &self.plan.notes {
+            report.line(n);
+        }
+    }
+
+    /// With `--json`, the one document: what was written, or (`written`
+    /// false) what the plan would write.
+    fn finish(&self, report: &Report, written: bool) {
         if !report.json {
             return;
         }
+        let plan = self.plan;
         let files: Vec<serde_json::Value> = if written {
             report.files.clone()
         } else {
@@ -104,106 +255,19 @@ pub(super) fn apply(
             plan.links.iter().map(link_json).collect()
         };
         let doc = serde_json::json!({
-            "command": if install { "install" } else { "uninstall" },
-            "daemon": daemon,
-            "subject": subject(args),
+            "command": if self.install { "install" } else { "uninstall" },
+            "daemon": self.daemon(),
+            "subject": subject(self.args),
             "written": written,
-            "changed": would_change,
+            "changed": self.would_change,
             "files": files,
             "links": links,
             "notes": plan.notes,
             "left": plan.left,
-            "restart": if written { restart.clone() } else { None },
+            "restart": if written { self.restart.clone() } else { None },
         });
         say(&format!("{doc:#}\n"));
-    };
-    let notes = |report: &Report| {
-        for n in &plan.notes {
-            report.line(n);
-        }
-    };
-    if args.more.check {
-        for c in &changed {
-            report.line(&format!("would {} {}", file_action(c), c.path.display()));
-        }
-        for l in &plan.links {
-            report.line(&match l {
-                LinkChange::Create { path, .. } => format!("would link {}", path.display()),
-                LinkChange::Remove { path, .. } => format!("would remove {}", path.display()),
-            });
-        }
-        if !would_change {
-            report.line(&format!(
-                "in place: {} is {done} for {daemon}",
-                subject(args)
-            ));
-        }
-        finish(&report, false);
-        return Ok(status);
     }
-    if !would_change {
-        if !plan.left {
-            report.line(&format!(
-                "nothing to change: {} is already {done} for {daemon}",
-                subject(args)
-            ));
-        }
-        notes(&report);
-        finish(&report, false);
-        return Ok(status);
-    }
-    if args.dry_run {
-        for c in &changed {
-            if !report.json {
-                say(&files::unified_diff(
-                    &c.path,
-                    c.old.as_deref(),
-                    c.new.as_deref(),
-                ));
-            }
-        }
-        // Links are not lines of a file: worded apart from the diff's
-        // `+`/`-` lines.
-        for l in &plan.links {
-            report.line(&match l {
-                LinkChange::Create { path, target } => {
-                    format!("would link {} -> {}", path.display(), target.display())
-                }
-                LinkChange::Remove { path, target } => {
-                    format!(
-                        "would remove link {} -> {}",
-                        path.display(),
-                        target.display()
-                    )
-                }
-            });
-        }
-        notes(&report);
-        report.line("(dry run: nothing written)");
-        finish(&report, false);
-        return Ok(status);
-    }
-    // An interrupt waits until the change is whole (then ends the run):
-    // cut short, it would leave links no config names, or a temporary
-    // file beside the config.
-    let _held = Held::signals();
-    // The links exist before a config names them, and go after none does.
-    if install {
-        apply_links(&plan.links, &mut report)?;
-        pause_between_links_and_files();
-    }
-    for c in &changed {
-        write_file(args, c, &mut report)?;
-    }
-    if !install {
-        apply_links(&plan.links, &mut report)?;
-    }
-    notes(&report);
-    if !changed.is_empty() {
-        report.line(&done_line(args, plan, install));
-    }
-    finish(&report, true);
-    Ok(status)
 }
 
 /// SIGINT, SIGTERM and SIGHUP held (blocked) until dropped; one that came

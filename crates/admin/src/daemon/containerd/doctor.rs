@@ -6,7 +6,8 @@ use crate::cli::{Daemon, DoctorArgs};
 use crate::daemon::{self};
 use crate::doctor::shared::*;
 use crate::matrix;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use toml_edit::DocumentMut;
 use userns_hostnet::sys::toml;
 
 pub(crate) fn containerd(
@@ -53,7 +54,8 @@ pub(crate) fn containerd(
     out
 }
 
-// Long: one pass over the config and its imports, a finding per handler, each handler's cases side by side.
+/// The handlers of containerd's config (its imports merged as the
+/// containerd that serves it merges them) that run the wrapper.
 pub(crate) fn containerd_handlers(
     root: &Root,
     args: &DoctorArgs,
@@ -61,58 +63,17 @@ pub(crate) fn containerd_handlers(
     fx: &Fixes,
     found: &mut Vec<daemon::node::Handler>,
 ) -> Check {
-    const NAME: &str = "containerd";
     let config = root.at(daemon_config_path(args, Daemon::Containerd));
     let flag = &fx.containerd_flag;
     let fix = &fx.admin(format!(
         "userns-hostnet install containerd{flag}, then restart containerd"
     ));
-    if !config.is_file() {
-        return check(
-            NAME,
-            Status::Fail,
-            format!(
-                "{}: no config file, so no runtime handler runs the wrapper",
-                config.display()
-            ),
-        )
-        .fix(format!(
-            "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
-            fx.as_root,
-            args.containerd_config
-                .as_deref()
-                .unwrap_or(Path::new(daemon::containerd::node::CONFIG))
-                .display()
-        ));
-    }
-    let doc = match toml::read(&config) {
-        Ok(d) => d,
-        Err(e) => {
-            return check(NAME, Status::Fail, e.to_string())
-                .fix(format!("{}correct the file", fx.as_root))
-        }
+    let doc = match served_config(args, &config, fx) {
+        Ok(doc) => doc,
+        Err(finding) => return finding,
     };
-    if let Some(plugin) = daemon::containerd::cri_disabled(&doc) {
-        return check(
-            NAME,
-            Status::Skip,
-            format!(
-                "{}: disabled_plugins turns {plugin:?} off: this containerd serves no kubelet (Docker's containerd, for one)",
-                config.display()
-            ),
-        );
-    }
     let version = daemon::containerd::version(&doc);
-    let mut files = vec![(config.clone(), doc)];
-    let node_config = daemon_config_path(args, Daemon::Containerd);
-    let imports = daemon::containerd::node::imports(&files[0].1, &node_config, &|p| {
-        Ok::<_, std::convert::Infallible>(root.at(p))
-    });
-    for (_, import) in imports.unwrap_or_default() {
-        if let Ok(d) = toml::read(&import) {
-            files.push((import, d));
-        }
-    }
+    let files = with_imports(root, args, config.clone(), doc);
     // Before 2.0, containerd replaces a plugin's whole table with an
     // import's; a version 3 config is read by 2.x only.
     let binary = bin
@@ -142,12 +103,78 @@ pub(crate) fn containerd_handlers(
     }
     found.extend(handlers.iter().cloned());
     registered(
-        NAME,
+        HANDLERS,
         handlers,
         root,
         fix,
         &reinstall("containerd", flag, fx),
     )
+}
+
+/// The name of [`containerd_handlers`]' check.
+const HANDLERS: &str = "containerd";
+
+/// containerd's main config, read; the finding instead when there is
+/// none, it does not parse, or it serves no kubelet (its CRI disabled).
+fn served_config(args: &DoctorArgs, config: &Path, fx: &Fixes) -> Result<DocumentMut, Check> {
+    let flag = &fx.containerd_flag;
+    if !config.is_file() {
+        return Err(check(
+            HANDLERS,
+            Status::Fail,
+            format!(
+                "{}: no config file, so no runtime handler runs the wrapper",
+                config.display()
+            ),
+        )
+        .fix(format!(
+            "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
+            fx.as_root,
+            args.containerd_config
+                .as_deref()
+                .unwrap_or(Path::new(daemon::containerd::node::CONFIG))
+                .display()
+        )));
+    }
+    let doc = match toml::read(config) {
+        Ok(d) => d,
+        Err(e) => {
+            return Err(check(HANDLERS, Status::Fail, e.to_string())
+                .fix(format!("{}correct the file", fx.as_root)))
+        }
+    };
+    if let Some(plugin) = daemon::containerd::cri_disabled(&doc) {
+        return Err(check(
+            HANDLERS,
+            Status::Skip,
+            format!(
+                "{}: disabled_plugins turns {plugin:?} off: this containerd serves no kubelet (Docker's containerd, for one)",
+                config.display()
+            ),
+        ));
+    }
+    Ok(doc)
+}
+
+/// The main config (`doc`, read from `config`) and the files it imports
+/// that can be read, in the order containerd merges them.
+fn with_imports(
+    root: &Root,
+    args: &DoctorArgs,
+    config: PathBuf,
+    doc: DocumentMut,
+) -> Vec<(PathBuf, DocumentMut)> {
+    let mut files = vec![(config, doc)];
+    let node_config = daemon_config_path(args, Daemon::Containerd);
+    let imports = daemon::containerd::node::imports(&files[0].1, &node_config, &|p| {
+        Ok::<_, std::convert::Infallible>(root.at(p))
+    });
+    for (_, import) in imports.unwrap_or_default() {
+        if let Ok(d) = toml::read(&import) {
+            files.push((import, d));
+        }
+    }
+    files
 }
 
 /// An import that throws away CRI settings of the files before it.

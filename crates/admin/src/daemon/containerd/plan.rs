@@ -22,58 +22,16 @@ pub(crate) fn containerd_import_files(
     daemon::containerd::node::imports(doc, config, &|p| node_file(args, p))
 }
 
-/// What install (or uninstall) changes for containerd.
-// Long: the main config's edit in the order containerd reads it (version, imports, the source handler, the default); split, a dozen locals would travel between the parts.
+/// What install (or uninstall) changes for containerd: the main config's
+/// edit in the order containerd reads it (version, imports, the source
+/// handler, the default).
 pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
-    let Some(text) = toml::read_optional(&host_config)? else {
-        return Err(DaemonConfigError::NoContainerdConfig(host_config).into());
-    };
-    let mut doc = match toml::parse(&host_config, &text) {
-        Ok(d) => d,
-        Err(parse)
-            if text.contains("{{")
-                && daemon::containerd::node::rancher_distro(&config).is_some() =>
-        {
-            return Err(DaemonConfigError::GoTemplate {
-                path: host_config,
-                parse,
-            }
-            .into())
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let (text, doc) = read_main_config(&config, &host_config)?;
     let version = containerd::version(&doc);
-    if let Some(distro) = daemon::containerd::node::rancher_distro(&config)
-        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
-    {
-        let template = config.with_file_name(if version >= 3 {
-            "config-v3.toml.tmpl"
-        } else {
-            "config.toml.tmpl"
-        });
-        return Err(DaemonConfigError::Regenerated {
-            path: config,
-            template,
-            distro,
-        }
-        .into());
-    }
     let cri_off = containerd::cri_disabled(&doc);
-    if version < 2 && cri_off.is_some() {
-        return Err(DaemonConfigError::Docker(host_config).into());
-    }
-    if version < 2 {
-        return Err(DaemonConfigError::Version1 { path: host_config }.into());
-    }
-    let Some(layout) = containerd::layout(version) else {
-        return Err(DaemonConfigError::Version {
-            path: host_config,
-            version,
-        }
-        .into());
-    };
+    let layout = supported_layout(&config, &host_config, version, cri_off.is_some())?;
     let mut plan = InstallPlan::default();
     if install {
         if let Some(plugin) = cri_off {
@@ -91,16 +49,8 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
     } else {
         Vec::new()
     };
-    let how = if version == 2
-        && !daemon::containerd::node::binary_version(&args.containerd)
-            .is_some_and(|(major, _)| major >= 2)
-    {
-        containerd::Merge::WholePlugins
-    } else {
-        containerd::Merge::Deep
-    };
     let imported: Vec<DocumentMut> = files.iter().map(|(_, d)| d.clone()).collect();
-    let main = containerd::merged(&doc, &imported, how);
+    let main = containerd::merged(&doc, &imported, merge_for(args, version));
     if install {
         if let Some(name) = containerd::missing_default(&layout, &main) {
             return Err(DaemonConfigError::DefaultHandlerMissing {
@@ -111,46 +61,8 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
             .into());
         }
     }
-    // Which file the source handler was read from, for the notes.
-    let defined_in = |name: &str| -> PathBuf {
-        files
-            .iter()
-            .rev()
-            .find(|(_, d)| daemon::config::handler(&layout, d, name).is_some())
-            .map_or_else(|| config.clone(), |(p, _)| p.clone())
-    };
-    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
-        let source = containerd::source(&layout, &main);
-        let named = source
-            .as_ref()
-            .and_then(|(_, h)| daemon::config::binary_of(&layout, h))
-            .filter(|b| !b.is_empty());
-        let (binary, implicit, what) = match (&source, named) {
-            (Some((s, _)), Some(b)) => (
-                b.to_owned(),
-                false,
-                format!("BinaryName of handler {s} in {}", defined_in(s).display()),
-            ),
-            (Some((s, _)), None) => (
-                "runc".to_owned(),
-                true,
-                format!("runtime containerd's runc shim runs for handler {s}, which has no BinaryName: `runc` in PATH"),
-            ),
-            // No handler to derive from: containerd's built-in runc
-            // handler runs `runc` from PATH, the wrapper's own first choice.
-            (None, _) => (String::new(), true, String::new()),
-        };
-        let bin =
-            carried_handler_binary(args, &config, &wrapper, (&binary, implicit, &what), plan)?;
-        let derived = containerd::derive(source.as_ref().map(|(_, h)| *h), &bin);
-        if let Some((s, _)) = &source {
-            derived_notes(&args.handler, s, &derived, plan);
-        }
-        let marked = daemon::config::marked(derived.table);
-        Ok(match &source {
-            Some((_, h)) => daemon::config::styled_like(marked, h),
-            None => marked,
-        })
+    let make = |plan: &mut InstallPlan| {
+        derived_handler(args, &config, &wrapper, &layout, (&main, &files), plan)
     };
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     if args.drop_in && install && version == 2 {
@@ -168,35 +80,197 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         }
         plan_containerd_drop_in(args, &config, &text, doc, &layout, make, &mut plan)?;
     } else {
-        let absent = daemon::config::handler(&layout, &doc, &args.handler).is_none();
-        if install && absent {
-            refuse_imported_handler(args, &doc, &config, version)?;
-        }
-        let edited = edit_handler(args, &mut doc, &layout, &host_config, make, &mut plan)?;
-        let new = if edited {
-            doc.to_string()
-        } else {
-            if !install && absent {
-                imported_handler(args, &doc, &config, version, &mut plan)?;
-            }
-            text.clone()
-        };
-        if !install && edited {
-            keep_links_still_named(args, &doc, &config, version, &host_config, &mut plan)?;
-        }
-        if install && version == 2 {
-            let new_doc = toml::parse(&host_config, &new)?;
-            clobbered_handler(args, &config, new_doc, &mut plan)?;
-        }
-        plan.files.push(FileChange {
-            path: host_config.clone(),
-            old: Some(text),
-            new: Some(new),
-            backup: true,
-        });
+        plan_main_config(
+            args,
+            (&config, &host_config),
+            text,
+            doc,
+            &layout,
+            make,
+            &mut plan,
+        )?;
     }
     plan_default(args, install, &host_config, &layout, &mut plan)?;
     Ok(plan)
+}
+
+/// The main config's text and its parse. A config that does not parse
+/// and is a Rancher distribution's with `{{` in it is a Go template that
+/// the distribution renders, said so rather than as a TOML error.
+fn read_main_config(
+    config: &Path,
+    host_config: &Path,
+) -> Result<(String, DocumentMut), InstallError> {
+    let Some(text) = toml::read_optional(host_config)? else {
+        return Err(DaemonConfigError::NoContainerdConfig(host_config.to_path_buf()).into());
+    };
+    let doc = match toml::parse(host_config, &text) {
+        Ok(d) => d,
+        Err(parse)
+            if text.contains("{{")
+                && daemon::containerd::node::rancher_distro(config).is_some() =>
+        {
+            return Err(DaemonConfigError::GoTemplate {
+                path: host_config.to_path_buf(),
+                parse,
+            }
+            .into())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok((text, doc))
+}
+
+/// The layout of a config install can edit; refused: a Rancher
+/// distribution's `config.toml` (regenerated from its template at each
+/// start), Docker's containerd (CRI disabled, version 1), version 1 and
+/// versions this build does not know.
+fn supported_layout(
+    config: &Path,
+    host_config: &Path,
+    version: i64,
+    cri_off: bool,
+) -> Result<Layout, InstallError> {
+    if let Some(distro) = daemon::containerd::node::rancher_distro(config)
+        .filter(|_| config.file_name().is_some_and(|n| n == "config.toml"))
+    {
+        let template = config.with_file_name(if version >= 3 {
+            "config-v3.toml.tmpl"
+        } else {
+            "config.toml.tmpl"
+        });
+        return Err(DaemonConfigError::Regenerated {
+            path: config.to_path_buf(),
+            template,
+            distro,
+        }
+        .into());
+    }
+    if version < 2 && cri_off {
+        return Err(DaemonConfigError::Docker(host_config.to_path_buf()).into());
+    }
+    if version < 2 {
+        return Err(DaemonConfigError::Version1 {
+            path: host_config.to_path_buf(),
+        }
+        .into());
+    }
+    containerd::layout(version).ok_or_else(|| {
+        DaemonConfigError::Version {
+            path: host_config.to_path_buf(),
+            version,
+        }
+        .into()
+    })
+}
+
+/// How containerd merges an import into the main config: a version 2
+/// config read by containerd 1.x replaces whole plugin tables, anything
+/// newer merges deeply.
+fn merge_for(args: &InstallArgs, version: i64) -> containerd::Merge {
+    if version == 2
+        && !daemon::containerd::node::binary_version(&args.containerd)
+            .is_some_and(|(major, _)| major >= 2)
+    {
+        containerd::Merge::WholePlugins
+    } else {
+        containerd::Merge::Deep
+    }
+}
+
+/// The handler install adds, derived from the source handler of `main`
+/// (the merged config; `files` its imports, for where the source was
+/// read from) with the wrapper in front of the binary it runs.
+fn derived_handler(
+    args: &InstallArgs,
+    config: &Path,
+    wrapper: &str,
+    layout: &Layout,
+    (main, files): (&DocumentMut, &[(PathBuf, DocumentMut)]),
+    plan: &mut InstallPlan,
+) -> Result<Table, InstallError> {
+    // Which file the source handler was read from, for the notes.
+    let defined_in = |name: &str| -> PathBuf {
+        files
+            .iter()
+            .rev()
+            .find(|(_, d)| daemon::config::handler(layout, d, name).is_some())
+            .map_or_else(|| config.to_path_buf(), |(p, _)| p.clone())
+    };
+    let source = containerd::source(layout, main);
+    let named = source
+        .as_ref()
+        .and_then(|(_, h)| daemon::config::binary_of(layout, h))
+        .filter(|b| !b.is_empty());
+    let (binary, implicit, what) = match (&source, named) {
+        (Some((s, _)), Some(b)) => (
+            b.to_owned(),
+            false,
+            format!("BinaryName of handler {s} in {}", defined_in(s).display()),
+        ),
+        (Some((s, _)), None) => (
+            "runc".to_owned(),
+            true,
+            format!("runtime containerd's runc shim runs for handler {s}, which has no BinaryName: `runc` in PATH"),
+        ),
+        // No handler to derive from: containerd's built-in runc
+        // handler runs `runc` from PATH, the wrapper's own first choice.
+        (None, _) => (String::new(), true, String::new()),
+    };
+    let bin = carried_handler_binary(args, config, wrapper, (&binary, implicit, &what), plan)?;
+    let derived = containerd::derive(source.as_ref().map(|(_, h)| *h), &bin);
+    if let Some((s, _)) = &source {
+        derived_notes(&args.handler, s, &derived, plan);
+    }
+    let marked = daemon::config::marked(derived.table);
+    Ok(match &source {
+        Some((_, h)) => daemon::config::styled_like(marked, h),
+        None => marked,
+    })
+}
+
+/// Without `--drop-in`: the handler edited in the main config itself.
+/// Install refuses a handler of that name an import defines (containerd
+/// would merge the two); uninstall of a handler only an import has says
+/// where it is, and keeps the links another handler still names.
+fn plan_main_config(
+    args: &InstallArgs,
+    (config, host_config): (&Path, &Path),
+    text: String,
+    mut doc: DocumentMut,
+    layout: &Layout,
+    make: Option<&MakeHandler>,
+    plan: &mut InstallPlan,
+) -> Result<(), InstallError> {
+    let install = make.is_some();
+    let version = containerd::version(&doc);
+    let absent = daemon::config::handler(layout, &doc, &args.handler).is_none();
+    if install && absent {
+        refuse_imported_handler(args, &doc, config, version)?;
+    }
+    let edited = edit_handler(args, &mut doc, layout, host_config, make, plan)?;
+    let new = if edited {
+        doc.to_string()
+    } else {
+        if !install && absent {
+            imported_handler(args, &doc, config, version, plan)?;
+        }
+        text.clone()
+    };
+    if !install && edited {
+        keep_links_still_named(args, &doc, config, version, host_config, plan)?;
+    }
+    if install && version == 2 {
+        let new_doc = toml::parse(host_config, &new)?;
+        clobbered_handler(args, config, new_doc, plan)?;
+    }
+    plan.files.push(FileChange {
+        path: host_config.to_path_buf(),
+        old: Some(text),
+        new: Some(new),
+        backup: true,
+    });
+    Ok(())
 }
 
 /// The files `config` imports, read, in the order containerd merges them:
@@ -436,7 +510,6 @@ pub(crate) fn refuse_1x_drop_in(
 /// entry there (a glob such as `conf.d/*.toml`) already does. The imports
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
-// Long: the drop-in and the imports entry naming it are planned together, since one without the other stops containerd.
 pub(crate) fn plan_containerd_drop_in(
     args: &InstallArgs,
     config: &Path,
@@ -452,38 +525,9 @@ pub(crate) fn plan_containerd_drop_in(
     let host_drop_in = node_entry(args, &drop_in)?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
     let old_drop_in = toml::read_optional(&host_drop_in)?;
-    let dir = config.parent().unwrap_or(Path::new("/"));
-    let covered = |doc: &DocumentMut| {
-        doc.get("imports")
-            .and_then(Item::as_array)
-            .is_some_and(|list| {
-                list.iter().filter_map(|v| v.as_str()).any(|entry| {
-                    let full = dir.join(entry);
-                    containerd::import_covers(&full.to_string_lossy(), &drop_in_str)
-                })
-            })
-    };
     let version = containerd::version(&doc);
-    let mut fresh = DocumentMut::new();
-    fresh.decor_mut().set_prefix(format!(
-        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
-        made_dir_line(&host_drop_in)
-    ));
-    fresh.insert("version", value(version));
-    // A drop-in without `version` is read as the main config's.
-    let drop_in_layout = match &old_drop_in {
-        Some(old) => {
-            let v = toml::parse(&host_drop_in, old)?
-                .get("version")
-                .and_then(Item::as_integer)
-                .unwrap_or(version);
-            containerd::layout(v).ok_or_else(|| DaemonConfigError::DropInVersion {
-                path: host_drop_in.clone(),
-                version: v,
-            })?
-        }
-        None => layout.clone(),
-    };
+    let fresh = fresh_drop_in(&host_drop_in, version);
+    let drop_in_layout = drop_in_layout(&host_drop_in, old_drop_in.as_deref(), version, layout)?;
     let new_drop_in = plan_drop_in(
         args,
         &host_drop_in,
@@ -497,43 +541,12 @@ pub(crate) fn plan_containerd_drop_in(
         keep_links_still_named(args, &doc, config, version, &host_drop_in, plan)?;
     }
     let main = if install {
-        if covered(&doc) {
-            text.to_owned()
-        } else {
-            match doc.get_mut("imports").and_then(Item::as_array_mut) {
-                Some(list) => list.push(drop_in_str.as_str()),
-                None => {
-                    let mut list = Array::new();
-                    list.push(drop_in_str.as_str());
-                    let mut v = Value::Array(list);
-                    v.decor_mut().set_suffix(IMPORTS_MARK);
-                    doc.insert("imports", Item::Value(v));
-                }
-            }
-            doc.to_string()
-        }
+        let dir = config.parent().unwrap_or(Path::new("/"));
+        with_import(&mut doc, text, dir, &drop_in_str)
+    } else if new_drop_in.is_none() {
+        without_import(&mut doc, text, &drop_in_str)
     } else {
-        let mut removed = false;
-        if new_drop_in.is_none() {
-            if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
-                let before = list.len();
-                list.retain(|v: &Value| v.as_str() != Some(drop_in_str.as_str()));
-                removed = list.len() != before;
-                let ours = list
-                    .decor()
-                    .suffix()
-                    .and_then(|s| s.as_str())
-                    .is_some_and(|s| s == IMPORTS_MARK);
-                if list.is_empty() && removed && ours {
-                    doc.remove("imports");
-                }
-            }
-        }
-        if removed {
-            doc.to_string()
-        } else {
-            text.to_owned()
-        }
+        text.to_owned()
     };
     plan.files.push(FileChange {
         path: host_config,
@@ -548,6 +561,95 @@ pub(crate) fn plan_containerd_drop_in(
         backup: false,
     });
     Ok(())
+}
+
+/// A new drop-in: its header saying what wrote it and what removes it,
+/// and the main config's `version`.
+fn fresh_drop_in(host_drop_in: &Path, version: i64) -> DocumentMut {
+    let mut fresh = DocumentMut::new();
+    fresh.decor_mut().set_prefix(format!(
+        "# The userns-hostnet runtime handler, written by `userns-hostnet install containerd --drop-in`\n# and removed by `userns-hostnet uninstall containerd --drop-in`.\n{}",
+        made_dir_line(host_drop_in)
+    ));
+    fresh.insert("version", value(version));
+    fresh
+}
+
+/// The layout of the drop-in: its own `version`, or (a drop-in without
+/// one is read as the main config's) the main config's.
+fn drop_in_layout(
+    host_drop_in: &Path,
+    old_drop_in: Option<&str>,
+    version: i64,
+    layout: &Layout,
+) -> Result<Layout, InstallError> {
+    Ok(match old_drop_in {
+        Some(old) => {
+            let v = toml::parse(host_drop_in, old)?
+                .get("version")
+                .and_then(Item::as_integer)
+                .unwrap_or(version);
+            containerd::layout(v).ok_or_else(|| DaemonConfigError::DropInVersion {
+                path: host_drop_in.to_path_buf(),
+                version: v,
+            })?
+        }
+        None => layout.clone(),
+    })
+}
+
+/// The main config with `drop_in` in its `imports` (a list install adds
+/// marked as its own), unchanged when an entry there (a glob such as
+/// `conf.d/*.toml`, relative to `dir`) already covers it.
+fn with_import(doc: &mut DocumentMut, text: &str, dir: &Path, drop_in: &str) -> String {
+    let covered = doc
+        .get("imports")
+        .and_then(Item::as_array)
+        .is_some_and(|list| {
+            list.iter().filter_map(|v| v.as_str()).any(|entry| {
+                let full = dir.join(entry);
+                containerd::import_covers(&full.to_string_lossy(), drop_in)
+            })
+        });
+    if covered {
+        return text.to_owned();
+    }
+    match doc.get_mut("imports").and_then(Item::as_array_mut) {
+        Some(list) => list.push(drop_in),
+        None => {
+            let mut list = Array::new();
+            list.push(drop_in);
+            let mut v = Value::Array(list);
+            v.decor_mut().set_suffix(IMPORTS_MARK);
+            doc.insert("imports", Item::Value(v));
+        }
+    }
+    doc.to_string()
+}
+
+/// The main config without `drop_in` in its `imports` (the whole list
+/// when install added it and it is left empty), unchanged when no entry
+/// names it.
+fn without_import(doc: &mut DocumentMut, text: &str, drop_in: &str) -> String {
+    let mut removed = false;
+    if let Some(list) = doc.get_mut("imports").and_then(Item::as_array_mut) {
+        let before = list.len();
+        list.retain(|v: &Value| v.as_str() != Some(drop_in));
+        removed = list.len() != before;
+        let ours = list
+            .decor()
+            .suffix()
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| s == IMPORTS_MARK);
+        if list.is_empty() && removed && ours {
+            doc.remove("imports");
+        }
+    }
+    if removed {
+        doc.to_string()
+    } else {
+        text.to_owned()
+    }
 }
 
 /// What tells the containers of a containerd handler whose runtime

@@ -1,7 +1,7 @@
 //! install's planning for CRI-O: one drop-in in crio.conf.d.
 
 use crate::cli::InstallArgs;
-use crate::daemon::{self, crio};
+use crate::daemon::{self, config::Layout, crio};
 use crate::install::{edit::*, error::*, handler::*, node::*};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
@@ -40,8 +40,8 @@ pub(crate) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
         .ok_or_else(|| format!("`crio config` prints no built-in handler {name}"))
 }
 
-/// What install (or uninstall) changes for CRI-O: one drop-in file.
-// Long: the drop-in's edit in the order CRI-O reads its files (the source handler, the default); split, its locals would travel between the parts.
+/// What install (or uninstall) changes for CRI-O: one drop-in file, edited
+/// in the order CRI-O reads its files (the source handler, the default).
 pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are
@@ -56,64 +56,12 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
     let layout = crio::layout();
     let old = toml::read_optional(&path)?;
     let mut plan = InstallPlan::default();
-    let mut others = Vec::new();
-    if install {
-        for file in daemon::crio::node::files(&conf, &|p| node_file(args, p))? {
-            if file != path {
-                let doc = toml::read(&file)?;
-                others.push((file, doc));
-            }
-        }
-        let defined_elsewhere = others
-            .iter()
-            .find(|(_, d)| daemon::config::handler(&layout, d, &args.handler).is_some());
-        let ours = old
-            .as_deref()
-            .and_then(|t| toml::parse(&path, t).ok())
-            .is_some_and(|d| daemon::config::handler(&layout, &d, &args.handler).is_some());
-        if let Some((file, _)) = defined_elsewhere.filter(|_| !ours) {
-            return Err(InTheWayError::HandlerElsewhere {
-                file: file.clone(),
-                name: args.handler.clone(),
-                what: "a second definition in CRI-O's drop-in",
-                undo: format!("remove it from {} by hand", file.display()),
-            }
-            .into());
-        }
-    }
-    let make = |plan: &mut InstallPlan| -> Result<Table, InstallError> {
-        let wrapper = wrapper_str(args)?;
-        let builtin = crio::builtin_default(crio_version(args), &others);
-        let mut source = crio::source(&others, &builtin);
-        let implicit = source.runtime() == source.name;
-        // No file defines the default handler and it is runc: CRI-O runs
-        // `runc` from PATH, the wrapper's own first choice.
-        let builtin_runc =
-            source.table.is_none() && source.name == userns_hostnet::runtime::DEFAULT_CANDIDATES[0];
-        if source.table.is_none() {
-            match crio_builtin_handler(args, &source.name) {
-                Ok(t) => source = crio::with_builtin(source, t, &others),
-                Err(why) => plan.notes.push(format!(
-                    "warning: no file defines CRI-O's handler {name} and its built-in settings could not be read ({why}): the new handler carries none of them (CRI-O gives its built-in {name} allowed_annotations, monitor_env, container_min_memory...); to carry them, define [crio.runtime.runtimes.{name}] in a file of {dir} and install again",
-                    name = source.name,
-                    dir = conf.with_extension("conf.d").display(),
-                )),
-            }
-        }
-        let runtime = if builtin_runc {
-            String::new()
-        } else {
-            source.runtime()
-        };
-        let what = source.runtime_from();
-        let bin = carried_handler_binary(args, &conf, &wrapper, (&runtime, implicit, &what), plan)?;
-        let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
-            path: path.clone(),
-            source,
-        })?;
-        derived_notes(&args.handler, &source.name, &derived, plan);
-        Ok(daemon::config::marked(derived.table))
+    let others = if install {
+        other_files(args, &conf, &path, old.as_deref())?
+    } else {
+        Vec::new()
     };
+    let make = |plan: &mut InstallPlan| derived_handler(args, &conf, &path, &others, plan);
     let make: Option<&MakeHandler> = if install { Some(&make) } else { None };
     // The default runtime install set goes before the handler, so that a
     // drop-in left with nothing else in it is removed.
@@ -139,14 +87,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
     )?;
     let new = match new {
         Some(text) if install && args.more.set_as_default => {
-            let mut doc = toml::parse(&path, &text)?;
-            let changed = daemon::config::set_default(&layout, &mut doc, &args.handler).map_err(
-                |source| InstallError::Edit {
-                    path: path.clone(),
-                    source,
-                },
-            )?;
-            Some(if changed { doc.to_string() } else { text })
+            Some(set_as_default(args, &path, &layout, text)?)
         }
         other => other,
     };
@@ -157,6 +98,104 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         backup: false,
     });
     Ok(plan)
+}
+
+/// CRI-O's other config files, read, in the order it reads them: where
+/// the handler install adds is derived from. Refused: a handler of that
+/// name another file defines, when the drop-in (`old`, at `path`) does
+/// not (CRI-O would take the two as one).
+fn other_files(
+    args: &InstallArgs,
+    conf: &Path,
+    path: &Path,
+    old: Option<&str>,
+) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
+    let layout = crio::layout();
+    let mut others = Vec::new();
+    for file in daemon::crio::node::files(conf, &|p| node_file(args, p))? {
+        if file != path {
+            let doc = toml::read(&file)?;
+            others.push((file, doc));
+        }
+    }
+    let defined_elsewhere = others
+        .iter()
+        .find(|(_, d)| daemon::config::handler(&layout, d, &args.handler).is_some());
+    let ours = old
+        .and_then(|t| toml::parse(path, t).ok())
+        .is_some_and(|d| daemon::config::handler(&layout, &d, &args.handler).is_some());
+    if let Some((file, _)) = defined_elsewhere.filter(|_| !ours) {
+        return Err(InTheWayError::HandlerElsewhere {
+            file: file.clone(),
+            name: args.handler.clone(),
+            what: "a second definition in CRI-O's drop-in",
+            undo: format!("remove it from {} by hand", file.display()),
+        }
+        .into());
+    }
+    Ok(others)
+}
+
+/// The handler install adds, derived from CRI-O's default handler in
+/// `others` (or its built-in settings, when no file defines it) with the
+/// wrapper in front of the runtime it runs.
+fn derived_handler(
+    args: &InstallArgs,
+    conf: &Path,
+    path: &Path,
+    others: &[(PathBuf, DocumentMut)],
+    plan: &mut InstallPlan,
+) -> Result<Table, InstallError> {
+    let wrapper = wrapper_str(args)?;
+    let builtin = crio::builtin_default(crio_version(args), others);
+    let mut source = crio::source(others, &builtin);
+    let implicit = source.runtime() == source.name;
+    // No file defines the default handler and it is runc: CRI-O runs
+    // `runc` from PATH, the wrapper's own first choice.
+    let builtin_runc =
+        source.table.is_none() && source.name == userns_hostnet::runtime::DEFAULT_CANDIDATES[0];
+    if source.table.is_none() {
+        match crio_builtin_handler(args, &source.name) {
+            Ok(t) => source = crio::with_builtin(source, t, others),
+            Err(why) => plan.notes.push(format!(
+                "warning: no file defines CRI-O's handler {name} and its built-in settings could not be read ({why}): the new handler carries none of them (CRI-O gives its built-in {name} allowed_annotations, monitor_env, container_min_memory...); to carry them, define [crio.runtime.runtimes.{name}] in a file of {dir} and install again",
+                name = source.name,
+                dir = conf.with_extension("conf.d").display(),
+            )),
+        }
+    }
+    let runtime = if builtin_runc {
+        String::new()
+    } else {
+        source.runtime()
+    };
+    let what = source.runtime_from();
+    let bin = carried_handler_binary(args, conf, &wrapper, (&runtime, implicit, &what), plan)?;
+    let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    derived_notes(&args.handler, &source.name, &derived, plan);
+    Ok(daemon::config::marked(derived.table))
+}
+
+/// `--set-as-default`: the drop-in's `text` naming the handler as CRI-O's
+/// default runtime (unchanged when it already does).
+fn set_as_default(
+    args: &InstallArgs,
+    path: &Path,
+    layout: &Layout,
+    text: String,
+) -> Result<String, InstallError> {
+    let mut doc = toml::parse(path, &text)?;
+    let changed =
+        daemon::config::set_default(layout, &mut doc, &args.handler).map_err(|source| {
+            InstallError::Edit {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    Ok(if changed { doc.to_string() } else { text })
 }
 
 pub(crate) fn crio_fresh(path: &Path) -> DocumentMut {

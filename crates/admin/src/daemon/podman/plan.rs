@@ -39,7 +39,6 @@ pub(crate) fn podman_files(
 /// the one podman runs by default (a custom path of its entry included).
 /// uninstall removes the entry with its marker line, leaving the file byte
 /// for byte as it was (and no file where there was none).
-// Long: the entry, its marker and the table header it may add are planned together, so that uninstall puts the file back byte for byte.
 pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::podman::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
@@ -52,64 +51,16 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
     let mut plan = InstallPlan::default();
     let owner = podman::owner(&doc, name);
     let runs_wrapper = podman::runs_wrapper(&doc, name);
-    let shown = host_config.display();
-    let entry_binary = |doc: &DocumentMut| -> Option<String> {
-        podman::runtimes(doc)?
-            .get(name)?
-            .as_array()?
-            .iter()
-            .next()?
-            .as_str()
-            .map(str::to_owned)
-    };
     let new = match (install, owner) {
-        (true, None) => {
-            let wrapper = wrapper_str(args)?;
-            let files = podman_files(args, &config)?;
-            let source = podman::source(&files, name);
-            let found = source.runtime(&|p| is_executable_on_node(args, Path::new(p)));
-            let (runtime, implicit, what) = match (&found, &source.file) {
-                (Some(p), Some(f)) => (
-                    p.clone(),
-                    false,
-                    format!(
-                        "first path of podman runtime {} in {} that exists",
-                        source.name,
-                        f.display()
-                    ),
-                ),
-                _ => (
-                    source.name.clone(),
-                    true,
-                    format!("runtime podman runs by default: `{}` in PATH", source.name),
-                ),
-            };
-            let bin = carried_handler_binary(
-                args,
-                &config,
-                &wrapper,
-                (&runtime, implicit, &what),
-                &mut plan,
-            )?;
-            podman::add(&mut doc, name, &bin).map_err(|source| InstallError::Edit {
-                path: host_config.clone(),
-                source,
-            })?;
-            Some(doc.to_string())
-        }
+        (true, None) => Some(with_entry(
+            args,
+            (&config, &host_config),
+            &mut doc,
+            &mut plan,
+        )?),
         (false, None) => old.clone(),
         (_, Some(Owner::Install)) if install => old.clone(),
-        (_, Some(Owner::Install)) => {
-            plan.links
-                .extend(handler_links(args, entry_binary(&doc).as_deref()));
-            podman::remove(&mut doc, name);
-            let text = doc.to_string();
-            if old.is_some() && text.trim().is_empty() && daemon::config::holds_nothing(&doc) {
-                None
-            } else {
-                Some(text)
-            }
-        }
+        (_, Some(Owner::Install)) => without_entry(args, &mut doc, old.is_some(), &mut plan),
         (_, Some(Owner::Operator)) if !runs_wrapper => {
             return Err(InTheWayError::PodmanRuntime {
                 file: host_config,
@@ -127,7 +78,8 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
             plan.leave(
                 install,
                 format!(
-                    "left podman runtime {name} in {shown}: {why}{}",
+                    "left podman runtime {name} in {}: {why}{}",
+                    host_config.display(),
                     if install {
                         ""
                     } else {
@@ -145,4 +97,74 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         backup: true,
     });
     Ok(plan)
+}
+
+/// The config with the entry install adds: the wrapper in front of the
+/// runtime podman runs by default (the first existing path of its entry,
+/// else its name in PATH).
+fn with_entry(
+    args: &InstallArgs,
+    (config, host_config): (&Path, &Path),
+    doc: &mut DocumentMut,
+    plan: &mut InstallPlan,
+) -> Result<String, InstallError> {
+    let name = args.handler.as_str();
+    let wrapper = wrapper_str(args)?;
+    let files = podman_files(args, config)?;
+    let source = podman::source(&files, name);
+    let found = source.runtime(&|p| is_executable_on_node(args, Path::new(p)));
+    let (runtime, implicit, what) = match (&found, &source.file) {
+        (Some(p), Some(f)) => (
+            p.clone(),
+            false,
+            format!(
+                "first path of podman runtime {} in {} that exists",
+                source.name,
+                f.display()
+            ),
+        ),
+        _ => (
+            source.name.clone(),
+            true,
+            format!("runtime podman runs by default: `{}` in PATH", source.name),
+        ),
+    };
+    let bin = carried_handler_binary(args, config, &wrapper, (&runtime, implicit, &what), plan)?;
+    podman::add(doc, name, &bin).map_err(|source| InstallError::Edit {
+        path: host_config.to_path_buf(),
+        source,
+    })?;
+    Ok(doc.to_string())
+}
+
+/// The config without the entry install added (and the links it named
+/// that go with it); no file when install made it and nothing else is
+/// left in it (`existed`: a file was there).
+fn without_entry(
+    args: &InstallArgs,
+    doc: &mut DocumentMut,
+    existed: bool,
+    plan: &mut InstallPlan,
+) -> Option<String> {
+    let name = args.handler.as_str();
+    plan.links
+        .extend(handler_links(args, entry_binary(doc, name).as_deref()));
+    podman::remove(doc, name);
+    let text = doc.to_string();
+    if existed && text.trim().is_empty() && daemon::config::holds_nothing(doc) {
+        None
+    } else {
+        Some(text)
+    }
+}
+
+/// The binary the entry `name` runs: the first path of its list.
+fn entry_binary(doc: &DocumentMut, name: &str) -> Option<String> {
+    podman::runtimes(doc)?
+        .get(name)?
+        .as_array()?
+        .iter()
+        .next()?
+        .as_str()
+        .map(str::to_owned)
 }
