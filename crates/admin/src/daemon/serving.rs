@@ -194,6 +194,30 @@ pub fn reads_config(daemon: Daemon, argv: &[String], cwd: &Path, config: &Path) 
     normal(&cwd.join(named)) == normal(config)
 }
 
+/// Whether the file the daemon of `proc_dir` (`/proc/PID`) reads as its
+/// config is `config` (where this process reads it) under another name:
+/// a node whose config directory is bound where the daemon's command line
+/// names another path, or a config reached through a link. Compared by
+/// device and inode, through the daemon's own root.
+fn reads_same_file(
+    proc_dir: &Path,
+    daemon: Daemon,
+    argv: &[String],
+    cwd: &Path,
+    config: &Path,
+) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = option_value(argv, "config", "c").unwrap_or(daemon.default_config());
+    let theirs = cwd.join(named);
+    let theirs = proc_dir
+        .join("root")
+        .join(theirs.strip_prefix("/").unwrap_or(&theirs));
+    match (std::fs::metadata(theirs), std::fs::metadata(config)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
 /// A running daemon whose command line makes it read `config`: its PID,
 /// executable (a host path) and PATH. `map` turns a host path into where
 /// to read it.
@@ -224,7 +248,9 @@ fn running(
                 return None;
             }
             let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
-            if !reads_config(daemon, &argv, &cwd, config) {
+            if !reads_config(daemon, &argv, &cwd, config)
+                && !reads_same_file(&dir, daemon, &argv, &cwd, &map(config))
+            {
                 return None;
             }
             let path = std::fs::read(dir.join("environ"))
@@ -546,6 +572,62 @@ mod tests {
             assert!(serves(Daemon::Containerd, &argv(line)), "{line}");
         }
         assert!(serves(Daemon::Crio, &argv("crio --log-level info")));
+    }
+
+    #[test]
+    fn a_daemon_reading_the_same_file_by_another_name_serves_it() {
+        let t = tempfile::tempdir().unwrap();
+        // The daemon's root (what /proc/PID/root leads to) and its config.
+        let root = t.path().join("root");
+        std::fs::create_dir_all(root.join("srv/node")).unwrap();
+        std::fs::write(root.join("srv/node/config.toml"), "version = 2\n").unwrap();
+        let proc_dir = t.path().join("proc-1");
+        std::fs::create_dir(&proc_dir).unwrap();
+        std::os::unix::fs::symlink(&root, proc_dir.join("root")).unwrap();
+        // Where this process reads the node's config: the same file.
+        std::fs::create_dir_all(t.path().join("etc/containerd")).unwrap();
+        let ours = t.path().join("etc/containerd/config.toml");
+        std::fs::hard_link(root.join("srv/node/config.toml"), &ours).unwrap();
+        let line = argv("containerd --config /srv/node/config.toml");
+        assert!(!reads_config(
+            Daemon::Containerd,
+            &line,
+            Path::new("/"),
+            &ours
+        ));
+        assert!(reads_same_file(
+            &proc_dir,
+            Daemon::Containerd,
+            &line,
+            Path::new("/"),
+            &ours
+        ));
+        // Relative to its working directory, as it opens it.
+        let rel = argv("containerd -c node/config.toml");
+        assert!(reads_same_file(
+            &proc_dir,
+            Daemon::Containerd,
+            &rel,
+            Path::new("/srv"),
+            &ours
+        ));
+        // Another file of the same text is another file.
+        let other = t.path().join("other.toml");
+        std::fs::write(&other, "version = 2\n").unwrap();
+        assert!(!reads_same_file(
+            &proc_dir,
+            Daemon::Containerd,
+            &line,
+            Path::new("/"),
+            &other
+        ));
+        assert!(!reads_same_file(
+            &proc_dir,
+            Daemon::Containerd,
+            &argv("containerd --config /missing.toml"),
+            Path::new("/"),
+            &ours
+        ));
     }
 
     #[test]
