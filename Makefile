@@ -56,13 +56,15 @@ helm:
 image:
 	./scripts/image.sh
 
-# The previous version's installer image (the newest merge before HEAD,
-# built from a git worktree of it; needs the git history), for the upgrade
-# of the Kubernetes tier's two-node cluster:
+# The previous version's installer image (PREVIOUS_VERSION: the commit of
+# main that landed before this work, moved on at each landing; built from
+# a git worktree of it, so it needs the git history), for the upgrade of
+# the Kubernetes tier's two-node cluster:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build).
+PREVIOUS_VERSION ?= 85a0593
 image-previous:
-	./scripts/image-previous.sh
+	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 
 # youki 0.7.0 for the e2e tier, built once from crates.io into target/youki
 # (Debian has no package; about 4 minutes on 2 cores the first time).
