@@ -878,8 +878,6 @@ impl Records {
     /// gone.
     fn sweep(&self, nameless: Option<&OsStr>) {
         self.settle(None, nameless);
-        remove_orphan_temps(&self.pending());
-        remove_orphan_temps(&self.bound());
         for path in entries(&self.bound()) {
             let pid = path.file_name().and_then(|n| n.to_str()?.parse().ok());
             let Some(now) = pid.and_then(Process::of) else {
@@ -901,32 +899,38 @@ impl Records {
 }
 
 /// The records in `dir` (a name starting with `.` is one being written).
+/// The records in `dir`; a temporary file of a writer that died before
+/// its rename is removed on the way (see [`orphan_temp`]), so that a
+/// listing is the one read of the directory.
 fn entries(dir: &Path) -> impl Iterator<Item = PathBuf> {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| !e.file_name().as_bytes().starts_with(b"."))
+        .filter(|e| {
+            let name = e.file_name();
+            if !name.as_bytes().starts_with(b".") {
+                return true;
+            }
+            if orphan_temp(name.as_bytes()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+            false
+        })
         .map(|e| e.path())
 }
 
-/// The temporary files of writers that died before their rename (a
-/// wrapper killed in the middle of a create): named `.NAME.PID` by
-/// [`write_record`], removed once no process has that pid.
-fn remove_orphan_temps(dir: &Path) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.as_bytes().strip_prefix(b".") else {
-            continue;
-        };
-        let writer = rest
-            .rsplit(|&b| b == b'.')
-            .next()
-            .and_then(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok());
-        if writer.is_some_and(|pid| Process::of(pid).is_none()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+/// A temporary file of [`write_record`] (`.NAME.PID`) whose writer died
+/// before its rename (a wrapper killed in the middle of a create): no
+/// process has that pid any more.
+fn orphan_temp(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(b".") else {
+        return false;
+    };
+    rest.rsplit(|&b| b == b'.')
+        .next()
+        .and_then(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok())
+        .is_some_and(|pid| Process::of(pid).is_none())
 }
 
 fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
