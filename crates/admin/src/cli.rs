@@ -188,6 +188,9 @@ pub struct DeployArgs {
     /// With --uninstall: first wait while the handler has containers on the node, and afterwards for SIGTERM instead of exiting (the cleanup DaemonSet's pod).
     #[arg(long, requires = "uninstall")]
     pub wait: bool,
+    /// Exit once every pod of the cleanup DaemonSet NAMESPACE/NAME is ready, saying which nodes it waits for (the chart's pre-delete hook: `helm uninstall` returns when every node is undone).
+    #[arg(long, value_name = "NAMESPACE/NAME", conflicts_with_all = ["once", "uninstall", "check", "cleanup"])]
+    pub await_removal: Option<String>,
     /// The directory holding the binaries to copy (default: this program's own).
     #[arg(long, value_name = "DIR", hide = true)]
     pub from: Option<PathBuf>,

@@ -1,7 +1,9 @@
-//! The one Kubernetes API call deploy makes: a merge patch of its own
-//! node's labels, over HTTPS with the pod's service account (its token and
-//! the cluster's CA, as Kubernetes mounts them). No client library: one
-//! request over rustls, the status line read back.
+//! The Kubernetes API calls deploy makes: a merge patch of its own node's
+//! labels, and (the chart's uninstall hook) reads of the cleanup
+//! DaemonSet and its pods, over HTTPS with the pod's service account (its
+//! token and the cluster's CA, as Kubernetes mounts them). No client
+//! library: one HTTP/1.0 request per call over rustls (so the answer is
+//! never chunked: its body runs to the end of the connection).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -9,18 +11,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Why the node cannot be labelled, or where to reach the API server.
-pub enum Api {
-    Unavailable(String),
-    Reachable {
-        host: String,
-        port: String,
-        node: String,
-        /// The service account directory: the token is read again for
-        /// each call (the kubelet rotates it).
-        dir: PathBuf,
-        tls: Arc<rustls::ClientConfig>,
-    },
+/// The API server as the pod reaches it, and the node deploy runs on.
+pub struct Api {
+    /// NODE_NAME: the node it labels.
+    node: Option<String>,
+    /// Where the API server is, or why it cannot be reached.
+    server: Result<Server, String>,
+}
+
+struct Server {
+    host: String,
+    port: String,
+    /// The service account directory: the token is read again for each
+    /// call (the kubelet rotates it).
+    dir: PathBuf,
+    tls: Arc<rustls::ClientConfig>,
 }
 
 /// The service account's files, as Kubernetes mounts them into a pod.
@@ -40,38 +45,13 @@ fn service_account_dir() -> PathBuf {
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 impl Api {
-    /// From the pod's environment and service account; `Unavailable` says
+    /// From the pod's environment and service account; a call says
     /// what is missing.
     pub fn from_pod(node: Option<&str>) -> Api {
-        match Self::try_from_pod(node) {
-            Ok(api) => api,
-            Err(why) => Api::Unavailable(why),
+        Api {
+            node: node.filter(|n| !n.is_empty()).map(str::to_owned),
+            server: Server::from_pod(),
         }
-    }
-
-    fn try_from_pod(node: Option<&str>) -> Result<Api, String> {
-        let node = node
-            .filter(|n| !n.is_empty())
-            .ok_or("NODE_NAME is not set")?
-            .to_owned();
-        let host = std::env::var("KUBERNETES_SERVICE_HOST")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .ok_or("KUBERNETES_SERVICE_HOST is not set (not in a pod)")?;
-        let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
-        let dir = service_account_dir();
-        if !dir.is_dir() {
-            return Err(format!("no service account ({})", dir.display()));
-        }
-        let ca = read_in(&dir, "ca.crt")?;
-        let tls = tls_config(&ca)?;
-        Ok(Api::Reachable {
-            host,
-            port,
-            node,
-            dir,
-            tls,
-        })
     }
 
     /// The node's label `key` and annotation `note` as `mark` says, in
@@ -88,21 +68,9 @@ impl Api {
         } else {
             "labelled"
         };
-        let Api::Reachable {
-            host,
-            port,
-            node,
-            dir,
-            tls,
-        } = self
-        else {
-            let Api::Unavailable(why) = self else {
-                return Err(String::new());
-            };
-            return Err(format!("node not {not}: {why}"));
+        let Some(node) = &self.node else {
+            return Err(format!("node not {not}: NODE_NAME is not set"));
         };
-        let token = String::from_utf8(read_in(dir, "token")?)
-            .map_err(|_| "node not labelled: the token is not UTF-8".to_owned())?;
         let value = match mark {
             Mark::Able => serde_json::json!("true"),
             _ => serde_json::Value::Null,
@@ -119,13 +87,62 @@ impl Api {
             Mark::Unable(why) => format!("node {node} {what}: {key} ({note}: {why})"),
             _ => format!("node {node} {what}: {key}"),
         };
-        match patch(host, port, tls, &format!("/api/v1/nodes/{node}"), token.trim(), &body) {
-            Ok(200) => Ok(done),
-            Ok(code) => Err(format!(
+        let path = format!("/api/v1/nodes/{node}");
+        match self.request("PATCH", &path, Some(&body)) {
+            Ok((200, _)) => Ok(done),
+            Ok((code, _)) => Err(format!(
                 "node {node} not {not}: the API server answered {code} (is the RBAC of deploy/ applied?)"
             )),
-            Err(e) => Err(format!("node {node} not {not}: API unreachable: {e}")),
+            Err(e) => Err(format!("node {node} not {not}: {e}")),
         }
+    }
+
+    /// GET `path`: the HTTP status and the body, JSON when the status is
+    /// 200 (an error: why the API server could not be asked).
+    pub fn get(&self, path: &str) -> Result<(u16, serde_json::Value), String> {
+        let (code, body) = self.request("GET", path, None)?;
+        if code != 200 {
+            return Ok((code, serde_json::Value::Null));
+        }
+        let value = serde_json::from_slice(&body)
+            .map_err(|e| format!("GET {path}: the answer is not JSON: {e}"))?;
+        Ok((code, value))
+    }
+
+    /// One request, a merge patch when it has a body: the status and body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> Result<(u16, Vec<u8>), String> {
+        let server = self.server.as_ref().map_err(String::clone)?;
+        let token = String::from_utf8(read_in(&server.dir, "token")?)
+            .map_err(|_| "the service account's token is not UTF-8".to_owned())?;
+        exchange(server, method, path, token.trim(), body)
+            .map_err(|e| format!("API unreachable: {e}"))
+    }
+}
+
+impl Server {
+    fn from_pod() -> Result<Server, String> {
+        let host = std::env::var("KUBERNETES_SERVICE_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .ok_or("KUBERNETES_SERVICE_HOST is not set (not in a pod)")?;
+        let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
+        let dir = service_account_dir();
+        if !dir.is_dir() {
+            return Err(format!("no service account ({})", dir.display()));
+        }
+        let ca = read_in(&dir, "ca.crt")?;
+        let tls = tls_config(&ca)?;
+        Ok(Server {
+            host,
+            port,
+            dir,
+            tls,
+        })
     }
 }
 
@@ -165,15 +182,21 @@ fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
-/// One PATCH with a JSON merge patch; the HTTP status.
-fn patch(
-    host: &str,
-    port: &str,
-    tls: &Arc<rustls::ClientConfig>,
+/// The most of an answer read: the largest is a list of the cleanup's
+/// pods, one per node.
+const MAX_ANSWER: u64 = 64 << 20;
+
+/// One request (a JSON merge patch when it has a body); the HTTP status
+/// and the body.
+fn exchange(
+    Server {
+        host, port, tls, ..
+    }: &Server,
+    method: &str,
     path: &str,
     token: &str,
-    body: &str,
-) -> Result<u16, String> {
+    body: Option<&str>,
+) -> Result<(u16, Vec<u8>), String> {
     let authority = if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -186,28 +209,36 @@ fn patch(
     let _ = tcp.set_write_timeout(Some(TIMEOUT));
     let conn = rustls::ClientConnection::new(tls.clone(), name).map_err(|e| e.to_string())?;
     let mut s = rustls::StreamOwned::new(conn, tcp);
-    let request = format!(
-        "PATCH {path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/merge-patch+json\r\nAccept: application/json\r\n\
-         User-Agent: userns-hostnet-deploy\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let mut request = format!(
+        "{method} {path} HTTP/1.0\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Accept: application/json\r\nUser-Agent: userns-hostnet-deploy\r\n"
     );
+    if let Some(body) = body {
+        request += &format!(
+            "Content-Type: application/merge-patch+json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+    } else {
+        request += "\r\n";
+    }
     s.write_all(request.as_bytes())
         .and_then(|()| s.flush())
         .map_err(|e| e.to_string())?;
-    // The status line is all we need; a peer closing without close_notify
-    // after it is no failure.
+    // An HTTP/1.0 answer ends with the connection; a peer closing without
+    // close_notify after it is no failure.
     let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !got.windows(2).any(|w| w == b"\r\n") {
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if got.is_empty() => return Err(e.to_string()),
-            Err(_) => break,
+    if let Err(e) = Read::by_ref(&mut s).take(MAX_ANSWER).read_to_end(&mut got) {
+        if got.is_empty() {
+            return Err(e.to_string());
         }
     }
-    status_code(&got).ok_or_else(|| "no HTTP status line in the answer".into())
+    let code = status_code(&got).ok_or("no HTTP status line in the answer")?;
+    let body = got
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|at| got[at + 4..].to_vec())
+        .unwrap_or_default();
+    Ok((code, body))
 }
 
 /// The code of an HTTP/1.x status line.

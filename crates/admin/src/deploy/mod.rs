@@ -19,6 +19,7 @@
 //! undo still returns the host to what it was before any deploy.
 
 mod able;
+mod await_removal;
 pub mod undo;
 use undo::*;
 
@@ -193,6 +194,9 @@ fn read_source(args: &DeployArgs) -> Result<Source, DeployError> {
 
 /// Run `deploy`: the exit status.
 pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
+    if let Some(target) = &args.await_removal {
+        return await_removal::run(target);
+    }
     if !args.bin_dir.is_absolute() {
         return Err(DeployError::Usage(format!(
             "--bin-dir {}: must be an absolute path on the host",
