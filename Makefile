@@ -62,7 +62,7 @@ image:
 # the Kubernetes tier's two-node cluster:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build).
-PREVIOUS_VERSION ?= 85a0593
+PREVIOUS_VERSION ?= 79c7dda
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the kustomize manifests of deploy/ from the Helm chart
-# deploy/helm/userns-hostnet, with its default values (the cleanup
+# deploy/helm/userns-hostnet, with its default values but no uninstall
+# hooks (kubectl runs no hook: removal is deploy/cleanup/, the cleanup
 # DaemonSet with action=cleanup), one file per template:
 #   namespace.yaml rbac.yaml daemonset.yaml runtimeclass.yaml
 #   cleanup/daemonset.yaml
@@ -51,7 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cleanup"
 # Helm's own cache, config and data stay out of the home directory.
 export HELM_CACHE_HOME=$tmp/cache HELM_CONFIG_HOME=$tmp/config HELM_DATA_HOME=$tmp/data
-"$helm" template userns-hostnet "$chart" | split "$tmp" "$header"
+"$helm" template userns-hostnet "$chart" --set undoOnUninstall=false | split "$tmp" "$header"
 "$helm" template userns-hostnet "$chart" --set action=cleanup --show-only templates/cleanup-daemonset.yaml | split "$tmp/cleanup" "$header"
 for f in namespace.yaml rbac.yaml daemonset.yaml runtimeclass.yaml; do
 	mv "$tmp/$f" "$out/$f"

@@ -1768,7 +1768,8 @@ fn helm(k: &Cluster, home: &std::path::Path, args: &[&str]) -> common::Outcome {
 
 /// What an operator of these nodes adds to the chart's objects, as the
 /// kustomize overlay of the one-node rows does (see `write_overlay` for
-/// why each): the installer and the cleanup on the host's network, dialing
+/// why each): the installer, the cleanup and the uninstall hook's Job on
+/// the host's network, dialing
 /// the API server at 127.0.0.1 (no kube-proxy), the service account's
 /// token and CA from a host directory, and `/` bound without propagation.
 /// A Helm 4 post-renderer plugin (python3-yaml) in `home`/plugins.
@@ -1786,15 +1787,15 @@ fn fleet_post_renderer(k: &Cluster, home: &std::path::Path, service_account: &st
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
 for d in docs:
-    if d.get("kind") != "DaemonSet":
+    if d.get("kind") not in ("DaemonSet", "Job"):
         continue
     spec = d["spec"]["template"]["spec"]
     spec["hostNetwork"] = True
     spec["automountServiceAccountToken"] = False
-    spec["volumes"].append({{"name": "service-account", "hostPath": {{"path": "{sa}", "type": "Directory"}}}})
+    spec.setdefault("volumes", []).append({{"name": "service-account", "hostPath": {{"path": "{sa}", "type": "Directory"}}}})
     c = spec["containers"][0]
-    c["env"] += [{{"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"}}, {{"name": "KUBERNETES_SERVICE_PORT", "value": "{port}"}}]
-    for m in c["volumeMounts"]:
+    c.setdefault("env", []).extend([{{"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"}}, {{"name": "KUBERNETES_SERVICE_PORT", "value": "{port}"}}])
+    for m in c.setdefault("volumeMounts", []):
         if m["name"] == "host-root":
             m["mountPropagation"] = "None"
     c["volumeMounts"].append({{"name": "service-account", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}})
@@ -1971,12 +1972,13 @@ fn pod_containers(k: &Cluster) -> std::collections::BTreeMap<String, String> {
 /// with pods of the handler running on both nodes: no pod restarted, each
 /// still hardened, no daemon restarted (the handler's settings are the
 /// same); the records the previous version wrote are read by this one,
-/// and none is left once the pods are gone. Removal through the chart's
-/// cleanup (`--wait`), started while those pods still run: the labels go,
-/// the cleanup waits with the handlers registered and no daemon
-/// restarted, helm does not return; the pods deleted, it finishes by
-/// itself: each daemon's config byte for byte, one restart per node; then
-/// `helm uninstall` leaves nothing on either node.
+/// and none is left once the pods are gone. `helm uninstall` while those
+/// pods still run: with a short timeout it fails naming both nodes and
+/// leaves both installs as they were; with time to wait, its hooks take
+/// the labels off and wait, the handlers registered, no daemon restarted,
+/// helm not returning; the pods deleted, it finishes by itself: each
+/// daemon's config byte for byte, one restart per node, nothing left on
+/// either node.
 #[test]
 fn fleet_two_nodes_helm() {
     use common::crio::{Crio, Mode};
@@ -2283,33 +2285,59 @@ fn fleet_two_nodes_helm() {
         ("true".to_owned(), "true".to_owned())
     );
 
-    // Removal while the handler's pods still run on both nodes: the
-    // chart's cleanup (`helm upgrade --set action=cleanup --wait`) takes
-    // the labels off at once and then waits, the handler still
-    // registered, until the pods are gone.
+    // Removal while the handler's pods still run on both nodes. A
+    // `helm uninstall` whose timeout ends first fails, naming the nodes
+    // that wait, and leaves both installs in place.
     let removal = Instant::now();
     let restarts_before = (nodes[0].restarts, nodes[1].restarts);
-    let helm_log = work.join("helm-cleanup.log");
+    let refused = helm(&k, &home, &["uninstall", FLEET_RELEASE, "--timeout=20s"]);
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    eprintln!("helm uninstall --timeout=20s with the pods running: {said}");
+    assert!(
+        !refused.success()
+            && said.contains("waiting for the removal on 2 of 2 node(s): 127.0.0.2, localhost"),
+        "helm uninstall did not fail naming both nodes: {}",
+        refused.describe()
+    );
+    let installed_a = nodes[0].daemon.config_files();
+    let installed_b = nodes[1].daemon.config_files();
+    let still_installed = |nodes: &[FleetNode<'_>], when: &str| {
+        for n in nodes {
+            assert!(
+                n.daemon.registered(FLEET_HANDLER),
+                "{}: the handler went while its pods run ({when})",
+                n.name
+            );
+        }
+        assert_eq!(
+            (nodes[0].restarts, nodes[1].restarts),
+            restarts_before,
+            "a daemon restarted while the handler's pods run ({when})"
+        );
+        assert!(
+            nodes[0].daemon.config_files() == installed_a
+                && nodes[1].daemon.config_files() == installed_b,
+            "a daemon's config changed while the handler's pods run ({when})"
+        );
+    };
+    still_installed(&nodes, "after the refused uninstall");
+    for pod in before.keys() {
+        assert_hardened(
+            &look(&k, pod, "app"),
+            &format!("{pod}, after the refused uninstall"),
+        );
+    }
+
+    // `helm uninstall` with time to wait: its hooks take the labels off at
+    // once, then wait on both nodes, the handlers registered, and helm
+    // does not return.
+    let helm_log = work.join("helm-uninstall.log");
     let log = std::fs::File::create(&helm_log).unwrap();
-    let mut cleanup = helm_command(
-        &k,
-        &home,
-        &[
-            "upgrade",
-            FLEET_RELEASE,
-            chart,
-            "--post-renderer=uhn-node",
-            "--reuse-values",
-            "--set",
-            "action=cleanup",
-            "--wait",
-            "--timeout=10m",
-        ],
-    )
-    .stdout(log.try_clone().unwrap())
-    .stderr(log)
-    .spawn()
-    .expect("start helm");
+    let mut uninstall = helm_command(&k, &home, &["uninstall", FLEET_RELEASE, "--timeout=10m"])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start helm");
     let waiting = |k: &Cluster| -> Vec<String> {
         daemonset_pods_by_node(k, CLEANUP_DS)
             .into_iter()
@@ -2321,52 +2349,50 @@ fn fleet_two_nodes_helm() {
             })
             .collect()
     };
-    fleet_wait(&k, &mut nodes, "the cleanup to wait on both nodes", |k| {
-        waiting(k).len() == 2
+    let hook_log = |k: &Cluster| {
+        k.kubectl(&["-n", DEPLOY_NS, "logs", "job/userns-hostnet-uninstall"])
+            .stdout
+    };
+    fleet_wait(&k, &mut nodes, "the removal to wait on both nodes", |k| {
+        waiting(k).len() == 2 && hook_log(k).contains("on 2 of 2 node(s)")
     });
     for line in waiting(&k) {
         eprintln!("{line}");
     }
+    eprintln!("the uninstall hook: {}", hook_log(&k).trim());
     assert!(
-        cleanup.try_wait().unwrap().is_none(),
-        "helm's cleanup returned while the handler's pods run: {}",
+        uninstall.try_wait().unwrap().is_none(),
+        "helm uninstall returned while the handler's pods run: {}",
         std::fs::read_to_string(&helm_log).unwrap_or_default()
     );
-    for n in &nodes {
-        assert!(
-            n.daemon.registered(FLEET_HANDLER),
-            "{}: the handler went while its pods run",
-            n.name
-        );
-    }
+    still_installed(&nodes, "while helm uninstall waits");
     assert_eq!(
         (node_label(&k, "localhost"), node_label(&k, SECOND_NODE)),
         (String::new(), String::new()),
-        "the cleanup did not take the labels off first"
-    );
-    assert_eq!(
-        (nodes[0].restarts, nodes[1].restarts),
-        restarts_before,
-        "a daemon restarted while the handler's pods run"
+        "the removal did not take the labels off first"
     );
 
-    // The pods stopped and deleted: the cleanup goes on by itself.
+    // The pods stopped and deleted: the removal goes on by itself and
+    // helm uninstall returns.
     k.kubectl_ok(&["delete", "deployment", "fleet", "--wait=true"]);
     k.delete_pod("fleet-crio");
-    fleet_wait(&k, &mut nodes, "helm's cleanup to return", |_| {
-        cleanup.try_wait().unwrap().is_some()
+    fleet_wait(&k, &mut nodes, "helm uninstall to return", |_| {
+        uninstall.try_wait().unwrap().is_some()
     });
-    let status = cleanup.wait().unwrap();
-    eprintln!(
-        "  helm upgrade (cleanup) {status}: {:.1?}",
-        removal.elapsed()
-    );
+    let status = uninstall.wait().unwrap();
+    eprintln!("  helm uninstall {status}: {:.1?}", removal.elapsed());
     assert!(
         status.success(),
-        "helm's cleanup failed: {}",
+        "helm uninstall failed: {}",
         std::fs::read_to_string(&helm_log).unwrap_or_default()
     );
-    assert_eq!(daemonset_counts(&k, CLEANUP_DS), (2, 2, 2));
+    for what in [
+        vec!["get", "daemonset", "-n", DEPLOY_NS],
+        vec!["get", "job", "-n", DEPLOY_NS],
+    ] {
+        let left = k.kubectl(&[&what[..], &["-o", "name"]].concat()).stdout;
+        assert!(left.trim().is_empty(), "helm uninstall left {left}");
+    }
     // Nothing of the feature's pods is left on either node, no record.
     for n in &nodes {
         assert_nothing_left(&format!("the feature's pods on {}", n.name), &|| {
@@ -2382,7 +2408,6 @@ fn fleet_two_nodes_helm() {
         });
     }
     assert_no_record_left("the two-node cluster's pods", &records_before);
-    helm(&k, &home, &["uninstall", FLEET_RELEASE, "--wait"]).assert_success();
     for n in &nodes {
         assert_nothing_left(&format!("the release on {}", n.name), &|| {
             n.daemon.leftovers()

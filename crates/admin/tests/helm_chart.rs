@@ -316,10 +316,11 @@ fn deploy_manifests_are_the_charts_default_render() {
             "deploy/{file} is not the chart's render: run scripts/helm-manifests.sh (it renders:\n{fresh})"
         );
     }
-    // And the render is the same objects helm installs: nothing lost in
-    // the split.
+    // And the render is the same objects helm installs, but for the
+    // uninstall hooks (which kubectl does not run): nothing lost in the
+    // split.
     let helm = Helm::new();
-    let docs = helm.template(&[], &[]);
+    let docs = helm.template(&[], &[("undoOnUninstall", "false")]);
     let mut kinds: Vec<String> = docs
         .iter()
         .map(|d| {
@@ -667,4 +668,102 @@ fn the_cluster_doc_shows_the_helm_rollout_and_every_value() {
         missing.is_empty(),
         "docs/cluster.md's values table has no row for {missing:?}"
     );
+}
+
+/// `helm uninstall` of an install: the cleanup DaemonSet and then the Job
+/// helm waits for, both pre-delete hooks kept until they succeed; the Job
+/// names that DaemonSet as deploy's command line takes it, placed like
+/// the installer, and may read only it and the namespace's pods. Neither
+/// is rendered with undoOnUninstall false, nor with action=cleanup (whose
+/// cleanup DaemonSet is an object of the release).
+#[test]
+fn uninstall_undoes_every_node_before_the_release_goes() {
+    let helm = Helm::new();
+    let values = placement_values();
+    let file = helm.values_file("placement.json", &values);
+    let docs = helm.template(&["-f", &file], &[("namespace.name", "node-addons")]);
+    let hook = |o: &Value| {
+        let a = &o["metadata"]["annotations"];
+        (
+            a["helm.sh/hook"].as_str().unwrap_or("").to_owned(),
+            a["helm.sh/hook-weight"].as_str().unwrap_or("").to_owned(),
+            a["helm.sh/hook-delete-policy"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+        )
+    };
+    let kept = "before-hook-creation,hook-succeeded".to_owned();
+    let ds = cleanup(&docs);
+    assert_eq!(hook(ds), ("pre-delete".into(), "0".into(), kept.clone()));
+    let job = find(&docs, "Job", "userns-hostnet-uninstall").expect("the uninstall Job");
+    assert_eq!(hook(job), ("pre-delete".into(), "1".into(), kept));
+    assert_eq!(
+        job["metadata"]["annotations"]["helm.sh/hook-output-log-policy"],
+        "hook-failed"
+    );
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Never");
+    assert_eq!(
+        pod["serviceAccountName"],
+        ds["spec"]["template"]["spec"]["serviceAccountName"]
+    );
+    for key in [
+        "nodeSelector",
+        "tolerations",
+        "affinity",
+        "priorityClassName",
+    ] {
+        assert_eq!(pod[key], ds["spec"]["template"]["spec"][key], "{key}");
+    }
+    let c = &pod["containers"][0];
+    assert_eq!(
+        c["image"],
+        "registry.example.org/userns-hostnet-installer:9.9.9"
+    );
+    assert_eq!(c["securityContext"]["capabilities"]["drop"], json!(["ALL"]));
+    let args: Vec<String> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        args,
+        ["--await-removal", "node-addons/userns-hostnet-cleanup"]
+    );
+    let argv = [
+        &["userns-hostnet".to_owned(), "deploy".to_owned()][..],
+        &args,
+    ]
+    .concat();
+    if let Err(e) = <Cli as clap::Parser>::try_parse_from(&argv) {
+        panic!("{argv:?} does not parse: {e}");
+    }
+    let role = find(&docs, "Role", "userns-hostnet-uninstall").expect("the uninstall Role");
+    assert_eq!(role["metadata"]["namespace"], "node-addons");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": ["apps"], "resources": ["daemonsets"], "resourceNames": ["userns-hostnet-cleanup"], "verbs": ["get"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        ])
+    );
+    let binding = find(&docs, "RoleBinding", "userns-hostnet-uninstall").expect("RoleBinding");
+    assert_eq!(binding["roleRef"]["name"], "userns-hostnet-uninstall");
+    assert_eq!(
+        binding["subjects"],
+        json!([{"kind": "ServiceAccount", "name": "userns-hostnet-deploy", "namespace": "node-addons"}])
+    );
+    for values in [
+        &[("undoOnUninstall", "false")][..],
+        &[("action", "cleanup")][..],
+    ] {
+        let docs = helm.template(&[], values);
+        let hooks: Vec<&Value> = docs
+            .iter()
+            .filter(|o| !hook(o).0.is_empty() || o["kind"] == "Job" || o["kind"] == "Role")
+            .collect();
+        assert!(hooks.is_empty(), "{values:?}: {hooks:#?}");
+    }
 }
