@@ -182,7 +182,7 @@ pub struct DeployArgs {
     /// Undo what an earlier deploy installed, now, and exit.
     #[arg(long)]
     pub uninstall: bool,
-    /// Write nothing; exit 0 when an earlier deploy's files and handler are in place and no restart is pending, else 1 (the readiness probe); with --uninstall, 0 when nothing of a deploy is left.
+    /// Write nothing; exit 0 when an earlier deploy's files and handler are in place and the running daemon reading that config started after the handler was written (no daemon found: no restart pending), else 1 (the readiness probe); with --uninstall, 0 when nothing of a deploy is left.
     #[arg(long, conflicts_with = "once")]
     pub check: bool,
     /// With --uninstall: first wait while the handler has containers on the node, and afterwards for SIGTERM instead of exiting (the cleanup DaemonSet's pod).

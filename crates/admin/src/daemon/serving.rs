@@ -218,51 +218,74 @@ fn reads_same_file(
     }
 }
 
-/// A running daemon whose command line makes it read `config`: its PID,
-/// executable (a host path) and PATH. `map` turns a host path into where
-/// to read it.
+/// A running daemon that reads `config`: its PID, executable (a host
+/// path) and PATH. `map` turns a host path into where to read it. The one
+/// that reads that very file (by identity, through its own root) comes
+/// first: on a machine that runs another daemon of its own, whose command
+/// line names the same path in another mount namespace, the node's is
+/// found; else the first whose command line names it.
 fn running(
     daemon: Daemon,
     config: &Path,
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Option<(u32, PathBuf, String)> {
     let proc = map(Path::new("/proc"));
-    crate::daemon::node::process_ids(&proc)?
-        .into_iter()
-        .find_map(|pid| {
-            let dir = proc.join(pid.to_string());
-            let exe = std::fs::read_link(dir.join("exe")).ok()?;
-            let exe_text = exe.to_string_lossy();
-            // A binary replaced on disk since it started: the name remains.
-            let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
-            if exe.file_name()? != daemon.binary_name() {
-                return None;
-            }
-            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
-            let argv: Vec<String> = cmdline
-                .split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            if !serves(daemon, &argv) {
-                return None;
-            }
-            let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
-            if !reads_config(daemon, &argv, &cwd, config)
-                && !reads_same_file(&dir, daemon, &argv, &cwd, &map(config))
-            {
-                return None;
-            }
-            let path = std::fs::read(dir.join("environ"))
-                .ok()
-                .and_then(|env| {
-                    env.split(|b| *b == 0)
-                        .find_map(|v| v.strip_prefix(b"PATH="))
-                        .map(|v| String::from_utf8_lossy(v).into_owned())
-                })
-                .unwrap_or_else(|| SERVICE_PATH.to_owned());
-            Some((pid, exe, path))
-        })
+    let mut named = None;
+    for pid in crate::daemon::node::process_ids(&proc)? {
+        let dir = proc.join(pid.to_string());
+        let Some((exe, argv)) = daemon_process(&dir, daemon) else {
+            continue;
+        };
+        let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
+        let same = reads_same_file(&dir, daemon, &argv, &cwd, &map(config));
+        if !same && (named.is_some() || !reads_config(daemon, &argv, &cwd, config)) {
+            continue;
+        }
+        let path = std::fs::read(dir.join("environ"))
+            .ok()
+            .and_then(|env| {
+                env.split(|b| *b == 0)
+                    .find_map(|v| v.strip_prefix(b"PATH="))
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            })
+            .unwrap_or_else(|| SERVICE_PATH.to_owned());
+        if same {
+            return Some((pid, exe, path));
+        }
+        named = Some((pid, exe, path));
+    }
+    named
+}
+
+/// The executable and command line of process `dir` (`/proc/PID`) when it
+/// is `daemon` serving (not one of its subcommands).
+fn daemon_process(dir: &Path, daemon: Daemon) -> Option<(PathBuf, Vec<String>)> {
+    let exe = std::fs::read_link(dir.join("exe")).ok()?;
+    let exe_text = exe.to_string_lossy();
+    // A binary replaced on disk since it started: the name remains.
+    let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
+    if exe.file_name()? != daemon.binary_name() {
+        return None;
+    }
+    let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+    let argv: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    serves(daemon, &argv).then_some((exe, argv))
+}
+
+/// The running daemon that reads `config` (a host path), by pid, with its
+/// start time in clock ticks since boot (`/proc/PID/stat`).
+pub fn started(
+    daemon: Daemon,
+    config: &Path,
+    map: &dyn Fn(&Path) -> PathBuf,
+) -> Option<(u32, u64)> {
+    let (pid, _, _) = running(daemon, config, map)?;
+    let stat = std::fs::read(map(Path::new("/proc")).join(pid.to_string()).join("stat")).ok()?;
+    Some((pid, userns_hostnet::records::start_time(&stat)?))
 }
 
 /// The first executable file `name` in the directories of `path`.

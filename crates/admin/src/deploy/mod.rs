@@ -320,24 +320,71 @@ fn check(host: &Host, args: &DeployArgs, removed: bool) -> Result<(bool, String)
             ),
         ));
     }
-    if state.restart_pending {
-        return Ok((
+    let registered = format!(
+        "handler {} with {} in {}",
+        state.handler,
+        state.daemon,
+        state.daemon_config.display()
+    );
+    Ok(match served(host, &state) {
+        Served::Yes(pid) => (
+            true,
+            format!("registered and served: {registered} (pid {pid} started after it was written)"),
+        ),
+        Served::Stale(pid) => (
             false,
             format!(
-                "not registered: {} must be restarted for handler {} to take effect",
+                "not served: {registered}, but {} (pid {pid}) started before it was written: restart it",
+                state.daemon
+            ),
+        ),
+        Served::Unknown(why) if state.restart_pending => (
+            false,
+            format!(
+                "not registered: {} must be restarted for handler {} to take effect ({why})",
                 state.daemon, state.handler
             ),
-        ));
-    }
-    Ok((
-        true,
-        format!(
-            "registered: handler {} with {} in {}",
-            state.handler,
-            state.daemon,
-            state.daemon_config.display()
         ),
-    ))
+        Served::Unknown(why) => (true, format!("registered: {registered} ({why})")),
+    })
+}
+
+/// Whether the running daemon has read the handler deploy wrote.
+enum Served {
+    /// The daemon that reads the config (this pid) started after the
+    /// write, or the host has booted since.
+    Yes(u32),
+    /// It started before the write: it serves the config as it was.
+    Stale(u32),
+    /// Not known (the reason): no running daemon is found reading that
+    /// file (a k3s or RKE2 template, whose daemon reads the file made
+    /// from it; processes out of sight), or a state of an earlier version.
+    Unknown(&'static str),
+}
+
+fn served(host: &Host, state: &State) -> Served {
+    let Some(written) = &state.registered else {
+        return Served::Unknown("no time of registration in the deploy state");
+    };
+    let map = |p: &Path| {
+        host.file(p)
+            .unwrap_or_else(|_| PathBuf::from(format!("{} (unresolved)", p.display())))
+    };
+    let Some((pid, started)) =
+        crate::daemon::serving::started(state.daemon(), &state.daemon_config, &map)
+    else {
+        return Served::Unknown("no running daemon found reading that file");
+    };
+    let Some(now) = Moment::now() else {
+        return Served::Unknown("the host's boot ID or clock cannot be read");
+    };
+    // A start time is rounded down to a tick: one tick of slack, so that
+    // a restart in the tick of the write still counts.
+    if now.boot_id != written.boot_id || started + 1 >= written.ticks {
+        Served::Yes(pid)
+    } else {
+        Served::Stale(pid)
+    }
 }
 
 /// The daemon config files install would change for the deployed
@@ -681,6 +728,7 @@ fn register_handler(
     }
     if changed {
         state.restart_pending = true;
+        state.registered = Moment::now();
         save_state(host, state)?;
     }
     Ok(changed)
@@ -818,10 +866,25 @@ mod tests {
             }],
             created_dirs: vec!["/var/lib/userns-hostnet".into()],
             restart_pending: true,
+            registered: Moment::now(),
         };
+        assert!(s.registered.is_some(), "no boot ID or clock");
         let text = serde_json::to_string(&s).unwrap();
         assert!(text.contains("\"kind\":\"file\""), "{text}");
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), s);
+        // A state an earlier version wrote, without the time of the
+        // registration, is read as not knowing it.
+        let earlier = text.replace(
+            &format!(
+                ",\"registered\":{}",
+                serde_json::to_string(&s.registered).unwrap()
+            ),
+            "",
+        );
+        assert!(!earlier.contains("registered\""), "{earlier}");
+        let read = serde_json::from_str::<State>(&earlier).unwrap();
+        assert_eq!(read.registered, None);
+        assert_eq!(read.entries, s.entries);
     }
 
     /// install's refusal reaches the pod's log as install words it.

@@ -52,6 +52,36 @@ pub struct State {
     /// The daemon config changed and the daemon was not restarted since.
     #[serde(default)]
     pub restart_pending: bool,
+    /// When deploy last wrote the handler into the daemon's config: a
+    /// daemon that started before it has not read it. Absent in a state
+    /// of a version before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registered: Option<Moment>,
+}
+
+/// A moment of one boot of the host: its boot ID and the clock ticks since
+/// that boot (CLOCK_BOOTTIME, the clock of a process's start time in
+/// /proc/PID/stat).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moment {
+    pub boot_id: String,
+    pub ticks: u64,
+}
+
+impl Moment {
+    /// Now, on the host's kernel (the same in the installer's pod).
+    pub fn now() -> Option<Moment> {
+        let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+        let hz =
+            u64::try_from(nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??).ok()?;
+        let ticks = u64::try_from(t.tv_sec()).ok()? * hz
+            + u64::try_from(t.tv_nsec()).ok()? * hz / 1_000_000_000;
+        Some(Moment {
+            boot_id: boot_id.trim().to_owned(),
+            ticks,
+        })
+    }
 }
 
 impl State {
