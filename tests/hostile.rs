@@ -475,6 +475,19 @@ fn run(env: &Env, args: &[OsString], cwd: Option<&Path>) -> Run {
         c.current_dir(d);
     }
     let out = c.output().unwrap();
+    // A converted create leaves the wrapper's record of the container,
+    // which, the stub's containers being unknowable, only its delete
+    // removes: delete what the last argument names.
+    if args.first().is_some_and(|a| a == "create") {
+        if let Some(id) = args.last() {
+            let mut d = env.command();
+            d.arg("delete").arg(id).stdout(Stdio::null()).stderr(Stdio::null());
+            if let Some(dir) = cwd {
+                d.current_dir(dir);
+            }
+            let _ = d.status();
+        }
+    }
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

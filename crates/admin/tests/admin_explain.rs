@@ -206,6 +206,16 @@ fn output_equals_what_the_wrapper_writes() {
         .status()
         .unwrap();
     assert!(status.success());
+    // Its delete takes the wrapper's record of the container with it (a
+    // fake runtime's containers cannot be looked up: the record stays
+    // until then).
+    let deleted = env
+        .cmd(common::wrapper())
+        .args(["delete", "ctr1"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(deleted.success());
     let by_wrapper = std::fs::read(b.join("config.json")).unwrap();
     assert_ne!(by_wrapper, original);
     assert_eq!(std::fs::read(&out_file).unwrap(), by_wrapper);
