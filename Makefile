@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate
 
-.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous kubernetes helm
+.PHONY: all build bins release test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
 
 all: build
 
@@ -61,10 +61,19 @@ image:
 # a git worktree of it, so it needs the git history), for the upgrade of
 # the Kubernetes tier's two-node cluster:
 # localhost/userns-hostnet-installer:previous. Built once per commit
-# (the dependencies are shared with this checkout's build).
+# (the dependencies are shared with this checkout's build). The same
+# commit's .deb is what package-check upgrades from (deb-previous).
 PREVIOUS_VERSION ?= 79c7dda
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
+
+# The previous version's .deb, for package-check's upgrade (this
+# checkout's .deb installed over it with a container of the handler
+# running): target/previous/deb/, its Debian version below this
+# checkout's. Built once per commit, in the same git worktree as
+# image-previous (scripts/previous-tree.sh).
+deb-previous:
+	./scripts/deb-previous.sh $(PREVIOUS_VERSION)
 
 # youki 0.7.0 for the e2e tier, built once from crates.io into target/youki
 # (Debian has no package; about 4 minutes on 2 cores the first time).
@@ -176,8 +185,10 @@ package: man release
 	$(CARGO) deb --no-build --target $(HOST_TRIPLE)
 	$(CARGO) generate-rpm --target $(HOST_TRIPLE)
 
-# Contents, lintian, and the .deb installed, exercised and purged here.
-package-check: package
+# Contents, lintian, and the .deb installed, exercised and purged here;
+# then the upgrade from the previous version's .deb (built first, so that
+# this checkout's binaries are the last built).
+package-check: deb-previous package
 	./packaging/check.sh
 
 demo: deps build

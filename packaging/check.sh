@@ -3,7 +3,9 @@
 # contents against the lists kept here, lintian, then the .deb installed on
 # this machine: doctor from /usr/bin, a real userns + host-network container
 # through /usr/bin/userns-hostnet-runtime, an edited conffile surviving a
-# reinstall, remove and purge. Needs root, dpkg, lintian and rpm.
+# reinstall, remove and purge; then the upgrade from the previous version's
+# .deb (make deb-previous) with a container of the handler running. Needs
+# root, dpkg, lintian, rpm, containerd and jq.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,6 +23,10 @@ same() { # what expected-file actual-text
 }
 
 [ "$(id -u)" = 0 ] || fail "run as root: the .deb is installed on this machine"
+prev_debs=(target/previous/deb/userns-hostnet_*.deb)
+[ "${#prev_debs[@]}" = 1 ] && [ -f "${prev_debs[0]}" ] ||
+	fail "target/previous/deb holds no single .deb of the previous version (${prev_debs[*]}): run make deb-previous (make package-check does)"
+prev_deb=${prev_debs[0]}
 
 same "deb contents" "$here/expected-deb-contents.txt" \
 	"$(dpkg-deb --contents "$deb" | awk '{ t = substr($1, 1, 1); p = $6; if (t == "l") p = p " -> " $8; print t, p }' | sort)"
@@ -80,6 +86,7 @@ ok "rpm %preun asks userns-hostnet registrations"
 reg=$(mktemp -d /tmp/uhn-pkg-reg.XXXXXX)
 handler=uhn-pkg-check-$$
 ctr_id=uhn-pkg-check-$$
+up_id=uhn-pkg-upgrade-$$
 ctrd_pid=
 stop_containerd() {
 	if [ -n "$ctrd_pid" ]; then
@@ -90,10 +97,14 @@ stop_containerd() {
 }
 cleanup() {
 	if [ -n "$ctrd_pid" ]; then
-		ctr -a "$reg/c.sock" task kill -s KILL "$ctr_id" >/dev/null 2>&1 || true
+		for id in "$ctr_id" "$up_id"; do
+			ctr -a "$reg/c.sock" task kill -s KILL "$id" >/dev/null 2>&1 || true
+		done
 		sleep 1
-		ctr -a "$reg/c.sock" task delete "$ctr_id" >/dev/null 2>&1 || true
-		ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null 2>&1 || true
+		for id in "$ctr_id" "$up_id"; do
+			ctr -a "$reg/c.sock" task delete "$id" >/dev/null 2>&1 || true
+			ctr -a "$reg/c.sock" container delete "$id" >/dev/null 2>&1 || true
+		done
 	fi
 	stop_containerd
 	[ -x /usr/bin/userns-hostnet ] && /usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers >/dev/null 2>&1 || true
@@ -159,11 +170,14 @@ ok "a userns + host-network container runs through /usr/bin/userns-hostnet-runti
 # command to run first, the package stays whole, the daemon still starts
 # on its config and the container can be stopped and deleted. An upgrade
 # (dpkg -i of the same package) is not refused.
-containerd config default |
-	sed -e "s#^root = .*#root = \"$reg/root\"#" -e "s#^state = .*#state = \"$reg/state\"#" \
-		-e "s#\"/run/containerd/containerd.sock\"#\"$reg/c.sock\"#" \
-		-e "s#^disabled_plugins = .*#disabled_plugins = [\"io.containerd.grpc.v1.cri\"]#" \
-		-e "s#BinaryName = \"\"#BinaryName = \"$(command -v runc)\"#" >"$reg/config.toml"
+write_config() {
+	containerd config default |
+		sed -e "s#^root = .*#root = \"$reg/root\"#" -e "s#^state = .*#state = \"$reg/state\"#" \
+			-e "s#\"/run/containerd/containerd.sock\"#\"$reg/c.sock\"#" \
+			-e "s#^disabled_plugins = .*#disabled_plugins = [\"io.containerd.grpc.v1.cri\"]#" \
+			-e "s#BinaryName = \"\"#BinaryName = \"$(command -v runc)\"#" >"$reg/config.toml"
+}
+write_config
 # The config is a private copy for the test, so the links of this node are named explicitly (install refuses host links for a copy otherwise).
 out=$(/usr/bin/userns-hostnet install containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers 2>&1) || fail "install: $out"
 links=/etc/userns-hostnet/handlers/$handler
@@ -260,5 +274,129 @@ for f in /etc/userns-hostnet /usr/share/userns-hostnet; do
 	[ ! -e "$f" ] || fail "dpkg -P after uninstall left $f: $(find "$f")"
 done
 ok "dpkg -P removes the config, the decision log and /run/userns-hostnet; nothing of the package is left"
+
+# The upgrade an operator makes: the previous version's package installed
+# and registered, a container of the handler running that its wrapper
+# converted, then this package installed over it. The container must keep
+# running untouched, and what the previous wrapper recorded at create
+# must be read by this one: an exec after the upgrade goes through the new
+# binary and must be hardened as before, and the container is stopped and
+# deleted through it.
+prev_version=$(dpkg-deb -f "$prev_deb" Version)
+version=$(dpkg-deb -f "$deb" Version)
+dpkg --compare-versions "$prev_version" lt "$version" ||
+	fail "the previous version's package $prev_deb is $prev_version, not below $version: dpkg -i of this one would not be an upgrade"
+out=$(dpkg -i "$prev_deb" 2>&1 </dev/null) || fail "dpkg -i $prev_deb: $out"
+commit_of() { /usr/bin/userns-hostnet version | sed -n 's/^commit: *//p'; }
+prev_commit=$(commit_of)
+ok "the previous version's package is installed: $prev_version (commit $prev_commit)"
+
+write_config
+out=$(/usr/bin/userns-hostnet install containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers 2>&1) ||
+	fail "install by the previous version: $out"
+[ "$(readlink "$links/userns-hostnet-runtime")" = /usr/bin/userns-hostnet-runtime ] || fail "the previous version's install made no handler link: $out"
+start_containerd
+# A container the wrapper converts: its own user namespace (0 -> host
+# 100000), the host's network namespace. ctr 1.6 given --uidmap sends task
+# options of its own, without --runc-binary's name, and the shim then runs
+# plain runc: so the spec is containerd's default (ctr oci spec) with what
+# --uidmap and --net-host change in it, run with --config. The container's
+# root (host uid 100000) reaches its rootfs through $reg.
+mkdir -p "$reg/rootfs-userns/bin"
+cp "$(command -v busybox)" "$reg/rootfs-userns/bin/busybox"
+chown -R -h 100000:100000 "$reg/rootfs-userns"
+chmod 711 "$reg"
+ctr -a "$reg/c.sock" oci spec | jq --arg root "$reg/rootfs-userns" --arg cgroup "/default/$up_id" '
+	.root.path = $root
+	| .process.args = ["/bin/busybox", "sleep", "600"]
+	| .linux.cgroupsPath = $cgroup
+	| .linux.namespaces = ([.linux.namespaces[] | select(.type != "network")] + [{type: "user"}])
+	| .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+	| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]' >"$reg/userns-spec.json"
+out=$(ctr -a "$reg/c.sock" run -d --runtime io.containerd.runc.v2 --runc-binary "$links/userns-hostnet-runtime" \
+	--config "$reg/userns-spec.json" "$up_id" 2>&1) || fail "ctr run of a userns + host-network container through the previous version's handler: $out"
+# The task's init: pid, status, start time (a restarted container has
+# another pid or start time).
+init_of() {
+	local pid status
+	read -r pid status < <(ctr -a "$reg/c.sock" task ls | awk -v id="$up_id" '$1 == id { print $2, $3 }')
+	[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || fail "no task $up_id: $(ctr -a "$reg/c.sock" task ls)"
+	echo "$pid $status $(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f20)"
+}
+# What a process exec'd into the container sees (the exec goes through
+# the handler's wrapper), into $seen: its bounding set must lack the
+# network capabilities the wrapper drops (docs/runtime.md:
+# CAP_NET_BIND_SERVICE 10, CAP_NET_BROADCAST 11, CAP_NET_ADMIN 12,
+# CAP_NET_RAW 13), and every mount at or under /sys must be read-only.
+hardened() { # exec-id
+	local status mounts sys rw capbnd bit
+	status=$(ctr -a "$reg/c.sock" task exec --exec-id "$1-status" "$up_id" /bin/busybox cat /proc/self/status 2>&1) || fail "exec $1: $status"
+	capbnd=$(awk '/^CapBnd:/ { print $2 }' <<<"$status")
+	[ -n "$capbnd" ] || fail "exec $1: no CapBnd: $status"
+	for bit in 10 11 12 13; do
+		if (((16#$capbnd >> bit) & 1)); then
+			fail "exec $1: CapBnd $capbnd holds capability $bit, a network capability the wrapper drops: $(grep ^Cap <<<"$status")"
+		fi
+	done
+	mounts=$(ctr -a "$reg/c.sock" task exec --exec-id "$1-mounts" "$up_id" /bin/busybox cat /proc/self/mountinfo 2>&1) || fail "exec $1: $mounts"
+	sys=$(awk '$5 ~ /^\/sys(\/|$)/' <<<"$mounts")
+	[ -n "$sys" ] || fail "exec $1: nothing mounted at /sys: $mounts"
+	rw=$(awk '$6 !~ /(^|,)ro(,|$)/' <<<"$sys")
+	[ -z "$rw" ] || fail "exec $1: writable at or under /sys:
+$rw"
+	seen="CapBnd $capbnd, $(wc -l <<<"$sys") mounts at or under /sys, all read-only"
+}
+before=$(init_of)
+[ "$(cut -d' ' -f2 <<<"$before")" = RUNNING ] || fail "the container does not run: $before"
+pid=${before%% *}
+grep -F "\"id\":\"$up_id\"" /var/log/userns-hostnet.log | grep -F '"outcome":"converted"' >/dev/null ||
+	fail "the previous version's wrapper did not log $up_id as converted: $(grep -F "$up_id" /var/log/userns-hostnet.log)"
+record=/run/userns-hostnet/converted/init/$pid
+grep -qx "id $(printf '%s' "$up_id" | od -An -tx1 | tr -d ' \n')" "$record" 2>/dev/null ||
+	fail "the previous version's wrapper recorded no conversion of $up_id at $record: $(ls -R /run/userns-hostnet/converted 2>&1)"
+hardened before
+seen_before=$seen
+ok "the previous version's wrapper converted a userns + host-network container of the handler (pid $pid, $record): an exec sees $seen"
+
+cp "$reg/config.toml" "$reg/config.before-upgrade"
+config_sum=$(sha256sum <"$reg/config.toml")
+out=$(dpkg -i "$deb" 2>&1 </dev/null) || fail "upgrade from $prev_version with a container of the handler running: $out"
+[ "$(dpkg-query -W -f '${Version}' userns-hostnet)" = "$version" ] || fail "after the upgrade: $(dpkg-query -W -f '${Version} ${Status}' userns-hostnet)"
+for bin in userns-hostnet userns-hostnet-runtime; do
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/bin/$bin" | cmp -s - "/usr/bin/$bin" || fail "after the upgrade /usr/bin/$bin is not this package's"
+done
+if grep -q 'nothing has been registered yet' <<<"$out"; then fail "the upgrade's message says nothing is registered, with a handler registered: $out"; fi
+ok "dpkg -i upgrades $prev_version (commit $prev_commit) to $version (commit $(commit_of)) with a container of the handler running"
+after=$(init_of)
+[ "$after" = "$before" ] || fail "the upgrade touched the container: pid, status, start time were $before, are $after"
+ok "the container runs on across the upgrade (pid, status, start time: $after)"
+[ "$(sha256sum <"$reg/config.toml")" = "$config_sum" ] ||
+	fail "the upgrade changed containerd's config: $(diff -u "$reg/config.before-upgrade" "$reg/config.toml")"
+[ "$(readlink "$links/userns-hostnet-runtime")" = /usr/bin/userns-hostnet-runtime ] || fail "the upgrade changed the handler's link: $(ls -l "$links")"
+ok "the upgrade leaves containerd's config (sha256 ${config_sum%% *}) and the handler's link as they were"
+hardened after
+[ "$seen" = "$seen_before" ] || fail "an exec after the upgrade sees $seen, before it $seen_before"
+ok "an exec after the upgrade, through this version's wrapper and the previous version's record, sees the same: $seen"
+
+ctr -a "$reg/c.sock" task kill -s KILL "$up_id" >/dev/null || fail "task kill through the upgraded wrapper"
+for _ in $(seq 50); do
+	ctr -a "$reg/c.sock" task ls | grep "^$up_id .*STOPPED" >/dev/null && break
+	sleep 0.1
+done
+ctr -a "$reg/c.sock" task delete "$up_id" >/dev/null || fail "task delete through the upgraded wrapper"
+ctr -a "$reg/c.sock" container delete "$up_id" >/dev/null || fail "container delete"
+[ ! -e "$record" ] || fail "the delete left the previous version's record $record: $(cat "$record")"
+ok "the container is stopped and deleted through the upgraded wrapper, which removed the previous version's record"
+stop_containerd
+start_containerd
+ok "containerd starts again on its config after the upgrade"
+stop_containerd
+
+out=$(/usr/bin/userns-hostnet uninstall containerd --config "$reg/config.toml" --handler "$handler" --handlers-dir /etc/userns-hostnet/handlers 2>&1) || fail "uninstall after the upgrade: $out"
+dpkg -P userns-hostnet >/dev/null || fail "dpkg -P after the upgrade"
+for f in /etc/userns-hostnet /usr/share/userns-hostnet /usr/bin/userns-hostnet-runtime /run/userns-hostnet; do
+	[ ! -e "$f" ] || fail "uninstall and dpkg -P after the upgrade left $f"
+done
+ok "after the upgrade, uninstall then dpkg -P leave nothing of the package"
 
 echo "packages: $passed passed, 0 failed"
