@@ -51,8 +51,13 @@ fn containerd_cluster(cri: &Cri) -> Cluster {
 }
 
 fn containerd_cluster_with(cri: &Cri, kubelet: &str) -> Cluster {
+    containerd_cluster_on(cri, kubelet, "127.0.0.1")
+}
+
+/// The API server serving on `api_address`.
+fn containerd_cluster_on(cri: &Cri, kubelet: &str, api_address: &str) -> Cluster {
     let d = cri.dir();
-    Cluster::start_with_kubelet(
+    Cluster::start_on(
         &NodeRuntime {
             socket: &d.join("sock"),
             cni_conf_dir: &d.join("cni/conf"),
@@ -60,6 +65,7 @@ fn containerd_cluster_with(cri: &Cri, kubelet: &str) -> Cluster {
             cgroup_driver: "cgroupfs",
         },
         kubelet,
+        api_address,
     )
 }
 
@@ -117,6 +123,23 @@ fn feature_pod(name: &str, class: &str) -> Value {
                 "command": ["/bin/sh", "-c", "echo init-done"],
             }],
             "containers": [container("app"), container("second")],
+        },
+    })
+}
+
+/// A Deployment named `name` of `replicas` copies of `pod`'s spec (left
+/// to the scheduler), stopped within 2 s when deleted.
+fn feature_deployment(name: &str, replicas: u32, pod: Value) -> Value {
+    let mut spec = pod["spec"].clone();
+    spec["terminationGracePeriodSeconds"] = json!(2);
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": spec},
         },
     })
 }
@@ -1099,18 +1122,6 @@ fn import_installer(node: &dyn DeployNode, dir: &std::path::Path) {
     podman(&["rmi", &private]);
 }
 
-/// The API server's port, from the admin kubeconfig.
-fn api_port(k: &Cluster) -> String {
-    let text = std::fs::read_to_string(k.kubeconfig()).unwrap();
-    let at = text
-        .find("server: https://127.0.0.1:")
-        .expect("server line");
-    text[at + "server: https://127.0.0.1:".len()..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect()
-}
-
 /// The environment an operator of this node gives the installer: its
 /// containerd's config file and handler name, a bin directory, the restart
 /// of a containerd systemd does not run (here: the test plays its
@@ -1128,8 +1139,8 @@ fn installer_env(
         r = request.display()
     );
     json!([
-        {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"},
-        {"name": "KUBERNETES_SERVICE_PORT", "value": api_port(k)},
+        {"name": "KUBERNETES_SERVICE_HOST", "value": k.api().0},
+        {"name": "KUBERNETES_SERVICE_PORT", "value": k.api().1},
         {"name": "USERNS_HOSTNET_DAEMON", "value": node.daemon()},
         {"name": "USERNS_HOSTNET_DAEMON_CONFIG", "value": node.config()},
         {"name": "USERNS_HOSTNET_HANDLER", "value": DEPLOYED_HANDLER},
@@ -1454,18 +1465,11 @@ fn scenario_daemonset(k: &Cluster, node: &mut dyn DeployNode, place: &dyn Fn(Val
 
     // The RuntimeClass's nodeSelector schedules a Deployment of the
     // feature's pod onto the labelled node.
-    let mut spec = place(feature_pod("unused", WRAPPER_CLASS))["spec"].clone();
-    spec["terminationGracePeriodSeconds"] = json!(2);
-    k.apply(&json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "hardened-deployment"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": "hardened-deployment"}},
-            "template": {"metadata": {"labels": {"app": "hardened-deployment"}}, "spec": spec},
-        },
-    }));
+    k.apply(&feature_deployment(
+        "hardened-deployment",
+        1,
+        place(feature_pod("unused", WRAPPER_CLASS)),
+    ));
     k.wait_for("the Deployment's pod to run", || {
         !pod_of(k, "default", "app=hardened-deployment").is_empty()
     });
@@ -1613,7 +1617,10 @@ const FLEET_HANDLER: &str = "uhn-k8s-fleet";
 const FLEET_POOL: (&str, &str) = ("uhn-test/pool", "fleet");
 /// The second node's name: an address of the loopback network the API
 /// server dials by that name (the first node is `localhost`).
-const SECOND_NODE: &str = "127.0.0.2";
+/// The CRI-O node's name: its address in a network namespace of its own,
+/// linked to this one, where the API server serves at `FLEET_API`.
+const SECOND_NODE: &str = "10.123.45.2";
+const FLEET_API: &str = "10.123.45.1";
 /// The previous version's installer image (scripts/image-previous.sh).
 const INSTALLER_PREVIOUS: &str = "localhost/userns-hostnet-installer:previous";
 
@@ -1769,8 +1776,8 @@ fn helm(k: &Cluster, home: &std::path::Path, args: &[&str]) -> common::Outcome {
 /// What an operator of these nodes adds to the chart's objects, as the
 /// kustomize overlay of the one-node rows does (see `write_overlay` for
 /// why each): the installer, the cleanup and the uninstall hook's Job on
-/// the host's network, dialing
-/// the API server at 127.0.0.1 (no kube-proxy), the service account's
+/// the node's network, dialing
+/// the API server at its address (no kube-proxy), the service account's
 /// token and CA from a host directory, and `/` bound without propagation.
 /// A Helm 4 post-renderer plugin (python3-yaml) in `home`/plugins.
 fn fleet_post_renderer(k: &Cluster, home: &std::path::Path, service_account: &std::path::Path) {
@@ -1794,7 +1801,7 @@ for d in docs:
     spec["automountServiceAccountToken"] = False
     spec.setdefault("volumes", []).append({{"name": "service-account", "hostPath": {{"path": "{sa}", "type": "Directory"}}}})
     c = spec["containers"][0]
-    c.setdefault("env", []).extend([{{"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"}}, {{"name": "KUBERNETES_SERVICE_PORT", "value": "{port}"}}])
+    c.setdefault("env", []).extend([{{"name": "KUBERNETES_SERVICE_HOST", "value": "{host}"}}, {{"name": "KUBERNETES_SERVICE_PORT", "value": "{port}"}}])
     for m in c.setdefault("volumeMounts", []):
         if m["name"] == "host-root":
             m["mountPropagation"] = "None"
@@ -1802,7 +1809,8 @@ for d in docs:
 yaml.safe_dump_all(docs, sys.stdout)
 "#,
         sa = service_account.display(),
-        port = api_port(k),
+        host = k.api().0,
+        port = k.api().1,
     );
     common::containerd::write_script(&dir.join("render.py"), &script);
 }
@@ -1959,9 +1967,12 @@ fn pod_containers(k: &Cluster) -> std::collections::BTreeMap<String, String> {
 }
 
 /// The chart on two nodes, a containerd 2.3.4 node (`localhost`, kubelet
-/// 1.37.2) and a CRI-O 1.36.3 node (`127.0.0.2`, kubelet 1.35.4, which
-/// declares no features: its pods of the feature are bound), each kubelet
-/// with its own name, port, root directory and daemon, each daemon with
+/// 1.37.2, on this machine's network) and a CRI-O 1.36.3 node
+/// (`10.123.45.2`, kubelet 1.35.4, which declares no features: its pods
+/// of the feature are bound; it, its kubelet and its host-network pods in
+/// network and UTS namespaces of their own, linked to this one, where the
+/// API server serves at 10.123.45.1), each kubelet with its own name,
+/// address, port, root directory and daemon, each daemon with
 /// its own view of the host's files (`NodeView`: its own installer state,
 /// binaries and config at a node's paths). Installed with `helm install`
 /// of the previous version's image, with the chart's nodeSelector naming
@@ -1995,7 +2006,9 @@ fn fleet_two_nodes_helm() {
         "{INSTALLER_PREVIOUS} is missing: run `make image-previous` (scripts/image-previous.sh)"
     );
     let mut cri = Cri::start_on(Stack::Containerd23);
-    let mut crio = Crio::start_node_on_runc_14(Mode::DropInfra);
+    let mut crio = Crio::start_node_apart(Mode::DropInfra, "uhn-node-b");
+    let node_b_namespaces = crio.namespace_pid();
+    let _link = common::kubernetes::Link::connect(node_b_namespaces, FLEET_API, SECOND_NODE);
     let views = tempfile::Builder::new()
         .prefix(&format!("uhn-k8s-{}-views-", std::process::id()))
         .tempdir_in("/tmp")
@@ -2012,7 +2025,7 @@ fn fleet_two_nodes_helm() {
     let original_b = DeployNode::config_files(&crio);
 
     let started = Instant::now();
-    let mut k = containerd_cluster(&cri);
+    let mut k = containerd_cluster_on(&cri, common::kubernetes::KUBELET_DEFAULT, FLEET_API);
     eprintln!(
         "control plane and node localhost Ready after {:.1?}",
         started.elapsed()
@@ -2027,6 +2040,7 @@ fn fleet_two_nodes_helm() {
         },
         KUBELET_UNDECLARED,
         SECOND_NODE,
+        Some(crio.namespace_pid()),
     );
     eprintln!("node {SECOND_NODE} Ready after {second:.1?}");
 
@@ -2065,7 +2079,7 @@ fn fleet_two_nodes_helm() {
             restarts: 0,
         },
         FleetNode {
-            name: "127.0.0.2 (CRI-O 1.36.3)",
+            name: "10.123.45.2 (CRI-O 1.36.3)",
             view: &view_b,
             daemon: &mut crio,
             restarts: 0,
@@ -2119,18 +2133,11 @@ fn fleet_two_nodes_helm() {
 
     // The feature's pods, left to the scheduler, land only on the
     // labelled node: two replicas of a Deployment.
-    let mut spec = feature_pod("unused", WRAPPER_CLASS)["spec"].clone();
-    spec["terminationGracePeriodSeconds"] = json!(2);
-    k.apply(&json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "fleet"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "fleet"}},
-            "template": {"metadata": {"labels": {"app": "fleet"}}, "spec": spec},
-        },
-    }));
+    k.apply(&feature_deployment(
+        "fleet",
+        2,
+        feature_pod("unused", WRAPPER_CLASS),
+    ));
     k.wait_for("the Deployment's two pods to run", || {
         k.kubectl(&[
             "get",
@@ -2197,6 +2204,54 @@ fn fleet_two_nodes_helm() {
     bound["spec"]["nodeName"] = json!(SECOND_NODE);
     k.apply(&bound);
     k.wait_running("fleet-crio");
+    // Each node's host-network pods have its network and host name: the
+    // CRI-O node's, those of its namespaces; the containerd node's, the
+    // machine's.
+    let own = |pid: &str| {
+        let net = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+        let host = common::run_capture(
+            std::process::Command::new("nsenter")
+                .arg(format!("--uts=/proc/{pid}/ns/uts"))
+                .args(["cat", "/proc/sys/kernel/hostname"]),
+        );
+        host.assert_success();
+        (net.display().to_string(), host.stdout.trim().to_owned())
+    };
+    let node_b = own(&node_b_namespaces.to_string());
+    let machine = own("self");
+    assert_eq!(node_b.1, "uhn-node-b");
+    assert_ne!(node_b.0, machine.0);
+    for (pod, want) in [
+        ("fleet-crio".to_owned(), &node_b),
+        (
+            pod_containers(&k)
+                .into_keys()
+                .find(|p| p.starts_with("fleet-") && p != "fleet-crio")
+                .unwrap(),
+            &machine,
+        ),
+    ] {
+        let seen = k.exec(
+            &pod,
+            "app",
+            &[
+                "sh",
+                "-c",
+                "readlink /proc/self/ns/net; cat /proc/sys/kernel/hostname",
+            ],
+        );
+        seen.assert_success();
+        let got: Vec<&str> = seen.stdout.lines().collect();
+        assert_eq!(
+            got,
+            [want.0.as_str(), want.1.as_str()],
+            "{pod}: the network namespace and host name of its node"
+        );
+    }
+    eprintln!(
+        "host-network pods: on {SECOND_NODE} {} ({}), on localhost {} ({})",
+        node_b.0, node_b.1, machine.0, machine.1
+    );
 
     // What the previous version's wrapper recorded, read by this one.
     let written: Vec<String> = records().difference(&records_before).cloned().collect();
@@ -2295,7 +2350,9 @@ fn fleet_two_nodes_helm() {
     eprintln!("helm uninstall --timeout=20s with the pods running: {said}");
     assert!(
         !refused.success()
-            && said.contains("waiting for the removal on 2 of 2 node(s): 127.0.0.2, localhost"),
+            && said.contains(&format!(
+                "waiting for the removal on 2 of 2 node(s): {SECOND_NODE}, localhost"
+            )),
         "helm uninstall did not fail naming both nodes: {}",
         refused.describe()
     );

@@ -481,7 +481,10 @@ fn run(env: &Env, args: &[OsString], cwd: Option<&Path>) -> Run {
     if args.first().is_some_and(|a| a == "create") {
         if let Some(id) = args.last() {
             let mut d = env.command();
-            d.arg("delete").arg(id).stdout(Stdio::null()).stderr(Stdio::null());
+            d.arg("delete")
+                .arg(id)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
             if let Some(dir) = cwd {
                 d.current_dir(dir);
             }

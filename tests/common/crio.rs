@@ -182,22 +182,38 @@ impl Crio {
     /// HostToContainer whatever the pod asks, and refuses it from a `/` that
     /// is neither shared nor slave.
     pub fn start_node_on_runc_14(mode: Mode) -> Crio {
-        Crio::launch_on(mode, Hooks::None, true, &cri::runc_14_path(), true)
+        Crio::launch_on(mode, Hooks::None, true, &cri::runc_14_path(), (true, None))
             .unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
     }
 
+    /// As `start_node_on_runc_14`, on a node apart: its own network
+    /// namespace (only loopback, up, until a link is added: see
+    /// `common::netns::Link`) and UTS namespace, named `hostname`. Its
+    /// pods with the host's network get that namespace.
+    pub fn start_node_apart(mode: Mode, hostname: &str) -> Crio {
+        Crio::launch_on(
+            mode,
+            Hooks::None,
+            true,
+            &cri::runc_14_path(),
+            (true, Some(hostname)),
+        )
+        .unwrap_or_else(|log| panic!("CRI-O did not start:\n{log}"))
+    }
+
     fn launch_with(mode: Mode, hooks: Hooks, matrix: bool) -> Result<Crio, String> {
-        Crio::launch_on(mode, hooks, matrix, &Runtime::Runc.path(), false)
+        Crio::launch_on(mode, hooks, matrix, &Runtime::Runc.path(), (false, None))
     }
 
     /// Starts CRI-O with `runc` (the real one) behind its default handler,
-    /// `/` shared in its mount namespace when `shared_root`.
+    /// `/` shared in its mount namespace when `shared_root`, in network and
+    /// UTS namespaces of its own when `apart` names its host.
     fn launch_on(
         mode: Mode,
         hooks: Hooks,
         matrix: bool,
         runc: &Path,
-        shared_root: bool,
+        (shared_root, apart): (bool, Option<&str>),
     ) -> Result<Crio, String> {
         super::require_prerequisites(Runtime::Runc);
         let crio = tool("crio");
@@ -238,7 +254,7 @@ impl Crio {
         copy_images(&d);
         let crictl = Crictl::new(&d, &d.join("crio.sock"));
 
-        let namespace = spawn_namespace(shared_root);
+        let namespace = spawn_namespace(shared_root, apart);
         let child = spawn_crio(&crio, &d, namespace.id());
         let mut daemon = Crio {
             dir: Some(dir),
@@ -483,15 +499,25 @@ impl Crio {
 
 /// A process holding a private mount namespace with the cgroup view of
 /// SYS_VIEW_SCRIPT (and `/` shared within it when `shared_root`), once
-/// that view is in place.
-fn spawn_namespace(shared_root: bool) -> Child {
-    let script = if shared_root {
-        format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}")
-    } else {
-        SYS_VIEW_SCRIPT.to_string()
-    };
+/// that view is in place; with network and UTS namespaces of its own
+/// when `apart` names the host.
+fn spawn_namespace(shared_root: bool, apart: Option<&str>) -> Child {
+    let mut script = String::new();
+    if let Some(host) = apart {
+        script += &format!("hostname {host}\nip link set lo up\n");
+    }
+    if shared_root {
+        script += "mount --make-rshared /\n";
+    }
+    script += SYS_VIEW_SCRIPT;
     let mut holder = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .args(["--mount", "--propagation", "private"])
+        .args(if apart.is_some() {
+            &["--net", "--uts"][..]
+        } else {
+            &[]
+        })
+        .args(["sh", "-c"])
         .arg(script)
         .args(["sys-view", "sleep", "infinity"])
         .stdin(Stdio::null())
@@ -519,6 +545,8 @@ fn spawn_crio(crio: &Path, d: &Path, holder: u32) -> Child {
         .unwrap();
     Command::new("nsenter")
         .arg(format!("--mount=/proc/{holder}/ns/mnt"))
+        .arg(format!("--net=/proc/{holder}/ns/net"))
+        .arg(format!("--uts=/proc/{holder}/ns/uts"))
         .arg("--")
         .arg(crio)
         .arg("--config")

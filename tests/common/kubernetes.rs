@@ -118,6 +118,8 @@ pub struct Cluster {
     /// (name, process), in start order; stopped in reverse.
     procs: Vec<(&'static str, Child)>,
     kubeconfig: PathBuf,
+    /// The API server's address and port.
+    api: (String, u16),
     pub node: String,
     kubelet: PathBuf,
     kubelet_args: Vec<String>,
@@ -133,6 +135,13 @@ impl Cluster {
     /// As `start`, with the kubelet of release `kubelet` (the control plane
     /// stays VERSION: a kubelet may be up to three minors older).
     pub fn start_with_kubelet(runtime: &NodeRuntime<'_>, kubelet: &str) -> Cluster {
+        Cluster::start_on(runtime, kubelet, "127.0.0.1")
+    }
+
+    /// As `start_with_kubelet`, the API server serving on `api_address`
+    /// only (an address of this network namespace that another node's
+    /// namespace reaches too: see `add_node`); every kubeconfig names it.
+    pub fn start_on(runtime: &NodeRuntime<'_>, kubelet: &str, api_address: &str) -> Cluster {
         for tool in ["openssl", "unshare", "nsenter"] {
             assert!(
                 super::find_in_path(tool).is_some(),
@@ -169,14 +178,14 @@ impl Cluster {
         let d = dir.path().to_path_buf();
         let pki = d.join("pki");
         fs::create_dir_all(&pki).unwrap();
-        make_certificates(&pki);
+        make_certificates(&pki, api_address);
         let api_port = free_port();
         let kubeconfig = d.join("admin.kubeconfig");
         fs::write(
             &kubeconfig,
             format!(
                 "apiVersion: v1\nkind: Config\nclusters:\n- name: uhn\n  cluster:\n    \
-                 server: https://127.0.0.1:{api_port}\n    certificate-authority: {pki}/ca.crt\n\
+                 server: https://{api_address}:{api_port}\n    certificate-authority: {pki}/ca.crt\n\
                  users:\n- name: admin\n  user:\n    client-certificate: {pki}/admin.crt\n    \
                  client-key: {pki}/admin.key\ncontexts:\n- name: uhn\n  context:\n    \
                  cluster: uhn\n    user: admin\ncurrent-context: uhn\n",
@@ -193,6 +202,7 @@ impl Cluster {
             path: d.clone(),
             procs: Vec::new(),
             kubeconfig: kubeconfig.clone(),
+            api: (api_address.to_owned(), api_port),
             node,
             kubelet,
             kubelet_args: Vec::new(),
@@ -226,8 +236,8 @@ impl Cluster {
             "kube-apiserver",
             Command::new(kube_bin("kube-apiserver"))
                 .arg(format!("--etcd-servers=http://127.0.0.1:{etcd_client}"))
-                .arg("--bind-address=127.0.0.1")
-                .arg("--advertise-address=127.0.0.1")
+                .arg(format!("--bind-address={api_address}"))
+                .arg(format!("--advertise-address={api_address}"))
                 .arg(format!("--secure-port={api_port}"))
                 .arg(format!("--cert-dir={}", d.join("apiserver").display()))
                 .arg(format!("--tls-cert-file={}", p("apiserver.crt")))
@@ -333,16 +343,29 @@ impl Cluster {
         cluster
     }
 
+    /// The API server's address and port.
+    pub fn api(&self) -> (&str, u16) {
+        (&self.api.0, self.api.1)
+    }
+
     /// The kubelet in its private mount namespace (see the module's text),
     /// its output appended to kubelet.log.
     fn start_kubelet(&mut self) {
         let (kubelet, args) = (self.kubelet.clone(), self.kubelet_args.clone());
-        self.spawn_kubelet("kubelet", &self.path.join("kubelet"), &kubelet, &args);
+        self.spawn_kubelet("kubelet", &self.path.join("kubelet"), &kubelet, &args, None);
     }
 
     /// A kubelet with root directory `root` (its sysctl files and
-    /// /var/log there), its output appended to NAME.log.
-    fn spawn_kubelet(&mut self, name: &'static str, root: &Path, kubelet: &Path, args: &[String]) {
+    /// /var/log there), its output appended to NAME.log; in the network
+    /// and UTS namespaces of process `namespaces` when given.
+    fn spawn_kubelet(
+        &mut self,
+        name: &'static str,
+        root: &Path,
+        kubelet: &Path,
+        args: &[String],
+        namespaces: Option<u32>,
+    ) {
         let sysctl = root.join("sysctl");
         let mut script = String::from("set -e\n");
         for (entry, value) in [
@@ -368,26 +391,42 @@ impl Cluster {
             "mount --bind {} /var/log\nexec \"$@\"\n",
             root.join("var-log").display()
         ));
-        let mut cmd = Command::new("unshare");
-        cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(script)
-            .arg("kubelet")
-            .arg(kubelet)
-            .args(args);
+        let mut cmd = Command::new("nsenter");
+        if let Some(pid) = namespaces {
+            cmd.arg(format!("--net=/proc/{pid}/ns/net"))
+                .arg(format!("--uts=/proc/{pid}/ns/uts"));
+        }
+        cmd.args([
+            "--",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+        ])
+        .arg(script)
+        .arg("kubelet")
+        .arg(kubelet)
+        .args(args);
         self.spawn(name, &mut cmd);
     }
 
-    /// A second node: a kubelet of release `kubelet` named `address` (an
-    /// address of the loopback network other than 127.0.0.1, which the
-    /// API server dials by that name, as it dials `localhost`), listening
-    /// there only, with its own root directory, certificates, pod logs,
-    /// sysctl files and /var/log, driving `runtime`. Waits until the node
-    /// is Ready; returns how long that took.
+    /// A second node: a kubelet of release `kubelet` named `address`,
+    /// which the API server dials by that name as it dials `localhost`,
+    /// listening there only, with its own root directory, certificates,
+    /// pod logs, sysctl files and /var/log, driving `runtime`; in the
+    /// network and UTS namespaces of process `namespaces` when given
+    /// (`address` is then that namespace's, and the API server's address
+    /// must be reachable from it), else an address of the loopback network
+    /// other than 127.0.0.1. Waits until the node is Ready; returns how
+    /// long that took.
     pub fn add_node(
         &mut self,
         runtime: &NodeRuntime<'_>,
         kubelet: &str,
         address: &str,
+        namespaces: Option<u32>,
     ) -> Duration {
         let started = Instant::now();
         let kubelet = kube_bin_of(kubelet, "kubelet");
@@ -424,7 +463,7 @@ impl Cluster {
             format!("--hostname-override={address}"),
             "--v=2".to_string(),
         ];
-        self.spawn_kubelet("kubelet-2", &root, &kubelet, &args);
+        self.spawn_kubelet("kubelet-2", &root, &kubelet, &args, namespaces);
         self.wait_for(&format!("node {address} to be Ready"), || {
             self.kubectl(&[
                 "get",
@@ -752,11 +791,12 @@ fn write_cni(conf_dir: &Path, bin_dir: &Path) {
     .unwrap();
 }
 
-/// A CA, the API server's serving certificate for 127.0.0.1 and localhost,
-/// an admin client certificate (system:masters: the controller manager, the
-/// scheduler, the kubelet and kubectl use it; the API server shows it to
-/// the kubelet) and the service account signing key.
-fn make_certificates(pki: &Path) {
+/// A CA, the API server's serving certificate for 127.0.0.1, localhost and
+/// `api_address`, an admin client certificate (system:masters: the
+/// controller manager, the scheduler, the kubelet and kubectl use it; the
+/// API server shows it to the kubelet) and the service account signing
+/// key.
+fn make_certificates(pki: &Path, api_address: &str) {
     let script = pki.join("make.sh");
     write_script(
         &script,
@@ -771,13 +811,13 @@ leaf() {
 	openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
 		-out "$1.crt" -extfile "$1.ext" 2>/dev/null
 }
-leaf apiserver /CN=kube-apiserver "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
+leaf apiserver /CN=kube-apiserver "subjectAltName=IP:127.0.0.1,IP:$1,DNS:localhost,DNS:kubernetes.default.svc"
 leaf admin "/O=system:masters/CN=uhn-admin" "extendedKeyUsage=clientAuth"
 openssl ecparam -name prime256v1 -genkey -noout -out sa.key
 openssl ec -in sa.key -pubout -out sa.pub 2>/dev/null
 "#,
     );
-    let out = run_capture(&mut Command::new(&script));
+    let out = run_capture(Command::new(&script).arg(api_address));
     assert!(out.success(), "certificates: {}", out.describe());
 }
 
@@ -798,5 +838,54 @@ fn clean_leftovers() {
     for dir in super::leftover_dirs(DIR_PREFIX) {
         force_clean(&dir);
         let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// A point-to-point link (a veth pair, a /30) between this network
+/// namespace, at `host`, and that of process `pid`, at `node`: how a node
+/// of its own network reaches the API server and the API server its
+/// kubelet. Gone with that namespace, or on drop.
+pub struct Link {
+    name: String,
+}
+
+impl Link {
+    pub fn connect(pid: u32, host: &str, node: &str) -> Link {
+        // An interface name has at most 15 bytes.
+        let name = format!("uhn{}", std::process::id() % 1_000_000);
+        let peer = format!("{name}n");
+        let netns = format!("/proc/{pid}/ns/net");
+        let link = Link { name: name.clone() };
+        for args in [
+            vec![
+                "ip", "link", "add", &name, "type", "veth", "peer", "name", &peer, "netns", &netns,
+            ],
+            vec!["ip", "addr", "add", &format!("{host}/30"), "dev", &name],
+            vec!["ip", "link", "set", &name, "up"],
+        ] {
+            run_capture(Command::new(args[0]).args(&args[1..])).assert_success();
+        }
+        for args in [
+            vec!["ip", "addr", "add", &format!("{node}/30"), "dev", &peer],
+            vec!["ip", "link", "set", &peer, "up"],
+        ] {
+            run_capture(
+                Command::new("nsenter")
+                    .arg(format!("--net={netns}"))
+                    .arg("--")
+                    .args(&args),
+            )
+            .assert_success();
+        }
+        link
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
     }
 }

@@ -56,10 +56,19 @@ fn progress(daemonset: &Value, pods: &Value) -> Progress {
     {
         return Progress::Done(desired);
     }
+    // Only the pods of this DaemonSet, not those of an earlier one of the
+    // same name still going away.
+    let uid = daemonset.pointer("/metadata/uid");
     let mut nodes: Vec<String> = pods["items"]
         .as_array()
         .into_iter()
         .flatten()
+        .filter(|p| p.pointer("/metadata/deletionTimestamp").is_none())
+        .filter(|p| {
+            p.pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|o| o.iter().any(|r| Some(&r["uid"]) == uid))
+        })
         .filter(|p| !ready(p))
         .map(|p| {
             p.pointer("/spec/nodeName")
@@ -157,11 +166,12 @@ mod tests {
     use serde_json::json;
 
     fn ds(generation: u64, status: Value) -> Value {
-        json!({"metadata": {"generation": generation}, "status": status})
+        json!({"metadata": {"generation": generation, "uid": "u1"}, "status": status})
     }
 
     fn pod(node: &str, is_ready: bool) -> Value {
         json!({
+            "metadata": {"ownerReferences": [{"kind": "DaemonSet", "uid": "u1"}]},
             "spec": {"nodeName": node},
             "status": {"conditions": [{"type": "Ready", "status": if is_ready { "True" } else { "False" }}]},
         })
@@ -189,7 +199,11 @@ mod tests {
         ));
         let one = json!({"observedGeneration": 1, "desiredNumberScheduled": 2,
             "updatedNumberScheduled": 2, "numberReady": 1, "numberUnavailable": 1});
-        let pods = json!({"items": [pod("b", false), pod("a", true)]});
+        let mut earlier = pod("c", false);
+        earlier["metadata"]["ownerReferences"][0]["uid"] = json!("u0");
+        let mut going = pod("d", false);
+        going["metadata"]["deletionTimestamp"] = json!("2026-12-05T11:00:00Z");
+        let pods = json!({"items": [pod("b", false), pod("a", true), earlier, going]});
         assert_eq!(
             progress(&ds(1, one), &pods),
             Progress::Waiting {
