@@ -849,6 +849,7 @@ mod tests {
     #[test]
     fn state_round_trips() {
         let s = State {
+            format: STATE_FORMAT,
             daemon: "containerd".into(),
             handler: "h".into(),
             daemon_config: "/etc/containerd/config.toml".into(),
@@ -885,6 +886,33 @@ mod tests {
         let read = serde_json::from_str::<State>(&earlier).unwrap();
         assert_eq!(read.registered, None);
         assert_eq!(read.entries, s.entries);
+        // One before the format's number: format 1.
+        let unnumbered = earlier.replace("\"format\":1,", "");
+        assert!(!unnumbered.contains("format"), "{unnumbered}");
+        assert_eq!(
+            serde_json::from_str::<State>(&unnumbered).unwrap().format,
+            1
+        );
+    }
+
+    /// A state of a newer format is refused, naming the file and why,
+    /// rather than undone as this version reads it.
+    #[test]
+    fn a_state_of_a_newer_format_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let host = Host::open(root.path()).unwrap();
+        let dir = root.path().join(STATE_DIR.trim_start_matches('/'));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut newer = serde_json::to_value(State::default()).unwrap();
+        newer["format"] = serde_json::json!(STATE_FORMAT + 1);
+        std::fs::write(dir.join(STATE_FILE), newer.to_string()).unwrap();
+        let e = load_state(&host).unwrap_err().to_string();
+        assert!(
+            e.contains(STATE_FILE) && e.contains("is of a newer version"),
+            "{e}"
+        );
+        save_state(&host, &State::default()).unwrap();
+        assert_eq!(load_state(&host).unwrap().unwrap().format, STATE_FORMAT);
     }
 
     /// install's refusal reaches the pod's log as install words it.

@@ -39,9 +39,23 @@ pub struct Entry {
     pub after: After,
 }
 
+/// The version of the state's format this build writes, and the newest it
+/// reads. A field added where an earlier version's reading ignores it
+/// keeps the number (serde skips unknown fields; a missing one takes its
+/// default); one that would change what an earlier version undoes raises
+/// it, and that earlier version then refuses the state instead of undoing
+/// the wrong thing. States written before the number existed read as 1.
+pub const STATE_FORMAT: u32 = 1;
+
+fn format_one() -> u32 {
+    1
+}
+
 /// Everything a deploy changed on the host.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    #[serde(default = "format_one")]
+    pub format: u32,
     pub daemon: String,
     pub handler: String,
     pub daemon_config: PathBuf,
@@ -84,6 +98,22 @@ impl Moment {
     }
 }
 
+impl Default for State {
+    fn default() -> State {
+        State {
+            format: STATE_FORMAT,
+            daemon: String::new(),
+            handler: String::new(),
+            daemon_config: PathBuf::new(),
+            unit: String::new(),
+            entries: Vec::new(),
+            created_dirs: Vec::new(),
+            restart_pending: false,
+            registered: None,
+        }
+    }
+}
+
 impl State {
     pub(super) fn entry(&self, path: &Path) -> Option<&Entry> {
         self.entries.iter().find(|e| e.path == path)
@@ -112,13 +142,27 @@ pub(super) fn saved_path(host: &Host, saved: &str) -> Result<PathBuf, DeployErro
 pub(super) fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
     let p = state_path(host)?;
     match std::fs::read(&p) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| DeployError::Io {
+        Ok(bytes) => {
+            let state: State = serde_json::from_slice(&bytes).map_err(|e| DeployError::Io {
                 what: "cannot parse",
-                path: p,
+                path: p.clone(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            }),
+            })?;
+            if state.format > STATE_FORMAT {
+                return Err(DeployError::Io {
+                    what: "cannot read",
+                    path: p,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "format {} is of a newer version (this one reads up to {STATE_FORMAT}): run that version's deploy",
+                            state.format
+                        ),
+                    ),
+                });
+            }
+            Ok(Some(state))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(DeployError::Io {
             what: "cannot read",
@@ -130,6 +174,11 @@ pub(super) fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
 
 pub(super) fn save_state(host: &Host, state: &State) -> Result<(), DeployError> {
     let p = state_path(host)?;
+    // Written by this version: in its format.
+    let state = &State {
+        format: STATE_FORMAT,
+        ..state.clone()
+    };
     let mut bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
     bytes.push(b'\n');
     if std::fs::read(&p).is_ok_and(|old| old == bytes) {
