@@ -195,6 +195,17 @@ start_containerd() {
 	done
 	fail "containerd never answered on $reg/c.sock"
 }
+# Kills the container ID and deletes its task and the container, each
+# through the handler's wrapper.
+stop_and_delete() {
+	ctr -a "$reg/c.sock" task kill -s KILL "$1" >/dev/null || fail "task kill of $1 through the wrapper"
+	for _ in $(seq 50); do
+		ctr -a "$reg/c.sock" task ls | grep "^$1 .*STOPPED" >/dev/null && break
+		sleep 0.1
+	done
+	ctr -a "$reg/c.sock" task delete "$1" >/dev/null || fail "task delete of $1 through the wrapper"
+	ctr -a "$reg/c.sock" container delete "$1" >/dev/null || fail "container delete of $1"
+}
 start_containerd
 mkdir -p "$reg/rootfs/bin"
 cp "$(command -v busybox)" "$reg/rootfs/bin/busybox"
@@ -236,13 +247,7 @@ ok "an upgrade (dpkg -i over the installed package) is not refused while registe
 stop_containerd
 start_containerd
 ok "containerd starts again on the registered config"
-ctr -a "$reg/c.sock" task kill -s KILL "$ctr_id" >/dev/null || fail "task kill through the wrapper"
-for _ in $(seq 50); do
-	ctr -a "$reg/c.sock" task ls | grep "^$ctr_id .*STOPPED" >/dev/null && break
-	sleep 0.1
-done
-ctr -a "$reg/c.sock" task delete "$ctr_id" >/dev/null || fail "task delete through the wrapper"
-ctr -a "$reg/c.sock" container delete "$ctr_id" >/dev/null || fail "container delete"
+stop_and_delete "$ctr_id"
 ok "the running container is stopped and deleted through the wrapper"
 stop_containerd
 
@@ -378,13 +383,7 @@ hardened after
 [ "$seen" = "$seen_before" ] || fail "an exec after the upgrade sees $seen, before it $seen_before"
 ok "an exec after the upgrade, through this version's wrapper and the previous version's record, sees the same: $seen"
 
-ctr -a "$reg/c.sock" task kill -s KILL "$up_id" >/dev/null || fail "task kill through the upgraded wrapper"
-for _ in $(seq 50); do
-	ctr -a "$reg/c.sock" task ls | grep "^$up_id .*STOPPED" >/dev/null && break
-	sleep 0.1
-done
-ctr -a "$reg/c.sock" task delete "$up_id" >/dev/null || fail "task delete through the upgraded wrapper"
-ctr -a "$reg/c.sock" container delete "$up_id" >/dev/null || fail "container delete"
+stop_and_delete "$up_id"
 [ ! -e "$record" ] || fail "the delete left the previous version's record $record: $(cat "$record")"
 ok "the container is stopped and deleted through the upgraded wrapper, which removed the previous version's record"
 stop_containerd
