@@ -1140,7 +1140,7 @@ fn installer_env(
     );
     json!([
         {"name": "KUBERNETES_SERVICE_HOST", "value": k.api().0},
-        {"name": "KUBERNETES_SERVICE_PORT", "value": k.api().1},
+        {"name": "KUBERNETES_SERVICE_PORT", "value": k.api().1.to_string()},
         {"name": "USERNS_HOSTNET_DAEMON", "value": node.daemon()},
         {"name": "USERNS_HOSTNET_DAEMON_CONFIG", "value": node.config()},
         {"name": "USERNS_HOSTNET_HANDLER", "value": DEPLOYED_HANDLER},
