@@ -116,10 +116,7 @@ fn handler_runtime(host: &Host, binary: &Path, handler: &str) -> matrix::Handler
 /// it, else `containerd` in the node's PATH, as doctor finds it), asked
 /// its version in the node's root.
 fn containerd_version(host: &Host, config: &Path) -> Option<matrix::Version> {
-    let map = |p: &Path| {
-        host.file(p)
-            .unwrap_or_else(|_| PathBuf::from(format!("{} (unresolved)", p.display())))
-    };
+    let map = |p: &Path| host.found(p);
     let program = crate::daemon::serving::find(
         Daemon::Containerd,
         config,

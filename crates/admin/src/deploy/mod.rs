@@ -129,6 +129,13 @@ impl Host {
         Ok(self.node.file(node)?)
     }
 
+    /// [`Host::file`] for a search that reads what it can: a path that
+    /// cannot be resolved comes back as a name no file has.
+    pub fn found(&self, node: &Path) -> PathBuf {
+        self.file(node)
+            .unwrap_or_else(|_| PathBuf::from(format!("{} (unresolved)", node.display())))
+    }
+
     /// Where the node's own entry `node` is here (a binary, a link, the
     /// state), made, replaced or removed as itself.
     pub fn entry(&self, node: &Path) -> Result<PathBuf, DeployError> {
@@ -366,12 +373,8 @@ fn served(host: &Host, state: &State) -> Served {
     let Some(written) = &state.registered else {
         return Served::Unknown("no time of registration in the deploy state");
     };
-    let map = |p: &Path| {
-        host.file(p)
-            .unwrap_or_else(|_| PathBuf::from(format!("{} (unresolved)", p.display())))
-    };
     let Some((pid, started)) =
-        crate::daemon::serving::started(state.daemon(), &state.daemon_config, &map)
+        crate::daemon::serving::started(state.daemon(), &state.daemon_config, &|p| host.found(p))
     else {
         return Served::Unknown("no running daemon found reading that file");
     };
