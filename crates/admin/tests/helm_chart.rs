@@ -83,6 +83,8 @@ impl Helm {
             .env("HELM_CACHE_HOME", h.join("cache"))
             .env("HELM_CONFIG_HOME", h.join("config"))
             .env("HELM_DATA_HOME", h.join("data"))
+            // No cluster: nothing of the user's is read.
+            .env("KUBECONFIG", h.join("kubeconfig"))
             .output()
             .unwrap_or_else(|e| panic!("run {}: {e}", self.bin.display()));
         Out {
@@ -1193,4 +1195,50 @@ fn an_upgrade_that_would_delete_the_earlier_namespace_is_refused() {
     ] {
         helm.template_of(&chart, release, extra, &[]);
     }
+}
+
+/// One uninstall timeout everywhere: the NOTES `helm install` prints and
+/// every command line of the docs that removes the install (`helm
+/// uninstall`, or the upgrade to action=cleanup) give the same --timeout.
+#[test]
+fn one_uninstall_timeout_everywhere() {
+    const TIMEOUT: &str = "30m";
+    let timeout_of = |line: &str| -> Option<String> {
+        let at = line.find("--timeout")? + "--timeout".len();
+        let rest = line[at..].trim_start_matches(['=', ' ']);
+        Some(rest.split_whitespace().next().unwrap_or("").to_owned())
+    };
+    let helm = Helm::new();
+    for values in [&[][..], &[("undoOnUninstall", "false")][..]] {
+        let out = helm.run(
+            &["install", "rel", "-n", "other", "--dry-run=client"],
+            values,
+        );
+        assert!(out.ok, "{}", out.stderr);
+        let notes = &out.stdout[out.stdout.find("NOTES:").expect("NOTES")..];
+        let lines: Vec<&str> = notes.lines().filter(|l| l.contains("helm ")).collect();
+        assert!(!lines.is_empty(), "{notes}");
+        let removal = lines
+            .iter()
+            .find(|l| l.contains("uninstall") || l.contains("action=cleanup"))
+            .unwrap_or_else(|| panic!("{notes}"));
+        assert_eq!(timeout_of(removal).as_deref(), Some(TIMEOUT), "{notes}");
+        assert!(removal.contains("-n other"), "{notes}");
+    }
+    let mut checked = 0;
+    for doc in ["docs/cluster.md", "README.md"] {
+        let text = fs::read_to_string(repo().join(doc)).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("    ")) {
+            if line.contains("helm uninstall") || line.contains("action=cleanup") {
+                if let Some(t) = timeout_of(line) {
+                    assert_eq!(t, TIMEOUT, "{doc}: {line}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 2,
+        "no removal command with a --timeout in the docs"
+    );
 }
