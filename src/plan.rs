@@ -57,6 +57,30 @@ impl Prepared {
         policy: &Policy,
         rro: Rro<'_>,
     ) -> Result<Plan, Refusal> {
+        self.evaluate_in(bundle, policy, rro, true)
+    }
+
+    /// [`Prepared::evaluate`] of a spec whose rootfs is not there (a
+    /// config.json copied out of its bundle): the mount destinations are
+    /// judged by their text, not resolved in the rootfs. For `explain`
+    /// alone, which warns that it did so; the wrapper and the hooks refuse
+    /// a destination they cannot resolve.
+    pub fn evaluate_without_rootfs(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+    ) -> Result<Plan, Refusal> {
+        self.evaluate_in(bundle, policy, rro, false)
+    }
+
+    fn evaluate_in(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+        resolve_destinations: bool,
+    ) -> Result<Plan, Refusal> {
         let Prepared { decided, mut facts } = self;
         if decided.decision.has_user_namespace() {
             host::add_policy_facts(&mut facts, policy);
@@ -64,7 +88,9 @@ impl Prepared {
         if decided.decision.converts() {
             let bases = relative_bases(bundle, rro);
             facts.host_sys_sources = host::host_sys_sources(&decided.spec, &bases);
-            facts.mount_destinations = host::mount_destinations(&decided.spec, bundle, &bases);
+            if resolve_destinations {
+                facts.mount_destinations = host::mount_destinations(&decided.spec, bundle, &bases);
+            }
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
@@ -142,6 +168,35 @@ mod tests {
             .and_then(|p| p.evaluate(None, &Policy::default(), Rro::Assume))
             .unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
+        assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
+    }
+
+    /// A bundle without its rootfs: the destinations cannot be resolved,
+    /// so [`Prepared::evaluate`] (the wrapper's) refuses; only the
+    /// evaluation without the rootfs, explain's, converts.
+    #[test]
+    fn without_the_rootfs_only_the_evaluation_that_skips_it_converts() {
+        let bundle = tempfile::tempdir().unwrap();
+        let spec = json!({
+            "root": {"path": "rootfs"},
+            "process": {"capabilities": {}},
+            "linux": {
+                "namespaces": [{"type": "user"}, {"type": "mount"}],
+                "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]
+            },
+            "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
+        });
+        let refused = prepare(doc(spec.clone()))
+            .and_then(|p| p.evaluate(Some(bundle.path()), &Policy::default(), Rro::Assume))
+            .unwrap_err();
+        assert_eq!(refused.rule, "destination-links");
+        assert_eq!(refused.field, "mounts[0].destination");
+        let plan = prepare(doc(spec))
+            .and_then(|p| {
+                p.evaluate_without_rootfs(Some(bundle.path()), &Policy::default(), Rro::Assume)
+            })
+            .unwrap();
         assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }
 }

@@ -259,16 +259,33 @@ pub fn explain(
     let mut decision = None;
     let result = plan::prepare(doc).and_then(|prepared| {
         decision = Some(prepared.decision().clone());
-        match &runtime {
-            Ok(rt) => prepared.evaluate(bundle, &config.policy, Rro::Probe(rt)),
+        let rro = match &runtime {
+            Ok(rt) => Rro::Probe(rt),
             Err(e) => {
                 if prepared.needs_conversion() {
                     warnings.push(format!(
                         "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
                     ));
                 }
-                prepared.evaluate(bundle, &config.policy, Rro::Assume)
+                Rro::Assume
             }
+        };
+        // A spec without its rootfs (copied out of its bundle, or read
+        // from standard input) is explained all the same, its mount
+        // destinations unresolved, and said so; a bundle is judged as the
+        // wrapper judges it.
+        let missing = prepared
+            .needs_conversion()
+            .then(|| missing_rootfs(prepared.spec(), bundle))
+            .flatten();
+        match missing {
+            Some(why) => {
+                warnings.push(format!(
+                    "the mount destinations could not be checked against the rootfs: {why}; the wrapper resolves each one in the rootfs, and refuses one that a symbolic link there leads to or away from /sys, or that it cannot resolve"
+                ));
+                prepared.evaluate_without_rootfs(bundle, &config.policy, rro)
+            }
+            None => prepared.evaluate(bundle, &config.policy, rro),
         }
     });
     let mut ex = Explanation {
@@ -321,6 +338,30 @@ pub fn explain(
         }
     }
     Ok(ex)
+}
+
+/// Why the rootfs `spec` names cannot be looked into, when it is not
+/// there: not on this machine, or relative to a bundle directory that is
+/// not known (standard input). `None` when it is there, or when the spec
+/// names none (both judged as the wrapper judges them): a rootfs that is
+/// there but cannot be walked is the wrapper's refusal, not this.
+fn missing_rootfs(spec: &Spec, bundle: Option<&Path>) -> Option<String> {
+    let root = spec.view().get("root")?.get("path")?.as_str()?;
+    let path = match bundle {
+        _ if root.starts_with('/') => PathBuf::from(root),
+        Some(bundle) => bundle.join(root),
+        None => {
+            return Some(format!(
+                "root.path {root:?} is relative and the bundle directory is not known"
+            ))
+        }
+    };
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} is not there", path.display()))
+        }
+        _ => None,
+    }
 }
 
 fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
