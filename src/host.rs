@@ -1,6 +1,7 @@
 //! Gathering the host facts the engine needs. Only what the spec asks about
 //! is read: a container without namespace paths costs no system call here.
 
+use crate::runtime::RealRuntime;
 use crate::sys::{dest_walk, mountinfo};
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
@@ -518,21 +519,21 @@ fn text(e: HostError) -> String {
 /// Can the real runtime make a recursive read-only bind on this kernel?
 /// The runtime's answer is cached, so this costs a process only the first
 /// time a runtime binary is seen.
-pub fn rro_support(runtime: &Path) -> userns_hostnet_engine::RroSupport {
-    crate::probe::rro_support(runtime, Path::new(crate::probe::CACHE_DIR))
+pub fn rro_support(runtime: &RealRuntime) -> userns_hostnet_engine::RroSupport {
+    crate::probe::rro_support(&runtime.path, Path::new(crate::probe::CACHE_DIR))
 }
 
-/// youki (0.7.0 measured) mounts a container's cgroup v1 hierarchies
-/// read-write, its `ro` ignored; on a cgroup v2 host it mounts cgroup2
-/// read-only as asked. The runtime is known by its file name, links
-/// resolved; the host by what is mounted at /sys/fs/cgroup.
-pub fn runtime_cgroup_v1_writable(runtime: &Path) -> Option<String> {
-    if crate::runtime::resolved_name(runtime)? != "youki" {
+/// Whether the runtime mounts a container's cgroup v1 hierarchies
+/// read-write whatever the spec's options say ([`crate::runtime::Kind::cgroup_v1_mounts_writable`]),
+/// on a host that has them: the host known by what is mounted at
+/// /sys/fs/cgroup.
+pub fn runtime_cgroup_v1_writable(runtime: &RealRuntime) -> Option<String> {
+    if !runtime.kind.cgroup_v1_mounts_writable() {
         return None;
     }
     let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;
     (fs.filesystem_type() != nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(|| {
-        "youki mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1".to_owned()
+        format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1", runtime.kind.word())
     })
 }
 

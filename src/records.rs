@@ -42,6 +42,7 @@
 //! plain integer, a state file that is a link or not a regular file) is
 //! refused at exec while any record exists.
 
+use crate::runtime::Kind;
 use nix::errno::Errno;
 use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::Mode;
@@ -70,70 +71,10 @@ pub struct Records {
     dir: PathBuf,
 }
 
-/// Which runtime's rules name the state directory and read the state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runtime {
-    Runc,
-    Crun,
-    Youki,
-    /// Any other: its default root and its state file are not known, so
-    /// its containers are known by root and id alone.
-    Other,
-}
-
-impl Runtime {
-    /// By the real runtime's file name, links resolved.
-    pub fn from_file_name(name: Option<&OsStr>) -> Runtime {
-        match name.map(OsStr::as_bytes) {
-            Some(b"runc") => Runtime::Runc,
-            Some(b"crun") => Runtime::Crun,
-            Some(b"youki") => Runtime::Youki,
-            _ => Runtime::Other,
-        }
-    }
-
-    fn word(self) -> &'static str {
-        match self {
-            Runtime::Runc => "runc",
-            Runtime::Crun => "crun",
-            Runtime::Youki => "youki",
-            Runtime::Other => "other",
-        }
-    }
-
-    fn from_word(w: &str) -> Runtime {
-        match w {
-            "runc" => Runtime::Runc,
-            "crun" => Runtime::Crun,
-            "youki" => Runtime::Youki,
-            _ => Runtime::Other,
-        }
-    }
-
-    /// The state root the runtime uses without `--root`, as each computes
-    /// it for the user the wrapper runs as; `None` when not known.
-    fn default_root(self) -> Option<PathBuf> {
-        let xdg = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty());
-        let root = nix::unistd::geteuid().is_root();
-        let (name, honours_xdg) = match self {
-            // runc honours XDG_RUNTIME_DIR only when not root.
-            Runtime::Runc => ("runc", !root),
-            // crun whenever it is set.
-            Runtime::Crun => ("crun", true),
-            Runtime::Youki => ("youki", !root),
-            Runtime::Other => return None,
-        };
-        Some(match xdg {
-            Some(x) if honours_xdg => Path::new(&x).join(name),
-            _ => Path::new("/run").join(name),
-        })
-    }
-}
-
 /// A container as a command line names it.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
-    pub runtime: Runtime,
+    pub runtime: Kind,
     /// `--root` as given.
     pub root: Option<&'a OsStr>,
     pub id: &'a OsStr,
@@ -214,7 +155,7 @@ pub enum Stage {
 pub struct Record {
     pub policy: NetCapabilities,
     pub stage: Stage,
-    pub runtime: Runtime,
+    pub runtime: Kind,
     /// The state root: `dev:ino`, and the absolute path the runtime
     /// opens; `None` for a runtime whose default is not known, without
     /// `--root`.
@@ -282,7 +223,7 @@ impl Record {
                 Some("init") => {
                     stage = process(w.next(), w.next()).map(|init| Stage::Bound { init })
                 }
-                Some("runtime") => runtime = w.next().map(Runtime::from_word),
+                Some("runtime") => runtime = w.next().map(|w| Kind::named(Some(OsStr::new(w)))),
                 Some("root") => {
                     let key = w.next()?.to_owned();
                     let path = OsString::from_vec(unhex(w.next()?)?);
@@ -319,13 +260,10 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 /// The init a state file names, as the runtime reads the file: `pid`
 /// and, when the file has it, the start time. `Ok(None)` when it names
 /// no process that can be running (no pid, or 0 or less).
-pub fn init_in_state(runtime: Runtime, bytes: &[u8]) -> Result<Option<(i32, Option<u64>)>, String> {
+pub fn init_in_state(runtime: Kind, bytes: &[u8]) -> Result<Option<(i32, Option<u64>)>, String> {
     let members = members(bytes)?;
-    let (pid_field, start_field, go) = match runtime {
-        Runtime::Runc => ("init_process_pid", Some("init_process_start"), true),
-        Runtime::Crun => ("pid", Some("process-start-time"), false),
-        Runtime::Youki | Runtime::Other => ("pid", None, false),
-    };
+    let format = runtime.state_format();
+    let (pid_field, start_field, go) = (format.pid, format.start, format.go);
     let Some(pid) = integer(member(&members, pid_field, go)?, pid_field)? else {
         return Ok(None);
     };
@@ -343,7 +281,7 @@ pub fn init_in_state(runtime: Runtime, bytes: &[u8]) -> Result<Option<(i32, Opti
     // runc's zero is a start time no process has (runc then reports the
     // container stopped); crun's means "not recorded".
     let start = match runtime {
-        Runtime::Runc => Some(start.unwrap_or(0)),
+        Kind::Runc => Some(start.unwrap_or(0)),
         _ => start.filter(|&s| s != 0),
     };
     Ok(Some((pid, start)))
@@ -479,11 +417,11 @@ fn trim_slashes(id: &[u8]) -> &[u8] {
 
 /// The state file of container `id` under `root`, opened as the runtime
 /// opens it; `Ok(None)` when there is none (no such container).
-fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<(File, u64)>, String> {
+fn open_state(runtime: Kind, root: &Path, id: &OsStr) -> Result<Option<(File, u64)>, String> {
     let gone = |e: Errno| matches!(e, Errno::ENOENT | Errno::ENOTDIR);
     let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let opened = match runtime {
-        Runtime::Runc => {
+        Kind::Runc => {
             if !runc_valid(id.as_bytes()) {
                 // runc refuses the id: no container of runc has it.
                 return Ok(None);
@@ -509,20 +447,20 @@ fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<(File,
             let how = OpenHow::new()
                 .flags(flags | OFlag::O_NOFOLLOW)
                 .resolve(ResolveFlag::RESOLVE_IN_ROOT);
-            match openat2(dir.as_raw_fd(), &Path::new(id).join("state.json"), how) {
+            match openat2(
+                dir.as_raw_fd(),
+                &Path::new(id).join(runtime.state_format().file),
+                how,
+            ) {
                 Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
                 Err(e) => Err(e),
             }
         }
-        Runtime::Crun | Runtime::Youki | Runtime::Other => {
-            if runtime == Runtime::Youki && id.as_bytes().contains(&b'/') {
+        Kind::Crun | Kind::Youki | Kind::Other => {
+            if runtime == Kind::Youki && id.as_bytes().contains(&b'/') {
                 return Ok(None);
             }
-            let name = if runtime == Runtime::Crun {
-                "status"
-            } else {
-                "state.json"
-            };
+            let name = runtime.state_format().file;
             let path = root
                 .join(OsStr::from_bytes(trim_slashes(id.as_bytes())))
                 .join(name);
@@ -551,7 +489,7 @@ fn open_state(runtime: Runtime, root: &Path, id: &OsStr) -> Result<Option<(File,
 /// `Ok(None)` when no container there can be running. `key`, when given,
 /// must still be the root's `dev:ino`.
 fn read_init(
-    runtime: Runtime,
+    runtime: Kind,
     root: &Path,
     key: Option<&str>,
     id: &OsStr,
@@ -621,7 +559,7 @@ impl Records {
             None => t.runtime.default_root()?,
         };
         Some(match t.runtime {
-            Runtime::Runc => go_abs(&given),
+            Kind::Runc => go_abs(&given),
             _ => std::path::absolute(&given).unwrap_or(given),
         })
     }
@@ -637,7 +575,7 @@ impl Records {
             return Ok(());
         }
         let id = t.id.as_bytes();
-        if t.runtime == Runtime::Runc && !runc_valid(id) {
+        if t.runtime == Kind::Runc && !runc_valid(id) {
             // runc refuses the id itself: no container to record.
             self.forget(t);
             return Ok(());
@@ -700,7 +638,7 @@ impl Records {
     /// running container, leaves it). A runtime whose state the wrapper
     /// cannot read loses the record of that id at its delete.
     pub fn release(&self, t: &Target<'_>) {
-        let nameless = (t.runtime == Runtime::Other).then_some(t.id);
+        let nameless = (t.runtime == Kind::Other).then_some(t.id);
         self.sweep(nameless);
     }
 
@@ -737,7 +675,7 @@ impl Records {
             }
             return Ok(self.by_name(None, t.id));
         };
-        if t.runtime == Runtime::Other {
+        if t.runtime == Kind::Other {
             return self.other_by_name(&root, t.id);
         }
         match read_init(t.runtime, &root, None, t.id) {
@@ -809,7 +747,7 @@ impl Records {
     /// A pending record of an unknown runtime with this root and id.
     fn by_name(&self, key: Option<&str>, id: &OsStr) -> Option<NetCapabilities> {
         self.pending_records().find_map(|(_, r)| {
-            (r.runtime == Runtime::Other
+            (r.runtime == Kind::Other
                 && r.root.as_ref().map(|(k, _)| k.as_str()) == key
                 && r.id == id)
                 .then_some(r.policy)
@@ -842,7 +780,7 @@ impl Records {
                 }
                 continue;
             };
-            if r.runtime == Runtime::Other {
+            if r.runtime == Kind::Other {
                 let exists = dir_key(root).is_ok_and(|k| &k == key)
                     && std::fs::symlink_metadata(root.join(&r.id)).is_ok();
                 if over && (!exists || nameless == Some(r.id.as_os_str())) {
@@ -989,7 +927,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    fn t<'a>(runtime: Runtime, root: &'a Path, id: &'a str) -> Target<'a> {
+    fn t<'a>(runtime: Kind, root: &'a Path, id: &'a str) -> Target<'a> {
         Target {
             runtime,
             root: Some(root.as_os_str()),
@@ -1002,18 +940,18 @@ mod tests {
     }
 
     /// A state file as each runtime writes it, naming `p` as the init.
-    fn write_state(runtime: Runtime, root: &Path, id: &str, p: Process) {
+    fn write_state(runtime: Kind, root: &Path, id: &str, p: Process) {
         let dir = root.join(id);
         fs::create_dir_all(&dir).unwrap();
         let (name, text) = match runtime {
-            Runtime::Runc => (
+            Kind::Runc => (
                 "state.json",
                 format!(
                     r#"{{"id":"{id}","init_process_pid":{},"init_process_start":{},"created":"2026-01-01T00:00:00Z","config":{{"rootfs":"/r"}}}}"#,
                     p.pid, p.start
                 ),
             ),
-            Runtime::Crun => (
+            Kind::Crun => (
                 "status",
                 format!(
                     r#"{{"pid":{},"process-start-time":{},"cgroup-path":"","rootfs":"/r","systemd-cgroup":false,"bundle":"/b","created":"2026-01-01T00:00:00Z","detached":true}}"#,
@@ -1065,7 +1003,7 @@ mod tests {
                     start: 345,
                 },
             },
-            runtime: Runtime::Crun,
+            runtime: Kind::Crun,
             root: Some(("fe00:1a".into(), PathBuf::from("/run/crun"))),
             id: OsString::from_vec(b"a\nb c".to_vec()),
         };
@@ -1089,7 +1027,7 @@ mod tests {
         );
         assert_eq!(
             (b.policy, b.runtime, b.id.as_os_str()),
-            (NetCapabilities::Drop, Runtime::Runc, OsStr::new("c1"))
+            (NetCapabilities::Drop, Kind::Runc, OsStr::new("c1"))
         );
         assert_eq!(b.root, Some(("803:2".into(), PathBuf::from("/run/runc"))));
         // A later version's extra lines are skipped; a policy it names
@@ -1099,7 +1037,7 @@ mod tests {
         let l = Record::parse(later).unwrap();
         assert_eq!(
             (l.policy, l.runtime, l.root),
-            (NetCapabilities::Drop, Runtime::Other, None)
+            (NetCapabilities::Drop, Kind::Other, None)
         );
         for bad in [
             &b"drop"[..],
@@ -1118,7 +1056,7 @@ mod tests {
 
     #[test]
     fn the_init_as_each_runtime_reads_its_state() {
-        let runc = |s: &str| init_in_state(Runtime::Runc, s.as_bytes());
+        let runc = |s: &str| init_in_state(Kind::Runc, s.as_bytes());
         assert_eq!(
             runc(r#"{"init_process_pid":7,"init_process_start":8}"#),
             Ok(Some((7, Some(8))))
@@ -1147,7 +1085,7 @@ mod tests {
         ] {
             assert!(runc(bad).is_err(), "{bad}");
         }
-        let crun = |s: &str| init_in_state(Runtime::Crun, s.as_bytes());
+        let crun = |s: &str| init_in_state(Kind::Crun, s.as_bytes());
         assert_eq!(
             crun(r#"{"pid":7,"process-start-time":8}"#),
             Ok(Some((7, Some(8))))
@@ -1161,7 +1099,7 @@ mod tests {
         // crun compares exactly: another case is another member.
         assert_eq!(crun(r#"{"pid":7,"PID":9}"#), Ok(Some((7, None))));
         assert!(crun(r#"{"pid":7,"pid":9}"#).is_err());
-        let youki = |s: &str| init_in_state(Runtime::Youki, s.as_bytes());
+        let youki = |s: &str| init_in_state(Kind::Youki, s.as_bytes());
         assert_eq!(
             youki(r#"{"pid":7,"status":"running"}"#),
             Ok(Some((7, None)))
@@ -1173,7 +1111,7 @@ mod tests {
     fn an_exec_finds_the_container_through_any_entry_naming_its_init() {
         let dir = tempfile::tempdir().unwrap();
         let r = Records::new(dir.path().join("records"));
-        for rt in [Runtime::Runc, Runtime::Crun, Runtime::Youki] {
+        for rt in [Kind::Runc, Kind::Crun, Kind::Youki] {
             let root = dir.path().join(format!("{rt:?}"));
             let c = t(rt, &root, "c1");
             assert_eq!(r.lookup(&c).unwrap(), None);
@@ -1244,7 +1182,7 @@ mod tests {
             let rec = Record {
                 policy: NetCapabilities::Drop,
                 stage: Stage::Pending { creator },
-                runtime: Runtime::Runc,
+                runtime: Kind::Runc,
                 root: Some((key.clone(), root.clone())),
                 id: id.into(),
             };
@@ -1264,20 +1202,20 @@ mod tests {
         let old = Record {
             policy: NetCapabilities::Drop,
             stage: Stage::Bound { init: dead },
-            runtime: Runtime::Runc,
+            runtime: Kind::Runc,
             root: None,
             id: "old".into(),
         };
         write_record(&r.bound().join(dead.pid.to_string()), &old).unwrap();
-        r.release(&t(Runtime::Runc, &root, "old"));
+        r.release(&t(Kind::Runc, &root, "old"));
         let ids: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
         assert_eq!(ids, ["creating"]);
         // A container made later under a failed create's id is not its
         // own: the failed create's record went at the next create.
         pending("again", dead);
-        r.forget(&t(Runtime::Runc, &root, "again"));
-        write_state(Runtime::Runc, &root, "again", me());
-        assert_eq!(r.lookup(&t(Runtime::Runc, &root, "again")).unwrap(), None);
+        r.forget(&t(Kind::Runc, &root, "again"));
+        write_state(Kind::Runc, &root, "again", me());
+        assert_eq!(r.lookup(&t(Kind::Runc, &root, "again")).unwrap(), None);
     }
 
     #[test]
@@ -1294,7 +1232,7 @@ mod tests {
             fs::write(sub.join(format!(".9.{mine}")), "").unwrap();
             fs::write(sub.join(".not-ours"), "").unwrap();
         }
-        r.release(&t(Runtime::Runc, &root, "any"));
+        r.release(&t(Kind::Runc, &root, "any"));
         for sub in [r.pending(), r.bound()] {
             let mut left: Vec<_> = fs::read_dir(&sub)
                 .unwrap()
@@ -1316,9 +1254,9 @@ mod tests {
             r#"{"init_process_pid":7,"INIT_PROCESS_PID":8}"#,
         )
         .unwrap();
-        let c = t(Runtime::Runc, &root, "c1");
+        let c = t(Kind::Runc, &root, "c1");
         assert_eq!(r.lookup(&c).unwrap(), None, "no record: nothing to protect");
-        r.mark(&t(Runtime::Runc, &root, "c2"), NetCapabilities::Drop)
+        r.mark(&t(Kind::Runc, &root, "c2"), NetCapabilities::Drop)
             .unwrap();
         let e = r.lookup(&c).unwrap_err();
         assert!(
@@ -1329,11 +1267,11 @@ mod tests {
         // A state file that is a link: runc versions follow it differently.
         fs::create_dir_all(root.join("c3")).unwrap();
         std::os::unix::fs::symlink("../c1/state.json", root.join("c3/state.json")).unwrap();
-        assert!(r.lookup(&t(Runtime::Runc, &root, "c3")).is_err());
+        assert!(r.lookup(&t(Kind::Runc, &root, "c3")).is_err());
         // No container, or an id runc refuses: nothing there to exec into.
-        assert_eq!(r.lookup(&t(Runtime::Runc, &root, "none")).unwrap(), None);
+        assert_eq!(r.lookup(&t(Kind::Runc, &root, "none")).unwrap(), None);
         assert_eq!(
-            r.lookup(&t(Runtime::Runc, &root, "../state/c1")).unwrap(),
+            r.lookup(&t(Kind::Runc, &root, "../state/c1")).unwrap(),
             None
         );
     }
@@ -1345,21 +1283,21 @@ mod tests {
         let root = dir.path().join("state");
         for id in ["./c2", "c2/", "a/b", "..", "."] {
             let e = r
-                .mark(&t(Runtime::Crun, &root, id), NetCapabilities::Drop)
+                .mark(&t(Kind::Crun, &root, id), NetCapabilities::Drop)
                 .unwrap_err();
             assert!(e.to_string().contains("not a plain name"), "{e}");
             // runc refuses such ids itself: nothing to record.
-            r.mark(&t(Runtime::Runc, &root, id), NetCapabilities::Drop)
+            r.mark(&t(Kind::Runc, &root, id), NetCapabilities::Drop)
                 .unwrap();
         }
         assert!(r.all().is_empty());
         // crun joins an id to the root as a path.
-        r.mark(&t(Runtime::Crun, &root, "c1"), NetCapabilities::Drop)
+        r.mark(&t(Kind::Crun, &root, "c1"), NetCapabilities::Drop)
             .unwrap();
-        write_state(Runtime::Crun, &root, "c1", me());
+        write_state(Kind::Crun, &root, "c1", me());
         for id in ["./c1", "c1/", "/c1", "../state/c1"] {
             assert!(
-                r.lookup(&t(Runtime::Crun, &root, id)).unwrap().is_some(),
+                r.lookup(&t(Kind::Crun, &root, id)).unwrap().is_some(),
                 "{id}"
             );
         }
@@ -1370,7 +1308,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Records::new(dir.path().join("records"));
         let none = Target {
-            runtime: Runtime::Other,
+            runtime: Kind::Other,
             root: None,
             id: OsStr::new("c1"),
         };
@@ -1381,15 +1319,15 @@ mod tests {
         assert_eq!(r.lookup(&none).unwrap(), Some(NetCapabilities::Refuse));
         assert_eq!(r.all().len(), 1);
         let root = dir.path().join("state");
-        r.mark(&t(Runtime::Other, &root, "c2"), NetCapabilities::Refuse)
+        r.mark(&t(Kind::Other, &root, "c2"), NetCapabilities::Refuse)
             .unwrap();
         assert_eq!(
-            r.lookup(&t(Runtime::Other, &root, "c2")).unwrap(),
+            r.lookup(&t(Kind::Other, &root, "c2")).unwrap(),
             Some(NetCapabilities::Refuse)
         );
-        assert_eq!(r.lookup(&t(Runtime::Other, &root, "c1")).unwrap(), None);
+        assert_eq!(r.lookup(&t(Kind::Other, &root, "c1")).unwrap(), None);
         let path = Target {
-            runtime: Runtime::Other,
+            runtime: Kind::Other,
             root: None,
             id: OsStr::new("./c2"),
         };
@@ -1401,7 +1339,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Records::new(dir.path().join("records"));
         r.mark(
-            &t(Runtime::Runc, &dir.path().join("s"), "c1"),
+            &t(Kind::Runc, &dir.path().join("s"), "c1"),
             NetCapabilities::Keep,
         )
         .unwrap();
@@ -1429,7 +1367,7 @@ mod tests {
         fs::write(&file, "").unwrap();
         let root = dir.path().join("state");
         let e = Records::new(&file)
-            .mark(&t(Runtime::Runc, &root, "c1"), NetCapabilities::Drop)
+            .mark(&t(Kind::Runc, &root, "c1"), NetCapabilities::Drop)
             .unwrap_err();
         assert!(
             e.to_string()

@@ -417,15 +417,6 @@ fn the_spec_file_crun_reads() {
 }
 
 #[test]
-fn runtime_by_file_name() {
-    assert_eq!(Dialect::from_file_name(OsStr::new("runc")), Dialect::Runc);
-    assert_eq!(Dialect::from_file_name(OsStr::new("crun")), Dialect::Crun);
-    for other in ["youki", "runc.real", "crun-vm", "stub-runtime", ""] {
-        assert_eq!(Dialect::from_file_name(OsStr::new(other)), Dialect::Strict);
-    }
-}
-
-#[test]
 fn globals_in_every_form_each_runtime_takes() {
     let runc = super::scan(
         &argv("-root /r -log=/l -log-format json --debug run -d -b /bundle ctr"),

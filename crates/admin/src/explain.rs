@@ -260,7 +260,7 @@ pub fn explain(
     let result = plan::prepare(doc).and_then(|prepared| {
         decision = Some(prepared.decision().clone());
         match &runtime {
-            Ok(rt) => prepared.evaluate(bundle, &config.policy, Rro::Probe(rt)),
+            Ok(rt) => prepared.evaluate(bundle, &config.policy, Rro::Probe(&runtime::RealRuntime::of(rt.clone()))),
             Err(e) => {
                 if prepared.needs_conversion() {
                     warnings.push(format!(

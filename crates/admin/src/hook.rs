@@ -359,7 +359,13 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     let runtime = runtime::choose(None, &config.runtime);
     let planned = match &runtime {
         Ok(rt) => plan::prepare(doc)
-            .and_then(|p| p.evaluate(None, &config.policy, Rro::Probe(rt)))
+            .and_then(|p| {
+                p.evaluate(
+                    None,
+                    &config.policy,
+                    Rro::Probe(&runtime::RealRuntime::of(rt.clone())),
+                )
+            })
             .map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };
