@@ -117,13 +117,13 @@ impl Records {
     /// gone are removed first.
     pub fn mark(&self, t: &Target<'_>, policy: NetCapabilities) -> Result<(), RecordError> {
         if policy == NetCapabilities::Keep {
-            self.forget(t);
+            self.bind_pending();
             return Ok(());
         }
         let id = t.id.as_bytes();
         if t.runtime == Kind::Runc && !runc_valid(id) {
             // runc refuses the id itself: no container to record.
-            self.forget(t);
+            self.bind_pending();
             return Ok(());
         }
         if !plain(id) {
@@ -173,9 +173,14 @@ impl Records {
         write_record(&path, &record).map_err(|source| write_error(t.id, &path, source))
     }
 
-    /// At a create that converts nothing: records left by creates that
-    /// failed go, so that none is bound to this container.
-    pub fn forget(&self, _t: &Target<'_>) {
+    /// Every pending record bound to its container's init if the
+    /// container now exists, and gone if its create is over without one.
+    /// At start, so that a container created through the wrapper is bound
+    /// to its init before anything else can act on its state (a start of
+    /// a container the wrapper did not convert costs one look at an empty
+    /// directory); at a create that converts nothing, so that no record
+    /// left by a create that failed is bound to this container.
+    pub fn bind_pending(&self) {
         self.settle(None, None);
     }
 
@@ -186,14 +191,6 @@ impl Records {
     pub fn release(&self, t: &Target<'_>) {
         let nameless = (t.runtime == Kind::Other).then_some(t.id);
         self.sweep(nameless);
-    }
-
-    /// At start: a container created through the wrapper is bound to its
-    /// init before anything else can act on its state. A start of a
-    /// container the wrapper did not convert costs one look at an empty
-    /// directory.
-    pub fn bind_created(&self) {
-        self.settle(None, None);
     }
 
     /// Every record, pending and bound (for tests and diagnostics).

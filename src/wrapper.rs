@@ -153,7 +153,7 @@ fn become_runtime(
             argv = Cow::Owned(hardened);
         }
     } else if inv.subcommand.as_deref() == Some(OsStr::new("start")) {
-        records.bind_created();
+        records.bind_pending();
     } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
         if let Some(id) = &inv.container_id {
             records.release(&target(inv, runtime.kind, id));
@@ -258,12 +258,11 @@ fn remember(
     let Some(id) = &inv.container_id else {
         return Ok(());
     };
-    let t = target(inv, kind, id);
     match plan {
         Some(p) if p.decision.converts() => records
-            .mark(&t, policy)
+            .mark(&target(inv, kind, id), policy)
             .map_err(|e| record_failure("create", e))?,
-        _ => records.forget(&t),
+        _ => records.bind_pending(),
     }
     Ok(())
 }
@@ -382,7 +381,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             format!("the process file: {}: {}", r.field, r.message),
         )
     };
-    let mut file = match bundle::read_file(path.to_owned()) {
+    let mut file = match bundle::SpecFile::read(path) {
         Ok(Some(file)) => file,
         // The runtime reports a missing process file in its own words.
         Ok(None) => return Ok(()),
@@ -420,7 +419,7 @@ pub fn prepare_spec(
     runtime: &RealRuntime,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let Some((file, doc)) = bundle::read_spec(spec)? else {
+    let Some((file, doc)) = bundle::SpecFile::read_spec(spec)? else {
         debug!(spec = %spec.display(), "no spec file: passing through");
         if let Some(e) = &broken {
             warn!("config: {e}: no spec file: the defaults' runtime runs");
@@ -471,7 +470,7 @@ fn log_decision(
     // A refused spec's plan is gone: its annotations are read again, on
     // this path alone, to name the pod.
     if let Err(Failure::Refused(_)) = outcome {
-        if let Ok(Some((_, doc))) = bundle::read_spec(&spec) {
+        if let Ok(Some((_, doc))) = bundle::SpecFile::read_spec(&spec) {
             entry.pod = PodName::of(&doc);
         }
     }

@@ -291,7 +291,7 @@ fn records_of_containers_that_are_gone_go() {
     // A container made later under a failed create's id is not its
     // own: the failed create's record went at the next create.
     pending("again", dead);
-    r.forget(&t(Kind::Runc, &root, "again"));
+    r.bind_pending();
     write_state(Kind::Runc, &root, "again", me());
     assert_eq!(r.lookup(&t(Kind::Runc, &root, "again")).unwrap(), None);
 }

@@ -335,7 +335,7 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
 
 /// A bundle directory (its config.json), a file, or `-` for standard
 /// input, read and parsed as the wrapper's create reads config.json
-/// ([`bundle::read_spec`]: no symlink, no FIFO, the size cap, the strict
+/// ([`bundle::SpecFile::read_spec`]: no symlink, no FIFO, the size cap, the strict
 /// reading); the name to show, the bytes and the document.
 fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     if input.as_os_str() == "-" {
@@ -363,7 +363,7 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     } else {
         input.to_owned()
     };
-    match bundle::read_spec(&path) {
+    match bundle::SpecFile::read_spec(&path) {
         Ok(Some((_, doc))) => Ok((path.display().to_string(), doc)),
         Ok(None) if meta.is_dir() => Err(Stop::unreadable(
             shown,
