@@ -5,6 +5,7 @@
 //! ranges) before the rules run.
 
 use crate::host;
+use crate::runtime::RealRuntime;
 use std::path::Path;
 use userns_hostnet_engine::{
     Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport, Spec,
@@ -14,7 +15,7 @@ use userns_hostnet_engine::{
 #[derive(Debug, Clone, Copy)]
 pub enum Rro<'a> {
     /// Ask this runtime (cached per binary).
-    Probe(&'a Path),
+    Probe(&'a RealRuntime),
     /// Assume it works: the createRuntime hook makes the tree read-only
     /// itself, and `explain` without a runtime says it assumed so.
     Assume,
@@ -105,20 +106,15 @@ impl Prepared {
     }
 }
 
-/// Where the runtime resolves a relative bind source. runc and crun work
-/// in the bundle directory (runc joins the source to it, crun chdirs
-/// there); youki (0.7.0 seen) canonicalizes it in the working directory
-/// it was started in, the wrapper's own. For any runtime but runc and
-/// crun both are resolved, and the worse kept. The hooks, which do not
-/// know the runtime, resolve in the bundle the state names.
+/// Where the runtime resolves a relative bind source: in the bundle
+/// directory, or for a runtime that does not
+/// ([`crate::runtime::Kind::resolves_sources_in_bundle`]) in the bundle
+/// and in its working directory, and the worse kept. The hooks, which do
+/// not know the runtime, resolve in the bundle the state names.
 fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
     let mut bases: Vec<&Path> = bundle.into_iter().collect();
     if let Rro::Probe(runtime) = rro {
-        let name = crate::runtime::resolved_name(runtime);
-        if !matches!(
-            name.as_deref().and_then(|n| n.to_str()),
-            Some("runc" | "crun")
-        ) {
+        if !runtime.kind.resolves_sources_in_bundle() {
             bases.push(Path::new("."));
         }
     }

@@ -254,14 +254,16 @@ pub fn explain(
     output: Option<&Path>,
 ) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);
+    let real = runtime.as_ref().ok().cloned().map(runtime::RealRuntime::of);
     let mut warnings = Vec::new();
     // The decision alone, so that a refusal still says what was decided.
     let mut decision = None;
     let result = plan::prepare(doc).and_then(|prepared| {
         decision = Some(prepared.decision().clone());
-        let rro = match &runtime {
-            Ok(rt) => Rro::Probe(rt),
-            Err(e) => {
+        let rro = match (&real, &runtime) {
+            (Some(rt), _) => Rro::Probe(rt),
+            (None, Ok(_)) => Rro::Assume,
+            (None, Err(e)) => {
                 if prepared.needs_conversion() {
                     warnings.push(format!(
                         "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
@@ -376,7 +378,7 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
 
 /// A bundle directory (its config.json), a file, or `-` for standard
 /// input, read and parsed as the wrapper's create reads config.json
-/// ([`bundle::read_spec`]: no symlink, no FIFO, the size cap, the strict
+/// ([`bundle::SpecFile::read_spec`]: no symlink, no FIFO, the size cap, the strict
 /// reading); the name to show, the bytes and the document.
 fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     if input.as_os_str() == "-" {
@@ -404,7 +406,7 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     } else {
         input.to_owned()
     };
-    match bundle::read_spec(&path) {
+    match bundle::SpecFile::read_spec(&path) {
         Ok(Some((_, doc))) => Ok((path.display().to_string(), doc)),
         Ok(None) if meta.is_dir() => Err(Stop::unreadable(
             shown,
