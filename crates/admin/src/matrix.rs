@@ -86,6 +86,44 @@ pub fn parse_containerd_version(stdout: &str) -> Option<Version> {
     ))
 }
 
+/// What the newest releases the matrix knows do alone, without the
+/// wrapper, for a user-namespaced container on the host network, as
+/// measured: (program, major.minor, what it does).
+const ALONE: &[(&str, (u64, u64), &str)] = &[
+    ("containerd", (2, 4), "binds /sys rbind,rro, but mounts the host's cgroup tree into the container (root=/../..) and keeps CAP_NET_RAW and CAP_NET_BIND_SERVICE"),
+    ("runc", (1, 5), "mounts sysfs as the spec asks, which fails (EPERM) unless the daemon made /sys a bind, and keeps the network capabilities"),
+    ("crun", (1, 27), "binds the host's /sys itself, recursively read-only, and mounts the container's own cgroups, but leaves its /sys/fs/cgroup tmpfs writable by the container's root and keeps every capability the spec asks for"),
+];
+
+/// What `program` (containerd, runc, crun) at `version` does alone, when
+/// the matrix knows its release: "; alone, crun 1.27 binds ...".
+fn alone(program: &str, (major, minor, _): Version) -> String {
+    ALONE
+        .iter()
+        .find(|(p, release, _)| *p == program && *release == (major, minor))
+        .map_or(String::new(), |(p, (a, b), what)| {
+            format!("; alone, {p} {a}.{b} {what}")
+        })
+}
+
+/// A runtime's `--version` first line, `runc version 1.5.3`: its name
+/// and release (a missing patch is 0).
+fn runtime_release(line: &str) -> Option<(&str, Version)> {
+    let (program, rest) = line.split_once(" version ")?;
+    let mut parts = rest.split_whitespace().next()?.splitn(3, '.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u64>().ok()
+    });
+    Some((
+        program,
+        (
+            parts.next()??,
+            parts.next()??,
+            parts.next().flatten().unwrap_or(0),
+        ),
+    ))
+}
+
 /// A `features` document (`None` for no answer or not JSON).
 pub fn parse_features(stdout: Option<&str>) -> RuntimeFeatures {
     let Some(doc) = stdout.and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok()) else {
@@ -177,7 +215,10 @@ pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
         ),
         (_, Ok(())) => (
             Status::Ok,
-            format!("{runs}: lists the user namespace and idmapped mounts, knows rro"),
+            format!(
+                "{runs}: lists the user namespace and idmapped mounts, knows rro{}",
+                runtime_release(version).map_or(String::new(), |(p, v)| alone(p, v))
+            ),
         ),
     }
 }
@@ -415,8 +456,9 @@ fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
             "matrix.containerd",
             Status::Ok,
             format!(
-                "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts",
-                shown(containerd)
+                "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts{}",
+                shown(containerd),
+                alone("containerd", containerd)
             ),
             None,
         ),
@@ -527,6 +569,19 @@ mod tests {
         assert_eq!(
             parse_containerd_version("containerd containerd.io 1.6.20 2806fc1"),
             Some((1, 6, 20))
+        );
+        // Built from the module proxy, no commit stamped.
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd/v2 2.4.2+unknown\n"
+            ),
+            Some((2, 4, 2))
+        );
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd/v2 v2.4.2+unknown"
+            ),
+            Some((2, 4, 2))
         );
         assert_eq!(parse_containerd_version("containerd"), None);
         assert_eq!(parse_containerd_version("containerd x dev"), None);
@@ -816,5 +871,64 @@ mod tests {
         assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
         assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
         assert!(!features_list_rro("unknown command"));
+    }
+
+    #[test]
+    fn the_newest_releases_say_what_they_do_alone() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let (s, m) = judge_handler(&handler("crun version 1.27.1", all, Ok(())));
+        assert_eq!(s, Status::Ok);
+        assert!(
+            m.ends_with("knows rro; alone, crun 1.27 binds the host's /sys itself, recursively read-only, and mounts the container's own cgroups, but leaves its /sys/fs/cgroup tmpfs writable by the container's root and keeps every capability the spec asks for"),
+            "{m}"
+        );
+        let (s, m) = judge_handler(&handler("runc version 1.5.3", all, Ok(())));
+        assert_eq!(s, Status::Ok);
+        assert!(m.contains("knows rro; alone, runc 1.5 mounts sysfs"), "{m}");
+        // The releases measured before keep their words; an unknown one says nothing more.
+        for v in [
+            "runc version 1.4.3",
+            "crun version 1.26.0",
+            "runc version 1.6.0",
+            "youki version 0.7.0",
+        ] {
+            let (s, m) = judge_handler(&handler(v, all, Ok(())));
+            assert_eq!(s, Status::Ok);
+            assert!(m.ends_with("knows rro"), "{m}");
+        }
+        let v = parse_containerd_version(
+            "containerd github.com/containerd/containerd/v2 2.4.2+unknown",
+        );
+        let f = findings(&facts(v, BOTH, Gate::Set(true)));
+        assert_eq!(
+            levels(&f),
+            [
+                ("matrix.containerd", Status::Ok),
+                ("matrix.kubelet", Status::Ok)
+            ]
+        );
+        assert!(
+            f[0].message.starts_with("containerd 2.4.2 checks `features`")
+                && f[0].message.ends_with("; alone, containerd 2.4 binds /sys rbind,rro, but mounts the host's cgroup tree into the container (root=/../..) and keeps CAP_NET_RAW and CAP_NET_BIND_SERVICE"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[1]
+            .message
+            .starts_with("containerd 2.4.2 declares user_namespaces_host_network"));
+        let f = findings(&facts(Some((2, 3, 4)), BOTH, Gate::Set(true)));
+        assert!(
+            f[0].message.ends_with("idmapped mounts"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(
+            runtime_release("crun version 1.27"),
+            Some(("crun", (1, 27, 0)))
+        );
+        assert_eq!(runtime_release("runc"), None);
     }
 }
