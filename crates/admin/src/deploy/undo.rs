@@ -198,15 +198,12 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError
     Ok(())
 }
 
-/// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
-pub(super) fn fnv1a(bytes: &[u8]) -> String {
-    format!("{:016x}", userns_hostnet::hash::fnv1a(bytes))
-}
-
+/// A file as deploy wrote it: its length and FNV-1a, which tell whether
+/// it still holds that.
 pub(super) fn after_file(bytes: &[u8]) -> After {
     After::File {
         len: bytes.len() as u64,
-        fnv1a: fnv1a(bytes),
+        fnv1a: format!("{:016x}", userns_hostnet::hash::fnv1a(bytes)),
     }
 }
 
