@@ -13,7 +13,6 @@
 //!   the CRI (NodeDeclaredFeatures), which containerd does from 2.3.4 on.
 
 use super::check::{Check, Status};
-use serde::Serialize;
 
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
@@ -223,27 +222,19 @@ pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
     }
 }
 
-/// The daemon a node runs, as far as whether it can run the feature's
-/// pods depends on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeDaemon {
-    /// containerd and its `--version`, when it answered.
-    Containerd(Option<Version>),
-    /// CRI-O: the handler's runtime decides (its `features`).
-    Crio,
-}
-
 /// Why a node cannot run `hostNetwork: true` + `hostUsers: false` pods
 /// through the handler, or `None` when it can: the daemon must declare
 /// the feature through the CRI (containerd from 2.3.4; before, the
 /// kubelet refuses the pod) and the handler's runtime must pass
-/// [`judge_handler`].
-pub fn why_unable(daemon: NodeDaemon, handler: &HandlerRuntime) -> Option<String> {
-    match daemon {
-        NodeDaemon::Containerd(None) => {
+/// [`judge_handler`]. `containerd`: the version of a daemon whose version
+/// the matrix judges (containerd's; `Some(None)` when it did not answer),
+/// `None` for one whose handler's runtime alone decides (CRI-O).
+pub fn why_unable(containerd: Option<Option<Version>>, handler: &HandlerRuntime) -> Option<String> {
+    match containerd {
+        Some(None) => {
             return Some("containerd does not answer `--version`: whether it declares user_namespaces_host_network is not known".to_owned())
         }
-        NodeDaemon::Containerd(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
+        Some(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
             return Some(format!(
                 "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet refuses pods with hostNetwork: true and hostUsers: false (containerd >= {} does)",
                 shown(v),
@@ -337,39 +328,6 @@ pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
         return Gate::Unset;
     }
     Gate::Unset
-}
-
-/// The container runtime (CRI) a kubelet talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cri {
-    Containerd,
-    Crio,
-    /// An endpoint that names neither (cri-dockerd, a custom socket).
-    Other,
-}
-
-impl Cri {
-    /// Which daemon serves an endpoint, by its socket's name:
-    /// `unix:///run/containerd/containerd.sock`, `/var/run/crio/crio.sock`.
-    pub fn of_endpoint(endpoint: &str) -> Cri {
-        let file = endpoint.rsplit('/').next().unwrap_or(endpoint);
-        if file.starts_with("containerd") || endpoint.contains("/containerd/") {
-            Cri::Containerd
-        } else if file.starts_with("crio") || endpoint.contains("/crio/") {
-            Cri::Crio
-        } else {
-            Cri::Other
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Cri::Containerd => "containerd",
-            Cri::Crio => "CRI-O",
-            Cri::Other => "another runtime",
-        }
-    }
 }
 
 /// `containerRuntimeEndpoint:` at the top level of a KubeletConfiguration.
@@ -751,19 +709,6 @@ mod tests {
             .as_deref(),
             Some("b")
         );
-        assert_eq!(
-            Cri::of_endpoint("unix:///run/containerd/containerd.sock"),
-            Cri::Containerd
-        );
-        assert_eq!(
-            Cri::of_endpoint("/var/run/k3s/containerd/containerd.sock"),
-            Cri::Containerd
-        );
-        assert_eq!(
-            Cri::of_endpoint("unix:///var/run/crio/crio.sock"),
-            Cri::Crio
-        );
-        assert_eq!(Cri::of_endpoint("unix:///run/cri-dockerd.sock"), Cri::Other);
     }
 
     #[test]
@@ -842,21 +787,18 @@ mod tests {
             idmap: true,
         };
         let good = handler("runc version 1.4.3", all, Ok(()));
-        assert_eq!(
-            why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &good),
-            None
-        );
-        assert_eq!(why_unable(NodeDaemon::Crio, &good), None);
+        assert_eq!(why_unable(Some(Some((2, 3, 4))), &good), None);
+        assert_eq!(why_unable(None, &good), None);
         for old in [(1, 6, 20), (1, 7, 24), (2, 2, 0)] {
-            let why = why_unable(NodeDaemon::Containerd(Some(old)), &good).unwrap();
+            let why = why_unable(Some(Some(old)), &good).unwrap();
             assert!(
                 why.contains("does not declare user_namespaces_host_network"),
                 "{why}"
             );
         }
-        assert!(why_unable(NodeDaemon::Containerd(None), &good).is_some());
+        assert!(why_unable(Some(None), &good).is_some());
         let crun = handler("crun version 1.8.1", RuntimeFeatures::None, Ok(()));
-        assert!(why_unable(NodeDaemon::Crio, &crun)
+        assert!(why_unable(None, &crun)
             .unwrap()
             .contains("no `features` answer"));
         let runc115 = handler(
@@ -867,7 +809,7 @@ mod tests {
             },
             Ok(()),
         );
-        assert!(why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &runc115).is_some());
+        assert!(why_unable(Some(Some((2, 3, 4))), &runc115).is_some());
         assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
         assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
         assert!(!features_list_rro("unknown command"));

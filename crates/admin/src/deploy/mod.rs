@@ -31,7 +31,8 @@ use super::daemon::live::Live;
 use super::deploy_api::{Api, Mark};
 use super::in_use;
 use super::install;
-use crate::cli::{Daemon, DeployArgs, InstallArgs};
+use crate::cli::{DeployArgs, InstallArgs};
+use crate::daemon::DaemonModule;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -405,7 +406,7 @@ fn owned_configs(
 ) -> std::collections::BTreeMap<PathBuf, bool> {
     let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
-    let planned = crate::daemon::of(state.daemon().into()).plan(&iargs, true);
+    let planned = state.daemon().plan(&iargs, true);
     let mut owned = std::collections::BTreeMap::new();
     match planned {
         Ok(plan) => {
@@ -427,17 +428,19 @@ fn is_socket(p: &Path) -> bool {
 
 /// The daemon named, else the one whose socket exists, else the one whose
 /// config exists; two or none is an error asking to name it.
-pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, DeployError> {
+pub fn detect_daemon(
+    host: &Host,
+    named: Option<&'static dyn DaemonModule>,
+) -> Result<&'static dyn DaemonModule, DeployError> {
     if let Some(d) = named {
         return Ok(d);
     }
     // A path that cannot be resolved is taken as absent.
     let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
-    let services = crate::daemon::services();
     let only = |found: &dyn Fn(&crate::daemon::Service) -> bool| {
-        let mut hits = services.iter().filter(|(_, s)| found(s));
+        let mut hits = crate::daemon::services().filter(|(_, s)| found(s));
         match (hits.next(), hits.next()) {
-            (Some((d, _)), None) => Some(*d),
+            (Some((d, _)), None) => Some(d),
             _ => None,
         }
     };
@@ -452,11 +455,14 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
         })
 }
 
-fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, String) {
-    let module = crate::daemon::of(daemon.into());
+fn daemon_parts(
+    args: &DeployArgs,
+    daemon: &'static dyn DaemonModule,
+) -> (&'static str, PathBuf, String) {
+    let module = daemon;
     let service = module
         .service()
-        .expect("containerd and CRI-O are services deploy registers with");
+        .expect("deploy registers only with a service");
     (
         module.name(),
         args.daemon_config
@@ -466,9 +472,14 @@ fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, St
     )
 }
 
-fn install_args(host: &Host, args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
+fn install_args(
+    host: &Host,
+    args: &DeployArgs,
+    daemon: &'static dyn DaemonModule,
+    config: &Path,
+) -> InstallArgs {
     InstallArgs {
-        daemon: daemon.into(),
+        daemon,
         handler: args.handler.clone(),
         config: Some(config.to_owned()),
         drop_in: false,
@@ -495,7 +506,7 @@ fn install_all(
     host: &Host,
     args: &DeployArgs,
     source: &Source,
-) -> Result<(Daemon, PathBuf), DeployError> {
+) -> Result<(&'static dyn DaemonModule, PathBuf), DeployError> {
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
     let earlier = load_state(host)?;
@@ -505,9 +516,7 @@ fn install_all(
     // leaves the node as it was. Its paths come back as they are here,
     // and are recorded as the node's.
     let iargs = install_args(host, args, daemon, &config);
-    let plan = crate::daemon::of(daemon.into())
-        .plan(&iargs, true)
-        .map_err(|e| host.on_node(e))?;
+    let plan = daemon.plan(&iargs, true).map_err(|e| host.on_node(e))?;
     let mut state = match earlier {
         Some(s) => s,
         None => {

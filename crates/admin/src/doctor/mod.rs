@@ -20,7 +20,6 @@ use super::check::check;
 use super::check::{Check, Status};
 use super::daemon::{self, node::Handler};
 use super::matrix;
-use crate::cli::Daemon;
 use crate::cli::DoctorArgs;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -105,35 +104,41 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         out.push(gates);
     }
     let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
-    let node = daemon::DoctorNode {
-        root: &root,
-        args,
-        uses,
-        fx: &fx,
-    };
-    let mut containerd_bin = None;
-    for d in [Daemon::Containerd, Daemon::Crio] {
-        let bin = serving_binary(&root, args, d);
-        let mut found = daemon::of(d.into()).doctor(&node, bin.as_ref()).into_iter();
+    let named = args.named();
+    let mut matrix_bin = None;
+    for &d in &daemon::ALL {
+        let (config, bin) = named
+            .iter()
+            .find(|(name, ..)| *name == d.name())
+            .map_or((None, None), |(_, c, b)| (*c, *b));
+        let node = daemon::DoctorNode {
+            root: &root,
+            config: config.map_or_else(
+                || PathBuf::from(daemon::serving::default_config(d)),
+                Path::to_owned,
+            ),
+            named: config.is_some(),
+            uses,
+            fx: &fx,
+        };
+        let bin = d
+            .config_check()
+            .and_then(|_| serving_binary(&root, d, &node.config, bin));
+        let mut found = d.doctor(&node, bin.as_ref()).into_iter();
         if let Some(c) = found.next() {
             let checked = c.status != Status::Skip;
             out.push(c);
             if checked {
-                out.extend(daemon_config(&root, args, d, bin.as_ref(), &fx));
+                out.extend(daemon_config(&root, d, &node.config, bin.as_ref(), &fx));
             }
         }
         out.extend(found);
-        if d == Daemon::Containerd {
-            containerd_bin = bin;
+        if d.matrix() && (node.named || uses.map_or(true, |u| u == daemon::Cri::Known(d))) {
+            matrix_bin = Some(bin);
         }
     }
-    if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
-        out.extend(matrix_checks(
-            args,
-            config.as_ref(),
-            &kubelet,
-            containerd_bin.as_ref(),
-        ));
+    if let Some(bin) = matrix_bin {
+        out.extend(matrix_checks(args, config.as_ref(), &kubelet, bin.as_ref()));
     }
     out.extend(root.check());
     out

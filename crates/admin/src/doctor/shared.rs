@@ -200,15 +200,14 @@ pub(crate) fn unless_running(
 /// The daemon the kubelet does not use is skipped, unless its config was
 /// named.
 pub(crate) fn unused(
-    daemon: matrix::Cri,
-    uses: Option<matrix::Cri>,
-    name: &'static str,
+    daemon: &'static dyn crate::daemon::DaemonModule,
+    uses: Option<crate::daemon::Cri>,
 ) -> Option<Check> {
-    let other = uses.filter(|u| *u != daemon)?;
+    let other = uses.filter(|u| *u != crate::daemon::Cri::Known(daemon))?;
     Some(check(
-        name,
+        daemon.name(),
         Status::Skip,
-        format!("the kubelet uses {}", other.name()),
+        format!("the kubelet uses {}", other.title()),
     ))
 }
 
@@ -289,13 +288,4 @@ pub(crate) fn listed(handlers: &[Handler], root: &Root) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// The config file a daemon reads, as a host path: named, else its default.
-pub(crate) fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
-    let named = match daemon {
-        Daemon::Containerd => args.containerd_config.as_deref(),
-        Daemon::Crio => args.crio_config.as_deref(),
-    };
-    named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
 }

@@ -286,10 +286,7 @@ pub(crate) fn edit_handler(
 
 /// The command that undoes an install of these arguments.
 pub(crate) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
-    let mut cmd = format!(
-        "userns-hostnet uninstall {}",
-        daemon::of(args.daemon).name()
-    );
+    let mut cmd = format!("userns-hostnet uninstall {}", args.daemon.name());
     if drop_in {
         cmd.push_str(" --drop-in");
     }

@@ -13,39 +13,15 @@ pub(super) fn hooks_dir(
     if let Some(d) = &args.more.hooks_dir {
         return Ok((d.clone(), "--hooks-dir".into(), None));
     }
-    let (dirs, from, defaults, drop_in) = match args.daemon {
-        Engine::Crio => {
-            let conf = config_path(args, daemon::crio::node::CONFIG)?;
-            let drop_in = node_entry(
-                args,
-                &conf
-                    .parent()
-                    .unwrap_or(Path::new("/"))
-                    .join(daemon::crio::node::HOOKS_DROP_IN),
-            )?;
-            let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
-            (
-                daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,
-                format!("hooks_dir of {} and its crio.conf.d", conf.display()),
-                &daemon::crio::node::DEFAULT_HOOKS_DIRS[..],
-                Some(drop_in),
-            )
-        }
-        _ => {
-            let conf = config_path(args, daemon::podman::node::CONFIG)?;
-            let host = node_file(args, &conf)?;
-            let dirs = match toml::read_optional(&host)? {
-                Some(text) => podman::hooks_dirs(&toml::parse(&host, &text)?),
-                None => None,
-            };
-            (
-                dirs,
-                format!("hooks_dir of {}", conf.display()),
-                &daemon::podman::node::DEFAULT_HOOKS_DIRS[..],
-                None,
-            )
-        }
+    let Some(lookup) = args.daemon.hooks() else {
+        return Err(UsageError::ContainerdHook.into());
     };
+    let daemon::HookDirs {
+        named: dirs,
+        from,
+        defaults,
+        drop_in,
+    } = lookup(args)?;
     let (dirs, from, drop_in) = match (dirs, drop_in) {
         (Some(d), _) => (d, from, None),
         // CRI-O reads the vendor's directory alone by default: the
@@ -150,7 +126,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<InstallPlan
         (true, _) => {
             let tool = hook_program(args)?;
             Some(
-                hookfile::definition(&tool, daemon::of(args.daemon).name())
+                hookfile::definition(&tool, args.daemon.name())
                     .map_err(InstallError::ShippedHook)?,
             )
         }

@@ -39,11 +39,11 @@ use uninstall::*;
 use super::daemon::{
     self,
     config::{Derived, Layout, Owner},
-    containerd, crio, hookfile, podman,
+    containerd, crio, hookfile,
 };
 use super::files;
 use super::in_use;
-use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
+use crate::cli::{InstallArgs, InstallMore, UninstallArgs};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
 use userns_hostnet::runtime::{self, HANDLER_RUNTIME_LINK};
@@ -115,7 +115,7 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), 
     let Some(handler) = handler_removed(args, plan)? else {
         return Ok(());
     };
-    let containers = in_use::containers(&node_root(args)?, &handler);
+    let containers = in_use::containers(&node_root(args)?, handler.as_ref());
     if containers.is_empty() {
         return Ok(());
     }
@@ -149,13 +149,12 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
 
 fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
     check_root(args)?;
-    match (args.daemon, args.more.hook) {
-        (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
-        (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
-        (Engine::Podman, false) if args.more.set_as_default => {
-            Err(UsageError::PodmanDefault(args.handler.clone()).into())
-        }
-        (daemon, false) => daemon::of(daemon).plan(args, install),
+    if args.more.hook && args.daemon.hooks().is_none() {
+        Err(UsageError::ContainerdHook.into())
+    } else if args.more.hook {
+        plan_hook(args, install)
+    } else {
+        args.daemon.plan(args, install)
     }
 }
 
@@ -213,7 +212,7 @@ mod tests {
 
     fn args(root: Option<&Path>) -> InstallArgs {
         let u = UninstallArgs {
-            daemon: Engine::Containerd,
+            daemon: &daemon::containerd::Containerd,
             handler: "userns-hostnet".into(),
             config: None,
             drop_in: false,

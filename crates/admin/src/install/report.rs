@@ -14,10 +14,8 @@ pub(super) fn say(text: &str) {
 pub(super) fn subject(args: &InstallArgs) -> String {
     if args.more.hook {
         "the createRuntime hook".to_owned()
-    } else if args.daemon == Engine::Podman {
-        format!("podman runtime {}", args.handler)
     } else {
-        format!("runtime handler {}", args.handler)
+        format!("{} {}", args.daemon.registers(), args.handler)
     }
 }
 
@@ -67,17 +65,12 @@ pub(super) fn apply(
 ) -> Result<i32, InstallError> {
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
-    let restart = if !changed.is_empty()
-        && (!args.more.hook || plan.restart)
-        && daemon::of(args.daemon).restarts()
-    {
-        Some(format!(
-            "systemctl restart {}",
-            daemon::of(args.daemon).name()
-        ))
-    } else {
-        None
-    };
+    let restart =
+        if !changed.is_empty() && (!args.more.hook || plan.restart) && args.daemon.restarts() {
+            Some(format!("systemctl restart {}", args.daemon.name()))
+        } else {
+            None
+        };
     let run = Run {
         args,
         plan,
@@ -123,7 +116,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn daemon(&self) -> &'static str {
-        daemon::of(self.args.daemon).name()
+        self.args.daemon.name()
     }
 
     fn done(&self) -> &'static str {
@@ -370,7 +363,7 @@ fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result
 /// The last line of a run that changed files: what is done, and which
 /// restart (if any) makes it take effect.
 fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
-    let daemon = daemon::of(args.daemon).name();
+    let daemon = args.daemon.name();
     let done = if install { "installed" } else { "removed" };
     if args.more.hook && plan.restart {
         format!(
@@ -382,16 +375,8 @@ fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
             "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
             subject(args)
         )
-    } else if args.daemon == Engine::Podman {
-        format!(
-            "{} {done}; podman reads containers.conf at every command: no restart needed{}",
-            subject(args),
-            if install {
-                format!("; run containers with podman --runtime {}", args.handler)
-            } else {
-                String::new()
-            }
-        )
+    } else if let Some(why) = args.daemon.without_restart(&args.handler, install) {
+        format!("{} {done}; {why}", subject(args))
     } else {
         format!(
             "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",

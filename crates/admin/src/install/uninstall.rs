@@ -21,7 +21,7 @@ pub fn run(u: &UninstallArgs) -> Result<i32, InstallError> {
 /// names: a plan that changes nothing else removes them. Links a config
 /// of any daemon on the node still names stay.
 fn orphan_links(args: &InstallArgs, plan: &mut InstallPlan) -> Result<(), InstallError> {
-    let d = daemon::of(args.daemon);
+    let d = args.daemon;
     let nothing_else = plan.links.is_empty() && plan.files.iter().all(|c| !c.changes());
     if args.more.hook || d.layouts().is_empty() || !nothing_else {
         return Ok(());
@@ -30,8 +30,8 @@ fn orphan_links(args: &InstallArgs, plan: &mut InstallPlan) -> Result<(), Instal
     let named = dir.to_string_lossy().into_owned();
     let root = args.more.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut configs: Vec<PathBuf> = super::daemon::ALL
-        .into_iter()
-        .flat_map(|e| daemon::of(e).config_files(&root))
+        .iter()
+        .flat_map(|d| d.config_files(&root))
         .collect();
     if let Some(c) = &args.config {
         configs.extend(node_file(args, c).ok());
@@ -64,7 +64,7 @@ pub fn containers_in_use(
 ) -> Result<Vec<super::daemon::live::Live>, InstallError> {
     let plan = plan(args, false)?;
     Ok(match handler_removed(args, &plan)? {
-        Some(h) => in_use::containers(&node_root(args)?, &h),
+        Some(h) => in_use::containers(&node_root(args)?, h.as_ref()),
         None => Vec::new(),
     })
 }
@@ -76,8 +76,8 @@ pub fn containers_in_use(
 pub(super) fn handler_removed(
     args: &InstallArgs,
     plan: &InstallPlan,
-) -> Result<Option<in_use::Handler>, InstallError> {
-    let d = daemon::of(args.daemon);
+) -> Result<Option<Box<dyn daemon::live::Handler>>, InstallError> {
+    let d = args.daemon;
     if args.more.hook {
         return Ok(None);
     }

@@ -658,12 +658,12 @@ fn without_import(doc: &mut DocumentMut, text: &str, drop_in: &str) -> String {
 pub(crate) fn containerd_handler(
     args: &InstallArgs,
     binaries: Vec<String>,
-) -> Result<crate::daemon::live::Handler, InstallError> {
+) -> Result<containerd::live::Tasks, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
-    Ok(crate::daemon::live::Handler::Containerd {
+    Ok(containerd::live::Tasks {
         state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })

@@ -244,6 +244,50 @@ impl super::DaemonModule for Crio {
         plan::plan(args, install)
     }
 
+    fn hooks(&self) -> Option<super::HooksLookup> {
+        Some(plan::hook_dirs)
+    }
+
+    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
+        let files = node::files(std::path::Path::new(node::CONFIG), &|p| {
+            Ok::<_, std::convert::Infallible>(super::node::under(root, &p.to_string_lossy()))
+        })
+        .unwrap_or_default();
+        node::hooks_dirs(&files, None)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn containers_running(
+        &self,
+        _root: &std::path::Path,
+        files: &dyn super::live::Files,
+        _runs: &dyn Fn(&str) -> bool,
+    ) -> Vec<(String, Option<&'static str>)> {
+        super::live::runtime_states(files, std::path::Path::new(RUNTIME_ROOT))
+            .into_iter()
+            .map(|(id, _)| {
+                (
+                    format!(
+                        "CRI-O container {id} runs the wrapper (its state is in {RUNTIME_ROOT})"
+                    ),
+                    None,
+                )
+            })
+            .collect()
+    }
+
+    fn title(&self) -> &'static str {
+        "CRI-O"
+    }
+
+    fn release(&self, version_line: &str) -> Option<String> {
+        version_line
+            .strip_prefix("crio version ")
+            .map(|v| v.trim().to_owned())
+    }
+
     fn restarts(&self) -> bool {
         true
     }
@@ -257,32 +301,15 @@ impl super::DaemonModule for Crio {
         args: &crate::cli::InstallArgs,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
-        Ok(Some(plan::crio_handler(args, removed.first())))
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::install::error::InstallError> {
+        Ok(Some(Box::new(plan::crio_handler(args, removed.first()))))
     }
     fn doctor(
         &self,
         n: &super::DoctorNode,
         _bin: Option<&super::serving::Binary>,
     ) -> Vec<crate::check::Check> {
-        doctor::crio(n.root, n.args, n.uses, n.fx)
-    }
-
-    fn live(
-        &self,
-        files: &dyn super::live::Files,
-        handler: &crate::daemon::live::Handler,
-    ) -> Vec<super::live::Live> {
-        let crate::daemon::live::Handler::Crio {
-            runroot,
-            runtime_root,
-            name,
-            default,
-        } = handler
-        else {
-            return Vec::new();
-        };
-        live::live_of_handler(files, runroot, runtime_root.as_deref(), name, *default)
+        doctor::crio(n)
     }
 
     fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -296,6 +323,20 @@ impl super::DaemonModule for Crio {
         Some(super::ConfigCheck {
             name: "crio.config",
             verb: "config",
+            commands: &[
+                "check",
+                "complete",
+                "completion",
+                "config",
+                "help",
+                "h",
+                "man",
+                "markdown",
+                "md",
+                "status",
+                "version",
+                "wipe",
+            ],
             needs: "runtime and monitor",
             drop_ins: Some("crio.conf.d"),
             stages_imports: false,

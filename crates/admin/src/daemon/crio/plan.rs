@@ -214,10 +214,7 @@ const STORAGE_CONF: &str = "/etc/containers/storage.conf";
 /// What tells the containers of the CRI-O handler `args.handler` apart:
 /// CRI-O's run root and default handler (its files read as CRI-O reads
 /// them), and the handler's `runtime_root` (`table`, as it was).
-pub(crate) fn crio_handler(
-    args: &InstallArgs,
-    table: Option<&Item>,
-) -> crate::daemon::live::Handler {
+pub(crate) fn crio_handler(args: &InstallArgs, table: Option<&Item>) -> crio::live::States {
     let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemon::crio::node::CONFIG)
         .ok()
         .and_then(|conf| daemon::crio::node::files(&conf, &|p| node_file(args, p)).ok())
@@ -229,10 +226,30 @@ pub(crate) fn crio_handler(
         .ok()
         .and_then(|f| toml::read(&f).ok());
     let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
-    crate::daemon::live::Handler::Crio {
+    crio::live::States {
         runroot: PathBuf::from(crio::live::runroot(&files, storage.as_ref())),
         runtime_root: table.and_then(crio::live::runtime_root).map(PathBuf::from),
         name: args.handler.clone(),
         default,
     }
+}
+
+/// `--hook`: the hooks directories CRI-O's files name (its crio.conf and
+/// crio.conf.d), and the drop-in that adds the administrator's.
+pub(crate) fn hook_dirs(args: &InstallArgs) -> Result<daemon::HookDirs, InstallError> {
+    let conf = config_path(args, daemon::crio::node::CONFIG)?;
+    let drop_in = node_entry(
+        args,
+        &conf
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(daemon::crio::node::HOOKS_DROP_IN),
+    )?;
+    let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
+    Ok(daemon::HookDirs {
+        named: daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,
+        from: format!("hooks_dir of {} and its crio.conf.d", conf.display()),
+        defaults: &daemon::crio::node::DEFAULT_HOOKS_DIRS[..],
+        drop_in: Some(drop_in),
+    })
 }

@@ -166,11 +166,61 @@ impl super::DaemonModule for Podman {
         args: &crate::cli::InstallArgs,
         install: bool,
     ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+        if args.more.set_as_default {
+            return Err(
+                crate::install::error::UsageError::PodmanDefault(args.handler.clone()).into(),
+            );
+        }
         plan::plan(args, install)
     }
 
     fn restarts(&self) -> bool {
         false
+    }
+
+    fn registers(&self) -> &'static str {
+        "podman runtime"
+    }
+
+    fn without_restart(&self, handler: &str, install: bool) -> Option<String> {
+        Some(format!(
+            "podman reads containers.conf at every command: no restart needed{}",
+            if install {
+                format!("; run containers with podman --runtime {handler}")
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    fn hooks(&self) -> Option<super::HooksLookup> {
+        Some(plan::hook_dirs)
+    }
+
+    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
+        self.config_files(root)
+            .into_iter()
+            .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
+            .filter_map(|doc| hooks_dirs(&doc))
+            .flatten()
+            .collect()
+    }
+
+    fn containers_running(
+        &self,
+        _root: &std::path::Path,
+        files: &dyn super::live::Files,
+        runs: &dyn Fn(&str) -> bool,
+    ) -> Vec<(String, Option<&'static str>)> {
+        live::live_conmons(files, runs)
+            .into_iter()
+            .map(|c| {
+                (
+                    format!("podman container {c} runs the wrapper (its conmon names it)"),
+                    Some("podman stop ID && podman rm ID (with the runtime still registered)"),
+                )
+            })
+            .collect()
     }
 
     fn layouts(&self) -> Vec<super::config::Layout> {
@@ -182,7 +232,7 @@ impl super::DaemonModule for Podman {
         _args: &crate::cli::InstallArgs,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::install::error::InstallError> {
         let mut binaries = links;
         for entry in removed {
             let paths = entry.as_array().into_iter().flatten();
@@ -190,7 +240,8 @@ impl super::DaemonModule for Podman {
         }
         binaries.sort();
         binaries.dedup();
-        Ok((!binaries.is_empty()).then_some(crate::daemon::live::Handler::Podman { binaries }))
+        Ok((!binaries.is_empty())
+            .then(|| Box::new(live::Conmons { binaries }) as Box<dyn super::live::Handler>))
     }
     // doctor has no check of podman: it registers no CRI handler.
     fn doctor(
@@ -199,17 +250,6 @@ impl super::DaemonModule for Podman {
         _: Option<&super::serving::Binary>,
     ) -> Vec<crate::check::Check> {
         Vec::new()
-    }
-
-    fn live(
-        &self,
-        files: &dyn super::live::Files,
-        handler: &crate::daemon::live::Handler,
-    ) -> Vec<super::live::Live> {
-        let crate::daemon::live::Handler::Podman { binaries } = handler else {
-            return Vec::new();
-        };
-        live::live_conmons(files, &|r| binaries.iter().any(|b| b == r))
     }
 
     fn handler_entry(&self, doc: &DocumentMut, name: &str) -> Option<Item> {

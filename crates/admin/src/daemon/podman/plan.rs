@@ -168,3 +168,19 @@ fn entry_binary(doc: &DocumentMut, name: &str) -> Option<String> {
         .as_str()
         .map(str::to_owned)
 }
+
+/// `--hook`: the hooks directories containers.conf names.
+pub(crate) fn hook_dirs(args: &InstallArgs) -> Result<crate::daemon::HookDirs, InstallError> {
+    let conf = config_path(args, super::node::CONFIG)?;
+    let host = node_file(args, &conf)?;
+    let named = match toml::read_optional(&host)? {
+        Some(text) => super::hooks_dirs(&toml::parse(&host, &text)?),
+        None => None,
+    };
+    Ok(crate::daemon::HookDirs {
+        named,
+        from: format!("hooks_dir of {}", conf.display()),
+        defaults: &super::node::DEFAULT_HOOKS_DIRS[..],
+        drop_in: None,
+    })
+}
