@@ -298,10 +298,10 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
     let Ok(node) = NodeRoot::new(Some(root)) else {
         return Vec::new();
     };
-    let files = super::in_use::NodeFiles(&node);
+    let files = super::daemon::in_use::NodeFiles(&node);
     let drain = format!(
         "{} (with its handler registered: a container whose handler is gone needs it installed again first)",
-        super::in_use::DRAIN
+        super::daemon::in_use::DRAIN
     );
     daemon::ALL
         .iter()

@@ -5,15 +5,16 @@ pub mod config;
 pub mod containerd;
 pub mod crio;
 pub mod hookfile;
+pub mod in_use;
 pub mod live;
 pub mod node;
 pub mod podman;
+pub mod register;
 pub mod serving;
 
 use crate::check::Check;
-use crate::cli::InstallArgs;
 use crate::doctor::shared::{Fixes, Root};
-use crate::install::{edit::InstallPlan, error::InstallError};
+use register::{edit::InstallPlan, error::InstallError, Registration};
 use std::path::{Path, PathBuf};
 use toml_edit::Item;
 
@@ -54,7 +55,7 @@ pub trait DaemonModule: Sync {
     }
     /// What install (`install`) or uninstall changes in the daemon's
     /// config: the files, the links, what it leaves and says.
-    fn plan(&self, args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError>;
+    fn plan(&self, args: &Registration, install: bool) -> Result<InstallPlan, InstallError>;
     /// Whether a changed config takes a restart of the daemon (podman reads
     /// containers.conf at every command).
     fn restarts(&self) -> bool;
@@ -96,7 +97,7 @@ pub trait DaemonModule: Sync {
     /// daemon's containers are not checked.
     fn in_use(
         &self,
-        args: &InstallArgs,
+        args: &Registration,
         removed: &[Item],
         links: Vec<String>,
     ) -> Result<Option<Box<dyn live::Handler>>, InstallError>;
@@ -160,7 +161,7 @@ pub trait DaemonModule: Sync {
 }
 
 /// How a daemon's hooks directories are found (`--hook`).
-pub type HooksLookup = fn(&InstallArgs) -> Result<HookDirs, InstallError>;
+pub type HooksLookup = fn(&Registration) -> Result<HookDirs, InstallError>;
 
 /// Where a daemon's config names its hooks directories (`--hook`).
 pub struct HookDirs {

@@ -27,12 +27,12 @@ use put::*;
 use restart::*;
 use undo::*;
 
+use super::daemon::in_use;
 use super::daemon::live::Live;
 use super::deploy_api::{Api, Mark};
-use super::in_use;
 use super::install;
-use crate::cli::{DeployArgs, InstallArgs};
-use crate::daemon::DaemonModule;
+use crate::cli::DeployArgs;
+use crate::daemon::{register::Registration, DaemonModule};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ pub enum DeployError {
     #[error("{0}")]
     Atomic(#[from] atomic::AtomicError),
     #[error(transparent)]
-    Install(#[from] install::error::InstallError),
+    Install(#[from] crate::daemon::register::error::InstallError),
     #[error(transparent)]
     NodePath(#[from] InRootError),
     #[error("{0}")]
@@ -158,7 +158,7 @@ impl Host {
 
     /// An error of install's planning under the host's root, its paths
     /// as the node names them.
-    fn on_node(&self, e: install::error::InstallError) -> DeployError {
+    fn on_node(&self, e: crate::daemon::register::error::InstallError) -> DeployError {
         let text = e.to_string();
         match self.install_root() {
             Some(root) => DeployError::OnNode(text.replace(&format!("{}/", root.display()), "/")),
@@ -404,7 +404,7 @@ fn owned_configs(
     args: &DeployArgs,
     state: &State,
 ) -> std::collections::BTreeMap<PathBuf, bool> {
-    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
     let planned = state.daemon().plan(&iargs, true);
     let mut owned = std::collections::BTreeMap::new();
@@ -472,29 +472,34 @@ fn daemon_parts(
     )
 }
 
-fn install_args(
+/// The registration deploy plans: install's, of the handler it
+/// deploys, under the host's root.
+fn registration(
     host: &Host,
     args: &DeployArgs,
     daemon: &'static dyn DaemonModule,
     config: &Path,
-) -> InstallArgs {
-    InstallArgs {
+) -> Registration {
+    Registration {
         daemon,
         handler: args.handler.clone(),
         config: Some(config.to_owned()),
         drop_in: false,
-        // Read only for --drop-in, which deploy never writes.
-        containerd: PathBuf::from("containerd"),
-        dry_run: false,
+        reader: PathBuf::from(daemon.name()),
         wrapper: args.bin_dir.join(userns_hostnet::WRAPPER_NAME),
         // Named, not defaulted: deploy always registers on the node it
         // runs on, so install's guard against host links for a copied
         // config does not apply.
         handlers_dir: Some(userns_hostnet::runtime::handlers_dir()),
-        more: crate::cli::InstallMore {
-            root: host.install_root(),
-            ..Default::default()
-        },
+        hook: false,
+        hooks_dir: None,
+        set_as_default: false,
+        root: host.install_root(),
+        force: false,
+        dry_run: false,
+        check: false,
+        json: false,
+        backup: false,
     }
 }
 
@@ -515,7 +520,7 @@ fn install_all(
     // written: a config install refuses (k3s's generated file, a template)
     // leaves the node as it was. Its paths come back as they are here,
     // and are recorded as the node's.
-    let iargs = install_args(host, args, daemon, &config);
+    let iargs = registration(host, args, daemon, &config);
     let plan = daemon.plan(&iargs, true).map_err(|e| host.on_node(e))?;
     let mut state = match earlier {
         Some(s) => s,
@@ -581,7 +586,7 @@ fn refuse_another_registration(
 /// The containers of the deployed handler on the node, as uninstall
 /// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
-    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
     Ok(install::uninstall::containers_in_use(&iargs)?)
 }
@@ -705,8 +710,10 @@ mod tests {
     #[test]
     fn an_install_error_keeps_its_line() {
         let missing = Path::new("/nonexistent/config.toml");
-        let e = DeployError::from(install::error::InstallError::from(
-            install::error::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
+        let e = DeployError::from(crate::daemon::register::error::InstallError::from(
+            crate::daemon::register::error::DaemonConfigError::NoContainerdConfig(
+                missing.to_owned(),
+            ),
         ));
         assert_eq!(
             e.to_string(),

@@ -6,7 +6,7 @@ use super::undo::*;
 use super::DeployError;
 use super::{io, say, Host, Source, ADMIN_NAME, CONFIG_FILE, RUNTIME_LINKS};
 use crate::cli::DeployArgs;
-use crate::install::{self, edit::LinkChange};
+use crate::daemon::register::edit::LinkChange;
 use std::path::Path;
 use userns_hostnet::sys::atomic::{self, Attrs};
 
@@ -153,7 +153,7 @@ pub(super) fn register_handler(
     host: &Host,
     state: &mut State,
     args: &DeployArgs,
-    plan: &install::edit::InstallPlan,
+    plan: &crate::daemon::register::edit::InstallPlan,
 ) -> Result<bool, DeployError> {
     for l in &plan.links {
         if let LinkChange::Create { path, target } = l {

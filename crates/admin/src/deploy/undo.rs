@@ -358,7 +358,7 @@ pub(super) fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
         }
         // Edited since: take out the handler alone, as uninstall would.
         let daemon = state.daemon();
-        let iargs = install_args(host, args, daemon, &state.daemon_config);
+        let iargs = registration(host, args, daemon, &state.daemon_config);
         let plan = daemon.plan(&iargs, false).map_err(|e| host.on_node(e))?;
         for c in plan
             .files

@@ -4,7 +4,7 @@
 pub(crate) use super::cri::cri_view;
 pub(crate) use super::handlers::handlers_runtime;
 use super::*;
-use crate::install::node::is_hosts_config;
+use crate::daemon::register::node::is_hosts_config;
 
 /// Files of the host: under `--root` when given, the node's links
 /// followed inside it ([`NodeRoot`]).

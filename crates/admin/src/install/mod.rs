@@ -25,30 +25,18 @@
 //! own link, `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link
 //! `runtime` to that binary ([`userns_hostnet::runtime::named_by_handler_link`]).
 
-pub mod edit;
-pub mod error;
-pub(crate) mod handler;
-pub(crate) mod node;
 pub mod uninstall;
-use edit::*;
-use error::*;
-use handler::*;
-use node::*;
 use uninstall::*;
 
-use super::daemon::{
-    self,
-    config::{Derived, Layout, Owner},
-    containerd, crio, hookfile,
-};
+use super::daemon::in_use;
+use super::daemon::register::{edit::*, error::*, handler::*, node::*, Registration};
+use super::daemon::{self, config::Owner, hookfile};
 use super::files;
-use super::in_use;
-use crate::cli::{InstallArgs, InstallMore, UninstallArgs};
+use crate::cli::{InstallArgs, UninstallArgs};
 use std::path::{Path, PathBuf};
-use toml_edit::{DocumentMut, Item, Table};
-use userns_hostnet::runtime::{self, HANDLER_RUNTIME_LINK};
-use userns_hostnet::sys::in_root::{InRootError, NodeRoot};
-use userns_hostnet::sys::toml::{self, TomlError};
+use toml_edit::{DocumentMut, Item};
+use userns_hostnet::runtime::HANDLER_RUNTIME_LINK;
+use userns_hostnet::sys::toml;
 
 mod hook_plan;
 mod report;
@@ -67,7 +55,7 @@ pub fn is_dns_label(name: &str) -> bool {
 }
 
 /// What install checks of its arguments before reading any file.
-fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
+fn validate(args: &Registration) -> Result<Vec<String>, UsageError> {
     if !is_dns_label(&args.handler) {
         return Err(UsageError::HandlerNotDnsLabel(args.handler.clone()));
     }
@@ -94,11 +82,34 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
 
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
+    let args = &registration(args);
     reported(args, install(args))
 }
 
-fn install(args: &InstallArgs) -> Result<i32, InstallError> {
-    let notes = if args.more.hook {
+/// install's command line as the registration it plans.
+fn registration(a: &InstallArgs) -> Registration {
+    Registration {
+        daemon: a.daemon,
+        handler: a.handler.clone(),
+        config: a.config.clone(),
+        drop_in: a.drop_in,
+        reader: a.containerd.clone(),
+        wrapper: a.wrapper.clone(),
+        handlers_dir: a.handlers_dir.clone(),
+        hook: a.more.hook,
+        hooks_dir: a.more.hooks_dir.clone(),
+        set_as_default: a.more.set_as_default,
+        root: a.more.root.clone(),
+        force: a.more.force,
+        dry_run: a.dry_run,
+        check: a.more.check,
+        json: a.more.json,
+        backup: a.more.backup,
+    }
+}
+
+fn install(args: &Registration) -> Result<i32, InstallError> {
+    let notes = if args.hook {
         Vec::new()
     } else {
         validate(args)?
@@ -111,7 +122,7 @@ fn install(args: &InstallArgs) -> Result<i32, InstallError> {
 /// uninstall refuses to take a handler away while containers of it are
 /// on the node ([`in_use`]); `--force` warns instead, and so do
 /// `--dry-run` and `--check`, which write nothing.
-fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), InstallError> {
+fn guard(args: &Registration, force: bool, plan: &mut InstallPlan) -> Result<(), InstallError> {
     let Some(handler) = handler_removed(args, plan)? else {
         return Ok(());
     };
@@ -125,7 +136,7 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), 
     };
     if force {
         plan.notes.push(e.forced());
-    } else if args.dry_run || args.more.check {
+    } else if args.dry_run || args.check {
         plan.notes.push(format!("warning: {e}"));
     } else {
         return Err(e.into());
@@ -136,9 +147,9 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), 
 /// Under `--json` an error is the one document on standard output,
 /// `{"error": LINE}`, with the status of an error: a script reads one
 /// document whatever happened. Otherwise the caller prints it on stderr.
-fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
+fn reported(args: &Registration, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
     match result {
-        Err(e) if args.more.json => {
+        Err(e) if args.json => {
             let doc = serde_json::json!({ "error": e.to_string() });
             say(&format!("{doc:#}\n"));
             Ok(super::EXIT_ERROR)
@@ -147,11 +158,11 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
     }
 }
 
-fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     check_root(args)?;
-    if args.more.hook && args.daemon.hooks().is_none() {
+    if args.hook && args.daemon.hooks().is_none() {
         Err(UsageError::ContainerdHook.into())
-    } else if args.more.hook {
+    } else if args.hook {
         plan_hook(args, install)
     } else {
         args.daemon.plan(args, install)
@@ -210,7 +221,7 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
     }
 
-    fn args(root: Option<&Path>) -> InstallArgs {
+    fn args(root: Option<&Path>) -> Registration {
         let u = UninstallArgs {
             daemon: &daemon::containerd::Containerd,
             handler: "userns-hostnet".into(),
@@ -225,7 +236,7 @@ mod tests {
             root: root.map(Path::to_owned),
             force: false,
         };
-        uninstall_as_install(&u)
+        uninstall_registration(&u)
     }
 
     #[test]

@@ -208,9 +208,12 @@ impl super::DaemonModule for Containerd {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
         plan::plan(args, install)
     }
 
@@ -248,10 +251,11 @@ impl super::DaemonModule for Containerd {
 
     fn in_use(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
         let mut binaries = links;
         for h in removed {
             let b = self

@@ -238,9 +238,12 @@ impl super::DaemonModule for Crio {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
         plan::plan(args, install)
     }
 
@@ -298,10 +301,11 @@ impl super::DaemonModule for Crio {
 
     fn in_use(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
         Ok(Some(Box::new(plan::crio_handler(args, removed.first()))))
     }
     fn doctor(

@@ -163,13 +163,17 @@ impl super::DaemonModule for Podman {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
-        if args.more.set_as_default {
-            return Err(
-                crate::install::error::UsageError::PodmanDefault(args.handler.clone()).into(),
-            );
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
+        if args.set_as_default {
+            return Err(crate::daemon::register::error::UsageError::PodmanDefault(
+                args.handler.clone(),
+            )
+            .into());
         }
         plan::plan(args, install)
     }
@@ -229,10 +233,11 @@ impl super::DaemonModule for Podman {
 
     fn in_use(
         &self,
-        _args: &crate::cli::InstallArgs,
+        _args: &crate::daemon::register::Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
         let mut binaries = links;
         for entry in removed {
             let paths = entry.as_array().into_iter().flatten();
