@@ -4,6 +4,7 @@
 pub mod config;
 pub mod containerd;
 pub mod crio;
+pub mod health;
 pub mod hookfile;
 pub mod in_use;
 pub mod live;
@@ -13,7 +14,7 @@ pub mod register;
 pub mod serving;
 
 use crate::check::Check;
-use crate::doctor::shared::{Fixes, Root};
+use health::{Fixes, Root};
 use register::{edit::InstallPlan, error::InstallError, Registration};
 use std::path::{Path, PathBuf};
 use toml_edit::Item;

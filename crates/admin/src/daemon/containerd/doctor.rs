@@ -2,8 +2,8 @@
 //! what its imports throw away.
 
 use crate::check::{check, Check, Status};
+use crate::daemon::health::{cri::cri_view, handlers::handlers_runtime, *};
 use crate::daemon::{self};
-use crate::doctor::shared::*;
 use crate::matrix;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
@@ -58,7 +58,7 @@ pub(crate) fn containerd_handlers(
     found: &mut Vec<daemon::node::Handler>,
 ) -> Check {
     let config = root.at(node_config);
-    let flag = &fx.containerd_flag;
+    let flag = fx.install_flag("containerd");
     let fix = &fx.admin(format!(
         "userns-hostnet install containerd{flag}, then restart containerd"
     ));
@@ -111,7 +111,7 @@ const HANDLERS: &str = "containerd";
 /// containerd's main config, read; the finding instead when there is
 /// none, it does not parse, or it serves no kubelet (its CRI disabled).
 fn served_config(node_config: &Path, config: &Path, fx: &Fixes) -> Result<DocumentMut, Check> {
-    let flag = &fx.containerd_flag;
+    let flag = fx.install_flag("containerd");
     if !config.is_file() {
         return Err(check(
             HANDLERS,

@@ -1,8 +1,8 @@
 //! doctor's checks of CRI-O: its handlers that run the wrapper.
 
 use crate::check::{check, Check, Status};
+use crate::daemon::health::{cri::cri_view, handlers::handlers_runtime, *};
 use crate::daemon::{self};
-use crate::doctor::shared::*;
 use std::path::{Path, PathBuf};
 use userns_hostnet::sys::toml;
 
@@ -64,7 +64,7 @@ pub(crate) fn crio_handlers(
             }
         }
     }
-    let flag = &fx.crio_flag;
+    let flag = fx.install_flag("crio");
     found.extend(handlers.iter().cloned());
     registered(
         NAME,
