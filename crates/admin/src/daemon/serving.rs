@@ -491,6 +491,11 @@ pub fn binary_missing(
 mod tests {
     use super::*;
 
+    /// A daemon of the registry, by name.
+    fn daemon(name: &str) -> &'static dyn DaemonModule {
+        crate::daemon::named(name).expect("a daemon of the registry")
+    }
+
     fn argv(s: &str) -> Vec<String> {
         s.split(' ').map(str::to_owned).collect()
     }
@@ -529,10 +534,7 @@ mod tests {
             "containerd --config /a.toml config migrate",
             "containerd --help",
         ] {
-            assert!(
-                !serves(&crate::daemon::containerd::Containerd, &argv(line)),
-                "{line}"
-            );
+            assert!(!serves(daemon("containerd"), &argv(line)), "{line}");
         }
         for line in [
             "crio version",
@@ -540,21 +542,15 @@ mod tests {
             "crio wipe",
             "crio -v",
         ] {
-            assert!(!serves(&crate::daemon::crio::Crio, &argv(line)), "{line}");
+            assert!(!serves(daemon("crio"), &argv(line)), "{line}");
         }
         for line in [
             "containerd",
             "containerd --config /etc/containerd/config.toml --log-level debug",
         ] {
-            assert!(
-                serves(&crate::daemon::containerd::Containerd, &argv(line)),
-                "{line}"
-            );
+            assert!(serves(daemon("containerd"), &argv(line)), "{line}");
         }
-        assert!(serves(
-            &crate::daemon::crio::Crio,
-            &argv("crio --log-level info")
-        ));
+        assert!(serves(daemon("crio"), &argv("crio --log-level info")));
     }
 
     #[test]
@@ -573,14 +569,14 @@ mod tests {
         std::fs::hard_link(root.join("srv/node/config.toml"), &ours).unwrap();
         let line = argv("containerd --config /srv/node/config.toml");
         assert!(!reads_config(
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &ours
         ));
         assert!(reads_same_file(
             &proc_dir,
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &ours
@@ -589,7 +585,7 @@ mod tests {
         let rel = argv("containerd -c node/config.toml");
         assert!(reads_same_file(
             &proc_dir,
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &rel,
             Path::new("/srv"),
             &ours
@@ -599,14 +595,14 @@ mod tests {
         std::fs::write(&other, "version = 2\n").unwrap();
         assert!(!reads_same_file(
             &proc_dir,
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &other
         ));
         assert!(!reads_same_file(
             &proc_dir,
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &argv("containerd --config /missing.toml"),
             Path::new("/"),
             &ours
@@ -617,25 +613,25 @@ mod tests {
     fn a_daemon_without_config_reads_its_default() {
         let root = Path::new("/");
         assert!(reads_config(
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &argv("containerd"),
             root,
             Path::new("/etc/containerd/config.toml")
         ));
         assert!(!reads_config(
-            &crate::daemon::containerd::Containerd,
+            daemon("containerd"),
             &argv("containerd"),
             root,
             Path::new("/srv/c.toml")
         ));
         assert!(reads_config(
-            &crate::daemon::crio::Crio,
+            daemon("crio"),
             &argv("crio --config ../srv/./c.conf"),
             Path::new("/tmp"),
             Path::new("/srv/c.conf")
         ));
         assert!(reads_config(
-            &crate::daemon::crio::Crio,
+            daemon("crio"),
             &argv("crio"),
             root,
             Path::new("/etc/crio/crio.conf")

@@ -159,6 +159,7 @@ fn supported_layout(
         DaemonConfigError::Version {
             path: host_config.to_path_buf(),
             version,
+            newest: containerd::NEWEST_VERSION,
         }
         .into()
     })

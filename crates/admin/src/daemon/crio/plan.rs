@@ -171,9 +171,9 @@ fn derived_handler(
     };
     let what = source.runtime_from();
     let bin = carried_handler_binary(args, conf, &wrapper, (&runtime, implicit, &what), plan)?;
-    let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
+    let derived = crio::derive(&source, &bin).map_err(|e| InstallError::Underived {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(e),
     })?;
     derived_notes(&args.handler, &source.name, &derived, plan);
     Ok(daemon::config::marked(derived.table))

@@ -13,7 +13,7 @@ use error::*;
 use node::*;
 
 use super::config::{Derived, Layout, Owner};
-use super::{containerd, crio, in_use, DaemonModule};
+use super::{in_use, DaemonModule};
 use crate::daemon;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
