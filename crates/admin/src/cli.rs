@@ -318,13 +318,6 @@ pub struct InstallArgs {
     /// Where a handler's links to the wrapper and to its real runtime go (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub handlers_dir: Option<PathBuf>,
-    #[command(flatten)]
-    pub more: InstallMore,
-}
-
-/// The install options `deploy` leaves at their defaults.
-#[derive(Debug, Default, Args)]
-pub struct InstallMore {
     /// crio, podman: the createRuntime hook definition instead of a runtime
     /// handler, written as userns-hostnet.json into the administrator's
     /// hooks directory /etc/containers/oci/hooks.d (for CRI-O, whose

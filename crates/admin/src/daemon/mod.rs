@@ -57,15 +57,13 @@ pub trait DaemonModule: Sync {
     /// What install (`install`) or uninstall changes in the daemon's
     /// config: the files, the links, what it leaves and says.
     fn plan(&self, args: &Registration, install: bool) -> Result<InstallPlan, InstallError>;
-    /// Whether a changed config takes a restart of the daemon (podman reads
-    /// containers.conf at every command).
-    fn restarts(&self) -> bool;
     /// How install's lines name what it registers.
     fn registers(&self) -> &'static str {
         "runtime handler"
     }
-    /// For a daemon that takes no restart, why, as install's last line
-    /// says it (after an install, how to run its containers).
+    /// For a daemon that a changed config takes no restart of, why, as
+    /// install's last line says it (podman reads containers.conf at every
+    /// command; after an install, how to run its containers).
     fn without_restart(&self, _handler: &str, _install: bool) -> Option<String> {
         None
     }

@@ -481,25 +481,14 @@ fn registration(
     config: &Path,
 ) -> Registration {
     Registration {
-        daemon,
-        handler: args.handler.clone(),
         config: Some(config.to_owned()),
-        drop_in: false,
-        reader: PathBuf::from(daemon.name()),
         wrapper: args.bin_dir.join(userns_hostnet::WRAPPER_NAME),
         // Named, not defaulted: deploy always registers on the node it
         // runs on, so install's guard against host links for a copied
         // config does not apply.
         handlers_dir: Some(userns_hostnet::runtime::handlers_dir()),
-        hook: false,
-        hooks_dir: None,
-        set_as_default: false,
         root: host.install_root(),
-        force: false,
-        dry_run: false,
-        check: false,
-        json: false,
-        backup: false,
+        ..Registration::new(daemon, &args.handler)
     }
 }
 

@@ -96,15 +96,15 @@ fn registration(a: &InstallArgs) -> Registration {
         reader: a.containerd.clone(),
         wrapper: a.wrapper.clone(),
         handlers_dir: a.handlers_dir.clone(),
-        hook: a.more.hook,
-        hooks_dir: a.more.hooks_dir.clone(),
-        set_as_default: a.more.set_as_default,
-        root: a.more.root.clone(),
-        force: a.more.force,
+        hook: a.hook,
+        hooks_dir: a.hooks_dir.clone(),
+        set_as_default: a.set_as_default,
+        root: a.root.clone(),
+        force: a.force,
         dry_run: a.dry_run,
-        check: a.more.check,
-        json: a.more.json,
-        backup: a.more.backup,
+        check: a.check,
+        json: a.json,
+        backup: a.backup,
     }
 }
 

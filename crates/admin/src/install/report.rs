@@ -65,7 +65,10 @@ pub(super) fn apply(
 ) -> Result<i32, InstallError> {
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
-    let restart = if !changed.is_empty() && (!args.hook || plan.restart) && args.daemon.restarts() {
+    let restart = if !changed.is_empty()
+        && (!args.hook || plan.restart)
+        && args.daemon.without_restart(&args.handler, true).is_none()
+    {
         Some(format!("systemctl restart {}", args.daemon.name()))
     } else {
         None

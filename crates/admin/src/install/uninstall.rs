@@ -115,21 +115,15 @@ pub(super) fn handler_removed(
 /// own options at their defaults).
 pub(super) fn uninstall_registration(u: &UninstallArgs) -> Registration {
     Registration {
-        daemon: u.daemon,
-        handler: u.handler.clone(),
         config: u.config.clone(),
         drop_in: u.drop_in,
-        reader: PathBuf::from(u.daemon.name()),
-        wrapper: PathBuf::from(format!("/usr/bin/{}", userns_hostnet::WRAPPER_NAME)),
         handlers_dir: u.handlers_dir.clone(),
         hook: u.hook,
         hooks_dir: u.hooks_dir.clone(),
-        set_as_default: false,
         root: u.root.clone(),
-        force: false,
         dry_run: u.dry_run,
         check: u.check,
         json: u.json,
-        backup: false,
+        ..Registration::new(u.daemon, &u.handler)
     }
 }

@@ -241,10 +241,6 @@ impl super::DaemonModule for Containerd {
             .map(|(a, b, c)| format!("{a}.{b}.{c}"))
     }
 
-    fn restarts(&self) -> bool {
-        true
-    }
-
     fn layouts(&self) -> Vec<Layout> {
         [2, 3].iter().filter_map(|v| layout(*v)).collect()
     }

@@ -291,10 +291,6 @@ impl super::DaemonModule for Crio {
             .map(|v| v.trim().to_owned())
     }
 
-    fn restarts(&self) -> bool {
-        true
-    }
-
     fn layouts(&self) -> Vec<Layout> {
         vec![layout()]
     }

@@ -178,10 +178,6 @@ impl super::DaemonModule for Podman {
         plan::plan(args, install)
     }
 
-    fn restarts(&self) -> bool {
-        false
-    }
-
     fn registers(&self) -> &'static str {
         "podman runtime"
     }

@@ -63,3 +63,28 @@ pub struct Registration {
     /// Copy the main config aside before changing it.
     pub backup: bool,
 }
+
+impl Registration {
+    /// Handler `handler` of `daemon` on this host, with the packaged
+    /// wrapper, every other setting at install's default.
+    pub fn new(daemon: &'static dyn DaemonModule, handler: &str) -> Registration {
+        Registration {
+            daemon,
+            handler: handler.to_owned(),
+            config: None,
+            drop_in: false,
+            reader: PathBuf::from(daemon.name()),
+            wrapper: PathBuf::from(format!("/usr/bin/{}", userns_hostnet::WRAPPER_NAME)),
+            handlers_dir: None,
+            hook: false,
+            hooks_dir: None,
+            set_as_default: false,
+            root: None,
+            force: false,
+            dry_run: false,
+            check: false,
+            json: false,
+            backup: false,
+        }
+    }
+}
