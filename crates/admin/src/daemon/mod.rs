@@ -1,6 +1,7 @@
 //! What the admin tool knows of each daemon, one module per daemon
 //! (containerd, CRI-O, podman), and what they share.
 
+pub mod binary;
 pub mod config;
 pub mod containerd;
 pub mod crio;
@@ -11,7 +12,6 @@ pub mod live;
 pub mod node;
 pub mod podman;
 pub mod register;
-pub mod serving;
 
 use crate::check::Check;
 use health::{Fixes, Root};
@@ -104,7 +104,7 @@ pub trait DaemonModule: Sync {
     /// serves its config, when found): the daemon's own first, then each
     /// handler judged by the real runtime it runs; none for a daemon
     /// doctor does not check.
-    fn doctor(&self, node: &DoctorNode, bin: Option<&serving::Binary>) -> Vec<Check>;
+    fn doctor(&self, node: &DoctorNode, bin: Option<&binary::Binary>) -> Vec<Check>;
     /// The config files the daemon reads on the node under `root`, main
     /// file first, as host paths under `root` (`registrations`).
     fn config_files(&self, root: &Path) -> Vec<PathBuf>;
@@ -134,7 +134,7 @@ pub trait DaemonModule: Sync {
         _effective: &toml_edit::DocumentMut,
         _search_path: &str,
         _map: &dyn Fn(&Path) -> PathBuf,
-    ) -> Vec<serving::Missing> {
+    ) -> Vec<binary::Missing> {
         Vec::new()
     }
     /// What the daemon would miss at start, read from its files alone
@@ -144,7 +144,7 @@ pub trait DaemonModule: Sync {
         &self,
         _config: &Path,
         _map: &dyn Fn(&Path) -> PathBuf,
-    ) -> Option<Vec<serving::Missing>> {
+    ) -> Option<Vec<binary::Missing>> {
         None
     }
     /// The config version the daemon read, when it reads less than the

@@ -121,7 +121,7 @@ fn daemon_version(
     config: &Path,
 ) -> Option<matrix::Version> {
     let map = |p: &Path| host.found(p);
-    let program = crate::daemon::serving::find(
+    let program = crate::daemon::binary::find(
         daemon,
         config,
         None,

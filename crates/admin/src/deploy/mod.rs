@@ -378,7 +378,7 @@ fn served(host: &Host, state: &State) -> Served {
         return Served::Unknown("no time of registration in the deploy state");
     };
     let Some((pid, started)) =
-        crate::daemon::serving::started(state.daemon(), &state.daemon_config, &|p| host.found(p))
+        crate::daemon::binary::started(state.daemon(), &state.daemon_config, &|p| host.found(p))
     else {
         return Served::Unknown("no running daemon found reading that file");
     };

@@ -194,7 +194,7 @@ pub(super) fn matrix_checks(
     args: &DoctorArgs,
     config: Option<&NodeConfig>,
     kubelet: &Kubelet,
-    containerd: Option<&daemon::serving::Binary>,
+    containerd: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
     let Some(containerd) = containerd else {
         return Vec::new();

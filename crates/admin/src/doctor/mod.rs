@@ -3,17 +3,17 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
+mod daemon_config;
 mod kernel;
 mod kubelet;
 mod runtime;
-mod serving;
+use daemon_config::*;
 use kernel::*;
 use kubelet::*;
 use runtime::*;
-use serving::*;
 
 use super::daemon::health::*;
-use super::daemon::register::node::is_hosts_config;
+use super::daemon::register::paths::is_hosts_config;
 
 use super::check::check;
 use super::check::{Check, Status};
@@ -154,7 +154,7 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         let node = daemon::DoctorNode {
             root: &root,
             config: config.map_or_else(
-                || PathBuf::from(daemon::serving::default_config(d)),
+                || PathBuf::from(daemon::binary::default_config(d)),
                 Path::to_owned,
             ),
             named: config.is_some(),

@@ -29,7 +29,7 @@ pub mod uninstall;
 use uninstall::*;
 
 use super::daemon::in_use;
-use super::daemon::register::{edit::*, error::*, handler::*, node::*, Registration};
+use super::daemon::register::{edit::*, error::*, handler::*, paths::*, Registration};
 use super::daemon::{self, config::Owner, hookfile};
 use super::files;
 use crate::cli::{InstallArgs, UninstallArgs};

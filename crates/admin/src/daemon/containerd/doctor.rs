@@ -11,7 +11,7 @@ use userns_hostnet::sys::toml;
 
 pub(crate) fn containerd(
     n: &daemon::DoctorNode,
-    bin: Option<&daemon::serving::Binary>,
+    bin: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
     let (root, named, fx) = (n.root, n.named, n.fx);
     if let Some(skip) = (!named)
@@ -53,7 +53,7 @@ pub(crate) fn containerd(
 pub(crate) fn containerd_handlers(
     root: &Root,
     node_config: &Path,
-    bin: Option<&daemon::serving::Binary>,
+    bin: Option<&daemon::binary::Binary>,
     fx: &Fixes,
     found: &mut Vec<daemon::node::Handler>,
 ) -> Check {

@@ -267,7 +267,7 @@ impl super::DaemonModule for Containerd {
     fn doctor(
         &self,
         n: &super::DoctorNode,
-        bin: Option<&super::serving::Binary>,
+        bin: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
         doctor::containerd(n, bin)
     }
@@ -294,7 +294,7 @@ impl super::DaemonModule for Containerd {
         effective: &DocumentMut,
         _search_path: &str,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Vec<super::serving::Missing> {
+    ) -> Vec<super::binary::Missing> {
         serving::missing(effective, map)
     }
 

@@ -2,7 +2,7 @@
 //! and the `imports` entry naming it.
 
 use crate::daemon::register::Registration;
-use crate::daemon::register::{edit::*, error::*, handler::*, node::*};
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Layout, containerd};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};

@@ -307,7 +307,7 @@ impl super::DaemonModule for Crio {
     fn doctor(
         &self,
         n: &super::DoctorNode,
-        _bin: Option<&super::serving::Binary>,
+        _bin: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
         doctor::crio(n)
     }
@@ -350,7 +350,7 @@ impl super::DaemonModule for Crio {
         effective: &DocumentMut,
         search_path: &str,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Vec<super::serving::Missing> {
+    ) -> Vec<super::binary::Missing> {
         serving::missing(effective, search_path, map)
     }
 
@@ -358,7 +358,7 @@ impl super::DaemonModule for Crio {
         &self,
         config: &std::path::Path,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Option<Vec<super::serving::Missing>> {
+    ) -> Option<Vec<super::binary::Missing>> {
         let files =
             node::files(config, &|p| Ok::<_, std::convert::Infallible>(map(p))).unwrap_or_default();
         let docs: Vec<DocumentMut> = files
@@ -367,7 +367,7 @@ impl super::DaemonModule for Crio {
             .collect();
         Some(serving::missing(
             &serving::merge(&docs),
-            super::serving::SERVICE_PATH,
+            super::binary::SERVICE_PATH,
             map,
         ))
     }

@@ -1,7 +1,7 @@
 //! install's planning for CRI-O: one drop-in in crio.conf.d.
 
 use crate::daemon::register::Registration;
-use crate::daemon::register::{edit::*, error::*, handler::*, node::*};
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Layout, crio};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};

@@ -248,7 +248,7 @@ impl super::DaemonModule for Podman {
     fn doctor(
         &self,
         _: &super::DoctorNode,
-        _: Option<&super::serving::Binary>,
+        _: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
         Vec::new()
     }

@@ -2,7 +2,7 @@
 //! containers.conf.
 
 use crate::daemon::register::Registration;
-use crate::daemon::register::{edit::*, error::*, handler::*, node::*};
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Owner, podman};
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;

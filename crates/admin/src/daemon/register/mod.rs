@@ -2,15 +2,15 @@
 //! made once from the command line (install, uninstall) or by deploy: the
 //! [`Registration`], and what the daemons' planners share: the plan they
 //! return ([`edit`]), why they stop ([`error`]), the handler edits
-//! ([`handler`]) and the node's paths under the root ([`node`]).
+//! ([`handler`]) and the node's paths under the root ([`paths`]).
 
 pub mod edit;
 pub mod error;
 pub mod handler;
-pub mod node;
+pub mod paths;
 use edit::*;
 use error::*;
-use node::*;
+use paths::*;
 
 use super::config::{Derived, Layout, Owner};
 use super::{in_use, DaemonModule};

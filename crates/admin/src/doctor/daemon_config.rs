@@ -3,20 +3,20 @@
 
 use super::*;
 
-/// The daemon binary that serves its config (`daemon::serving::find`).
+/// The daemon binary that serves its config (`daemon::binary::find`).
 pub(super) fn serving_binary(
     root: &Root,
     daemon: &'static dyn daemon::DaemonModule,
     config: &Path,
     named: Option<&Path>,
-) -> Option<daemon::serving::Binary> {
+) -> Option<daemon::binary::Binary> {
     // Under --root, the host's usual binary directories; else doctor's PATH.
     let path_env = if root.fake() {
-        daemon::serving::SERVICE_PATH.to_owned()
+        daemon::binary::SERVICE_PATH.to_owned()
     } else {
         std::env::var("PATH").unwrap_or_default()
     };
-    daemon::serving::find(daemon, config, named, &path_env, &|p| root.at(p))
+    daemon::binary::find(daemon, config, named, &path_env, &|p| root.at(p))
 }
 
 /// The daemon's own check of its config file (`containerd config dump`,
@@ -28,7 +28,7 @@ pub(super) fn daemon_config(
     root: &Root,
     daemon: &'static dyn daemon::DaemonModule,
     host: &Path,
-    bin: Option<&daemon::serving::Binary>,
+    bin: Option<&daemon::binary::Binary>,
     fx: &Fixes,
 ) -> Option<Check> {
     let cc = daemon.config_check()?;
@@ -79,7 +79,7 @@ impl ConfigRun<'_> {
         )
         .fix(format!(
             "name the binary that serves the file: userns-hostnet doctor {} PATH",
-            daemon::serving::flag(daemon)
+            daemon::binary::flag(daemon)
         ));
         // What the daemon checks on start, read from its files alone.
         if let Some(missing) = self.daemon.missing_without_binary(&self.host, &self.map()) {
@@ -94,7 +94,7 @@ impl ConfigRun<'_> {
 
     /// The binary's own check of the file, then what the config it read
     /// would be missing at start.
-    fn with_binary(&self, bin: &daemon::serving::Binary) -> Result<Check, Check> {
+    fn with_binary(&self, bin: &daemon::binary::Binary) -> Result<Check, Check> {
         let cc = &self.cc;
         let shown = self.host.display();
         let asked = bin.describe();
@@ -171,20 +171,20 @@ impl ConfigRun<'_> {
     /// The config as the binary reads it, or its refusal.
     fn effective(
         &self,
-        bin: &daemon::serving::Binary,
+        bin: &daemon::binary::Binary,
         asked: &str,
         read: &Path,
         config_dir: Option<&Path>,
     ) -> Result<String, Check> {
         let (name, daemon, fx) = (self.cc.name, self.daemon, self.fx);
         let shown = self.host.display();
-        match daemon::serving::check_config(bin, read, config_dir) {
-            daemon::serving::Verdict::Accepts(text) => Ok(text),
+        match daemon::binary::check_config(bin, read, config_dir) {
+            daemon::binary::Verdict::Accepts(text) => Ok(text),
             // Not root: the daemon may refuse for want of root's files alone.
-            daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+            daemon::binary::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
                 Err(not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx))
             }
-            daemon::serving::Verdict::Refuses(said) => Err(check(
+            daemon::binary::Verdict::Refuses(said) => Err(check(
                 name,
                 Status::Fail,
                 format!("{asked} refuses {shown}: {said}"),
@@ -193,16 +193,16 @@ impl ConfigRun<'_> {
                 "{}correct {shown} (the daemon will not start on it); if another {} binary serves it, name that one: userns-hostnet doctor {} PATH",
                 fx.as_root,
                 daemon.name(),
-                daemon::serving::flag(daemon)
+                daemon::binary::flag(daemon)
             ))),
-            daemon::serving::Verdict::NotRun(why) => Err(check(
+            daemon::binary::Verdict::NotRun(why) => Err(check(
                 name,
                 Status::Warn,
                 format!("{asked}: cannot run its config check: {why}"),
             )
             .fix(format!(
                 "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
-                daemon::serving::flag(daemon)
+                daemon::binary::flag(daemon)
             ))),
         }
     }
@@ -275,7 +275,7 @@ impl Drop for StagedCopy {
 pub(super) fn missing_check(
     cc: &daemon::ConfigCheck,
     daemon: &dyn daemon::DaemonModule,
-    missing: &[daemon::serving::Missing],
+    missing: &[daemon::binary::Missing],
     shown: &str,
     asked: &str,
     fx: &Fixes,
@@ -285,7 +285,7 @@ pub(super) fn missing_check(
     }
     let list = missing
         .iter()
-        .map(daemon::serving::Missing::sentence)
+        .map(daemon::binary::Missing::sentence)
         .collect::<Vec<_>>()
         .join("; ");
     let fatal = missing.iter().any(|m| m.fatal);
