@@ -70,10 +70,16 @@ fn finding(name: &'static str, status: Status, message: String, fix: Option<&str
     }
 }
 
-/// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`.
+/// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`,
+/// `2.4.2+unknown`.
 pub fn parse_containerd_version(stdout: &str) -> Option<Version> {
     let word = stdout.lines().next()?.split_whitespace().nth(2)?;
-    let word = word.strip_prefix('v').unwrap_or(word);
+    release(word.strip_prefix('v').unwrap_or(word))
+}
+
+/// `MAJOR.MINOR[.PATCH]`, each the digits it starts with (a missing
+/// patch is 0).
+fn release(word: &str) -> Option<Version> {
     let mut parts = word.splitn(3, '.').map(|p| {
         let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
         digits.parse::<u64>().ok()
@@ -109,18 +115,7 @@ fn alone(program: &str, (major, minor, _): Version) -> String {
 /// and release (a missing patch is 0).
 fn runtime_release(line: &str) -> Option<(&str, Version)> {
     let (program, rest) = line.split_once(" version ")?;
-    let mut parts = rest.split_whitespace().next()?.splitn(3, '.').map(|p| {
-        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse::<u64>().ok()
-    });
-    Some((
-        program,
-        (
-            parts.next()??,
-            parts.next()??,
-            parts.next().flatten().unwrap_or(0),
-        ),
-    ))
+    Some((program, release(rest.split_whitespace().next()?)?))
 }
 
 /// A `features` document (`None` for no answer or not JSON).
