@@ -89,8 +89,6 @@ pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
 /// install's command line as the registration it plans.
 fn registration(a: &InstallArgs) -> Registration {
     Registration {
-        daemon: a.daemon,
-        handler: a.handler.clone(),
         config: a.config.clone(),
         drop_in: a.drop_in,
         reader: a.containerd.clone(),
@@ -105,6 +103,7 @@ fn registration(a: &InstallArgs) -> Registration {
         check: a.check,
         json: a.json,
         backup: a.backup,
+        ..Registration::new(a.daemon, &a.handler)
     }
 }
 
