@@ -863,3 +863,364 @@ fn absolute(here: &[String], crate_root: &[String], segments: &[String]) -> Opti
     at.extend(rest.iter().filter(|s| *s != "self").cloned());
     Some(at)
 }
+
+/// The admin tool's folders (the modules at the top of
+/// `crates/admin/src`, `""` its `lib.rs`), from the top down. A module
+/// imports only folders of a tier below its own: peers do not import each
+/// other, and no arrow runs back up. On top the commands; below them the
+/// two that others read (deploy's state, which `registrations` reads; the
+/// docs' names, which `version` prints); then install, which deploy
+/// registers through; the command line, whose value lists come from the
+/// daemon registry; the daemons (`daemon/`: the registry, one folder per
+/// daemon, what registering and doctor's checks of them share); the pure
+/// helpers at the bottom.
+const ADMIN_TIERS: &[&[&str]] = &[
+    &[
+        "configcmd",
+        "doctor",
+        "explain",
+        "hook",
+        "registrations",
+        "version",
+    ],
+    &["deploy", "docs"],
+    &["install"],
+    &["cli"],
+    &["daemon"],
+    &["deploy_api", "files", "matrix"],
+    &["", "check"],
+];
+
+/// The daemons' names, as code names them: a string, or a type or
+/// variant.
+const DAEMON_NAMES: &[&str] = &["containerd", "crio", "cri-o", "podman"];
+
+/// Where a daemon may be told apart by its name: its own folder, and the
+/// registry that lists them.
+const DAEMON_HOMES: &[&str] = &[
+    "admin::daemon::containerd",
+    "admin::daemon::crio",
+    "admin::daemon::podman",
+];
+const DAEMON_REGISTRY: &str = "admin::daemon";
+
+/// The admin tool's folder of a module: `admin::daemon::crio::plan` is in
+/// `daemon`, `admin` (lib.rs) in `""`; `None` outside the admin crate.
+fn admin_folder(module: &str) -> Option<&str> {
+    if module == "admin" {
+        return Some("");
+    }
+    let rest = module.strip_prefix("admin::")?;
+    Some(rest.split("::").next().unwrap_or(rest))
+}
+
+/// Every import that runs sideways or back up between the admin tool's
+/// folders ([`ADMIN_TIERS`]), and every folder the tiers do not place.
+fn admin_arrows_up(graph: &Graph) -> Vec<String> {
+    let tier = |folder: &str| ADMIN_TIERS.iter().position(|t| t.contains(&folder));
+    let mut out = Vec::new();
+    let folders: BTreeSet<&str> = graph
+        .modules
+        .iter()
+        .filter_map(|m| admin_folder(m))
+        .collect();
+    for f in folders.iter().filter(|f| tier(f).is_none()) {
+        out.push(format!(
+            "admin folder {f:?} has no place in ADMIN_TIERS: put it in the tier below everything that imports it"
+        ));
+    }
+    for (from, tos) in &graph.edges {
+        let Some(a) = admin_folder(from) else {
+            continue;
+        };
+        for to in tos {
+            let Some(b) = admin_folder(to) else { continue };
+            if a == b {
+                continue;
+            }
+            if let (Some(ta), Some(tb)) = (tier(a), tier(b)) {
+                if ta >= tb {
+                    out.push(format!(
+                        "{from} imports {to}: an arrow {} between the admin tool's folders ({a:?} is in tier {ta}, {b:?} in tier {tb} of ADMIN_TIERS)",
+                        if ta == tb { "sideways" } else { "back up" }
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_arrow_runs_back_up_between_the_admin_folders() {
+    let graph = Graph::read(&workspace_sources());
+    // The reader sees the arrows that must be there.
+    for (from, to) in [
+        ("admin::install", "admin::daemon"),
+        ("admin::doctor", "admin::daemon::health"),
+        ("admin::cli", "admin::daemon"),
+    ] {
+        assert!(graph.has_edge(from, to), "no edge {from} -> {to} read");
+    }
+    let problems = admin_arrows_up(&graph);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn hand_made_arrows_back_up_are_found() {
+    let files = [
+        ("admin", ""),
+        ("admin::install", "use crate::daemon::Registration;"),
+        (
+            "admin::daemon",
+            "use crate::install::edit::Plan; use super::check;",
+        ),
+        ("admin::daemon::crio::plan", "use crate::cli::InstallArgs;"),
+        ("admin::cli", "use crate::daemon::ALL;"),
+        ("admin::check", ""),
+        ("admin::doctor", "use crate::deploy::x;"),
+        ("admin::deploy", "use crate::docs::BIN;"),
+        ("admin::docs", ""),
+        ("admin::newcomer", ""),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(m, s)| (m.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(
+        admin_arrows_up(&Graph::read(&files)),
+        [
+            "admin folder \"newcomer\" has no place in ADMIN_TIERS: put it in the tier below everything that imports it",
+            "admin::daemon imports admin::install: an arrow back up between the admin tool's folders (\"daemon\" is in tier 4, \"install\" in tier 2 of ADMIN_TIERS)",
+            "admin::daemon::crio::plan imports admin::cli: an arrow back up between the admin tool's folders (\"daemon\" is in tier 4, \"cli\" in tier 3 of ADMIN_TIERS)",
+            "admin::deploy imports admin::docs: an arrow sideways between the admin tool's folders (\"deploy\" is in tier 1, \"docs\" in tier 1 of ADMIN_TIERS)",
+        ]
+    );
+}
+
+/// A word of code: a name, a string literal (its text), or punctuation
+/// (`=>`, `==`, `!=`, `::` as one).
+#[derive(Debug, PartialEq)]
+enum Lexeme {
+    Name(String),
+    Str(String),
+    Punct(String),
+}
+
+/// The code's lexemes, comments left out, strings kept.
+fn lexemes(source: &str) -> Vec<Lexeme> {
+    let s: Vec<char> = source.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        let next = s.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < s.len() && s[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let end = source_index_after(&s, i + 2, &['*', '/']);
+            i = end;
+        } else if c == '"' {
+            let end = skip_string(&s, i + 1);
+            out.push(Lexeme::Str(s[i + 1..end - 1].iter().collect()));
+            i = end;
+        } else if c == '\'' {
+            if next == Some('\\') {
+                i += 2;
+                while i < s.len() && s[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if s.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c.is_alphabetic() || c == '_' {
+            let begin = i;
+            while i < s.len() && (s[i].is_alphanumeric() || s[i] == '_') {
+                i += 1;
+            }
+            let word: String = s[begin..i].iter().collect();
+            if matches!(word.as_str(), "r" | "br") && i < s.len() && (s[i] == '"' || s[i] == '#') {
+                let mut hashes = 0;
+                while i < s.len() && s[i] == '#' {
+                    hashes += 1;
+                    i += 1;
+                }
+                if i < s.len() && s[i] == '"' {
+                    let end = skip_raw(&s, i + 1, hashes);
+                    out.push(Lexeme::Str(s[i + 1..end - 1 - hashes].iter().collect()));
+                    i = end;
+                    continue;
+                }
+            }
+            out.push(Lexeme::Name(word));
+        } else if !c.is_whitespace() {
+            let two: String = [c, next.unwrap_or(' ')].iter().collect();
+            if matches!(two.as_str(), "=>" | "==" | "!=" | "::") {
+                out.push(Lexeme::Punct(two));
+                i += 2;
+            } else {
+                out.push(Lexeme::Punct(c.to_string()));
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The index after the first `end` sequence from `i` (or the end).
+fn source_index_after(s: &[char], mut i: usize, end: &[char]) -> usize {
+    while i < s.len() {
+        if s[i..].starts_with(end) {
+            return i + end.len();
+        }
+        i += 1;
+    }
+    s.len()
+}
+
+/// Is this lexeme a daemon's name: a string that is one (`"crio"`,
+/// `"CRI-O"`), or a capitalized name that is one (`Crio`, `Containerd`),
+/// which is how a type or an enum variant names it (a lowercase one is a
+/// module or a variable). A path string that contains one
+/// (`/etc/containerd/config.toml`) is not.
+fn names_a_daemon(l: &Lexeme) -> bool {
+    match l {
+        Lexeme::Str(s) => DAEMON_NAMES.contains(&s.to_lowercase().as_str()),
+        Lexeme::Name(n) => {
+            n.starts_with(|c: char| c.is_ascii_uppercase())
+                && DAEMON_NAMES
+                    .iter()
+                    .any(|d| d.replace('-', "") == n.to_lowercase().replace('_', ""))
+        }
+        Lexeme::Punct(_) => false,
+    }
+}
+
+/// Where code branches on which daemon it has: a daemon's name as a
+/// pattern (a `match` arm, `if let`/`let .. else`, `matches!`: the name,
+/// with any fields in braces or parentheses, followed by `=>`, `|`, `=`
+/// or `)`) or compared (`==`, `!=` before or after it). A name merely
+/// used (a daemon's module, a call) is not branching on it.
+fn daemon_branches(source: &str) -> Vec<String> {
+    let lx = lexemes(source);
+    let punct = |i: usize| match lx.get(i) {
+        Some(Lexeme::Punct(p)) => p.as_str(),
+        _ => "",
+    };
+    let mut out = Vec::new();
+    for (i, l) in lx.iter().enumerate() {
+        if !names_a_daemon(l) {
+            continue;
+        }
+        // The name is the last segment of its path.
+        if punct(i + 1) == "::" {
+            continue;
+        }
+        let mut start = i;
+        while start >= 2 && punct(start - 1) == "::" {
+            start -= 2;
+        }
+        // Skip fields after a variant: `X { .. }`, `X(..)`.
+        let mut after = i + 1;
+        if matches!(punct(after), "{" | "(") {
+            let mut depth = 0;
+            while after < lx.len() {
+                match punct(after) {
+                    "{" | "(" => depth += 1,
+                    "}" | ")" => depth -= 1,
+                    _ => {}
+                }
+                after += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        let before = if start > 0 { punct(start - 1) } else { "" };
+        let is_pattern = matches!(punct(after), "=>" | "|" | "=")
+            || (before == "|" && matches!(punct(after), "=>" | ")"));
+        let compared = matches!(punct(after), "==" | "!=") || matches!(before, "==" | "!=");
+        if is_pattern || compared {
+            out.push(match l {
+                Lexeme::Str(s) => format!("{s:?}"),
+                Lexeme::Name(n) => n.clone(),
+                Lexeme::Punct(p) => p.clone(),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn only_a_daemons_folder_and_the_registry_branch_on_its_name() {
+    let files = workspace_sources();
+    let mut problems = Vec::new();
+    let mut read = 0;
+    for (module, source) in &files {
+        if admin_folder(module).is_none()
+            || module == DAEMON_REGISTRY
+            || DAEMON_HOMES.iter().any(|h| is_within(module, h))
+        {
+            continue;
+        }
+        read += 1;
+        for name in daemon_branches(source) {
+            problems.push(format!(
+                "{module} branches on the daemon {name}: what differs per daemon belongs to its DaemonModule (crates/admin/src/daemon/<name>/), reached through the registry daemon::ALL"
+            ));
+        }
+    }
+    assert!(read > 40, "only {read} admin files read");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn hand_made_daemon_branches_are_found() {
+    let branching = r#"
+        fn f(d: Daemon, h: &Handler, n: &str) {
+            match d { Daemon::Containerd => 1, Daemon::Crio | Daemon::Podman => 2 };
+            let Handler::Podman { binaries } = h else { return };
+            if d == Engine::Crio {}
+            if "containerd" != n {}
+            match n { "CRI-O" => {}, _ => {} }
+            if let Cri::Containerd(v) = x {}
+            matches!(d, Daemon::Containerd | Daemon::Crio);
+        }
+    "#;
+    assert_eq!(
+        daemon_branches(branching),
+        [
+            "Containerd",
+            "Crio",
+            "Podman",
+            "Podman",
+            "Crio",
+            "\"containerd\"",
+            "\"CRI-O\"",
+            "Containerd",
+            "Containerd",
+            "Crio"
+        ]
+    );
+    // Naming is not branching: modules, calls, paths inside strings,
+    // a name in a comment or a table.
+    let naming = r##"
+        use crate::daemon::containerd::node::CONFIG; // match d { Crio => 1 }
+        fn g() {
+            let p = "/etc/containerd/config.toml";
+            let m = &daemon::crio::Crio;
+            crio::live::runroot(&files);
+            let named = [("containerd", a), ("crio", b)];
+            let crio = podman | containerd;
+            let s = r#"Containerd => 1"#;
+        }
+    "##;
+    assert_eq!(daemon_branches(naming), Vec::<String>::new());
+}

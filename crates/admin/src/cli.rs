@@ -1,8 +1,10 @@
 //! The admin tool's command line, defined once: the binary parses it, and
 //! the man pages and shell completions are generated from it.
 
+use crate::daemon::{self, DaemonModule};
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -151,8 +153,8 @@ pub struct DeployArgs {
     )]
     pub bin_dir: PathBuf,
     /// Which daemon to register with; default: the one whose socket (else config) the host has.
-    #[arg(long, value_enum, env = "USERNS_HOSTNET_DAEMON")]
-    pub daemon: Option<Daemon>,
+    #[arg(long, value_parser = daemons(true), env = "USERNS_HOSTNET_DAEMON")]
+    pub daemon: Option<&'static dyn DaemonModule>,
     /// The daemon's configuration file on the host (default as for `install`).
     #[arg(long, value_name = "PATH", env = "USERNS_HOSTNET_DAEMON_CONFIG")]
     pub daemon_config: Option<PathBuf>,
@@ -252,34 +254,39 @@ pub struct DoctorArgs {
     pub root: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Daemon {
-    Containerd,
-    Crio,
+/// The daemons of the registry ([`daemon::ALL`]) as the command line's
+/// values, by name; `services`: only those deploy registers with.
+fn daemons(
+    services: bool,
+) -> impl clap::builder::TypedValueParser<Value = &'static dyn DaemonModule> {
+    let names = daemon::ALL
+        .iter()
+        .filter(move |d| !services || d.service().is_some())
+        .map(|d| d.name());
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|name| daemon::named(&name).expect("a value the parser accepted"))
 }
 
-/// What `install` registers with: a CRI daemon, or podman.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
-    Containerd,
-    Crio,
-    Podman,
-}
-
-impl From<Daemon> for Engine {
-    fn from(d: Daemon) -> Engine {
-        match d {
-            Daemon::Containerd => Engine::Containerd,
-            Daemon::Crio => Engine::Crio,
-        }
+impl DoctorArgs {
+    /// The config file and the binary named for each daemon
+    /// (`--NAME-config`, `--NAME`), by the daemon's name.
+    pub fn named(&self) -> [(&'static str, Option<&Path>, Option<&Path>); 2] {
+        [
+            (
+                "containerd",
+                self.containerd_config.as_deref(),
+                self.containerd.as_deref(),
+            ),
+            ("crio", self.crio_config.as_deref(), self.crio.as_deref()),
+        ]
     }
 }
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// Which daemon's configuration to edit (podman: containers.conf).
-    #[arg(value_enum)]
-    pub daemon: Engine,
+    #[arg(value_parser = daemons(false))]
+    pub daemon: &'static dyn DaemonModule,
     /// The runtime handler's name.
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,
@@ -311,13 +318,6 @@ pub struct InstallArgs {
     /// Where a handler's links to the wrapper and to its real runtime go (for tests).
     #[arg(long, value_name = "DIR", hide = true)]
     pub handlers_dir: Option<PathBuf>,
-    #[command(flatten)]
-    pub more: InstallMore,
-}
-
-/// The install options `deploy` leaves at their defaults.
-#[derive(Debug, Default, Args)]
-pub struct InstallMore {
     /// crio, podman: the createRuntime hook definition instead of a runtime
     /// handler, written as userns-hostnet.json into the administrator's
     /// hooks directory /etc/containers/oci/hooks.d (for CRI-O, whose
@@ -367,8 +367,8 @@ pub struct InstallMore {
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
     /// Which daemon's configuration to edit (podman: containers.conf).
-    #[arg(value_enum)]
-    pub daemon: Engine,
+    #[arg(value_parser = daemons(false))]
+    pub daemon: &'static dyn DaemonModule,
     /// The runtime handler's name.
     #[arg(long, default_value = "userns-hostnet")]
     pub handler: String,

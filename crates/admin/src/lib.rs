@@ -12,7 +12,6 @@ pub mod doctor;
 pub mod explain;
 pub mod files;
 pub mod hook;
-pub mod in_use;
 pub mod install;
 pub mod matrix;
 pub mod registrations;

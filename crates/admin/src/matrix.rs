@@ -13,7 +13,6 @@
 //!   the CRI (NodeDeclaredFeatures), which containerd does from 2.3.4 on.
 
 use super::check::{Check, Status};
-use serde::Serialize;
 
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
@@ -71,10 +70,16 @@ fn finding(name: &'static str, status: Status, message: String, fix: Option<&str
     }
 }
 
-/// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`.
+/// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`,
+/// `2.4.2+unknown`.
 pub fn parse_containerd_version(stdout: &str) -> Option<Version> {
     let word = stdout.lines().next()?.split_whitespace().nth(2)?;
-    let word = word.strip_prefix('v').unwrap_or(word);
+    release(word.strip_prefix('v').unwrap_or(word))
+}
+
+/// `MAJOR.MINOR[.PATCH]`, each the digits it starts with (a missing
+/// patch is 0).
+fn release(word: &str) -> Option<Version> {
     let mut parts = word.splitn(3, '.').map(|p| {
         let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
         digits.parse::<u64>().ok()
@@ -84,6 +89,33 @@ pub fn parse_containerd_version(stdout: &str) -> Option<Version> {
         parts.next()??,
         parts.next().flatten().unwrap_or(0),
     ))
+}
+
+/// What the newest releases the matrix knows do alone, without the
+/// wrapper, for a user-namespaced container on the host network, as
+/// measured: (program, major.minor, what it does).
+const ALONE: &[(&str, (u64, u64), &str)] = &[
+    ("containerd", (2, 4), "binds /sys rbind,rro, but mounts the host's cgroup tree into the container (root=/../..) and keeps CAP_NET_RAW and CAP_NET_BIND_SERVICE"),
+    ("runc", (1, 5), "mounts sysfs as the spec asks, which fails (EPERM) unless the daemon made /sys a bind, and keeps the network capabilities"),
+    ("crun", (1, 27), "binds the host's /sys itself, recursively read-only, and mounts the container's own cgroups, but leaves its /sys/fs/cgroup tmpfs writable by the container's root and keeps every capability the spec asks for"),
+];
+
+/// What `program` (containerd, runc, crun) at `version` does alone, when
+/// the matrix knows its release: "; alone, crun 1.27 binds ...".
+fn alone(program: &str, (major, minor, _): Version) -> String {
+    ALONE
+        .iter()
+        .find(|(p, release, _)| *p == program && *release == (major, minor))
+        .map_or(String::new(), |(p, (a, b), what)| {
+            format!("; alone, {p} {a}.{b} {what}")
+        })
+}
+
+/// A runtime's `--version` first line, `runc version 1.5.3`: its name
+/// and release (a missing patch is 0).
+fn runtime_release(line: &str) -> Option<(&str, Version)> {
+    let (program, rest) = line.split_once(" version ")?;
+    Some((program, release(rest.split_whitespace().next()?)?))
 }
 
 /// A `features` document (`None` for no answer or not JSON).
@@ -177,32 +209,27 @@ pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
         ),
         (_, Ok(())) => (
             Status::Ok,
-            format!("{runs}: lists the user namespace and idmapped mounts, knows rro"),
+            format!(
+                "{runs}: lists the user namespace and idmapped mounts, knows rro{}",
+                runtime_release(version).map_or(String::new(), |(p, v)| alone(p, v))
+            ),
         ),
     }
-}
-
-/// The daemon a node runs, as far as whether it can run the feature's
-/// pods depends on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeDaemon {
-    /// containerd and its `--version`, when it answered.
-    Containerd(Option<Version>),
-    /// CRI-O: the handler's runtime decides (its `features`).
-    Crio,
 }
 
 /// Why a node cannot run `hostNetwork: true` + `hostUsers: false` pods
 /// through the handler, or `None` when it can: the daemon must declare
 /// the feature through the CRI (containerd from 2.3.4; before, the
 /// kubelet refuses the pod) and the handler's runtime must pass
-/// [`judge_handler`].
-pub fn why_unable(daemon: NodeDaemon, handler: &HandlerRuntime) -> Option<String> {
-    match daemon {
-        NodeDaemon::Containerd(None) => {
+/// [`judge_handler`]. `containerd`: the version of a daemon whose version
+/// the matrix judges (containerd's; `Some(None)` when it did not answer),
+/// `None` for one whose handler's runtime alone decides (CRI-O).
+pub fn why_unable(containerd: Option<Option<Version>>, handler: &HandlerRuntime) -> Option<String> {
+    match containerd {
+        Some(None) => {
             return Some("containerd does not answer `--version`: whether it declares user_namespaces_host_network is not known".to_owned())
         }
-        NodeDaemon::Containerd(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
+        Some(Some(v)) if v < HOST_NETWORK_USERNS_SINCE => {
             return Some(format!(
                 "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet refuses pods with hostNetwork: true and hostUsers: false (containerd >= {} does)",
                 shown(v),
@@ -298,39 +325,6 @@ pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
     Gate::Unset
 }
 
-/// The container runtime (CRI) a kubelet talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Cri {
-    Containerd,
-    Crio,
-    /// An endpoint that names neither (cri-dockerd, a custom socket).
-    Other,
-}
-
-impl Cri {
-    /// Which daemon serves an endpoint, by its socket's name:
-    /// `unix:///run/containerd/containerd.sock`, `/var/run/crio/crio.sock`.
-    pub fn of_endpoint(endpoint: &str) -> Cri {
-        let file = endpoint.rsplit('/').next().unwrap_or(endpoint);
-        if file.starts_with("containerd") || endpoint.contains("/containerd/") {
-            Cri::Containerd
-        } else if file.starts_with("crio") || endpoint.contains("/crio/") {
-            Cri::Crio
-        } else {
-            Cri::Other
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Cri::Containerd => "containerd",
-            Cri::Crio => "CRI-O",
-            Cri::Other => "another runtime",
-        }
-    }
-}
-
 /// `containerRuntimeEndpoint:` at the top level of a KubeletConfiguration.
 pub fn config_endpoint(yaml: &str) -> Option<String> {
     yaml.lines().find_map(|line| {
@@ -415,8 +409,9 @@ fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
             "matrix.containerd",
             Status::Ok,
             format!(
-                "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts",
-                shown(containerd)
+                "containerd {} checks `features` before every user-namespaced container: {runtime} lists the user namespace and idmapped mounts{}",
+                shown(containerd),
+                alone("containerd", containerd)
             ),
             None,
         ),
@@ -527,6 +522,19 @@ mod tests {
         assert_eq!(
             parse_containerd_version("containerd containerd.io 1.6.20 2806fc1"),
             Some((1, 6, 20))
+        );
+        // Built from the module proxy, no commit stamped.
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd/v2 2.4.2+unknown\n"
+            ),
+            Some((2, 4, 2))
+        );
+        assert_eq!(
+            parse_containerd_version(
+                "containerd github.com/containerd/containerd/v2 v2.4.2+unknown"
+            ),
+            Some((2, 4, 2))
         );
         assert_eq!(parse_containerd_version("containerd"), None);
         assert_eq!(parse_containerd_version("containerd x dev"), None);
@@ -696,19 +704,6 @@ mod tests {
             .as_deref(),
             Some("b")
         );
-        assert_eq!(
-            Cri::of_endpoint("unix:///run/containerd/containerd.sock"),
-            Cri::Containerd
-        );
-        assert_eq!(
-            Cri::of_endpoint("/var/run/k3s/containerd/containerd.sock"),
-            Cri::Containerd
-        );
-        assert_eq!(
-            Cri::of_endpoint("unix:///var/run/crio/crio.sock"),
-            Cri::Crio
-        );
-        assert_eq!(Cri::of_endpoint("unix:///run/cri-dockerd.sock"), Cri::Other);
     }
 
     #[test]
@@ -787,21 +782,18 @@ mod tests {
             idmap: true,
         };
         let good = handler("runc version 1.4.3", all, Ok(()));
-        assert_eq!(
-            why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &good),
-            None
-        );
-        assert_eq!(why_unable(NodeDaemon::Crio, &good), None);
+        assert_eq!(why_unable(Some(Some((2, 3, 4))), &good), None);
+        assert_eq!(why_unable(None, &good), None);
         for old in [(1, 6, 20), (1, 7, 24), (2, 2, 0)] {
-            let why = why_unable(NodeDaemon::Containerd(Some(old)), &good).unwrap();
+            let why = why_unable(Some(Some(old)), &good).unwrap();
             assert!(
                 why.contains("does not declare user_namespaces_host_network"),
                 "{why}"
             );
         }
-        assert!(why_unable(NodeDaemon::Containerd(None), &good).is_some());
+        assert!(why_unable(Some(None), &good).is_some());
         let crun = handler("crun version 1.8.1", RuntimeFeatures::None, Ok(()));
-        assert!(why_unable(NodeDaemon::Crio, &crun)
+        assert!(why_unable(None, &crun)
             .unwrap()
             .contains("no `features` answer"));
         let runc115 = handler(
@@ -812,9 +804,68 @@ mod tests {
             },
             Ok(()),
         );
-        assert!(why_unable(NodeDaemon::Containerd(Some((2, 3, 4))), &runc115).is_some());
+        assert!(why_unable(Some(Some((2, 3, 4))), &runc115).is_some());
         assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
         assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
         assert!(!features_list_rro("unknown command"));
+    }
+
+    #[test]
+    fn the_newest_releases_say_what_they_do_alone() {
+        let all = RuntimeFeatures::Listed {
+            user_namespaces: true,
+            idmap: true,
+        };
+        let (s, m) = judge_handler(&handler("crun version 1.27.1", all, Ok(())));
+        assert_eq!(s, Status::Ok);
+        assert!(
+            m.ends_with("knows rro; alone, crun 1.27 binds the host's /sys itself, recursively read-only, and mounts the container's own cgroups, but leaves its /sys/fs/cgroup tmpfs writable by the container's root and keeps every capability the spec asks for"),
+            "{m}"
+        );
+        let (s, m) = judge_handler(&handler("runc version 1.5.3", all, Ok(())));
+        assert_eq!(s, Status::Ok);
+        assert!(m.contains("knows rro; alone, runc 1.5 mounts sysfs"), "{m}");
+        // The releases measured before keep their words; an unknown one says nothing more.
+        for v in [
+            "runc version 1.4.3",
+            "crun version 1.26.0",
+            "runc version 1.6.0",
+            "youki version 0.7.0",
+        ] {
+            let (s, m) = judge_handler(&handler(v, all, Ok(())));
+            assert_eq!(s, Status::Ok);
+            assert!(m.ends_with("knows rro"), "{m}");
+        }
+        let v = parse_containerd_version(
+            "containerd github.com/containerd/containerd/v2 2.4.2+unknown",
+        );
+        let f = findings(&facts(v, BOTH, Gate::Set(true)));
+        assert_eq!(
+            levels(&f),
+            [
+                ("matrix.containerd", Status::Ok),
+                ("matrix.kubelet", Status::Ok)
+            ]
+        );
+        assert!(
+            f[0].message.starts_with("containerd 2.4.2 checks `features`")
+                && f[0].message.ends_with("; alone, containerd 2.4 binds /sys rbind,rro, but mounts the host's cgroup tree into the container (root=/../..) and keeps CAP_NET_RAW and CAP_NET_BIND_SERVICE"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[1]
+            .message
+            .starts_with("containerd 2.4.2 declares user_namespaces_host_network"));
+        let f = findings(&facts(Some((2, 3, 4)), BOTH, Gate::Set(true)));
+        assert!(
+            f[0].message.ends_with("idmapped mounts"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(
+            runtime_release("crun version 1.27"),
+            Some(("crun", (1, 27, 0)))
+        );
+        assert_eq!(runtime_release("runc"), None);
     }
 }

@@ -36,22 +36,8 @@ const HOOKS_DIRS: [&str; 2] = [
 /// nothing (the scan reads what it can and never fails).
 fn hooks_dirs(root: &Path) -> Vec<String> {
     let mut dirs: Vec<String> = HOOKS_DIRS.iter().map(|d| d.to_string()).collect();
-    let crio_files =
-        crate::daemon::crio::node::files(Path::new(daemon::crio::node::CONFIG), &|p| {
-            Ok::<_, std::convert::Infallible>(under(root, &p.to_string_lossy()))
-        })
-        .unwrap_or_default();
-    let crio = crate::daemon::crio::node::hooks_dirs(&crio_files, None)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let podman_files = daemon::of(crate::cli::Engine::Podman).config_files(root);
-    let podman = podman_files
-        .into_iter()
-        .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
-        .filter_map(|doc| super::daemon::podman::hooks_dirs(&doc))
-        .flatten();
-    for dir in crio.into_iter().chain(podman) {
+    let named = daemon::ALL.iter().flat_map(|d| d.hooks_dirs_under(root));
+    for dir in named {
         if Path::new(&dir).is_absolute() && !dirs.contains(&dir) {
             dirs.push(dir);
         }
@@ -189,8 +175,7 @@ pub fn scan(root: &Path, handlers_dir: &Path) -> Vec<Registration> {
 fn in_daemon_configs(root: &Path, handlers_text: &str) -> (Vec<Registration>, Vec<String>) {
     let mut out = Vec::new();
     let mut named: Vec<String> = Vec::new();
-    for engine in daemon::ALL {
-        let m = daemon::of(engine);
+    for m in daemon::ALL {
         let daemon = m.name();
         let files = m.config_files(root);
         for file in files {
@@ -310,49 +295,22 @@ fn deploy_state(root: &Path) -> Option<Registration> {
 /// handlers keep in their own runtime root; podman's running containers
 /// whose conmon runs it.
 fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
-    use super::daemon::{containerd, crio, live};
     let Ok(node) = NodeRoot::new(Some(root)) else {
         return Vec::new();
     };
-    let files = super::in_use::NodeFiles(&node);
-    let state = userns_hostnet::sys::toml::read(&under(root, daemon::containerd::node::CONFIG))
-        .map(|doc| containerd::live::state_dir(&doc))
-        .unwrap_or_else(|_| containerd::live::DEFAULT_STATE.to_owned());
-    let undo = format!(
+    let files = super::daemon::in_use::NodeFiles(&node);
+    let drain = format!(
         "{} (with its handler registered: a container whose handler is gone needs it installed again first)",
-        super::in_use::DRAIN
+        super::daemon::in_use::DRAIN
     );
-    let mut out: Vec<Registration> =
-        containerd::live::live_tasks(&files, Path::new(&state), &|b| {
-            names_package(b, handlers_dir)
+    daemon::ALL
+        .iter()
+        .flat_map(|d| d.containers_running(root, &files, &|b| names_package(b, handlers_dir)))
+        .map(|(what, undo)| Registration {
+            what,
+            undo: undo.map_or_else(|| drain.clone(), str::to_owned),
         })
-        .into_iter()
-        .map(|c| Registration {
-            what: format!("containerd container {c} runs the wrapper"),
-            undo: undo.clone(),
-        })
-        .collect();
-    out.extend(
-        live::runtime_states(&files, Path::new(crio::RUNTIME_ROOT))
-            .into_iter()
-            .map(|(id, _)| Registration {
-                what: format!(
-                    "CRI-O container {id} runs the wrapper (its state is in {})",
-                    crio::RUNTIME_ROOT
-                ),
-                undo: undo.clone(),
-            }),
-    );
-    out.extend(
-        super::daemon::podman::live::live_conmons(&files, &|r| names_package(r, handlers_dir))
-            .into_iter()
-            .map(|c| Registration {
-                what: format!("podman container {c} runs the wrapper (its conmon names it)"),
-                undo: "podman stop ID && podman rm ID (with the runtime still registered)"
-                    .to_owned(),
-            }),
-    );
-    out
+        .collect()
 }
 
 /// Run `registrations`: each one a line (what: command), exit 1 when

@@ -2,7 +2,7 @@
 //! runtimes keep under /run: a container whose runtime binary goes away
 //! can no longer be stopped or deleted by its daemon. What the daemons
 //! share is here; where each keeps its containers is in its own module
-//! (`containerd::live::live_tasks`, `crio::live::live_of_handler`). Pure over
+//! (its [`Handler`]). Pure over
 //! [`Files`], a read-only view of the node, so the tests give the files.
 
 use serde_json::{Map, Value};
@@ -102,41 +102,14 @@ pub fn runtime_states(files: &dyn Files, root: &Path) -> Vec<(String, Option<Pat
         .collect()
 }
 
-/// What tells a handler's containers apart, per daemon, as the node
-/// names its paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Handler {
-    /// containerd: its state directory, and the runtime binaries the
-    /// handler names (its link; a handler naming the wrapper itself
-    /// shares that binary with any other handler that does, whose
-    /// containers then count too).
-    Containerd {
-        state: PathBuf,
-        binaries: Vec<String>,
-    },
-    /// CRI-O: its run root, the handler's `runtime_root`, its name, and
-    /// whether it is CRI-O's default handler.
-    Crio {
-        runroot: PathBuf,
-        runtime_root: Option<PathBuf>,
-        name: String,
-        default: bool,
-    },
-    /// podman: the runtime binaries the handler names (its paths in
-    /// containers.conf, its link), which the conmon of each of its
-    /// running containers names.
-    Podman { binaries: Vec<String> },
-}
-
-impl Handler {
-    /// The daemon whose handler it is.
-    pub fn daemon(&self) -> crate::cli::Engine {
-        match self {
-            Handler::Containerd { .. } => crate::cli::Engine::Containerd,
-            Handler::Crio { .. } => crate::cli::Engine::Crio,
-            Handler::Podman { .. } => crate::cli::Engine::Podman,
-        }
-    }
+/// What tells a handler's containers apart, each daemon its own
+/// (containerd: its state directory and the runtime binaries the handler
+/// names; CRI-O: its run root and the handler's runtime root; podman: the
+/// binaries its conmons name), as the node names its paths: what
+/// uninstall's guard, deploy's removal and `registrations` ask.
+pub trait Handler: std::fmt::Debug {
+    /// The handler's containers among the node's files.
+    fn containers(&self, files: &dyn Files) -> Vec<Live>;
 }
 
 #[cfg(test)]

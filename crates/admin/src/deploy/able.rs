@@ -5,7 +5,7 @@
 //! 1.1.5) is not labelled, and an annotation says why.
 
 use super::*;
-use crate::matrix::{self, NodeDaemon};
+use crate::matrix;
 use std::ffi::OsString;
 
 /// The node annotation that says why the node is not labelled able.
@@ -112,19 +112,23 @@ fn handler_runtime(host: &Host, binary: &Path, handler: &str) -> matrix::Handler
     }
 }
 
-/// The containerd that serves `config` (the running daemon that reads
-/// it, else `containerd` in the node's PATH, as doctor finds it), asked
-/// its version in the node's root.
-fn containerd_version(host: &Host, config: &Path) -> Option<matrix::Version> {
+/// The daemon that serves `config` (the running daemon that reads it,
+/// else the first in the node's PATH, as doctor finds it), asked its
+/// version in the node's root.
+fn daemon_version(
+    host: &Host,
+    daemon: &'static dyn DaemonModule,
+    config: &Path,
+) -> Option<matrix::Version> {
     let map = |p: &Path| host.found(p);
-    let program = crate::daemon::serving::find(
-        Daemon::Containerd,
+    let program = crate::daemon::binary::find(
+        daemon,
         config,
         None,
         userns_hostnet::runtime::FALLBACK_PATH,
         &map,
     )
-    .map_or_else(|| PathBuf::from("containerd"), |b| b.shown);
+    .map_or_else(|| PathBuf::from(daemon.name()), |b| b.shown);
     ask(host, &program, "--version")
         .ok()
         .filter(|(ok, _)| *ok)
@@ -137,13 +141,12 @@ fn containerd_version(host: &Host, config: &Path) -> Option<matrix::Version> {
 pub(super) fn why_unable(
     host: &Host,
     args: &DeployArgs,
-    (daemon, config): (Daemon, &Path),
+    (daemon, config): (&'static dyn DaemonModule, &Path),
     handler: &str,
 ) -> Option<String> {
-    let facts = match daemon {
-        Daemon::Containerd => NodeDaemon::Containerd(containerd_version(host, config)),
-        Daemon::Crio => NodeDaemon::Crio,
-    };
+    let facts = daemon
+        .matrix()
+        .then(|| daemon_version(host, daemon, config));
     let binary = handler_binary(host, args, handler);
     matrix::why_unable(facts, &handler_runtime(host, &binary, handler))
 }

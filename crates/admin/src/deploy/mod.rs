@@ -20,14 +20,19 @@
 
 mod able;
 mod await_removal;
+mod put;
+mod restart;
 pub mod undo;
+use put::*;
+use restart::*;
 use undo::*;
 
+use super::daemon::in_use;
 use super::daemon::live::Live;
 use super::deploy_api::{Api, Mark};
-use super::in_use;
-use super::install::{self, edit::LinkChange};
-use crate::cli::{Daemon, DeployArgs, InstallArgs};
+use super::install;
+use crate::cli::DeployArgs;
+use crate::daemon::{register::Registration, DaemonModule};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -46,7 +51,6 @@ pub const RUNTIME_LINKS: [&str; 2] = [
     "userns-hostnet-runtime-youki",
 ];
 const CONFIG_FILE: &str = "/etc/userns-hostnet/config.toml";
-use userns_hostnet::config::SHIPPED as SHIPPED_CONFIG;
 const STATE_FILE: &str = "state.json";
 
 /// Why deploy stops.
@@ -61,7 +65,7 @@ pub enum DeployError {
     #[error("{0}")]
     Atomic(#[from] atomic::AtomicError),
     #[error(transparent)]
-    Install(#[from] install::error::InstallError),
+    Install(#[from] crate::daemon::register::error::InstallError),
     #[error(transparent)]
     NodePath(#[from] InRootError),
     #[error("{0}")]
@@ -154,7 +158,7 @@ impl Host {
 
     /// An error of install's planning under the host's root, its paths
     /// as the node names them.
-    fn on_node(&self, e: install::error::InstallError) -> DeployError {
+    fn on_node(&self, e: crate::daemon::register::error::InstallError) -> DeployError {
         let text = e.to_string();
         match self.install_root() {
             Some(root) => DeployError::OnNode(text.replace(&format!("{}/", root.display()), "/")),
@@ -374,7 +378,7 @@ fn served(host: &Host, state: &State) -> Served {
         return Served::Unknown("no time of registration in the deploy state");
     };
     let Some((pid, started)) =
-        crate::daemon::serving::started(state.daemon(), &state.daemon_config, &|p| host.found(p))
+        crate::daemon::binary::started(state.daemon(), &state.daemon_config, &|p| host.found(p))
     else {
         return Served::Unknown("no running daemon found reading that file");
     };
@@ -400,9 +404,9 @@ fn owned_configs(
     args: &DeployArgs,
     state: &State,
 ) -> std::collections::BTreeMap<PathBuf, bool> {
-    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
-    let planned = crate::daemon::of(state.daemon().into()).plan(&iargs, true);
+    let planned = state.daemon().plan(&iargs, true);
     let mut owned = std::collections::BTreeMap::new();
     match planned {
         Ok(plan) => {
@@ -424,17 +428,19 @@ fn is_socket(p: &Path) -> bool {
 
 /// The daemon named, else the one whose socket exists, else the one whose
 /// config exists; two or none is an error asking to name it.
-pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, DeployError> {
+pub fn detect_daemon(
+    host: &Host,
+    named: Option<&'static dyn DaemonModule>,
+) -> Result<&'static dyn DaemonModule, DeployError> {
     if let Some(d) = named {
         return Ok(d);
     }
     // A path that cannot be resolved is taken as absent.
     let at = |p: &str| host.file(Path::new(p)).unwrap_or_default();
-    let services = crate::daemon::services();
     let only = |found: &dyn Fn(&crate::daemon::Service) -> bool| {
-        let mut hits = services.iter().filter(|(_, s)| found(s));
+        let mut hits = crate::daemon::services().filter(|(_, s)| found(s));
         match (hits.next(), hits.next()) {
-            (Some((d, _)), None) => Some(*d),
+            (Some((d, _)), None) => Some(d),
             _ => None,
         }
     };
@@ -449,11 +455,14 @@ pub fn detect_daemon(host: &Host, named: Option<Daemon>) -> Result<Daemon, Deplo
         })
 }
 
-fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, String) {
-    let module = crate::daemon::of(daemon.into());
+fn daemon_parts(
+    args: &DeployArgs,
+    daemon: &'static dyn DaemonModule,
+) -> (&'static str, PathBuf, String) {
+    let module = daemon;
     let service = module
         .service()
-        .expect("containerd and CRI-O are services deploy registers with");
+        .expect("deploy registers only with a service");
     (
         module.name(),
         args.daemon_config
@@ -463,121 +472,24 @@ fn daemon_parts(args: &DeployArgs, daemon: Daemon) -> (&'static str, PathBuf, St
     )
 }
 
-fn install_args(host: &Host, args: &DeployArgs, daemon: Daemon, config: &Path) -> InstallArgs {
-    InstallArgs {
-        daemon: daemon.into(),
-        handler: args.handler.clone(),
+/// The registration deploy plans: install's, of the handler it
+/// deploys, under the host's root.
+fn registration(
+    host: &Host,
+    args: &DeployArgs,
+    daemon: &'static dyn DaemonModule,
+    config: &Path,
+) -> Registration {
+    Registration {
         config: Some(config.to_owned()),
-        drop_in: false,
-        // Read only for --drop-in, which deploy never writes.
-        containerd: PathBuf::from("containerd"),
-        dry_run: false,
         wrapper: args.bin_dir.join(userns_hostnet::WRAPPER_NAME),
         // Named, not defaulted: deploy always registers on the node it
         // runs on, so install's guard against host links for a copied
         // config does not apply.
         handlers_dir: Some(userns_hostnet::runtime::handlers_dir()),
-        more: crate::cli::InstallMore {
-            root: host.install_root(),
-            ..Default::default()
-        },
+        root: host.install_root(),
+        ..Registration::new(daemon, &args.handler)
     }
-}
-
-/// Creates the node's `dir` and its missing parents, recording each one
-/// created.
-fn make_dirs(host: &Host, state: &mut State, dir: &Path) -> Result<(), DeployError> {
-    let mut missing: Vec<&Path> = Vec::new();
-    for d in dir.ancestors() {
-        if host.file(d)?.exists() {
-            break;
-        }
-        missing.push(d);
-    }
-    missing.reverse();
-    for d in missing {
-        let here = host.entry(d)?;
-        std::fs::create_dir(&here).map_err(io("cannot create", &here))?;
-        if !state.created_dirs.iter().any(|c| c == d) {
-            state.created_dirs.push(d.to_owned());
-        }
-    }
-    Ok(())
-}
-
-/// `path` holds `bytes` (mode `mode`), replaced by rename when it differs.
-fn put_file(
-    host: &Host,
-    state: &mut State,
-    path: &Path,
-    bytes: &[u8],
-    mode: u32,
-) -> Result<bool, DeployError> {
-    let here = host.entry(path)?;
-    if std::fs::symlink_metadata(&here).is_ok_and(|m| m.is_file())
-        && std::fs::read(&here).is_ok_and(|old| old == bytes)
-    {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent() {
-        make_dirs(host, state, dir)?;
-    }
-    remember(host, state, path, false, after_file(bytes))?;
-    atomic::replace(
-        &here,
-        bytes,
-        Attrs {
-            mode,
-            owner: Some((0, 0)),
-        },
-        atomic::Durability::ContentsAndName,
-    )?;
-    save_state(host, state)?;
-    say(&format!("wrote {}", path.display()));
-    Ok(true)
-}
-
-/// A symbolic link made beside `path` and renamed over it.
-fn link_atomic(path: &Path, target: &Path) -> Result<(), DeployError> {
-    let tmp = atomic::temp_path(path);
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp).map_err(io("cannot create", &tmp))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io("cannot rename onto", path)(e)
-    })
-}
-
-fn put_link(
-    host: &Host,
-    state: &mut State,
-    path: &Path,
-    target: &Path,
-) -> Result<bool, DeployError> {
-    let here = host.entry(path)?;
-    if std::fs::read_link(&here).is_ok_and(|t| t == target) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent() {
-        make_dirs(host, state, dir)?;
-    }
-    remember(
-        host,
-        state,
-        path,
-        false,
-        After::Link {
-            target: target.to_owned(),
-        },
-    )?;
-    link_atomic(&here, target)?;
-    save_state(host, state)?;
-    say(&format!(
-        "linked {} -> {}",
-        path.display(),
-        target.display()
-    ));
-    Ok(true)
 }
 
 /// The install, under the host's root: binaries, links, config file,
@@ -588,7 +500,7 @@ fn install_all(
     host: &Host,
     args: &DeployArgs,
     source: &Source,
-) -> Result<(Daemon, PathBuf), DeployError> {
+) -> Result<(&'static dyn DaemonModule, PathBuf), DeployError> {
     let daemon = detect_daemon(host, args.daemon)?;
     let (name, config, unit) = daemon_parts(args, daemon);
     let earlier = load_state(host)?;
@@ -597,10 +509,8 @@ fn install_all(
     // written: a config install refuses (k3s's generated file, a template)
     // leaves the node as it was. Its paths come back as they are here,
     // and are recorded as the node's.
-    let iargs = install_args(host, args, daemon, &config);
-    let plan = crate::daemon::of(daemon.into())
-        .plan(&iargs, true)
-        .map_err(|e| host.on_node(e))?;
+    let iargs = registration(host, args, daemon, &config);
+    let plan = daemon.plan(&iargs, true).map_err(|e| host.on_node(e))?;
     let mut state = match earlier {
         Some(s) => s,
         None => {
@@ -662,143 +572,10 @@ fn refuse_another_registration(
     Ok(())
 }
 
-/// The wrapper, the admin tool, the runtime links to the wrapper and
-/// (unless the operator has one) the shipped config file.
-fn put_binaries(
-    host: &Host,
-    state: &mut State,
-    args: &DeployArgs,
-    source: &Source,
-) -> Result<(), DeployError> {
-    let bin = &args.bin_dir;
-    put_file(
-        host,
-        state,
-        &bin.join(userns_hostnet::WRAPPER_NAME),
-        &source.wrapper,
-        0o755,
-    )?;
-    put_file(host, state, &bin.join(ADMIN_NAME), &source.admin, 0o755)?;
-    for link in RUNTIME_LINKS {
-        put_link(
-            host,
-            state,
-            &bin.join(link),
-            Path::new(userns_hostnet::WRAPPER_NAME),
-        )?;
-    }
-    let config_file = Path::new(CONFIG_FILE);
-    if std::fs::symlink_metadata(host.entry(config_file)?).is_err() {
-        put_file(host, state, config_file, SHIPPED_CONFIG.as_bytes(), 0o644)?;
-    } else if state.entry(config_file).is_none() {
-        say(&format!("kept {}: the operator's", config_file.display()));
-    }
-    Ok(())
-}
-
-/// install's plan made on the node: its links, then the configs naming
-/// them, then its notes. Whether a config changed (a restart is then due,
-/// recorded so that a later deploy still does it).
-fn register_handler(
-    host: &Host,
-    state: &mut State,
-    args: &DeployArgs,
-    plan: &install::edit::InstallPlan,
-) -> Result<bool, DeployError> {
-    for l in &plan.links {
-        if let LinkChange::Create { path, target } = l {
-            put_link(host, state, &host.node_path(path), target)?;
-        }
-    }
-    let mut changed = false;
-    for c in plan.files.iter().filter(|c| c.old != c.new) {
-        let Some(new) = &c.new else { continue };
-        let node = host.node_path(&c.path);
-        if let Some(dir) = node.parent() {
-            make_dirs(host, state, dir)?;
-        }
-        remember(host, state, &node, true, after_file(new.as_bytes()))?;
-        super::files::write_atomic(&c.path, new.as_bytes()).map_err(io("cannot write", &c.path))?;
-        say(&format!(
-            "registered runtime handler {} in {}",
-            args.handler,
-            node.display()
-        ));
-        changed = true;
-    }
-    for n in &plan.notes {
-        say(n);
-    }
-    if changed {
-        state.restart_pending = true;
-        state.registered = Moment::now();
-        save_state(host, state)?;
-    }
-    Ok(changed)
-}
-
-/// The restart: the operator's `--restart-command`, run by the host's
-/// `sh -c`, else `systemctl restart UNIT`. The argv, and how it is shown.
-fn restart_command(args: &DeployArgs, unit: &str) -> Vec<std::ffi::OsString> {
-    match &args.restart_command {
-        Some(line) => vec!["/bin/sh".into(), "-c".into(), line.into()],
-        None => vec![systemctl(), "restart".into(), unit.into()],
-    }
-}
-
-fn shown(argv: &[std::ffi::OsString]) -> String {
-    match argv {
-        [sh, c, line] if sh == "/bin/sh" && c == "-c" => line.to_string_lossy().into_owned(),
-        _ => argv
-            .iter()
-            .map(|a| a.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
-}
-
-/// Runs the restart command as a host program in the host's root (its
-/// own libraries, its systemctl talking to systemd over /run/systemd): the
-/// child alone enters the root, this process never does.
-fn restart(host: &Host, args: &DeployArgs, unit: &str) -> Result<(), DeployError> {
-    let argv = restart_command(args, unit);
-    let command = shown(&argv);
-    say(&command);
-    let failed = |why: String| DeployError::Restart {
-        command: command.clone(),
-        why,
-    };
-    let mut cmd = able::in_host_root(host, &argv).map_err(failed)?;
-    // systemctl that believes it runs in a chroot (its root is not pid
-    // 1's, as it may judge from a pod's mount namespace) ignores
-    // `restart` and exits 0; this is the host's own root.
-    cmd.env("SYSTEMD_IGNORE_CHROOT", "1");
-    let out = cmd.output().map_err(|e| failed(e.to_string()))?;
-    if !out.status.success() {
-        return Err(failed(format!(
-            "{}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(())
-}
-
-/// `systemctl`, looked up in the host's PATH; builds with the `test-hooks`
-/// feature take another from `USERNS_HOSTNET_SYSTEMCTL`, so that a test can
-/// stand in for systemd.
-fn systemctl() -> std::ffi::OsString {
-    #[cfg(feature = "test-hooks")]
-    if let Some(p) = std::env::var_os("USERNS_HOSTNET_SYSTEMCTL").filter(|v| !v.is_empty()) {
-        return p;
-    }
-    "systemctl".into()
-}
-
 /// The containers of the deployed handler on the node, as uninstall
 /// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
-    let mut iargs = install_args(host, args, state.daemon(), &state.daemon_config);
+    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
     iargs.handler = state.handler.clone();
     Ok(install::uninstall::containers_in_use(&iargs)?)
 }
@@ -922,8 +699,10 @@ mod tests {
     #[test]
     fn an_install_error_keeps_its_line() {
         let missing = Path::new("/nonexistent/config.toml");
-        let e = DeployError::from(install::error::InstallError::from(
-            install::error::DaemonConfigError::NoContainerdConfig(missing.to_owned()),
+        let e = DeployError::from(crate::daemon::register::error::InstallError::from(
+            crate::daemon::register::error::DaemonConfigError::NoContainerdConfig(
+                missing.to_owned(),
+            ),
         ));
         assert_eq!(
             e.to_string(),

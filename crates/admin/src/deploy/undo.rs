@@ -119,14 +119,15 @@ impl State {
         self.entries.iter().find(|e| e.path == path)
     }
 
-    /// The daemon the state names (by its module's name; containerd for
-    /// one no module has).
-    pub(super) fn daemon(&self) -> crate::cli::Daemon {
-        crate::daemon::services()
-            .into_iter()
-            .map(|(d, _)| d)
-            .find(|d| crate::daemon::of((*d).into()).name() == self.daemon)
-            .unwrap_or(crate::cli::Daemon::Containerd)
+    /// The daemon the state names (by its module's name; the first
+    /// service of the registry for one no module has).
+    pub(super) fn daemon(&self) -> &'static dyn crate::daemon::DaemonModule {
+        let mut services = crate::daemon::services().map(|(d, _)| d);
+        let first = services.next().expect("a daemon deploy registers with");
+        std::iter::once(first)
+            .chain(services)
+            .find(|d| d.name() == self.daemon)
+            .unwrap_or(first)
     }
 }
 
@@ -198,15 +199,12 @@ pub(super) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DeployError
     Ok(())
 }
 
-/// FNV-1a, 64 bits: tells whether a file still holds what deploy wrote.
-pub(super) fn fnv1a(bytes: &[u8]) -> String {
-    format!("{:016x}", userns_hostnet::hash::fnv1a(bytes))
-}
-
+/// A file as deploy wrote it: its length and FNV-1a, which tell whether
+/// it still holds that.
 pub(super) fn after_file(bytes: &[u8]) -> After {
     After::File {
         len: bytes.len() as u64,
-        fnv1a: fnv1a(bytes),
+        fnv1a: format!("{:016x}", userns_hostnet::hash::fnv1a(bytes)),
     }
 }
 
@@ -360,10 +358,8 @@ pub(super) fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
         }
         // Edited since: take out the handler alone, as uninstall would.
         let daemon = state.daemon();
-        let iargs = install_args(host, args, daemon, &state.daemon_config);
-        let plan = crate::daemon::of(daemon.into())
-            .plan(&iargs, false)
-            .map_err(|e| host.on_node(e))?;
+        let iargs = registration(host, args, daemon, &state.daemon_config);
+        let plan = daemon.plan(&iargs, false).map_err(|e| host.on_node(e))?;
         for c in plan
             .files
             .iter()

@@ -20,7 +20,7 @@ pub(super) const KUBELET_DEFAULT_ENDPOINT: &str = "unix:///run/containerd/contai
 /// The CRI endpoint the kubelet is given, and where that was found.
 pub(super) struct Endpoint {
     value: String,
-    pub(super) cri: matrix::Cri,
+    pub(super) cri: daemon::Cri,
     from: String,
 }
 
@@ -62,7 +62,7 @@ pub(super) fn kubelet(root: &Root) -> Kubelet {
     let config = std::fs::read_to_string(&config_path)
         .map_err(|e| format!("{}: {e}", config_path.display()));
     let make = |value: String, from: String| Endpoint {
-        cri: matrix::Cri::of_endpoint(&value),
+        cri: daemon::of_endpoint(&value),
         value,
         from,
     };
@@ -123,7 +123,7 @@ pub(super) fn kubelet_check(k: &Kubelet) -> Check {
                 KUBELET_FLAG_FILES.join(", ")
             ),
         ),
-        Some(e) if e.cri == matrix::Cri::Other => check(
+        Some(e) if e.cri == daemon::Cri::Other => check(
             NAME,
             Status::Warn,
             format!(
@@ -138,7 +138,7 @@ pub(super) fn kubelet_check(k: &Kubelet) -> Check {
             format!(
                 "the kubelet{} uses {} ({}, from {})",
                 if k.running.is_some() { " (running)" } else { "" },
-                e.cri.name(),
+                e.cri.title(),
                 e.value,
                 e.from
             ),
@@ -194,7 +194,7 @@ pub(super) fn matrix_checks(
     args: &DoctorArgs,
     config: Option<&NodeConfig>,
     kubelet: &Kubelet,
-    containerd: Option<&daemon::serving::Binary>,
+    containerd: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
     let Some(containerd) = containerd else {
         return Vec::new();

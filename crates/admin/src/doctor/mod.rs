@@ -3,32 +3,27 @@
 //! each warning or failure. The probes are the wrapper's own (`probe`,
 //! `config`, `host`), so doctor and the wrapper cannot disagree.
 
-mod cri;
-mod handlers;
+mod daemon_config;
 mod kernel;
 mod kubelet;
 mod runtime;
-mod serving;
-pub(crate) mod shared;
+use daemon_config::*;
 use kernel::*;
 use kubelet::*;
 use runtime::*;
-use serving::*;
-use shared::*;
+
+use super::daemon::health::*;
+use super::daemon::register::paths::is_hosts_config;
 
 use super::check::check;
 use super::check::{Check, Status};
-use super::daemon::{self, node::Handler};
+use super::daemon;
 use super::matrix;
-use crate::cli::Daemon;
 use crate::cli::DoctorArgs;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 use toml_edit::DocumentMut;
 use userns_hostnet::config::{self, NodeConfig};
-use userns_hostnet::sys::deadline::{self, RunError};
-use userns_hostnet::sys::in_root::NodeRoot;
 use userns_hostnet::sys::{mountinfo, toml};
 use userns_hostnet::{host, probe};
 use userns_hostnet_engine::policy::AllowedRanges;
@@ -59,6 +54,50 @@ pub fn run(args: &DoctorArgs) -> Result<i32, super::AdminError> {
     Ok(i32::from(failed))
 }
 
+/// How the fixes are worded for this command line.
+fn fixes(args: &DoctorArgs, root: &Root) -> Fixes {
+    let flag = |name: &str, v: Option<&Path>| {
+        v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
+    };
+    // What install needs to edit the config doctor read: the same
+    // root; on this host, a config outside /etc is one install takes
+    // for a copy unless the handlers' directory is named.
+    let install_flag = |v: Option<&Path>| {
+        let mut f = flag("root", args.root.as_deref());
+        f.push_str(&flag("config", v));
+        if v.is_some_and(|v| args.root.is_none() && !is_hosts_config(v)) {
+            f.push_str(&flag(
+                "handlers-dir",
+                Some(&userns_hostnet::runtime::handlers_dir()),
+            ));
+        }
+        f
+    };
+    Fixes {
+        as_root: if nix::unistd::geteuid().is_root() {
+            ""
+        } else {
+            "as root: "
+        },
+        config: config_path(root),
+        install_flags: args
+            .named()
+            .iter()
+            .map(|(d, config, _)| (*d, install_flag(*config)))
+            .collect(),
+        rerun: format!(
+            "userns-hostnet doctor{}{}",
+            args.runtime
+                .as_deref()
+                .map_or(String::new(), |r| format!(" --runtime {r}")),
+            args.named()
+                .iter()
+                .map(|(d, config, _)| flag(&format!("{d}-config"), *config))
+                .collect::<String>(),
+        ),
+    }
+}
+
 /// The text output: `STATUS name: message`, then `fix: ...` when needed.
 pub fn render(checks: &[Check]) -> String {
     let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -87,7 +126,7 @@ pub fn render(checks: &[Check]) -> String {
 /// Every check, in the order printed.
 pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let root = Root::new(args.root.as_deref());
-    let fx = Fixes::new(args, &root);
+    let fx = fixes(args, &root);
     let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
     let (config_check, config) = config_file(&root, &fx);
     out.extend(runtime_checks(args, config.as_ref(), &fx));
@@ -105,35 +144,41 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         out.push(gates);
     }
     let uses = kubelet.endpoint.as_ref().map(|e| e.cri);
-    let node = daemon::DoctorNode {
-        root: &root,
-        args,
-        uses,
-        fx: &fx,
-    };
-    let mut containerd_bin = None;
-    for d in [Daemon::Containerd, Daemon::Crio] {
-        let bin = serving_binary(&root, args, d);
-        let mut found = daemon::of(d.into()).doctor(&node, bin.as_ref()).into_iter();
+    let named = args.named();
+    let mut matrix_bin = None;
+    for &d in &daemon::ALL {
+        let (config, bin) = named
+            .iter()
+            .find(|(name, ..)| *name == d.name())
+            .map_or((None, None), |(_, c, b)| (*c, *b));
+        let node = daemon::DoctorNode {
+            root: &root,
+            config: config.map_or_else(
+                || PathBuf::from(daemon::binary::default_config(d)),
+                Path::to_owned,
+            ),
+            named: config.is_some(),
+            uses,
+            fx: &fx,
+        };
+        let bin = d
+            .config_check()
+            .and_then(|_| serving_binary(&root, d, &node.config, bin));
+        let mut found = d.doctor(&node, bin.as_ref()).into_iter();
         if let Some(c) = found.next() {
             let checked = c.status != Status::Skip;
             out.push(c);
             if checked {
-                out.extend(daemon_config(&root, args, d, bin.as_ref(), &fx));
+                out.extend(daemon_config(&root, d, &node.config, bin.as_ref(), &fx));
             }
         }
         out.extend(found);
-        if d == Daemon::Containerd {
-            containerd_bin = bin;
+        if d.matrix() && (node.named || uses.map_or(true, |u| u == daemon::Cri::Known(d))) {
+            matrix_bin = Some(bin);
         }
     }
-    if args.containerd_config.is_some() || uses.is_none() || uses == Some(matrix::Cri::Containerd) {
-        out.extend(matrix_checks(
-            args,
-            config.as_ref(),
-            &kubelet,
-            containerd_bin.as_ref(),
-        ));
+    if let Some(bin) = matrix_bin {
+        out.extend(matrix_checks(args, config.as_ref(), &kubelet, bin.as_ref()));
     }
     out.extend(root.check());
     out

@@ -311,18 +311,3 @@ pub(super) fn features(runtime: &Path) -> Check {
         .fix("runc >= 1.2 or crun >= 1.9 for idmapped mounts (not needed otherwise)"),
     }
 }
-
-/// Run `runtime arg`, with no input and a deadline: (success, stdout).
-pub(super) fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
-    let out =
-        deadline::run(runtime, arg, Instant::now() + probe::PROBE_TIMEOUT).map_err(
-            |e| match e {
-                RunError::Timeout => format!("{arg} did not answer in time"),
-                e => e.to_string(),
-            },
-        )?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    ))
-}

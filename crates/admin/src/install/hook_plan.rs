@@ -8,44 +8,20 @@ use super::*;
 /// one, and for CRI-O reading none but the vendor's, the drop-in (on this
 /// host) that adds the administrator's.
 pub(super) fn hooks_dir(
-    args: &InstallArgs,
+    args: &Registration,
 ) -> Result<(PathBuf, String, Option<PathBuf>), InstallError> {
-    if let Some(d) = &args.more.hooks_dir {
+    if let Some(d) = &args.hooks_dir {
         return Ok((d.clone(), "--hooks-dir".into(), None));
     }
-    let (dirs, from, defaults, drop_in) = match args.daemon {
-        Engine::Crio => {
-            let conf = config_path(args, daemon::crio::node::CONFIG)?;
-            let drop_in = node_entry(
-                args,
-                &conf
-                    .parent()
-                    .unwrap_or(Path::new("/"))
-                    .join(daemon::crio::node::HOOKS_DROP_IN),
-            )?;
-            let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
-            (
-                daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,
-                format!("hooks_dir of {} and its crio.conf.d", conf.display()),
-                &daemon::crio::node::DEFAULT_HOOKS_DIRS[..],
-                Some(drop_in),
-            )
-        }
-        _ => {
-            let conf = config_path(args, daemon::podman::node::CONFIG)?;
-            let host = node_file(args, &conf)?;
-            let dirs = match toml::read_optional(&host)? {
-                Some(text) => podman::hooks_dirs(&toml::parse(&host, &text)?),
-                None => None,
-            };
-            (
-                dirs,
-                format!("hooks_dir of {}", conf.display()),
-                &daemon::podman::node::DEFAULT_HOOKS_DIRS[..],
-                None,
-            )
-        }
+    let Some(lookup) = args.daemon.hooks() else {
+        return Err(UsageError::ContainerdHook.into());
     };
+    let daemon::HookDirs {
+        named: dirs,
+        from,
+        defaults,
+        drop_in,
+    } = lookup(args)?;
     let (dirs, from, drop_in) = match (dirs, drop_in) {
         (Some(d), _) => (d, from, None),
         // CRI-O reads the vendor's directory alone by default: the
@@ -86,14 +62,14 @@ pub(super) fn hooks_dir(
 /// The program a hook definition runs: this one, unless it is a
 /// temporary or build path or not root's (`--force` writes it anyway);
 /// under `--root`, the installed /usr/bin/userns-hostnet of the node.
-pub(super) fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
+pub(super) fn hook_program(args: &Registration) -> Result<String, InstallError> {
     use std::os::unix::fs::MetadataExt;
-    let tool = match &args.more.root {
+    let tool = match &args.root {
         Some(_) => PathBuf::from("/usr/bin/userns-hostnet"),
         None => std::env::current_exe().map_err(InstallError::OwnPath)?,
     };
     let uid = node_root(args)?.metadata(&tool).ok().map(|m| m.uid());
-    if let Some(why) = hookfile::unfit_tool(&tool, uid).filter(|_| !args.more.force) {
+    if let Some(why) = hookfile::unfit_tool(&tool, uid).filter(|_| !args.force) {
         return Err(UsageError::UnfitHookProgram { tool, why }.into());
     }
     tool.to_str()
@@ -102,17 +78,17 @@ pub(super) fn hook_program(args: &InstallArgs) -> Result<String, InstallError> {
 }
 
 /// `--hook`: the hook definition file in the daemon's hooks directory.
-pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub(super) fn plan_hook(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     let (dir, from, drop_in) = hooks_dir(args)?;
     // A copy of a daemon's config names this host's hooks directory only
     // by default: writing there would change the host for a file that is
     // not its config.
     let copy = args.config.as_deref().filter(|c| !is_hosts_config(c));
     if let Some(config) = copy.filter(|_| {
-        args.more.root.is_none()
-            && args.more.hooks_dir.is_none()
+        args.root.is_none()
+            && args.hooks_dir.is_none()
             && !args.dry_run
-            && !args.more.check
+            && !args.check
             && (dir.starts_with("/etc") || dir.starts_with("/usr"))
     }) {
         return Err(UsageError::HostHooksForCopy {
@@ -150,7 +126,7 @@ pub(super) fn plan_hook(args: &InstallArgs, install: bool) -> Result<InstallPlan
         (true, _) => {
             let tool = hook_program(args)?;
             Some(
-                hookfile::definition(&tool, daemon::of(args.daemon).name())
+                hookfile::definition(&tool, args.daemon.name())
                     .map_err(InstallError::ShippedHook)?,
             )
         }

@@ -25,30 +25,18 @@
 //! own link, `HANDLERS_DIR/NAME/userns-hostnet-runtime`, next to a link
 //! `runtime` to that binary ([`userns_hostnet::runtime::named_by_handler_link`]).
 
-pub mod edit;
-pub mod error;
-pub(crate) mod handler;
-pub(crate) mod node;
 pub mod uninstall;
-use edit::*;
-use error::*;
-use handler::*;
-use node::*;
 use uninstall::*;
 
-use super::daemon::{
-    self,
-    config::{Derived, Layout, Owner},
-    containerd, crio, hookfile, podman,
-};
+use super::daemon::in_use;
+use super::daemon::register::{edit::*, error::*, handler::*, paths::*, Registration};
+use super::daemon::{self, config::Owner, hookfile};
 use super::files;
-use super::in_use;
-use crate::cli::{Engine, InstallArgs, InstallMore, UninstallArgs};
+use crate::cli::{InstallArgs, UninstallArgs};
 use std::path::{Path, PathBuf};
-use toml_edit::{DocumentMut, Item, Table};
-use userns_hostnet::runtime::{self, HANDLER_RUNTIME_LINK};
-use userns_hostnet::sys::in_root::{InRootError, NodeRoot};
-use userns_hostnet::sys::toml::{self, TomlError};
+use toml_edit::{DocumentMut, Item};
+use userns_hostnet::runtime::HANDLER_RUNTIME_LINK;
+use userns_hostnet::sys::toml;
 
 mod hook_plan;
 mod report;
@@ -67,7 +55,7 @@ pub fn is_dns_label(name: &str) -> bool {
 }
 
 /// What install checks of its arguments before reading any file.
-fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
+fn validate(args: &Registration) -> Result<Vec<String>, UsageError> {
     if !is_dns_label(&args.handler) {
         return Err(UsageError::HandlerNotDnsLabel(args.handler.clone()));
     }
@@ -94,11 +82,33 @@ fn validate(args: &InstallArgs) -> Result<Vec<String>, UsageError> {
 
 /// Run `install`; the exit status.
 pub fn run(args: &InstallArgs) -> Result<i32, InstallError> {
+    let args = &registration(args);
     reported(args, install(args))
 }
 
-fn install(args: &InstallArgs) -> Result<i32, InstallError> {
-    let notes = if args.more.hook {
+/// install's command line as the registration it plans.
+fn registration(a: &InstallArgs) -> Registration {
+    Registration {
+        config: a.config.clone(),
+        drop_in: a.drop_in,
+        reader: a.containerd.clone(),
+        wrapper: a.wrapper.clone(),
+        handlers_dir: a.handlers_dir.clone(),
+        hook: a.hook,
+        hooks_dir: a.hooks_dir.clone(),
+        set_as_default: a.set_as_default,
+        root: a.root.clone(),
+        force: a.force,
+        dry_run: a.dry_run,
+        check: a.check,
+        json: a.json,
+        backup: a.backup,
+        ..Registration::new(a.daemon, &a.handler)
+    }
+}
+
+fn install(args: &Registration) -> Result<i32, InstallError> {
+    let notes = if args.hook {
         Vec::new()
     } else {
         validate(args)?
@@ -111,11 +121,11 @@ fn install(args: &InstallArgs) -> Result<i32, InstallError> {
 /// uninstall refuses to take a handler away while containers of it are
 /// on the node ([`in_use`]); `--force` warns instead, and so do
 /// `--dry-run` and `--check`, which write nothing.
-fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), InstallError> {
+fn guard(args: &Registration, force: bool, plan: &mut InstallPlan) -> Result<(), InstallError> {
     let Some(handler) = handler_removed(args, plan)? else {
         return Ok(());
     };
-    let containers = in_use::containers(&node_root(args)?, &handler);
+    let containers = in_use::containers(&node_root(args)?, handler.as_ref());
     if containers.is_empty() {
         return Ok(());
     }
@@ -125,7 +135,7 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), 
     };
     if force {
         plan.notes.push(e.forced());
-    } else if args.dry_run || args.more.check {
+    } else if args.dry_run || args.check {
         plan.notes.push(format!("warning: {e}"));
     } else {
         return Err(e.into());
@@ -136,9 +146,9 @@ fn guard(args: &InstallArgs, force: bool, plan: &mut InstallPlan) -> Result<(), 
 /// Under `--json` an error is the one document on standard output,
 /// `{"error": LINE}`, with the status of an error: a script reads one
 /// document whatever happened. Otherwise the caller prints it on stderr.
-fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
+fn reported(args: &Registration, result: Result<i32, InstallError>) -> Result<i32, InstallError> {
     match result {
-        Err(e) if args.more.json => {
+        Err(e) if args.json => {
             let doc = serde_json::json!({ "error": e.to_string() });
             say(&format!("{doc:#}\n"));
             Ok(super::EXIT_ERROR)
@@ -147,15 +157,14 @@ fn reported(args: &InstallArgs, result: Result<i32, InstallError>) -> Result<i32
     }
 }
 
-fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     check_root(args)?;
-    match (args.daemon, args.more.hook) {
-        (Engine::Containerd, true) => Err(UsageError::ContainerdHook.into()),
-        (Engine::Crio | Engine::Podman, true) => plan_hook(args, install),
-        (Engine::Podman, false) if args.more.set_as_default => {
-            Err(UsageError::PodmanDefault(args.handler.clone()).into())
-        }
-        (daemon, false) => daemon::of(daemon).plan(args, install),
+    if args.hook && args.daemon.hooks().is_none() {
+        Err(UsageError::ContainerdHook.into())
+    } else if args.hook {
+        plan_hook(args, install)
+    } else {
+        args.daemon.plan(args, install)
     }
 }
 
@@ -211,9 +220,9 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
     }
 
-    fn args(root: Option<&Path>) -> InstallArgs {
+    fn args(root: Option<&Path>) -> Registration {
         let u = UninstallArgs {
-            daemon: Engine::Containerd,
+            daemon: &daemon::containerd::Containerd,
             handler: "userns-hostnet".into(),
             config: None,
             drop_in: false,
@@ -226,7 +235,7 @@ mod tests {
             root: root.map(Path::to_owned),
             force: false,
         };
-        uninstall_as_install(&u)
+        uninstall_registration(&u)
     }
 
     #[test]

@@ -11,13 +11,11 @@ pub(super) fn say(text: &str) {
 }
 
 /// What install registers, in the lines it prints.
-pub(super) fn subject(args: &InstallArgs) -> String {
-    if args.more.hook {
+pub(super) fn subject(args: &Registration) -> String {
+    if args.hook {
         "the createRuntime hook".to_owned()
-    } else if args.daemon == Engine::Podman {
-        format!("podman runtime {}", args.handler)
     } else {
-        format!("runtime handler {}", args.handler)
+        format!("{} {}", args.daemon.registers(), args.handler)
     }
 }
 
@@ -61,20 +59,17 @@ pub(super) fn file_action(c: &FileChange) -> &'static str {
 /// Print the plan (`--check`, `--dry-run`, nothing to change) or write it;
 /// the exit status.
 pub(super) fn apply(
-    args: &InstallArgs,
+    args: &Registration,
     plan: &InstallPlan,
     install: bool,
 ) -> Result<i32, InstallError> {
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
     let restart = if !changed.is_empty()
-        && (!args.more.hook || plan.restart)
-        && daemon::of(args.daemon).restarts()
+        && (!args.hook || plan.restart)
+        && args.daemon.without_restart(&args.handler, true).is_none()
     {
-        Some(format!(
-            "systemctl restart {}",
-            daemon::of(args.daemon).name()
-        ))
+        Some(format!("systemctl restart {}", args.daemon.name()))
     } else {
         None
     };
@@ -87,16 +82,16 @@ pub(super) fn apply(
         restart,
     };
     let mut report = Report {
-        json: args.more.json,
+        json: args.json,
         files: Vec::new(),
         links: Vec::new(),
     };
-    let status = if args.more.check {
+    let status = if args.check {
         i32::from(would_change)
     } else {
         i32::from(plan.left)
     };
-    if args.more.check {
+    if args.check {
         run.check(&report);
     } else if !would_change {
         run.unchanged(&report);
@@ -110,7 +105,7 @@ pub(super) fn apply(
 
 /// One install or uninstall's plan, as `apply` prints or writes it.
 struct Run<'a> {
-    args: &'a InstallArgs,
+    args: &'a Registration,
     plan: &'a InstallPlan,
     install: bool,
     /// The files the plan changes.
@@ -123,7 +118,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn daemon(&self) -> &'static str {
-        daemon::of(self.args.daemon).name()
+        self.args.daemon.name()
     }
 
     fn done(&self) -> &'static str {
@@ -326,7 +321,11 @@ fn remove_stale_temps(path: &Path, report: &mut Report) {
 }
 
 /// Write or remove one file of the plan, with its backup, and report it.
-fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result<(), InstallError> {
+fn write_file(
+    args: &Registration,
+    c: &FileChange,
+    report: &mut Report,
+) -> Result<(), InstallError> {
     remove_stale_temps(&c.path, report);
     match (&c.old, &c.new) {
         (old, None) => {
@@ -348,7 +347,7 @@ fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result
         }
         (old, Some(new)) => {
             let mut backup = None;
-            if old.is_some() && c.backup && args.more.backup {
+            if old.is_some() && c.backup && args.backup {
                 let b =
                     files::backup(&c.path).map_err(InstallError::io("cannot back up", &c.path))?;
                 report.line(&format!("backup {}", b.display()));
@@ -369,29 +368,21 @@ fn write_file(args: &InstallArgs, c: &FileChange, report: &mut Report) -> Result
 
 /// The last line of a run that changed files: what is done, and which
 /// restart (if any) makes it take effect.
-fn done_line(args: &InstallArgs, plan: &InstallPlan, install: bool) -> String {
-    let daemon = daemon::of(args.daemon).name();
+fn done_line(args: &Registration, plan: &InstallPlan, install: bool) -> String {
+    let daemon = args.daemon.name();
     let done = if install { "installed" } else { "removed" };
-    if args.more.hook && plan.restart {
+    if args.hook && plan.restart {
         format!(
             "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
             subject(args)
         )
-    } else if args.more.hook {
+    } else if args.hook {
         format!(
             "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
             subject(args)
         )
-    } else if args.daemon == Engine::Podman {
-        format!(
-            "{} {done}; podman reads containers.conf at every command: no restart needed{}",
-            subject(args),
-            if install {
-                format!("; run containers with podman --runtime {}", args.handler)
-            } else {
-                String::new()
-            }
-        )
+    } else if let Some(why) = args.daemon.without_restart(&args.handler, install) {
+        format!("{} {done}; {why}", subject(args))
     } else {
         format!(
             "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",

@@ -5,7 +5,7 @@ use super::*;
 
 /// `uninstall`: the exit status.
 pub fn run(u: &UninstallArgs) -> Result<i32, InstallError> {
-    let args = &uninstall_as_install(u);
+    let args = &uninstall_registration(u);
     reported(
         args,
         plan(args, false).and_then(|mut plan| {
@@ -20,18 +20,18 @@ pub fn run(u: &UninstallArgs) -> Result<i32, InstallError> {
 /// removed by hand) leaves the handler's links, which no daemon config
 /// names: a plan that changes nothing else removes them. Links a config
 /// of any daemon on the node still names stay.
-fn orphan_links(args: &InstallArgs, plan: &mut InstallPlan) -> Result<(), InstallError> {
-    let d = daemon::of(args.daemon);
+fn orphan_links(args: &Registration, plan: &mut InstallPlan) -> Result<(), InstallError> {
+    let d = args.daemon;
     let nothing_else = plan.links.is_empty() && plan.files.iter().all(|c| !c.changes());
-    if args.more.hook || d.layouts().is_empty() || !nothing_else {
+    if args.hook || d.layouts().is_empty() || !nothing_else {
         return Ok(());
     }
     let dir = handlers_node_dir(args).join(&args.handler);
     let named = dir.to_string_lossy().into_owned();
-    let root = args.more.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut configs: Vec<PathBuf> = super::daemon::ALL
-        .into_iter()
-        .flat_map(|e| daemon::of(e).config_files(&root))
+        .iter()
+        .flat_map(|d| d.config_files(&root))
         .collect();
     if let Some(c) = &args.config {
         configs.extend(node_file(args, c).ok());
@@ -60,11 +60,11 @@ fn orphan_links(args: &InstallArgs, plan: &mut InstallPlan) -> Result<(), Instal
 /// The containers on the node of the handler an uninstall with `args`
 /// would remove ([`in_use`]): deploy's removal asks before it undoes.
 pub fn containers_in_use(
-    args: &InstallArgs,
+    args: &Registration,
 ) -> Result<Vec<super::daemon::live::Live>, InstallError> {
     let plan = plan(args, false)?;
     Ok(match handler_removed(args, &plan)? {
-        Some(h) => in_use::containers(&node_root(args)?, &h),
+        Some(h) => in_use::containers(&node_root(args)?, h.as_ref()),
         None => Vec::new(),
     })
 }
@@ -74,11 +74,11 @@ pub fn containers_in_use(
 /// the daemon's config); `None` when the plan removes no handler (the
 /// OCI hook, which runs at create only).
 pub(super) fn handler_removed(
-    args: &InstallArgs,
+    args: &Registration,
     plan: &InstallPlan,
-) -> Result<Option<in_use::Handler>, InstallError> {
-    let d = daemon::of(args.daemon);
-    if args.more.hook {
+) -> Result<Option<Box<dyn daemon::live::Handler>>, InstallError> {
+    let d = args.daemon;
+    if args.hook {
         return Ok(None);
     }
     let root = node_root(args)?;
@@ -111,25 +111,19 @@ pub(super) fn handler_removed(
     d.in_use(args, &removed, links)
 }
 
-/// uninstall's arguments in the shape planning reads (install's own
-/// options at their defaults).
-pub(super) fn uninstall_as_install(u: &UninstallArgs) -> InstallArgs {
-    InstallArgs {
-        daemon: u.daemon,
-        handler: u.handler.clone(),
+/// uninstall's command line as the registration it removes (install's
+/// own options at their defaults).
+pub(super) fn uninstall_registration(u: &UninstallArgs) -> Registration {
+    Registration {
         config: u.config.clone(),
         drop_in: u.drop_in,
-        containerd: PathBuf::from("containerd"),
-        dry_run: u.dry_run,
-        wrapper: PathBuf::from(format!("/usr/bin/{}", userns_hostnet::WRAPPER_NAME)),
         handlers_dir: u.handlers_dir.clone(),
-        more: InstallMore {
-            hook: u.hook,
-            hooks_dir: u.hooks_dir.clone(),
-            json: u.json,
-            check: u.check,
-            root: u.root.clone(),
-            ..InstallMore::default()
-        },
+        hook: u.hook,
+        hooks_dir: u.hooks_dir.clone(),
+        root: u.root.clone(),
+        dry_run: u.dry_run,
+        check: u.check,
+        json: u.json,
+        ..Registration::new(u.daemon, &u.handler)
     }
 }

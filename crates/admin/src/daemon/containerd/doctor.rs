@@ -2,24 +2,20 @@
 //! what its imports throw away.
 
 use crate::check::{check, Check, Status};
-use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::health::{cri::cri_view, handlers::handlers_runtime, *};
 use crate::daemon::{self};
-use crate::doctor::shared::*;
 use crate::matrix;
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
 use userns_hostnet::sys::toml;
 
 pub(crate) fn containerd(
-    root: &Root,
-    args: &DoctorArgs,
-    uses: Option<matrix::Cri>,
-    bin: Option<&daemon::serving::Binary>,
-    fx: &Fixes,
+    n: &daemon::DoctorNode,
+    bin: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
-    let named = args.containerd_config.is_some();
+    let (root, named, fx) = (n.root, n.named, n.fx);
     if let Some(skip) = (!named)
-        .then(|| unused(matrix::Cri::Containerd, uses, "containerd"))
+        .then(|| unused(&daemon::containerd::Containerd, n.uses))
         .flatten()
     {
         return vec![skip];
@@ -32,7 +28,7 @@ pub(crate) fn containerd(
         )];
     }
     let mut found = Vec::new();
-    let c = containerd_handlers(root, args, bin, fx, &mut found);
+    let c = containerd_handlers(root, &n.config, bin, fx, &mut found);
     let mut out = vec![unless_running(
         c,
         root,
@@ -41,9 +37,7 @@ pub(crate) fn containerd(
         "containerd",
     )];
     out.extend(handlers_runtime("containerd.runtime", &found, root, fx));
-    let docs: Vec<_> = toml::read(&root.at(daemon_config_path(args, Daemon::Containerd)))
-        .into_iter()
-        .collect();
+    let docs: Vec<_> = toml::read(&root.at(&n.config)).into_iter().collect();
     out.extend(cri_view(
         "containerd.cri",
         (&docs, daemon::containerd::node::SOCKET, "containerd"),
@@ -58,22 +52,22 @@ pub(crate) fn containerd(
 /// containerd that serves it merges them) that run the wrapper.
 pub(crate) fn containerd_handlers(
     root: &Root,
-    args: &DoctorArgs,
-    bin: Option<&daemon::serving::Binary>,
+    node_config: &Path,
+    bin: Option<&daemon::binary::Binary>,
     fx: &Fixes,
     found: &mut Vec<daemon::node::Handler>,
 ) -> Check {
-    let config = root.at(daemon_config_path(args, Daemon::Containerd));
-    let flag = &fx.containerd_flag;
+    let config = root.at(node_config);
+    let flag = fx.install_flag("containerd");
     let fix = &fx.admin(format!(
         "userns-hostnet install containerd{flag}, then restart containerd"
     ));
-    let doc = match served_config(args, &config, fx) {
+    let doc = match served_config(node_config, &config, fx) {
         Ok(doc) => doc,
         Err(finding) => return finding,
     };
     let version = daemon::containerd::version(&doc);
-    let files = with_imports(root, args, config.clone(), doc);
+    let files = with_imports(root, node_config, config.clone(), doc);
     // Before 2.0, containerd replaces a plugin's whole table with an
     // import's; a version 3 config is read by 2.x only.
     let binary = bin
@@ -116,8 +110,8 @@ const HANDLERS: &str = "containerd";
 
 /// containerd's main config, read; the finding instead when there is
 /// none, it does not parse, or it serves no kubelet (its CRI disabled).
-fn served_config(args: &DoctorArgs, config: &Path, fx: &Fixes) -> Result<DocumentMut, Check> {
-    let flag = &fx.containerd_flag;
+fn served_config(node_config: &Path, config: &Path, fx: &Fixes) -> Result<DocumentMut, Check> {
+    let flag = fx.install_flag("containerd");
     if !config.is_file() {
         return Err(check(
             HANDLERS,
@@ -130,10 +124,7 @@ fn served_config(args: &DoctorArgs, config: &Path, fx: &Fixes) -> Result<Documen
         .fix(format!(
             "{}containerd config default > {}; userns-hostnet install containerd{flag}, then restart containerd",
             fx.as_root,
-            args.containerd_config
-                .as_deref()
-                .unwrap_or(Path::new(daemon::containerd::node::CONFIG))
-                .display()
+            node_config.display()
         )));
     }
     let doc = match toml::read(config) {
@@ -160,13 +151,12 @@ fn served_config(args: &DoctorArgs, config: &Path, fx: &Fixes) -> Result<Documen
 /// that can be read, in the order containerd merges them.
 fn with_imports(
     root: &Root,
-    args: &DoctorArgs,
+    node_config: &Path,
     config: PathBuf,
     doc: DocumentMut,
 ) -> Vec<(PathBuf, DocumentMut)> {
     let mut files = vec![(config, doc)];
-    let node_config = daemon_config_path(args, Daemon::Containerd);
-    let imports = daemon::containerd::node::imports(&files[0].1, &node_config, &|p| {
+    let imports = daemon::containerd::node::imports(&files[0].1, node_config, &|p| {
         Ok::<_, std::convert::Infallible>(root.at(p))
     });
     for (_, import) in imports.unwrap_or_default() {

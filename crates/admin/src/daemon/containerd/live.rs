@@ -2,7 +2,7 @@
 //! state directory, read through a `Files` view of the node.
 
 use crate::daemon::live::{self, Files, Live};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 
 /// Where containerd keeps its state without a `state` setting.
@@ -41,6 +41,24 @@ pub fn task_binary(options: Option<&str>, runtime: Option<&str>) -> Option<Strin
 /// `state` whose runtime binary `runs` accepts: each keeps a shim that
 /// runs that binary again to kill and delete it, whatever the config
 /// says by then. A task's bundle lasts from its create to its delete.
+/// A containerd handler's containers: containerd's state directory, and
+/// the runtime binaries the handler names (its link; a handler naming the
+/// wrapper itself shares that binary with any other handler that does,
+/// whose containers then count too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tasks {
+    pub state: PathBuf,
+    pub binaries: Vec<String>,
+}
+
+impl live::Handler for Tasks {
+    fn containers(&self, files: &dyn Files) -> Vec<Live> {
+        live_tasks(files, &self.state, &|b| {
+            self.binaries.iter().any(|o| o == b)
+        })
+    }
+}
+
 pub fn live_tasks(files: &dyn Files, state: &Path, runs: &dyn Fn(&str) -> bool) -> Vec<Live> {
     let tasks = state.join(TASKS_DIR);
     let mut out = Vec::new();

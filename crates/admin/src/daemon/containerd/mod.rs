@@ -208,14 +208,37 @@ impl super::DaemonModule for Containerd {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
         plan::plan(args, install)
     }
 
-    fn restarts(&self) -> bool {
+    fn containers_running(
+        &self,
+        root: &std::path::Path,
+        files: &dyn super::live::Files,
+        runs: &dyn Fn(&str) -> bool,
+    ) -> Vec<(String, Option<&'static str>)> {
+        let state = userns_hostnet::sys::toml::read(&super::node::under(root, node::CONFIG))
+            .map(|doc| live::state_dir(&doc))
+            .unwrap_or_else(|_| live::DEFAULT_STATE.to_owned());
+        live::live_tasks(files, std::path::Path::new(&state), runs)
+            .into_iter()
+            .map(|c| (format!("containerd container {c} runs the wrapper"), None))
+            .collect()
+    }
+
+    fn matrix(&self) -> bool {
         true
+    }
+
+    fn release(&self, version_line: &str) -> Option<String> {
+        crate::matrix::parse_containerd_version(version_line)
+            .map(|(a, b, c)| format!("{a}.{b}.{c}"))
     }
 
     fn layouts(&self) -> Vec<Layout> {
@@ -224,10 +247,11 @@ impl super::DaemonModule for Containerd {
 
     fn in_use(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
         let mut binaries = links;
         for h in removed {
             let b = self
@@ -238,25 +262,14 @@ impl super::DaemonModule for Containerd {
         }
         binaries.sort();
         binaries.dedup();
-        plan::containerd_handler(args, binaries).map(Some)
+        Ok(Some(Box::new(plan::containerd_handler(args, binaries)?)))
     }
     fn doctor(
         &self,
         n: &super::DoctorNode,
-        bin: Option<&super::serving::Binary>,
+        bin: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
-        doctor::containerd(n.root, n.args, n.uses, bin, n.fx)
-    }
-
-    fn live(
-        &self,
-        files: &dyn super::live::Files,
-        handler: &crate::daemon::live::Handler,
-    ) -> Vec<super::live::Live> {
-        let crate::daemon::live::Handler::Containerd { state, binaries } = handler else {
-            return Vec::new();
-        };
-        live::live_tasks(files, state, &|b| binaries.iter().any(|o| o == b))
+        doctor::containerd(n, bin)
     }
 
     fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -267,6 +280,7 @@ impl super::DaemonModule for Containerd {
         Some(super::ConfigCheck {
             name: "containerd.config",
             verb: "config dump",
+            commands: &["config", "publish", "oci-hook", "help", "h"],
             needs: "runtime",
             drop_ins: None,
             stages_imports: true,
@@ -280,7 +294,7 @@ impl super::DaemonModule for Containerd {
         effective: &DocumentMut,
         _search_path: &str,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Vec<super::serving::Missing> {
+    ) -> Vec<super::binary::Missing> {
         serving::missing(effective, map)
     }
 

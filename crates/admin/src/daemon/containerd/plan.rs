@@ -1,9 +1,9 @@
 //! install's planning for containerd: the main config, or `--drop-in`
 //! and the `imports` entry naming it.
 
-use crate::cli::InstallArgs;
+use crate::daemon::register::Registration;
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Layout, containerd};
-use crate::install::{edit::*, error::*, handler::*, node::*};
 use std::path::{Path, PathBuf};
 use toml_edit::{value, Array, DocumentMut, Item, Table, Value};
 use userns_hostnet::sys::toml;
@@ -15,7 +15,7 @@ const IMPORTS_MARK: &str = " # added by userns-hostnet install";
 /// The containerd files `config` (the node's path) imports, as (node
 /// path, host path).
 pub(crate) fn containerd_import_files(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, PathBuf)>, InstallError> {
@@ -25,7 +25,7 @@ pub(crate) fn containerd_import_files(
 /// What install (or uninstall) changes for containerd: the main config's
 /// edit in the order containerd reads it (version, imports, the source
 /// handler, the default).
-pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let (text, doc) = read_main_config(&config, &host_config)?;
@@ -159,6 +159,7 @@ fn supported_layout(
         DaemonConfigError::Version {
             path: host_config.to_path_buf(),
             version,
+            newest: containerd::NEWEST_VERSION,
         }
         .into()
     })
@@ -167,9 +168,9 @@ fn supported_layout(
 /// How containerd merges an import into the main config: a version 2
 /// config read by containerd 1.x replaces whole plugin tables, anything
 /// newer merges deeply.
-fn merge_for(args: &InstallArgs, version: i64) -> containerd::Merge {
+fn merge_for(args: &Registration, version: i64) -> containerd::Merge {
     if version == 2
-        && !daemon::containerd::node::binary_version(&args.containerd)
+        && !daemon::containerd::node::binary_version(&args.reader)
             .is_some_and(|(major, _)| major >= 2)
     {
         containerd::Merge::WholePlugins
@@ -182,7 +183,7 @@ fn merge_for(args: &InstallArgs, version: i64) -> containerd::Merge {
 /// (the merged config; `files` its imports, for where the source was
 /// read from) with the wrapper in front of the binary it runs.
 fn derived_handler(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
     wrapper: &str,
     layout: &Layout,
@@ -234,7 +235,7 @@ fn derived_handler(
 /// would merge the two); uninstall of a handler only an import has says
 /// where it is, and keeps the links another handler still names.
 fn plan_main_config(
-    args: &InstallArgs,
+    args: &Registration,
     (config, host_config): (&Path, &Path),
     text: String,
     mut doc: DocumentMut,
@@ -278,7 +279,7 @@ fn plan_main_config(
 /// before them, each file once (a listed file that does not exist is left
 /// out, as a glob matching nothing is).
 pub(crate) fn read_imports(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &DocumentMut,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
@@ -303,7 +304,7 @@ pub(crate) fn read_imports(
 
 /// The handler names each file `config` imports registers.
 pub(crate) fn imported_handlers(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &DocumentMut,
     config: &Path,
     version: i64,
@@ -330,7 +331,7 @@ pub(crate) fn containerd_drop_in(config: &Path) -> PathBuf {
 /// install without `--drop-in`: an import that registers the handler
 /// already would make two definitions of it, the import's winning.
 pub(crate) fn refuse_imported_handler(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &DocumentMut,
     config: &Path,
     version: i64,
@@ -359,7 +360,7 @@ pub(crate) fn refuse_imported_handler(
 /// uninstall without `--drop-in`, the main config holding no handler of
 /// that name: an import may still register it, and it is not removed.
 pub(crate) fn imported_handler(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &DocumentMut,
     config: &Path,
     version: i64,
@@ -389,7 +390,7 @@ pub(crate) fn imported_handler(
 /// (the main config, an import) still registers a handler of that name
 /// running them; a note says so.
 pub(crate) fn keep_links_still_named(
-    args: &InstallArgs,
+    args: &Registration,
     main: &DocumentMut,
     config: &Path,
     version: i64,
@@ -434,12 +435,12 @@ pub(crate) fn keep_links_still_named(
 /// with it. Refused when the containerd binary says it is 1.x (the
 /// handler would never be served); a warning when it cannot tell.
 pub(crate) fn clobbered_handler(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
     doc: DocumentMut,
     plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
-    let binary = daemon::containerd::node::binary_version(&args.containerd);
+    let binary = daemon::containerd::node::binary_version(&args.reader);
     if binary.is_some_and(|(major, _)| major >= 2) {
         return Ok(());
     }
@@ -462,7 +463,7 @@ pub(crate) fn clobbered_handler(
                 path: config.to_owned(),
                 import: c.import.clone(),
                 handler: args.handler.clone(),
-                containerd: args.containerd.clone(),
+                containerd: args.reader.clone(),
                 major,
                 minor,
             }
@@ -487,20 +488,20 @@ pub(crate) fn clobbered_handler(
 /// written, but would then shadow every later edit of that table in the
 /// main config: the main config is the one place that cannot go wrong.
 pub(crate) fn refuse_1x_drop_in(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
 ) -> Result<(), DaemonConfigError> {
-    match daemon::containerd::node::binary_version(&args.containerd) {
+    match daemon::containerd::node::binary_version(&args.reader) {
         Some((major, _)) if major >= 2 => Ok(()),
         Some((major, minor)) => Err(DaemonConfigError::DropInOn1x {
             path: config.to_owned(),
-            containerd: args.containerd.clone(),
+            containerd: args.reader.clone(),
             major,
             minor,
         }),
         None => Err(DaemonConfigError::DropInUnknownContainerd {
             path: config.to_owned(),
-            containerd: args.containerd.clone(),
+            containerd: args.reader.clone(),
         }),
     }
 }
@@ -511,7 +512,7 @@ pub(crate) fn refuse_1x_drop_in(
 /// entry goes when the drop-in goes: containerd refuses to start with an
 /// import of a missing file.
 pub(crate) fn plan_containerd_drop_in(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
     text: &str,
     mut doc: DocumentMut,
@@ -656,14 +657,14 @@ fn without_import(doc: &mut DocumentMut, text: &str, drop_in: &str) -> String {
 /// binaries are `binaries` apart: containerd's state directory, as the
 /// main config names it.
 pub(crate) fn containerd_handler(
-    args: &InstallArgs,
+    args: &Registration,
     binaries: Vec<String>,
-) -> Result<crate::daemon::live::Handler, InstallError> {
+) -> Result<containerd::live::Tasks, InstallError> {
     let config = config_path(args, daemon::containerd::node::CONFIG)?;
     let doc = toml::read_optional(&node_file(args, &config)?)?
         .and_then(|t| t.parse::<DocumentMut>().ok())
         .unwrap_or_default();
-    Ok(crate::daemon::live::Handler::Containerd {
+    Ok(containerd::live::Tasks {
         state: PathBuf::from(containerd::live::state_dir(&doc)),
         binaries,
     })

@@ -1,7 +1,7 @@
 //! How containerd is asked what it would load: its handlers whose runtime
 //! is missing.
 
-use crate::daemon::serving::{executable, Missing};
+use crate::daemon::binary::{executable, Missing};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 

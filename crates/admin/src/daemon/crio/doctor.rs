@@ -1,10 +1,8 @@
 //! doctor's checks of CRI-O: its handlers that run the wrapper.
 
 use crate::check::{check, Check, Status};
-use crate::cli::{Daemon, DoctorArgs};
+use crate::daemon::health::{cri::cri_view, handlers::handlers_runtime, *};
 use crate::daemon::{self};
-use crate::doctor::shared::*;
-use crate::matrix;
 use std::path::{Path, PathBuf};
 use userns_hostnet::sys::toml;
 
@@ -14,15 +12,10 @@ pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-pub(crate) fn crio(
-    root: &Root,
-    args: &DoctorArgs,
-    uses: Option<matrix::Cri>,
-    fx: &Fixes,
-) -> Vec<Check> {
-    let named = args.crio_config.is_some();
+pub(crate) fn crio(n: &daemon::DoctorNode) -> Vec<Check> {
+    let (root, named, fx) = (n.root, n.named, n.fx);
     if let Some(skip) = (!named)
-        .then(|| unused(matrix::Cri::Crio, uses, "crio"))
+        .then(|| unused(&daemon::crio::Crio, n.uses))
         .flatten()
     {
         return vec![skip];
@@ -31,7 +24,7 @@ pub(crate) fn crio(
         return vec![check("crio", Status::Skip, "CRI-O is not installed")];
     }
     let mut found = Vec::new();
-    let c = crio_handlers(root, args, fx, &mut found);
+    let c = crio_handlers(root, &n.config, fx, &mut found);
     let mut out = vec![unless_running(
         c,
         root,
@@ -40,7 +33,7 @@ pub(crate) fn crio(
         "CRI-O",
     )];
     out.extend(handlers_runtime("crio.runtime", &found, root, fx));
-    let docs: Vec<_> = crio_files(root, &daemon_config_path(args, Daemon::Crio))
+    let docs: Vec<_> = crio_files(root, &n.config)
         .iter()
         .filter_map(|f| toml::read(f).ok())
         .collect();
@@ -56,13 +49,13 @@ pub(crate) fn crio(
 
 pub(crate) fn crio_handlers(
     root: &Root,
-    args: &DoctorArgs,
+    config: &Path,
     fx: &Fixes,
     found: &mut Vec<daemon::node::Handler>,
 ) -> Check {
     const NAME: &str = "crio";
     let mut handlers = Vec::new();
-    for file in crio_files(root, &daemon_config_path(args, Daemon::Crio)) {
+    for file in crio_files(root, config) {
         match toml::read(&file) {
             Ok(d) => handlers.extend(daemon::crio::node::handlers(&d, &file)),
             Err(e) => {
@@ -71,7 +64,7 @@ pub(crate) fn crio_handlers(
             }
         }
     }
-    let flag = &fx.crio_flag;
+    let flag = fx.install_flag("crio");
     found.extend(handlers.iter().cloned());
     registered(
         NAME,

@@ -80,6 +80,28 @@ fn kept(id: &str, spec: &str) -> Kept {
 /// handlers share one: each container is decided by its pod's handler,
 /// and one whose pod cannot be read counts). `default` says whether
 /// `handler` is CRI-O's default one, which a pod that names none runs.
+/// A CRI-O handler's containers: CRI-O's run root, the handler's
+/// `runtime_root`, its name, and whether it is CRI-O's default handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct States {
+    pub runroot: PathBuf,
+    pub runtime_root: Option<PathBuf>,
+    pub name: String,
+    pub default: bool,
+}
+
+impl live::Handler for States {
+    fn containers(&self, files: &dyn Files) -> Vec<Live> {
+        live_of_handler(
+            files,
+            &self.runroot,
+            self.runtime_root.as_deref(),
+            &self.name,
+            self.default,
+        )
+    }
+}
+
 pub fn live_of_handler(
     files: &dyn Files,
     runroot: &Path,

@@ -238,14 +238,57 @@ impl super::DaemonModule for Crio {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
         plan::plan(args, install)
     }
 
-    fn restarts(&self) -> bool {
-        true
+    fn hooks(&self) -> Option<super::HooksLookup> {
+        Some(plan::hook_dirs)
+    }
+
+    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
+        let files = node::files(std::path::Path::new(node::CONFIG), &|p| {
+            Ok::<_, std::convert::Infallible>(super::node::under(root, &p.to_string_lossy()))
+        })
+        .unwrap_or_default();
+        node::hooks_dirs(&files, None)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn containers_running(
+        &self,
+        _root: &std::path::Path,
+        files: &dyn super::live::Files,
+        _runs: &dyn Fn(&str) -> bool,
+    ) -> Vec<(String, Option<&'static str>)> {
+        super::live::runtime_states(files, std::path::Path::new(RUNTIME_ROOT))
+            .into_iter()
+            .map(|(id, _)| {
+                (
+                    format!(
+                        "CRI-O container {id} runs the wrapper (its state is in {RUNTIME_ROOT})"
+                    ),
+                    None,
+                )
+            })
+            .collect()
+    }
+
+    fn title(&self) -> &'static str {
+        "CRI-O"
+    }
+
+    fn release(&self, version_line: &str) -> Option<String> {
+        version_line
+            .strip_prefix("crio version ")
+            .map(|v| v.trim().to_owned())
     }
 
     fn layouts(&self) -> Vec<Layout> {
@@ -254,35 +297,19 @@ impl super::DaemonModule for Crio {
 
     fn in_use(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
-        Ok(Some(plan::crio_handler(args, removed.first())))
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
+        Ok(Some(Box::new(plan::crio_handler(args, removed.first()))))
     }
     fn doctor(
         &self,
         n: &super::DoctorNode,
-        _bin: Option<&super::serving::Binary>,
+        _bin: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
-        doctor::crio(n.root, n.args, n.uses, n.fx)
-    }
-
-    fn live(
-        &self,
-        files: &dyn super::live::Files,
-        handler: &crate::daemon::live::Handler,
-    ) -> Vec<super::live::Live> {
-        let crate::daemon::live::Handler::Crio {
-            runroot,
-            runtime_root,
-            name,
-            default,
-        } = handler
-        else {
-            return Vec::new();
-        };
-        live::live_of_handler(files, runroot, runtime_root.as_deref(), name, *default)
+        doctor::crio(n)
     }
 
     fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -296,6 +323,20 @@ impl super::DaemonModule for Crio {
         Some(super::ConfigCheck {
             name: "crio.config",
             verb: "config",
+            commands: &[
+                "check",
+                "complete",
+                "completion",
+                "config",
+                "help",
+                "h",
+                "man",
+                "markdown",
+                "md",
+                "status",
+                "version",
+                "wipe",
+            ],
             needs: "runtime and monitor",
             drop_ins: Some("crio.conf.d"),
             stages_imports: false,
@@ -309,7 +350,7 @@ impl super::DaemonModule for Crio {
         effective: &DocumentMut,
         search_path: &str,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Vec<super::serving::Missing> {
+    ) -> Vec<super::binary::Missing> {
         serving::missing(effective, search_path, map)
     }
 
@@ -317,7 +358,7 @@ impl super::DaemonModule for Crio {
         &self,
         config: &std::path::Path,
         map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Option<Vec<super::serving::Missing>> {
+    ) -> Option<Vec<super::binary::Missing>> {
         let files =
             node::files(config, &|p| Ok::<_, std::convert::Infallible>(map(p))).unwrap_or_default();
         let docs: Vec<DocumentMut> = files
@@ -326,7 +367,7 @@ impl super::DaemonModule for Crio {
             .collect();
         Some(serving::missing(
             &serving::merge(&docs),
-            super::serving::SERVICE_PATH,
+            super::binary::SERVICE_PATH,
             map,
         ))
     }

@@ -1,8 +1,8 @@
 //! install's planning for CRI-O: one drop-in in crio.conf.d.
 
-use crate::cli::InstallArgs;
+use crate::daemon::register::Registration;
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Layout, crio};
-use crate::install::{edit::*, error::*, handler::*, node::*};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
 use userns_hostnet::sys::toml;
@@ -10,8 +10,8 @@ use userns_hostnet::sys::toml;
 /// The version of the `crio` in PATH (`crio version 1.36.3`), which
 /// decides CRI-O's default handler when no file names one; not asked
 /// under `--root`, where that binary is not the node's.
-pub(crate) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
-    if args.more.root.is_some() {
+pub(crate) fn crio_version(args: &Registration) -> Option<(u64, u64)> {
+    if args.root.is_some() {
         return None;
     }
     let deadline = std::time::Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT;
@@ -25,8 +25,8 @@ pub(crate) fn crio_version(args: &InstallArgs) -> Option<(u64, u64)> {
 /// CRI-O's built-in handler `name`, as the `crio` in PATH prints its
 /// defaults; not asked under `--root` (that binary is not the node's).
 /// Err: why it could not be read, for the report.
-pub(crate) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Table, String> {
-    if args.more.root.is_some() {
+pub(crate) fn crio_builtin_handler(args: &Registration, name: &str) -> Result<Table, String> {
+    if args.root.is_some() {
         return Err("under --root, the crio in PATH is not the node's".into());
     }
     let deadline = std::time::Instant::now() + userns_hostnet::probe::PROBE_TIMEOUT;
@@ -42,7 +42,7 @@ pub(crate) fn crio_builtin_handler(args: &InstallArgs, name: &str) -> Result<Tab
 
 /// What install (or uninstall) changes for CRI-O: one drop-in file, edited
 /// in the order CRI-O reads its files (the source handler, the default).
-pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are
     // read through the node's links.
@@ -86,7 +86,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
         &mut plan,
     )?;
     let new = match new {
-        Some(text) if install && args.more.set_as_default => {
+        Some(text) if install && args.set_as_default => {
             Some(set_as_default(args, &path, &layout, text)?)
         }
         other => other,
@@ -105,7 +105,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
 /// name another file defines, when the drop-in (`old`, at `path`) does
 /// not (CRI-O would take the two as one).
 fn other_files(
-    args: &InstallArgs,
+    args: &Registration,
     conf: &Path,
     path: &Path,
     old: Option<&str>,
@@ -140,7 +140,7 @@ fn other_files(
 /// `others` (or its built-in settings, when no file defines it) with the
 /// wrapper in front of the runtime it runs.
 fn derived_handler(
-    args: &InstallArgs,
+    args: &Registration,
     conf: &Path,
     path: &Path,
     others: &[(PathBuf, DocumentMut)],
@@ -171,9 +171,9 @@ fn derived_handler(
     };
     let what = source.runtime_from();
     let bin = carried_handler_binary(args, conf, &wrapper, (&runtime, implicit, &what), plan)?;
-    let derived = crio::derive(&source, &bin).map_err(|source| InstallError::Crio {
+    let derived = crio::derive(&source, &bin).map_err(|e| InstallError::Underived {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(e),
     })?;
     derived_notes(&args.handler, &source.name, &derived, plan);
     Ok(daemon::config::marked(derived.table))
@@ -182,7 +182,7 @@ fn derived_handler(
 /// `--set-as-default`: the drop-in's `text` naming the handler as CRI-O's
 /// default runtime (unchanged when it already does).
 fn set_as_default(
-    args: &InstallArgs,
+    args: &Registration,
     path: &Path,
     layout: &Layout,
     text: String,
@@ -214,10 +214,7 @@ const STORAGE_CONF: &str = "/etc/containers/storage.conf";
 /// What tells the containers of the CRI-O handler `args.handler` apart:
 /// CRI-O's run root and default handler (its files read as CRI-O reads
 /// them), and the handler's `runtime_root` (`table`, as it was).
-pub(crate) fn crio_handler(
-    args: &InstallArgs,
-    table: Option<&Item>,
-) -> crate::daemon::live::Handler {
+pub(crate) fn crio_handler(args: &Registration, table: Option<&Item>) -> crio::live::States {
     let files: Vec<(PathBuf, DocumentMut)> = config_path(args, daemon::crio::node::CONFIG)
         .ok()
         .and_then(|conf| daemon::crio::node::files(&conf, &|p| node_file(args, p)).ok())
@@ -229,10 +226,30 @@ pub(crate) fn crio_handler(
         .ok()
         .and_then(|f| toml::read(&f).ok());
     let default = crio::source(&files, &crio::builtin_default(None, &files)).name == args.handler;
-    crate::daemon::live::Handler::Crio {
+    crio::live::States {
         runroot: PathBuf::from(crio::live::runroot(&files, storage.as_ref())),
         runtime_root: table.and_then(crio::live::runtime_root).map(PathBuf::from),
         name: args.handler.clone(),
         default,
     }
+}
+
+/// `--hook`: the hooks directories CRI-O's files name (its crio.conf and
+/// crio.conf.d), and the drop-in that adds the administrator's.
+pub(crate) fn hook_dirs(args: &Registration) -> Result<daemon::HookDirs, InstallError> {
+    let conf = config_path(args, daemon::crio::node::CONFIG)?;
+    let drop_in = node_entry(
+        args,
+        &conf
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join(daemon::crio::node::HOOKS_DROP_IN),
+    )?;
+    let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
+    Ok(daemon::HookDirs {
+        named: daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,
+        from: format!("hooks_dir of {} and its crio.conf.d", conf.display()),
+        defaults: &daemon::crio::node::DEFAULT_HOOKS_DIRS[..],
+        drop_in: Some(drop_in),
+    })
 }

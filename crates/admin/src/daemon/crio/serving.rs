@@ -1,7 +1,7 @@
 //! How CRI-O is asked what it would load: its handlers whose runtime or
 //! monitor is missing, over its files merged as it merges them.
 
-use crate::daemon::serving::{binary_missing, str_at, Missing};
+use crate::daemon::binary::{binary_missing, str_at, Missing};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
 

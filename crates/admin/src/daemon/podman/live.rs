@@ -4,7 +4,7 @@
 //! (`-r PATH`), the container (`-c ID`) and its name (`-n NAME`), read
 //! from the node's /proc through a `Files` view.
 
-use crate::daemon::live::{Files, Live};
+use crate::daemon::live::{self, Files, Live};
 use std::path::Path;
 
 /// The value of a conmon option in `argv`: `-r X`, `--runtime X` or
@@ -21,6 +21,20 @@ fn option<'a>(argv: &'a [&'a str], short: &str, long: &str) -> Option<&'a str> {
 }
 
 /// The containers whose conmon runs a runtime `matches` accepts.
+/// A podman runtime's containers: the runtime binaries it names (its
+/// paths in containers.conf, its link), which the conmon of each of its
+/// running containers names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conmons {
+    pub binaries: Vec<String>,
+}
+
+impl live::Handler for Conmons {
+    fn containers(&self, files: &dyn Files) -> Vec<Live> {
+        live_conmons(files, &|r| self.binaries.iter().any(|b| b == r))
+    }
+}
+
 pub fn live_conmons(files: &dyn Files, matches: &dyn Fn(&str) -> bool) -> Vec<Live> {
     let mut out = Vec::new();
     for pid in files.list(Path::new("/proc")) {

@@ -163,14 +163,64 @@ impl super::DaemonModule for Podman {
 
     fn plan(
         &self,
-        args: &crate::cli::InstallArgs,
+        args: &crate::daemon::register::Registration,
         install: bool,
-    ) -> Result<crate::install::edit::InstallPlan, crate::install::error::InstallError> {
+    ) -> Result<
+        crate::daemon::register::edit::InstallPlan,
+        crate::daemon::register::error::InstallError,
+    > {
+        if args.set_as_default {
+            return Err(crate::daemon::register::error::UsageError::PodmanDefault(
+                args.handler.clone(),
+            )
+            .into());
+        }
         plan::plan(args, install)
     }
 
-    fn restarts(&self) -> bool {
-        false
+    fn registers(&self) -> &'static str {
+        "podman runtime"
+    }
+
+    fn without_restart(&self, handler: &str, install: bool) -> Option<String> {
+        Some(format!(
+            "podman reads containers.conf at every command: no restart needed{}",
+            if install {
+                format!("; run containers with podman --runtime {handler}")
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    fn hooks(&self) -> Option<super::HooksLookup> {
+        Some(plan::hook_dirs)
+    }
+
+    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
+        self.config_files(root)
+            .into_iter()
+            .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
+            .filter_map(|doc| hooks_dirs(&doc))
+            .flatten()
+            .collect()
+    }
+
+    fn containers_running(
+        &self,
+        _root: &std::path::Path,
+        files: &dyn super::live::Files,
+        runs: &dyn Fn(&str) -> bool,
+    ) -> Vec<(String, Option<&'static str>)> {
+        live::live_conmons(files, runs)
+            .into_iter()
+            .map(|c| {
+                (
+                    format!("podman container {c} runs the wrapper (its conmon names it)"),
+                    Some("podman stop ID && podman rm ID (with the runtime still registered)"),
+                )
+            })
+            .collect()
     }
 
     fn layouts(&self) -> Vec<super::config::Layout> {
@@ -179,10 +229,11 @@ impl super::DaemonModule for Podman {
 
     fn in_use(
         &self,
-        _args: &crate::cli::InstallArgs,
+        _args: &crate::daemon::register::Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<crate::daemon::live::Handler>, crate::install::error::InstallError> {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
+    {
         let mut binaries = links;
         for entry in removed {
             let paths = entry.as_array().into_iter().flatten();
@@ -190,26 +241,16 @@ impl super::DaemonModule for Podman {
         }
         binaries.sort();
         binaries.dedup();
-        Ok((!binaries.is_empty()).then_some(crate::daemon::live::Handler::Podman { binaries }))
+        Ok((!binaries.is_empty())
+            .then(|| Box::new(live::Conmons { binaries }) as Box<dyn super::live::Handler>))
     }
     // doctor has no check of podman: it registers no CRI handler.
     fn doctor(
         &self,
         _: &super::DoctorNode,
-        _: Option<&super::serving::Binary>,
+        _: Option<&super::binary::Binary>,
     ) -> Vec<crate::check::Check> {
         Vec::new()
-    }
-
-    fn live(
-        &self,
-        files: &dyn super::live::Files,
-        handler: &crate::daemon::live::Handler,
-    ) -> Vec<super::live::Live> {
-        let crate::daemon::live::Handler::Podman { binaries } = handler else {
-            return Vec::new();
-        };
-        live::live_conmons(files, &|r| binaries.iter().any(|b| b == r))
     }
 
     fn handler_entry(&self, doc: &DocumentMut, name: &str) -> Option<Item> {

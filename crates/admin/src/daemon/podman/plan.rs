@@ -1,9 +1,9 @@
 //! install's planning for podman: an `[engine.runtimes]` entry in
 //! containers.conf.
 
-use crate::cli::InstallArgs;
+use crate::daemon::register::Registration;
+use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Owner, podman};
-use crate::install::{edit::*, error::*, handler::*, node::*};
 use std::path::{Path, PathBuf};
 use toml_edit::DocumentMut;
 use userns_hostnet::sys::toml;
@@ -11,7 +11,7 @@ use userns_hostnet::sys::toml;
 /// podman's containers.conf files in the order podman reads them: the
 /// vendor's, `config`, then `containers.conf.d/*.conf` next to it.
 pub(crate) fn podman_files(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
 ) -> Result<Vec<(PathBuf, DocumentMut)>, InstallError> {
     let mut paths = vec![node_file(
@@ -39,7 +39,7 @@ pub(crate) fn podman_files(
 /// the one podman runs by default (a custom path of its entry included).
 /// uninstall removes the entry with its marker line, leaving the file byte
 /// for byte as it was (and no file where there was none).
-pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallError> {
+pub fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
     let config = config_path(args, daemon::podman::node::CONFIG)?;
     let host_config = node_file(args, &config)?;
     let old = toml::read_optional(&host_config)?;
@@ -103,7 +103,7 @@ pub fn plan(args: &InstallArgs, install: bool) -> Result<InstallPlan, InstallErr
 /// runtime podman runs by default (the first existing path of its entry,
 /// else its name in PATH).
 fn with_entry(
-    args: &InstallArgs,
+    args: &Registration,
     (config, host_config): (&Path, &Path),
     doc: &mut DocumentMut,
     plan: &mut InstallPlan,
@@ -141,7 +141,7 @@ fn with_entry(
 /// that go with it); no file when install made it and nothing else is
 /// left in it (`existed`: a file was there).
 fn without_entry(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &mut DocumentMut,
     existed: bool,
     plan: &mut InstallPlan,
@@ -167,4 +167,20 @@ fn entry_binary(doc: &DocumentMut, name: &str) -> Option<String> {
         .next()?
         .as_str()
         .map(str::to_owned)
+}
+
+/// `--hook`: the hooks directories containers.conf names.
+pub(crate) fn hook_dirs(args: &Registration) -> Result<crate::daemon::HookDirs, InstallError> {
+    let conf = config_path(args, super::node::CONFIG)?;
+    let host = node_file(args, &conf)?;
+    let named = match toml::read_optional(&host)? {
+        Some(text) => super::hooks_dirs(&toml::parse(&host, &text)?),
+        None => None,
+    };
+    Ok(crate::daemon::HookDirs {
+        named,
+        from: format!("hooks_dir of {}", conf.display()),
+        defaults: &super::node::DEFAULT_HOOKS_DIRS[..],
+        drop_in: None,
+    })
 }

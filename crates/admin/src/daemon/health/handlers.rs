@@ -20,7 +20,7 @@ fn real_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
     if name.is_empty() {
         return None;
     }
-    daemon::serving::SERVICE_PATH
+    daemon::binary::SERVICE_PATH
         .split(':')
         .map(|d| Path::new(d).join(name))
         .find(|p| root.at(p).is_file())

@@ -9,8 +9,7 @@
 //! binaries only when it starts for real (its validation "on execution"),
 //! so those are checked here against the effective config CRI-O prints.
 
-use crate::cli::Daemon;
-use crate::daemon::{containerd::node as containerd_node, crio::node as crio_node};
+use super::DaemonModule;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,31 +24,14 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 /// daemon whose own environment cannot be read.
 pub const SERVICE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-// The CRI daemons as the command line names them (doctor's `--containerd`,
-// deploy's `--daemon`): how each is asked.
-impl Daemon {
-    pub fn binary_name(self) -> &'static str {
-        match self {
-            Daemon::Containerd => "containerd",
-            Daemon::Crio => "crio",
-        }
-    }
+/// The config file `daemon` reads when started without `--config`.
+pub fn default_config(daemon: &dyn DaemonModule) -> &'static str {
+    daemon.service().map_or("", |s| s.config)
+}
 
-    /// The config file the daemon reads when started without `--config`.
-    pub fn default_config(self) -> &'static str {
-        match self {
-            Daemon::Containerd => containerd_node::CONFIG,
-            Daemon::Crio => crio_node::CONFIG,
-        }
-    }
-
-    /// The option that names the binary to doctor.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Daemon::Containerd => "--containerd",
-            Daemon::Crio => "--crio",
-        }
-    }
+/// The option that names the binary to doctor: `--containerd`.
+pub fn flag(daemon: &dyn DaemonModule) -> String {
+    format!("--{}", daemon.name())
 }
 
 /// How the binary was chosen.
@@ -66,7 +48,7 @@ pub enum Found {
 /// The daemon binary to ask.
 #[derive(Debug, Clone)]
 pub struct Binary {
-    pub daemon: Daemon,
+    pub daemon: &'static dyn DaemonModule,
     /// The host path (as shown).
     pub shown: PathBuf,
     /// Where to run it from (under doctor's `--root`).
@@ -84,35 +66,22 @@ impl Binary {
     pub fn describe(&self) -> String {
         let how = match &self.found {
             Found::Running(pid) => format!("the running daemon, PID {pid}"),
-            Found::Named => format!("{} on the command line", self.daemon.flag()),
+            Found::Named => format!("{} on the command line", flag(self.daemon)),
             Found::InPath => format!(
                 "first in PATH; no running {} that doctor can see reads this file",
-                self.daemon.binary_name()
+                self.daemon.name()
             ),
         };
         let version = self
             .version
             .as_deref()
-            .and_then(|v| version_word(self.daemon, v))
+            .and_then(|v| self.daemon.release(v))
             .map_or(String::new(), |v| format!(" {v}"));
         format!(
             "{}{version} at {} ({how})",
-            self.daemon.binary_name(),
+            self.daemon.name(),
             self.shown.display()
         )
-    }
-}
-
-/// The version in a `--version` line: `v2.3.4` -> `2.3.4`; CRI-O's
-/// `crio version 1.36.3`.
-fn version_word(daemon: Daemon, line: &str) -> Option<String> {
-    match daemon {
-        Daemon::Containerd => {
-            crate::matrix::parse_containerd_version(line).map(|(a, b, c)| format!("{a}.{b}.{c}"))
-        }
-        Daemon::Crio => line
-            .strip_prefix("crio version ")
-            .map(|v| v.trim().to_owned()),
     }
 }
 
@@ -160,24 +129,8 @@ fn normal(p: &Path) -> PathBuf {
 /// (`containerd --version`, `crio config`, run by doctor or install while
 /// they look)? urfave/cli runs a subcommand named anywhere among the
 /// arguments' first non-flag words, and the version and help flags exit.
-pub fn serves(daemon: Daemon, argv: &[String]) -> bool {
-    let commands: &[&str] = match daemon {
-        Daemon::Containerd => &["config", "publish", "oci-hook", "help", "h"],
-        Daemon::Crio => &[
-            "check",
-            "complete",
-            "completion",
-            "config",
-            "help",
-            "h",
-            "man",
-            "markdown",
-            "md",
-            "status",
-            "version",
-            "wipe",
-        ],
-    };
+pub fn serves(daemon: &dyn DaemonModule, argv: &[String]) -> bool {
+    let commands = daemon.config_check().map_or(&[][..], |c| c.commands);
     !argv.iter().skip(1).any(|a| {
         commands.contains(&a.as_str())
             || matches!(
@@ -189,8 +142,8 @@ pub fn serves(daemon: Daemon, argv: &[String]) -> bool {
 
 /// Does a daemon with this command line (`cwd` its working directory)
 /// read `config` (a host path)?
-pub fn reads_config(daemon: Daemon, argv: &[String], cwd: &Path, config: &Path) -> bool {
-    let named = option_value(argv, "config", "c").unwrap_or(daemon.default_config());
+pub fn reads_config(daemon: &dyn DaemonModule, argv: &[String], cwd: &Path, config: &Path) -> bool {
+    let named = option_value(argv, "config", "c").unwrap_or(default_config(daemon));
     normal(&cwd.join(named)) == normal(config)
 }
 
@@ -201,13 +154,13 @@ pub fn reads_config(daemon: Daemon, argv: &[String], cwd: &Path, config: &Path) 
 /// device and inode, through the daemon's own root.
 fn reads_same_file(
     proc_dir: &Path,
-    daemon: Daemon,
+    daemon: &dyn DaemonModule,
     argv: &[String],
     cwd: &Path,
     config: &Path,
 ) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let named = option_value(argv, "config", "c").unwrap_or(daemon.default_config());
+    let named = option_value(argv, "config", "c").unwrap_or(default_config(daemon));
     let theirs = cwd.join(named);
     let theirs = proc_dir
         .join("root")
@@ -225,7 +178,7 @@ fn reads_same_file(
 /// line names the same path in another mount namespace, the node's is
 /// found; else the first whose command line names it.
 fn running(
-    daemon: Daemon,
+    daemon: &dyn DaemonModule,
     config: &Path,
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Option<(u32, PathBuf, String)> {
@@ -259,12 +212,12 @@ fn running(
 
 /// The executable and command line of process `dir` (`/proc/PID`) when it
 /// is `daemon` serving (not one of its subcommands).
-fn daemon_process(dir: &Path, daemon: Daemon) -> Option<(PathBuf, Vec<String>)> {
+fn daemon_process(dir: &Path, daemon: &dyn DaemonModule) -> Option<(PathBuf, Vec<String>)> {
     let exe = std::fs::read_link(dir.join("exe")).ok()?;
     let exe_text = exe.to_string_lossy();
     // A binary replaced on disk since it started: the name remains.
     let exe = PathBuf::from(exe_text.strip_suffix(" (deleted)").unwrap_or(&exe_text));
-    if exe.file_name()? != daemon.binary_name() {
+    if exe.file_name()? != daemon.name() {
         return None;
     }
     let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
@@ -279,7 +232,7 @@ fn daemon_process(dir: &Path, daemon: Daemon) -> Option<(PathBuf, Vec<String>)> 
 /// The running daemon that reads `config` (a host path), by pid, with its
 /// start time in clock ticks since boot (`/proc/PID/stat`).
 pub fn started(
-    daemon: Daemon,
+    daemon: &dyn DaemonModule,
     config: &Path,
     map: &dyn Fn(&Path) -> PathBuf,
 ) -> Option<(u32, u64)> {
@@ -310,7 +263,7 @@ pub fn executable(path: &Path) -> Result<(), &'static str> {
 /// The binary that serves `config` (a host path): the running daemon
 /// that reads it, else `named`, else the first in `path_env`.
 pub fn find(
-    daemon: Daemon,
+    daemon: &'static dyn DaemonModule,
     config: &Path,
     named: Option<&Path>,
     path_env: &str,
@@ -321,7 +274,7 @@ pub fn find(
     } else if let Some(n) = named {
         (n.to_owned(), Found::Named, SERVICE_PATH.to_owned())
     } else {
-        let p = look_path(daemon.binary_name(), path_env, map)?;
+        let p = look_path(daemon.name(), path_env, map)?;
         (p, Found::InPath, SERVICE_PATH.to_owned())
     };
     let path = map(&shown);
@@ -367,10 +320,8 @@ pub fn check_config(bin: &Binary, config: &Path, config_dir: Option<&Path>) -> V
     if let Some(d) = config_dir {
         args.extend([OsStr::new("--config-dir"), d.as_os_str()]);
     }
-    match bin.daemon {
-        Daemon::Containerd => args.extend([OsStr::new("config"), OsStr::new("dump")]),
-        Daemon::Crio => args.push(OsStr::new("config")),
-    }
+    let verb = bin.daemon.config_check().map_or("", |c| c.verb);
+    args.extend(verb.split_whitespace().map(OsStr::new));
     let (Ok(out), Ok(err)) = (memfd("stdout"), memfd("stderr")) else {
         return Verdict::NotRun("cannot make a buffer for its output".to_owned());
     };
@@ -540,6 +491,11 @@ pub fn binary_missing(
 mod tests {
     use super::*;
 
+    /// A daemon of the registry, by name.
+    fn daemon(name: &str) -> &'static dyn DaemonModule {
+        crate::daemon::named(name).expect("a daemon of the registry")
+    }
+
     fn argv(s: &str) -> Vec<String> {
         s.split(' ').map(str::to_owned).collect()
     }
@@ -578,7 +534,7 @@ mod tests {
             "containerd --config /a.toml config migrate",
             "containerd --help",
         ] {
-            assert!(!serves(Daemon::Containerd, &argv(line)), "{line}");
+            assert!(!serves(daemon("containerd"), &argv(line)), "{line}");
         }
         for line in [
             "crio version",
@@ -586,15 +542,15 @@ mod tests {
             "crio wipe",
             "crio -v",
         ] {
-            assert!(!serves(Daemon::Crio, &argv(line)), "{line}");
+            assert!(!serves(daemon("crio"), &argv(line)), "{line}");
         }
         for line in [
             "containerd",
             "containerd --config /etc/containerd/config.toml --log-level debug",
         ] {
-            assert!(serves(Daemon::Containerd, &argv(line)), "{line}");
+            assert!(serves(daemon("containerd"), &argv(line)), "{line}");
         }
-        assert!(serves(Daemon::Crio, &argv("crio --log-level info")));
+        assert!(serves(daemon("crio"), &argv("crio --log-level info")));
     }
 
     #[test]
@@ -613,14 +569,14 @@ mod tests {
         std::fs::hard_link(root.join("srv/node/config.toml"), &ours).unwrap();
         let line = argv("containerd --config /srv/node/config.toml");
         assert!(!reads_config(
-            Daemon::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &ours
         ));
         assert!(reads_same_file(
             &proc_dir,
-            Daemon::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &ours
@@ -629,7 +585,7 @@ mod tests {
         let rel = argv("containerd -c node/config.toml");
         assert!(reads_same_file(
             &proc_dir,
-            Daemon::Containerd,
+            daemon("containerd"),
             &rel,
             Path::new("/srv"),
             &ours
@@ -639,14 +595,14 @@ mod tests {
         std::fs::write(&other, "version = 2\n").unwrap();
         assert!(!reads_same_file(
             &proc_dir,
-            Daemon::Containerd,
+            daemon("containerd"),
             &line,
             Path::new("/"),
             &other
         ));
         assert!(!reads_same_file(
             &proc_dir,
-            Daemon::Containerd,
+            daemon("containerd"),
             &argv("containerd --config /missing.toml"),
             Path::new("/"),
             &ours
@@ -657,25 +613,25 @@ mod tests {
     fn a_daemon_without_config_reads_its_default() {
         let root = Path::new("/");
         assert!(reads_config(
-            Daemon::Containerd,
+            daemon("containerd"),
             &argv("containerd"),
             root,
             Path::new("/etc/containerd/config.toml")
         ));
         assert!(!reads_config(
-            Daemon::Containerd,
+            daemon("containerd"),
             &argv("containerd"),
             root,
             Path::new("/srv/c.toml")
         ));
         assert!(reads_config(
-            Daemon::Crio,
+            daemon("crio"),
             &argv("crio --config ../srv/./c.conf"),
             Path::new("/tmp"),
             Path::new("/srv/c.conf")
         ));
         assert!(reads_config(
-            Daemon::Crio,
+            daemon("crio"),
             &argv("crio"),
             root,
             Path::new("/etc/crio/crio.conf")

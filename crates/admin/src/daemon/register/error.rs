@@ -29,10 +29,11 @@ pub enum InstallError {
         source: daemon::config::EditError,
     },
     #[error("{}: {source}", path.display())]
-    Crio {
+    Underived {
         path: PathBuf,
+        /// The daemon's own reason (CRI-O: its default starts a VM).
         #[source]
-        source: crio::CrioRefusal,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("{what} {}: {source}", path.display())]
     Io {
@@ -101,8 +102,12 @@ pub enum DaemonConfigError {
     Docker(PathBuf),
     #[error("{}: config version 1 (no `version` line), the format containerd 2.0 removed, is not supported: add `version = 2` and rename [plugins.cri] to [plugins.\"io.containerd.grpc.v1.cri\"] (containerd 1.x), or write the defaults of the containerd that reads it (containerd config default > FILE); then install again", path.display())]
     Version1 { path: PathBuf },
-    #[error("{}: config version {version} is newer than this install knows (2, 3 and 4): install a newer userns-hostnet, or add the handler table by hand (`--dry-run` on a copy with version = {newest} shows it)", path.display(), newest = containerd::NEWEST_VERSION)]
-    Version { path: PathBuf, version: i64 },
+    #[error("{}: config version {version} is newer than this install knows (2, 3 and 4): install a newer userns-hostnet, or add the handler table by hand (`--dry-run` on a copy with version = {newest} shows it)", path.display())]
+    Version {
+        path: PathBuf,
+        version: i64,
+        newest: i64,
+    },
     #[error("{}: config version {version} is not supported", path.display())]
     DropInVersion { path: PathBuf, version: i64 },
     #[error("{p}: --drop-in refused: containerd {major}.{minor} ({}) replaces the whole [plugins.\"io.containerd.grpc.v1.cri\"] table with an imported file's, so a drop-in holding the handler would drop sandbox_image, the CNI settings and every other handler; install without --drop-in (the handler goes into {p}, every other setting and comment kept)", containerd.display(), p = path.display())]

@@ -3,29 +3,20 @@
 
 use super::*;
 
-/// The daemon binary that serves its config (`daemon::serving::find`).
+/// The daemon binary that serves its config (`daemon::binary::find`).
 pub(super) fn serving_binary(
     root: &Root,
-    args: &DoctorArgs,
-    daemon: Daemon,
-) -> Option<daemon::serving::Binary> {
-    let named = match daemon {
-        Daemon::Containerd => args.containerd.as_deref(),
-        Daemon::Crio => args.crio.as_deref(),
-    };
+    daemon: &'static dyn daemon::DaemonModule,
+    config: &Path,
+    named: Option<&Path>,
+) -> Option<daemon::binary::Binary> {
     // Under --root, the host's usual binary directories; else doctor's PATH.
     let path_env = if root.fake() {
-        daemon::serving::SERVICE_PATH.to_owned()
+        daemon::binary::SERVICE_PATH.to_owned()
     } else {
         std::env::var("PATH").unwrap_or_default()
     };
-    daemon::serving::find(
-        daemon,
-        &daemon_config_path(args, daemon),
-        named,
-        &path_env,
-        &|p| root.at(p),
-    )
+    daemon::binary::find(daemon, config, named, &path_env, &|p| root.at(p))
 }
 
 /// The daemon's own check of its config file (`containerd config dump`,
@@ -35,18 +26,16 @@ pub(super) fn serving_binary(
 /// ([`daemon::ConfigCheck`]).
 pub(super) fn daemon_config(
     root: &Root,
-    args: &DoctorArgs,
-    daemon: Daemon,
-    bin: Option<&daemon::serving::Binary>,
+    daemon: &'static dyn daemon::DaemonModule,
+    host: &Path,
+    bin: Option<&daemon::binary::Binary>,
     fx: &Fixes,
 ) -> Option<Check> {
-    let module = daemon::of(daemon.into());
-    let cc = module.config_check()?;
-    let host = daemon_config_path(args, daemon);
+    let cc = daemon.config_check()?;
+    let host = host.to_owned();
     let run = ConfigRun {
         root,
         daemon,
-        module,
         cc,
         file: root.at(&host),
         host,
@@ -62,8 +51,7 @@ pub(super) fn daemon_config(
 /// One daemon's config check: what each of its steps reads.
 struct ConfigRun<'a> {
     root: &'a Root,
-    daemon: Daemon,
-    module: &'static dyn daemon::DaemonModule,
+    daemon: &'static dyn daemon::DaemonModule,
     cc: daemon::ConfigCheck,
     /// The config file, as the node names it.
     host: PathBuf,
@@ -86,15 +74,15 @@ impl ConfigRun<'_> {
             Status::Warn,
             format!(
                 "no {0} binary found (no running {0} that doctor can see reads {shown}, none in PATH): its own check of the file was not run",
-                daemon.binary_name()
+                daemon.name()
             ),
         )
         .fix(format!(
             "name the binary that serves the file: userns-hostnet doctor {} PATH",
-            daemon.flag()
+            daemon::binary::flag(daemon)
         ));
         // What the daemon checks on start, read from its files alone.
-        if let Some(missing) = self.module.missing_without_binary(&self.host, &self.map()) {
+        if let Some(missing) = self.daemon.missing_without_binary(&self.host, &self.map()) {
             if let Some(fail) =
                 missing_check(&self.cc, daemon, &missing, &shown.to_string(), "", self.fx)
             {
@@ -106,7 +94,7 @@ impl ConfigRun<'_> {
 
     /// The binary's own check of the file, then what the config it read
     /// would be missing at start.
-    fn with_binary(&self, bin: &daemon::serving::Binary) -> Result<Check, Check> {
+    fn with_binary(&self, bin: &daemon::binary::Binary) -> Result<Check, Check> {
         let cc = &self.cc;
         let shown = self.host.display();
         let asked = bin.describe();
@@ -119,7 +107,7 @@ impl ConfigRun<'_> {
         }
         let missing = dumped
             .map(|doc| {
-                self.module
+                self.daemon
                     .missing_at_start(&doc, &bin.search_path, &self.map())
             })
             .unwrap_or_default();
@@ -183,20 +171,20 @@ impl ConfigRun<'_> {
     /// The config as the binary reads it, or its refusal.
     fn effective(
         &self,
-        bin: &daemon::serving::Binary,
+        bin: &daemon::binary::Binary,
         asked: &str,
         read: &Path,
         config_dir: Option<&Path>,
     ) -> Result<String, Check> {
         let (name, daemon, fx) = (self.cc.name, self.daemon, self.fx);
         let shown = self.host.display();
-        match daemon::serving::check_config(bin, read, config_dir) {
-            daemon::serving::Verdict::Accepts(text) => Ok(text),
+        match daemon::binary::check_config(bin, read, config_dir) {
+            daemon::binary::Verdict::Accepts(text) => Ok(text),
             // Not root: the daemon may refuse for want of root's files alone.
-            daemon::serving::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
+            daemon::binary::Verdict::Refuses(said) if !fx.as_root.is_empty() => {
                 Err(not_as_root(name, format!("{asked} refuses {shown}: {said}"), fx))
             }
-            daemon::serving::Verdict::Refuses(said) => Err(check(
+            daemon::binary::Verdict::Refuses(said) => Err(check(
                 name,
                 Status::Fail,
                 format!("{asked} refuses {shown}: {said}"),
@@ -204,17 +192,17 @@ impl ConfigRun<'_> {
             .fix(format!(
                 "{}correct {shown} (the daemon will not start on it); if another {} binary serves it, name that one: userns-hostnet doctor {} PATH",
                 fx.as_root,
-                daemon.binary_name(),
-                daemon.flag()
+                daemon.name(),
+                daemon::binary::flag(daemon)
             ))),
-            daemon::serving::Verdict::NotRun(why) => Err(check(
+            daemon::binary::Verdict::NotRun(why) => Err(check(
                 name,
                 Status::Warn,
                 format!("{asked}: cannot run its config check: {why}"),
             )
             .fix(format!(
                 "name the binary that serves {shown}: userns-hostnet doctor {} PATH",
-                daemon.flag()
+                daemon::binary::flag(daemon)
             ))),
         }
     }
@@ -226,7 +214,7 @@ impl ConfigRun<'_> {
         let Ok(own) = toml::read(&self.file) else {
             return Ok(());
         };
-        if let Some((theirs, read)) = self.module.reads_less(&own, dumped) {
+        if let Some((theirs, read)) = self.daemon.reads_less(&own, dumped) {
             return Err(check(
                 self.cc.name,
                 Status::Fail,
@@ -286,8 +274,8 @@ impl Drop for StagedCopy {
 /// will not start or a handler of the wrapper is lost, else a warning.
 pub(super) fn missing_check(
     cc: &daemon::ConfigCheck,
-    daemon: Daemon,
-    missing: &[daemon::serving::Missing],
+    daemon: &dyn daemon::DaemonModule,
+    missing: &[daemon::binary::Missing],
     shown: &str,
     asked: &str,
     fx: &Fixes,
@@ -297,7 +285,7 @@ pub(super) fn missing_check(
     }
     let list = missing
         .iter()
-        .map(daemon::serving::Missing::sentence)
+        .map(daemon::binary::Missing::sentence)
         .collect::<Vec<_>>()
         .join("; ");
     let fatal = missing.iter().any(|m| m.fatal);
@@ -310,10 +298,7 @@ pub(super) fn missing_check(
         format!(", as {asked} reads it")
     };
     let (status, effect) = match (fatal, ours) {
-        (true, _) => (
-            Status::Fail,
-            format!("{} will not start", daemon.binary_name()),
-        ),
+        (true, _) => (Status::Fail, format!("{} will not start", daemon.name())),
         (false, true) => (
             Status::Fail,
             "the wrapper's handler cannot run a container".to_owned(),

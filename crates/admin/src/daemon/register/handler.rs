@@ -14,7 +14,7 @@ pub(crate) fn runs_wrapper(layout: &Layout, handler: &Item) -> bool {
 /// setting names it and the daemon looks the name up in PATH), unless the
 /// wrapper's own name already names one or that binary is the wrapper.
 pub(crate) fn carried_runtime(
-    args: &InstallArgs,
+    args: &Registration,
     binary: Option<&str>,
     implicit: bool,
     wrapper: &str,
@@ -70,7 +70,7 @@ pub(crate) fn carried_runtime(
 /// The binary a new handler names: [`handler_binary`] with the runtime
 /// [`carried_runtime`] carries from the source handler.
 pub(crate) fn carried_handler_binary(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
     wrapper: &str,
     (binary, implicit, what): (&str, bool, &str),
@@ -84,7 +84,7 @@ pub(crate) fn carried_handler_binary(
 /// itself, or with a runtime carried from the source (`real`, read where
 /// `what` says) the handler's own link to it.
 pub(crate) fn handler_binary(
-    args: &InstallArgs,
+    args: &Registration,
     config: &Path,
     wrapper: &str,
     real: Option<PathBuf>,
@@ -103,11 +103,11 @@ pub(crate) fn handler_binary(
         return Err(UsageError::HandlerNotDirName(name.to_owned()).into());
     }
     let handlers = handlers_node_dir(args);
-    if args.more.root.is_none()
+    if args.root.is_none()
         && args.handlers_dir.is_none()
         && !is_hosts_config(config)
         && !args.dry_run
-        && !args.more.check
+        && !args.check
     {
         return Err(UsageError::HostLinksForCopy {
             config: config.to_owned(),
@@ -151,7 +151,7 @@ pub(crate) fn handler_binary(
 
 /// The handler's own directory of links (as the node sees it), when
 /// `binary` is a handler's link to the wrapper.
-pub(crate) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<PathBuf> {
+pub(crate) fn handler_dir(args: &Registration, binary: Option<&str>) -> Option<PathBuf> {
     let handlers = handlers_node_dir(args);
     let link = Path::new(binary?);
     link.parent()
@@ -162,7 +162,7 @@ pub(crate) fn handler_dir(args: &InstallArgs, binary: Option<&str>) -> Option<Pa
 
 /// The links a removed handler leaves behind: those of its own directory,
 /// when its binary is a handler's link to the wrapper.
-pub(crate) fn handler_links(args: &InstallArgs, binary: Option<&str>) -> Vec<LinkChange> {
+pub(crate) fn handler_links(args: &Registration, binary: Option<&str>) -> Vec<LinkChange> {
     let Some(dir) = handler_dir(args, binary) else {
         return Vec::new();
     };
@@ -196,7 +196,7 @@ pub(crate) fn derived_notes(name: &str, from: &str, d: &Derived, plan: &mut Inst
 /// its links with it), given the one already there (`existing`); when it
 /// stays, a note says why.
 pub(crate) fn changes_handler(
-    args: &InstallArgs,
+    args: &Registration,
     install: bool,
     existing: Option<&Item>,
     layout: &Layout,
@@ -256,7 +256,7 @@ pub(crate) fn changes_handler(
 /// (`make` is `None`) removes it, when [`changes_handler`] says so;
 /// `Ok(true)` when `doc` changed.
 pub(crate) fn edit_handler(
-    args: &InstallArgs,
+    args: &Registration,
     doc: &mut DocumentMut,
     layout: &Layout,
     file: &Path,
@@ -285,11 +285,8 @@ pub(crate) fn edit_handler(
 }
 
 /// The command that undoes an install of these arguments.
-pub(crate) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
-    let mut cmd = format!(
-        "userns-hostnet uninstall {}",
-        daemon::of(args.daemon).name()
-    );
+pub(crate) fn undo_command(args: &Registration, drop_in: bool) -> String {
+    let mut cmd = format!("userns-hostnet uninstall {}", args.daemon.name());
     if drop_in {
         cmd.push_str(" --drop-in");
     }
@@ -299,7 +296,7 @@ pub(crate) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
     if let Some(c) = &args.config {
         cmd.push_str(&format!(" --config {}", c.display()));
     }
-    if let Some(r) = &args.more.root {
+    if let Some(r) = &args.root {
         cmd.push_str(&format!(" --root {}", r.display()));
     }
     cmd
@@ -312,7 +309,7 @@ pub(crate) fn undo_command(args: &InstallArgs, drop_in: bool) -> String {
 /// text, `None` for no file.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan_drop_in(
-    args: &InstallArgs,
+    args: &Registration,
     path: &Path,
     old: Option<&str>,
     fresh: DocumentMut,
@@ -387,7 +384,7 @@ pub(crate) fn restore(
 /// Apply `--set-as-default` (install) or put the old default back
 /// (uninstall) in the new text of `file` (on this host) in the plan.
 pub(crate) fn plan_default(
-    args: &InstallArgs,
+    args: &Registration,
     install: bool,
     file: &Path,
     layout: &Layout,
@@ -399,7 +396,7 @@ pub(crate) fn plan_default(
     let Some(text) = plan.files[i].new.clone() else {
         return Ok(());
     };
-    if install && !args.more.set_as_default {
+    if install && !args.set_as_default {
         return Ok(());
     }
     let mut doc = toml::parse(file, &text)?;

@@ -1,10 +1,21 @@
-//! What doctor's checks share: the node they read (under `--root` or the
-//! host's), the fixes they word, and how a daemon's handlers are checked.
+//! What doctor's checks of the daemons share: the node they read (under
+//! `--root` or the host's), the fixes they word, and how a daemon's
+//! handlers are checked ([`handlers`]: by the real runtime each runs;
+//! [`cri`]: as the daemon declares them through the CRI).
 
-pub(crate) use super::cri::cri_view;
-pub(crate) use super::handlers::handlers_runtime;
-use super::*;
-use crate::install::node::is_hosts_config;
+pub(crate) mod cri;
+pub(crate) mod handlers;
+
+use crate::check::{check, Check, Status};
+use crate::daemon::{self, node::Handler};
+use crate::matrix;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use toml_edit::DocumentMut;
+use userns_hostnet::config;
+use userns_hostnet::probe;
+use userns_hostnet::sys::deadline::{self, RunError};
+use userns_hostnet::sys::in_root::NodeRoot;
 
 /// Files of the host: under `--root` when given, the node's links
 /// followed inside it ([`NodeRoot`]).
@@ -74,50 +85,20 @@ pub(crate) struct Fixes {
     pub(crate) config: PathBuf,
     /// ` --root R` when doctor was given one, ` --config F` when named
     /// (with ` --handlers-dir D` for a config outside /etc on this host),
-    /// for install containerd / install crio.
-    pub(crate) containerd_flag: String,
-    pub(crate) crio_flag: String,
+    /// for `install DAEMON`, by the daemon's name.
+    pub(crate) install_flags: Vec<(&'static str, String)>,
     /// This doctor command line, to run it again as root.
     pub(crate) rerun: String,
 }
 
 impl Fixes {
-    pub(crate) fn new(args: &DoctorArgs, root: &Root) -> Fixes {
-        let flag = |name: &str, v: Option<&Path>| {
-            v.map_or(String::new(), |v| format!(" --{name} {}", v.display()))
-        };
-        // What install needs to edit the config doctor read: the same
-        // root; on this host, a config outside /etc is one install takes
-        // for a copy unless the handlers' directory is named.
-        let install_flag = |v: Option<&Path>| {
-            let mut f = flag("root", args.root.as_deref());
-            f.push_str(&flag("config", v));
-            if v.is_some_and(|v| args.root.is_none() && !is_hosts_config(v)) {
-                f.push_str(&flag(
-                    "handlers-dir",
-                    Some(&userns_hostnet::runtime::handlers_dir()),
-                ));
-            }
-            f
-        };
-        Fixes {
-            as_root: if nix::unistd::geteuid().is_root() {
-                ""
-            } else {
-                "as root: "
-            },
-            config: config_path(root),
-            containerd_flag: install_flag(args.containerd_config.as_deref()),
-            crio_flag: install_flag(args.crio_config.as_deref()),
-            rerun: format!(
-                "userns-hostnet doctor{}{}{}",
-                args.runtime
-                    .as_deref()
-                    .map_or(String::new(), |r| format!(" --runtime {r}")),
-                flag("containerd-config", args.containerd_config.as_deref()),
-                flag("crio-config", args.crio_config.as_deref()),
-            ),
-        }
+    /// The flags install needs for the config doctor read of `daemon`
+    /// (by its name).
+    pub(crate) fn install_flag(&self, daemon: &str) -> &str {
+        self.install_flags
+            .iter()
+            .find(|(d, _)| *d == daemon)
+            .map_or("", |(_, f)| f.as_str())
     }
 
     /// A command that changes the host.
@@ -200,15 +181,14 @@ pub(crate) fn unless_running(
 /// The daemon the kubelet does not use is skipped, unless its config was
 /// named.
 pub(crate) fn unused(
-    daemon: matrix::Cri,
-    uses: Option<matrix::Cri>,
-    name: &'static str,
+    daemon: &'static dyn crate::daemon::DaemonModule,
+    uses: Option<crate::daemon::Cri>,
 ) -> Option<Check> {
-    let other = uses.filter(|u| *u != daemon)?;
+    let other = uses.filter(|u| *u != crate::daemon::Cri::Known(daemon))?;
     Some(check(
-        name,
+        daemon.name(),
         Status::Skip,
-        format!("the kubelet uses {}", other.name()),
+        format!("the kubelet uses {}", other.title()),
     ))
 }
 
@@ -291,11 +271,17 @@ pub(crate) fn listed(handlers: &[Handler], root: &Root) -> String {
         .join("; ")
 }
 
-/// The config file a daemon reads, as a host path: named, else its default.
-pub(crate) fn daemon_config_path(args: &DoctorArgs, daemon: Daemon) -> PathBuf {
-    let named = match daemon {
-        Daemon::Containerd => args.containerd_config.as_deref(),
-        Daemon::Crio => args.crio_config.as_deref(),
-    };
-    named.map_or_else(|| PathBuf::from(daemon.default_config()), Path::to_owned)
+/// Run `runtime arg`, with no input and a deadline: (success, stdout).
+pub(crate) fn run_with_timeout(runtime: &Path, arg: &str) -> Result<(bool, String), String> {
+    let out =
+        deadline::run(runtime, arg, Instant::now() + probe::PROBE_TIMEOUT).map_err(
+            |e| match e {
+                RunError::Timeout => format!("{arg} did not answer in time"),
+                e => e.to_string(),
+            },
+        )?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
 }

@@ -6,11 +6,10 @@
 //! such file or directory`; CRI-O: `failed to find runtime handler`).
 //!
 //! Where each daemon keeps its containers is its own module's knowledge
-//! (`DaemonModule::live`); this module reads the node's files for them,
+//! (its `live::Handler`); this module reads the node's files for them,
 //! under `--root` or a deploy's host root, and words the refusal.
 
-pub use crate::daemon::live::Handler;
-use crate::daemon::live::{Files, Live};
+use crate::daemon::live::{Files, Handler, Live};
 use std::path::Path;
 use userns_hostnet::sys::in_root::NodeRoot;
 
@@ -39,8 +38,8 @@ impl Files for NodeFiles<'_> {
 }
 
 /// The containers of `handler` on the node under `root`.
-pub fn containers(root: &NodeRoot, handler: &Handler) -> Vec<Live> {
-    crate::daemon::of(handler.daemon()).live(&NodeFiles(root), handler)
+pub fn containers(root: &NodeRoot, handler: &dyn Handler) -> Vec<Live> {
+    handler.containers(&NodeFiles(root))
 }
 
 /// The containers, one after the other, for a line.

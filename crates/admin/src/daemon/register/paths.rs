@@ -4,8 +4,8 @@
 use super::*;
 
 /// The node install works on: under `--root`, else this host.
-pub(crate) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
-    let root = args.more.root.as_deref();
+pub(crate) fn node_root(args: &Registration) -> Result<NodeRoot, InstallError> {
+    let root = args.root.as_deref();
     NodeRoot::new(root).map_err(InstallError::io(
         "cannot open",
         root.unwrap_or(Path::new("/")),
@@ -15,20 +15,20 @@ pub(crate) fn node_root(args: &InstallArgs) -> Result<NodeRoot, InstallError> {
 /// Where a daemon's config file (or one it imports) of the node is here:
 /// read and written through the node's links, so that a config that is a
 /// link stays one and its target changes (see [`userns_hostnet::sys::in_root`]).
-pub(crate) fn node_file(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+pub(crate) fn node_file(args: &Registration, node: &Path) -> Result<PathBuf, InstallError> {
     Ok(node_root(args)?.file(node)?)
 }
 
 /// Where the node's own entry `node` is here: a link or file install
 /// creates, replaces or removes as itself (its directories resolved under
 /// `--root`, a link in its last component kept).
-pub(crate) fn node_entry(args: &InstallArgs, node: &Path) -> Result<PathBuf, InstallError> {
+pub(crate) fn node_entry(args: &Registration, node: &Path) -> Result<PathBuf, InstallError> {
     Ok(node_root(args)?.entry(node)?)
 }
 
 /// `--root`, checked: a directory.
-pub(crate) fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
-    match &args.more.root {
+pub(crate) fn check_root(args: &Registration) -> Result<(), UsageError> {
+    match &args.root {
         Some(r) if !r.is_dir() => Err(UsageError::RootNotADir(r.clone())),
         _ => Ok(()),
     }
@@ -36,7 +36,7 @@ pub(crate) fn check_root(args: &InstallArgs) -> Result<(), UsageError> {
 
 /// The daemon's config file as the node sees it: `--config`, else
 /// `default`; made absolute (under `--root` it must be).
-pub(crate) fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, InstallError> {
+pub(crate) fn config_path(args: &Registration, default: &str) -> Result<PathBuf, InstallError> {
     let p = args
         .config
         .clone()
@@ -44,13 +44,13 @@ pub(crate) fn config_path(args: &InstallArgs, default: &str) -> Result<PathBuf, 
     if p.is_absolute() {
         return Ok(p);
     }
-    if args.more.root.is_some() {
+    if args.root.is_some() {
         return Err(UsageError::RelativeUnderRoot(p).into());
     }
     std::path::absolute(&p).map_err(InstallError::DropInPath)
 }
 
-pub(crate) fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
+pub(crate) fn wrapper_str(args: &Registration) -> Result<String, UsageError> {
     args.wrapper
         .to_str()
         .map(str::to_owned)
@@ -60,7 +60,7 @@ pub(crate) fn wrapper_str(args: &InstallArgs) -> Result<String, UsageError> {
 /// Whether the node runs `node` as a program: under `--root`, its links
 /// are followed inside the root (a node's `/usr/sbin/runc ->
 /// /etc/alternatives/runc` is the node's alternative, not this host's).
-pub(crate) fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
+pub(crate) fn is_executable_on_node(args: &Registration, node: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let meta = node_root(args).ok().and_then(|n| n.metadata(node).ok());
     meta.is_some_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -68,7 +68,7 @@ pub(crate) fn is_executable_on_node(args: &InstallArgs, node: &Path) -> bool {
 
 /// Where the node's PATH finds `name` (looked up under `--root`), as the
 /// node names it.
-pub(crate) fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_in_path(args: &Registration, name: &str) -> Option<PathBuf> {
     let path_var = std::env::var_os("PATH")
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| runtime::FALLBACK_PATH.into());
@@ -79,7 +79,7 @@ pub(crate) fn find_in_path(args: &InstallArgs, name: &str) -> Option<PathBuf> {
 }
 
 /// The handlers directory as the node sees it.
-pub(crate) fn handlers_node_dir(args: &InstallArgs) -> PathBuf {
+pub(crate) fn handlers_node_dir(args: &Registration) -> PathBuf {
     args.handlers_dir
         .clone()
         .unwrap_or_else(runtime::handlers_dir)
