@@ -2,7 +2,7 @@
 //! is read: a container without namespace paths costs no system call here.
 
 use crate::runtime::RealRuntime;
-use crate::sys::{dest_walk, mountinfo};
+use crate::sys::{dest_walk, mountinfo, procfs};
 use nix::sys::stat::{fstat, stat};
 use oci_spec::runtime::LinuxNamespaceType;
 use std::borrow::Cow;
@@ -238,8 +238,9 @@ const SYS_FAMILY: &[&str] = &[
 
 impl SysView {
     pub fn read() -> SysView {
-        let mounts =
-            mountinfo::parse(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+        let mounts = mountinfo::parse(
+            &procfs::read_string("/proc/self/mountinfo", procfs::MOUNTINFO).unwrap_or_default(),
+        );
         let family = mounts
             .iter()
             .filter(|m| m.is_at_or_under("/sys") || SYS_FAMILY.contains(&m.fstype.as_str()))
@@ -286,13 +287,16 @@ impl SysView {
             return SysSource::InTree;
         }
         let fd_path = format!("/proc/self/fd/{}", fd.as_raw_fd());
-        let mnt_id = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd()))
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("mnt_id:"))
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-            });
+        let mnt_id = procfs::read_string(
+            format!("/proc/self/fdinfo/{}", fd.as_raw_fd()),
+            procfs::SMALL,
+        )
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("mnt_id:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        });
         let real = std::fs::read_link(&fd_path).ok();
         let (Some(mnt_id), Some(real)) = (mnt_id, real) else {
             return SysSource::Unresolved(format!(

@@ -14,14 +14,18 @@
 //!
 //! The init does not exist when the wrapper sees `create` (it becomes the
 //! runtime's `create` by `execve`), so a record starts *pending*, named by
-//! that process (`pending/<pid>.<start>`), holding the state root and id,
+//! that process and tagged with a hash of the id
+//! (`pending/<pid>.<start>.<tag>`), holding the state root and id,
 //! and is *bound* to the container's init (`init/<pid>`, with its start
 //! time) by the first start, exec, create or delete through the wrapper
 //! that finds the container's state. A pending record whose creating
 //! process is gone while its container does not exist (a failed create,
 //! or one deleted before anything bound it) is removed by the same calls;
 //! a bound record whose init is gone (pid absent, a zombie, or started at
-//! another time) is removed by every create and delete. A record never matches a container
+//! another time) is removed by every delete. A create or a start reads
+//! only the pending records of its own id, so that its cost does not grow
+//! with the containers created or running beside it; an exec or a delete
+//! reads them all. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
@@ -113,17 +117,19 @@ impl Records {
     /// Remember that `t` is being created converted, under `policy`. A
     /// container whose exec needs nothing (`keep`) is not recorded. An id
     /// that is not a plain name (crun, youki) is refused: exec could reach
-    /// the container by other spellings. Records of containers that are
-    /// gone are removed first.
+    /// the container by other spellings. The pending records of earlier
+    /// creates of the same id are settled first (a failed one's goes); the
+    /// others are left to their own start, exec or delete, so that a create
+    /// costs the same however many containers are created or run beside it.
     pub fn mark(&self, t: &Target<'_>, policy: NetCapabilities) -> Result<(), RecordError> {
         if policy == NetCapabilities::Keep {
-            self.bind_pending();
+            self.bind_pending(Some(t.id));
             return Ok(());
         }
         let id = t.id.as_bytes();
         if t.runtime == Kind::Runc && !runc_valid(id) {
             // runc refuses the id itself: no container to record.
-            self.bind_pending();
+            self.bind_pending(Some(t.id));
             return Ok(());
         }
         if !plain(id) {
@@ -149,12 +155,13 @@ impl Records {
                 std::io::Error::other("cannot read this process's start time"),
             )
         })?;
-        self.sweep(None);
+        let scope = Scope::Id(id_tag(t.id));
+        self.settle(scope, None, None);
         if root.is_none() {
             // Whether an earlier container of this id still exists cannot
             // be told without its root: the latest create's record stands
             // for the id, as the runtime allows one container per id.
-            for (path, r) in self.pending_records() {
+            for (path, r) in self.pending_records(scope) {
                 if r.root.is_none() && r.id == t.id {
                     let _ = std::fs::remove_file(path);
                 }
@@ -167,21 +174,23 @@ impl Records {
             root,
             id: t.id.to_owned(),
         };
-        let path = self
-            .pending()
-            .join(format!("{}.{}", creator.pid, creator.start));
+        let path = self.pending().join(pending_name(creator, t.id));
         write_record(&path, &record).map_err(|source| write_error(t.id, &path, source))
     }
 
-    /// Every pending record bound to its container's init if the
-    /// container now exists, and gone if its create is over without one.
-    /// At start, so that a container created through the wrapper is bound
-    /// to its init before anything else can act on its state (a start of
-    /// a container the wrapper did not convert costs one look at an empty
-    /// directory); at a create that converts nothing, so that no record
-    /// left by a create that failed is bound to this container.
-    pub fn bind_pending(&self) {
-        self.settle(None, None);
+    /// The pending records of the container `id` (`None`: not known,
+    /// every one) bound to its init if the container now exists, and gone
+    /// if their create is over without one. At start, so that a container
+    /// created through the wrapper is bound to its init before anything
+    /// else can act on its state (an exec through another spelling of the
+    /// id binds it then); at a create that converts nothing, so that no
+    /// record left by a create of that id that failed is bound to this
+    /// container. A start or create of a container the wrapper did not
+    /// convert costs one look at the directory, however many records of
+    /// other containers it holds.
+    pub fn bind_pending(&self, id: Option<&OsStr>) {
+        let scope = id.map_or(Scope::All, |id| Scope::Id(id_tag(id)));
+        self.settle(scope, None, None);
     }
 
     /// At delete: every record whose container is gone goes (the one of
@@ -196,7 +205,7 @@ impl Records {
     /// Every record, pending and bound (for tests and diagnostics).
     pub fn all(&self) -> Vec<Record> {
         let bound = entries(&self.bound()).filter_map(|p| Record::parse(&read_small(&p).ok()?));
-        self.pending_records()
+        self.pending_records(Scope::All)
             .map(|(_, r)| r)
             .chain(bound)
             .collect()
@@ -247,7 +256,7 @@ impl Records {
                 None => return Some(NetCapabilities::Drop),
             }
         }
-        self.settle(Some(init), None)
+        self.settle(Scope::All, Some(init), None)
     }
 
     /// A runtime whose state the wrapper cannot read: the record of the
@@ -289,7 +298,7 @@ impl Records {
 
     /// A pending record of an unknown runtime with this root and id.
     fn by_name(&self, key: Option<&str>, id: &OsStr) -> Option<NetCapabilities> {
-        self.pending_records().find_map(|(_, r)| {
+        self.pending_records(Scope::All).find_map(|(_, r)| {
             (r.runtime == Kind::Other
                 && r.root.as_ref().map(|(k, _)| k.as_str()) == key
                 && r.id == id)
@@ -297,8 +306,12 @@ impl Records {
         })
     }
 
-    fn pending_records(&self) -> impl Iterator<Item = (PathBuf, Record)> {
-        entries(&self.pending()).filter_map(|p| {
+    /// The pending records in `scope`, read.
+    fn pending_records(&self, scope: Scope) -> impl Iterator<Item = (PathBuf, Record)> {
+        entries(&self.pending()).filter_map(move |p| {
+            if !scope.may_hold(&p) {
+                return None;
+            }
             let r = Record::parse(&read_small(&p).ok()?)?;
             Some((p, r))
         })
@@ -308,9 +321,14 @@ impl Records {
     /// and remove those whose create is over without a container. The
     /// policy of the one bound to `want`, if any. `nameless`: an id whose
     /// record, of a runtime the wrapper cannot read, goes (its delete).
-    fn settle(&self, want: Option<Process>, nameless: Option<&OsStr>) -> Option<NetCapabilities> {
+    fn settle(
+        &self,
+        scope: Scope,
+        want: Option<Process>,
+        nameless: Option<&OsStr>,
+    ) -> Option<NetCapabilities> {
         let mut found = None;
-        for (path, r) in self.pending_records() {
+        for (path, r) in self.pending_records(scope) {
             let Stage::Pending { creator } = r.stage else {
                 continue;
             };
@@ -358,7 +376,7 @@ impl Records {
     /// Settle pending records, and remove every bound one whose init is
     /// gone.
     fn sweep(&self, nameless: Option<&OsStr>) {
-        self.settle(None, nameless);
+        self.settle(Scope::All, None, nameless);
         for path in entries(&self.bound()) {
             let pid = path.file_name().and_then(|n| n.to_str()?.parse().ok());
             let Some(now) = pid.and_then(Process::of) else {
@@ -412,6 +430,45 @@ fn orphan_temp(name: &[u8]) -> bool {
         .next()
         .and_then(|p| std::str::from_utf8(p).ok()?.parse::<i32>().ok())
         .is_some_and(|pid| Process::of(pid).is_none())
+}
+
+/// Which pending records a call reads: every one, or those a create of
+/// one id may have written (its tag in the name; a name without one, of
+/// an earlier version, may be of any id).
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    All,
+    Id(u64),
+}
+
+impl Scope {
+    fn may_hold(self, path: &Path) -> bool {
+        let Scope::Id(tag) = self else {
+            return true;
+        };
+        let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
+        let mut parts = name.split(|&b| b == b'.');
+        let (Some(_pid), Some(_start), Some(t), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return true;
+        };
+        std::str::from_utf8(t)
+            .ok()
+            .and_then(|t| u64::from_str_radix(t, 16).ok())
+            .map_or(true, |t| t == tag)
+    }
+}
+
+/// The tag of a container id in its pending record's name.
+fn id_tag(id: &OsStr) -> u64 {
+    crate::hash::fnv1a(id.as_bytes())
+}
+
+/// A pending record's name: its creating process, then its id's tag, so
+/// that a call about one container reads only the records of that id.
+fn pending_name(creator: Process, id: &OsStr) -> String {
+    format!("{}.{}.{:016x}", creator.pid, creator.start, id_tag(id))
 }
 
 fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {

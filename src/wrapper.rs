@@ -153,7 +153,7 @@ fn become_runtime(
             argv = Cow::Owned(hardened);
         }
     } else if inv.subcommand.as_deref() == Some(OsStr::new("start")) {
-        records.bind_pending();
+        records.bind_pending(inv.container_id.as_deref());
     } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
         if let Some(id) = &inv.container_id {
             records.release(&target(inv, runtime.kind, id));
@@ -262,7 +262,7 @@ fn remember(
         Some(p) if p.decision.converts() => records
             .mark(&target(inv, kind, id), policy)
             .map_err(|e| record_failure("create", e))?,
-        _ => records.bind_pending(),
+        _ => records.bind_pending(Some(id)),
     }
     Ok(())
 }

@@ -59,3 +59,36 @@ fn bench_script_runs_in_quick_mode() {
         assert!(stdout.contains(row), "no `{row}` row:\n{stdout}");
     }
 }
+
+/// `bench/load.sh --quick`: one and two converting creates at once, through
+/// the wrapper and through runc alone, and the wrapper's CPU per create
+/// beside a C execv wrapper's; the script itself fails when a container
+/// fails or leaves a container, a record or a mount behind.
+#[test]
+fn load_script_runs_in_quick_mode() {
+    common::require_prerequisites(common::Runtime::Runc);
+    assert!(
+        common::find_in_path("gcc").is_some(),
+        "`gcc` is missing: install the Debian package gcc"
+    );
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("bash")
+        .arg(format!("{root}/bench/load.sh"))
+        .arg("--quick")
+        .env("WRAPPER", env!("CARGO_BIN_EXE_userns-hostnet-runtime"))
+        .output()
+        .expect("run bench/load.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "bench/load.sh --quick failed\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in [
+        "| 1 at once: create, start, delete",
+        "| 2 at once: create, start, delete",
+        "| CPU of one converting create",
+    ] {
+        assert!(stdout.contains(row), "no `{row}` row:\n{stdout}");
+    }
+}

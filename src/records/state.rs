@@ -12,6 +12,7 @@
 //! refused at exec while any record exists.
 
 use crate::runtime::Kind;
+use crate::sys::procfs;
 use nix::errno::Errno;
 use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::Mode;
@@ -40,7 +41,7 @@ pub struct Process {
 impl Process {
     /// `pid` as it runs now; `None` when there is no such process.
     pub fn of(pid: i32) -> Option<Process> {
-        let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+        let stat = procfs::read(format!("/proc/{pid}/stat"), procfs::SMALL).ok()?;
         Some(Process {
             pid,
             start: start_time(&stat)?,
@@ -49,7 +50,7 @@ impl Process {
 
     pub(super) fn current() -> Option<Process> {
         let pid = std::process::id().try_into().ok()?;
-        let stat = std::fs::read("/proc/self/stat").ok()?;
+        let stat = procfs::read("/proc/self/stat", procfs::SMALL).ok()?;
         Some(Process {
             pid,
             start: start_time(&stat)?,

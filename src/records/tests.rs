@@ -291,9 +291,82 @@ fn records_of_containers_that_are_gone_go() {
     // A container made later under a failed create's id is not its
     // own: the failed create's record went at the next create.
     pending("again", dead);
-    r.bind_pending();
+    r.bind_pending(Some(OsStr::new("again")));
     write_state(Kind::Runc, &root, "again", me());
     assert_eq!(r.lookup(&t(Kind::Runc, &root, "again")).unwrap(), None);
+}
+
+#[test]
+fn a_create_or_a_start_reads_only_the_records_of_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::new(dir.path().join("records"));
+    let root = dir.path().join("state");
+    fs::create_dir(&root).unwrap();
+    let key = dir_key(&root).unwrap();
+    let pending = |id: &str, creator: Process| {
+        let rec = Record {
+            policy: NetCapabilities::Drop,
+            stage: Stage::Pending { creator },
+            runtime: Kind::Runc,
+            root: Some((key.clone(), root.clone())),
+            id: id.into(),
+        };
+        write_record(
+            &r.pending().join(pending_name(creator, OsStr::new(id))),
+            &rec,
+        )
+        .unwrap();
+    };
+    let ids = |r: &Records| {
+        let mut v: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
+        v.sort();
+        v
+    };
+    let dead = gone();
+    // Two failed creates, of two ids.
+    pending("a", dead);
+    pending("b", dead);
+    // A create of `a` settles the records of `a` only.
+    r.bind_pending(Some(OsStr::new("a")));
+    assert_eq!(ids(&r), ["b"]);
+    // A start of `c` binds `c` and leaves `b` alone.
+    pending(
+        "c",
+        Process {
+            pid: dead.pid,
+            start: 0,
+        },
+    );
+    write_state(Kind::Runc, &root, "c", me());
+    r.bind_pending(Some(OsStr::new("c")));
+    let all = r.all();
+    assert!(all
+        .iter()
+        .any(|x| x.id == "c" && x.stage == Stage::Bound { init: me() }));
+    assert!(all
+        .iter()
+        .any(|x| x.id == "b" && matches!(x.stage, Stage::Pending { .. })));
+    // A delete reads them all.
+    r.release(&t(Kind::Runc, &root, "other"));
+    assert_eq!(ids(&r), ["c"]);
+    fs::remove_file(r.bound().join(me().pid.to_string())).unwrap();
+}
+
+#[test]
+fn a_pending_name_is_in_the_scope_of_its_id_and_an_untagged_one_in_every_scope() {
+    let p = Process { pid: 12, start: 34 };
+    let name = pending_name(p, OsStr::new("web"));
+    assert_eq!(name, format!("12.34.{:016x}", crate::hash::fnv1a(b"web")));
+    let web = Scope::Id(id_tag(OsStr::new("web")));
+    let db = Scope::Id(id_tag(OsStr::new("db")));
+    assert!(web.may_hold(Path::new(&name)));
+    assert!(!db.may_hold(Path::new(&name)));
+    assert!(Scope::All.may_hold(Path::new(&name)));
+    // An earlier version's name, or one this version cannot read,
+    // may be of any id.
+    for other in ["12.34", "12.34.zz", "x", "1.2.3.4"] {
+        assert!(db.may_hold(Path::new(other)), "{other}");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The I/O primitives the shell is built from, each in one place: atomic
 //! file replacement, a subprocess with a deadline, `mount_setattr`,
-//! mountinfo parsing, node paths under a root, a mount destination walked
+//! mountinfo parsing, whole /proc files, node paths under a root, a mount destination walked
 //! as the runtime walks it in a rootfs, TOML files of the daemons, the fallback PATH, and
 //! the start-up Rust's runtime would do for a `#![no_main]` binary.
 //! Nothing here knows about specs or policies.
@@ -12,5 +12,6 @@ pub mod in_root;
 pub mod mount;
 pub mod mountinfo;
 pub mod paths;
+pub mod procfs;
 pub mod start;
 pub mod toml;
