@@ -393,6 +393,7 @@ fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str, parent: Option<u32>) ->
         }
         None => Command::new("unshare"),
     };
+    super::default_signals(&mut cmd);
     cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg(format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}"))
         .arg("sys-view")

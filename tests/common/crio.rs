@@ -543,7 +543,7 @@ fn spawn_crio(crio: &Path, d: &Path, holder: u32) -> Child {
         .append(true)
         .open(d.join("crio.log"))
         .unwrap();
-    Command::new("nsenter")
+    super::default_signals(&mut Command::new("nsenter"))
         .arg(format!("--mount=/proc/{holder}/ns/mnt"))
         .arg(format!("--net=/proc/{holder}/ns/net"))
         .arg(format!("--uts=/proc/{holder}/ns/uts"))
