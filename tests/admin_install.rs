@@ -846,7 +846,7 @@ fn an_interrupt_waits_for_the_change_to_be_whole() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path(), COMMENTED);
     // SIGINT at its default action in the child, whatever cargo inherited.
-    let mut child = common::default_signals(&mut Command::new(common::TOOL))
+    let mut child = common::process::default_signals(&mut Command::new(common::TOOL))
         .args([
             "install",
             "containerd",

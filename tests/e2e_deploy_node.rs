@@ -282,7 +282,7 @@ fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     );
     command.arg("--wait");
     // It is stopped with SIGTERM.
-    let mut cleanup = common::default_signals(&mut command)
+    let mut cleanup = common::process::default_signals(&mut command)
         .stdout(fs::File::create(&log).unwrap())
         .stderr(std::process::Stdio::inherit())
         .spawn()

@@ -554,7 +554,7 @@ impl Stage {
             );
             (cmd, ep)
         };
-        let child = super::default_signals(&mut cmd)
+        let child = super::process::default_signals(&mut cmd)
             .stdin(Stdio::null())
             .stdout(logf.try_clone().unwrap())
             .stderr(logf)
