@@ -2,7 +2,10 @@
 # Renders the kustomize manifests of deploy/ from the Helm chart
 # deploy/helm/userns-hostnet, with its default values but no uninstall
 # hooks (kubectl runs no hook: removal is deploy/cleanup/, the cleanup
-# DaemonSet with action=cleanup), one file per template:
+# DaemonSet with action=cleanup) and in a namespace of their own,
+# userns-hostnet-system, which they create (namespace.name: a release
+# would be in the namespace kubectl's context names), one file per
+# template:
 #   namespace.yaml rbac.yaml daemonset.yaml runtimeclass.yaml
 #   cleanup/daemonset.yaml
 # into OUT (default: deploy/ of this checkout). The chart is the one source:
@@ -52,8 +55,14 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/cleanup"
 # Helm's own cache, config and data stay out of the home directory.
 export HELM_CACHE_HOME=$tmp/cache HELM_CONFIG_HOME=$tmp/config HELM_DATA_HOME=$tmp/data
-"$helm" template userns-hostnet "$chart" --set undoOnUninstall=false | split "$tmp" "$header"
-"$helm" template userns-hostnet "$chart" --set action=cleanup --show-only templates/cleanup-daemonset.yaml | split "$tmp/cleanup" "$header"
+# Objects kubectl applies are not Helm's: no helm.sh/chart label, and
+# managed-by names kustomize.
+not_helm() {
+	sed -e '/^ *helm\.sh\/chart: /d' -e 's|^\( *app\.kubernetes\.io/managed-by: \)Helm$|\1kustomize|'
+}
+values=(--set namespace.name=userns-hostnet-system)
+"$helm" template userns-hostnet "$chart" "${values[@]}" --set undoOnUninstall=false | not_helm | split "$tmp" "$header"
+"$helm" template userns-hostnet "$chart" "${values[@]}" --set action=cleanup --show-only templates/cleanup-daemonset.yaml | not_helm | split "$tmp/cleanup" "$header"
 for f in namespace.yaml rbac.yaml daemonset.yaml runtimeclass.yaml; do
 	mv "$tmp/$f" "$out/$f"
 done

@@ -72,18 +72,6 @@ pub enum Dialect {
     Strict,
 }
 
-impl Dialect {
-    /// By the real runtime's file name, links resolved: `runc` and `crun`
-    /// are themselves; anything else is read strictly.
-    pub fn from_file_name(name: &OsStr) -> Dialect {
-        match name.as_bytes() {
-            b"runc" => Dialect::Runc,
-            b"crun" => Dialect::Crun,
-            _ => Dialect::Strict,
-        }
-    }
-}
-
 /// An argument the wrapper cannot place with certainty, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

@@ -91,60 +91,6 @@ pub struct SpecFile {
     file: std::fs::File,
 }
 
-/// Read `<bundle>/config.json`. `Ok(None)` when it does not exist: the real
-/// runtime reports that in its own words.
-pub fn read(bundle: &Path) -> Result<Option<SpecFile>, BundleError> {
-    read_file(bundle.join(CONFIG))
-}
-
-/// Read a spec-like JSON file the runtime will read (config.json, or the
-/// process file of `exec --process`) the same careful way.
-pub fn read_file(path: PathBuf) -> Result<Option<SpecFile>, BundleError> {
-    // O_NOFOLLOW: never read through a link out of the bundle; O_NONBLOCK:
-    // a FIFO must not hang the container start.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).bits())
-        .open(&path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Err(BundleError::Symlink { path })
-        }
-        Err(e) => return Err(io(&path, "cannot open")(e)),
-    };
-    let meta = file.metadata().map_err(io(&path, "cannot stat"))?;
-    if !meta.is_file() {
-        return Err(BundleError::NotRegular { path });
-    }
-    // A file that says it is over the cap is refused unread; one that
-    // grows meanwhile (or lies) is read to one byte over the cap at most.
-    // A sparse file of 100 GB is refused here, not allocated; one within
-    // the cap is read into room for its size (and the byte that tells it
-    // grew): one read, no copies as the buffer grows.
-    let cap = userns_hostnet_engine::strict::MAX_BYTES;
-    if meta.len() > cap {
-        return Err(BundleError::TooLarge { path, cap });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    (&mut file)
-        .take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io(&path, "cannot read"))?;
-    if bytes.len() as u64 > cap {
-        return Err(BundleError::TooLarge { path, cap });
-    }
-    Ok(Some(SpecFile {
-        path,
-        bytes,
-        mode: meta.permissions().mode() & 0o7777,
-        uid: meta.uid(),
-        gid: meta.gid(),
-        file,
-    }))
-}
-
 /// Why a spec file was not read as create reads it.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
@@ -154,30 +100,74 @@ pub enum SpecError {
     Bundle(#[from] BundleError),
 }
 
-/// The spec file as create reads it: never through a symlink, never a
-/// FIFO or other odd file, at most [`userns_hostnet_engine::strict::MAX_BYTES`],
-/// read strictly. `Ok(None)` when it does not exist. The wrapper's create
-/// and `explain` both read with this, so `explain` refuses exactly what
-/// create refuses, in the same words.
-pub fn read_spec(path: &Path) -> Result<Option<(SpecFile, Spec)>, SpecError> {
-    let Some(mut file) = read_spec_file(path)? else {
-        return Ok(None);
-    };
-    let doc = Spec::read(std::mem::take(&mut file.bytes))?;
-    Ok(Some((file, doc)))
-}
-
-/// A spec-like file's bytes as create reads them (no symlink, no FIFO,
-/// the size cap: a file over it is refused as a spec), or `None` when
-/// there is none.
-pub fn read_spec_file(path: &Path) -> Result<Option<SpecFile>, SpecError> {
-    match read_file(path.to_owned()) {
-        Ok(file) => Ok(file),
-        Err(e) => Err(e.refusal().map_or(e.into(), SpecError::from)),
-    }
-}
-
 impl SpecFile {
+    /// Read a spec-like JSON file the runtime will read (config.json,
+    /// crun's `-f FILE`, the process file of `exec --process`): never
+    /// through a symlink, never a FIFO or other odd file, at most
+    /// [`userns_hostnet_engine::strict::MAX_BYTES`]. `Ok(None)` when it
+    /// does not exist: the real runtime reports that in its own words.
+    pub fn read(path: &Path) -> Result<Option<SpecFile>, BundleError> {
+        let path = path.to_owned();
+        // O_NOFOLLOW: never read through a link out of the bundle; O_NONBLOCK:
+        // a FIFO must not hang the container start.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).bits())
+            .open(&path);
+        let mut file = match file {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+                return Err(BundleError::Symlink { path })
+            }
+            Err(e) => return Err(io(&path, "cannot open")(e)),
+        };
+        let meta = file.metadata().map_err(io(&path, "cannot stat"))?;
+        if !meta.is_file() {
+            return Err(BundleError::NotRegular { path });
+        }
+        // A file that says it is over the cap is refused unread; one that
+        // grows meanwhile (or lies) is read to one byte over the cap at most.
+        // A sparse file of 100 GB is refused here, not allocated; one within
+        // the cap is read into room for its size (and the byte that tells it
+        // grew): one read, no copies as the buffer grows.
+        let cap = userns_hostnet_engine::strict::MAX_BYTES;
+        if meta.len() > cap {
+            return Err(BundleError::TooLarge { path, cap });
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+        (&mut file)
+            .take(cap + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io(&path, "cannot read"))?;
+        if bytes.len() as u64 > cap {
+            return Err(BundleError::TooLarge { path, cap });
+        }
+        Ok(Some(SpecFile {
+            path,
+            bytes,
+            mode: meta.permissions().mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            file,
+        }))
+    }
+
+    /// The spec file as create reads it: [`SpecFile::read`], a file over
+    /// the size cap refused as a spec, then read strictly. `Ok(None)` when
+    /// it does not exist. The wrapper's create and `explain` both read
+    /// with this, so `explain` refuses exactly what create refuses, in the
+    /// same words.
+    pub fn read_spec(path: &Path) -> Result<Option<(SpecFile, Spec)>, SpecError> {
+        let mut file = match SpecFile::read(path) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e.refusal().map_or(e.into(), SpecError::from)),
+        };
+        let doc = Spec::read(std::mem::take(&mut file.bytes))?;
+        Ok(Some((file, doc)))
+    }
+
     /// Replace config.json with `bytes`, atomically, keeping its mode,
     /// owner and extended attributes (SELinux label, ACLs, `user.*`).
     pub fn replace(&self, bytes: &[u8]) -> Result<(), BundleError> {
@@ -219,7 +209,7 @@ mod tests {
     #[test]
     fn missing_config_is_none() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(read(dir.path()).unwrap().is_none());
+        assert!(SpecFile::read(&dir.path().join(CONFIG)).unwrap().is_none());
     }
 
     #[test]
@@ -227,7 +217,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("real.json"), "{}").unwrap();
         symlink("real.json", dir.path().join(CONFIG)).unwrap();
-        let e = read(dir.path()).unwrap_err();
+        let e = SpecFile::read(&dir.path().join(CONFIG)).unwrap_err();
         assert!(matches!(e, BundleError::Symlink { .. }));
         assert!(e.to_string().contains("symbolic link"));
     }
@@ -237,7 +227,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         nix::unistd::mkfifo(&dir.path().join(CONFIG), nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(matches!(
-            read(dir.path()).unwrap_err(),
+            SpecFile::read(&dir.path().join(CONFIG)).unwrap_err(),
             BundleError::NotRegular { .. }
         ));
     }
@@ -251,7 +241,7 @@ mod tests {
             .unwrap()
             .set_len(100 << 30)
             .unwrap();
-        let e = read(dir.path()).unwrap_err();
+        let e = SpecFile::read(&dir.path().join(CONFIG)).unwrap_err();
         assert!(matches!(e, BundleError::TooLarge { .. }), "{e}");
         let r = e.refusal().unwrap();
         assert_eq!(r.field, p.display().to_string());
@@ -262,7 +252,11 @@ mod tests {
             .set_len(userns_hostnet_engine::strict::MAX_BYTES)
             .unwrap();
         assert_eq!(
-            read(dir.path()).unwrap().unwrap().bytes.len() as u64,
+            SpecFile::read(&dir.path().join(CONFIG))
+                .unwrap()
+                .unwrap()
+                .bytes
+                .len() as u64,
             userns_hostnet_engine::strict::MAX_BYTES
         );
     }
@@ -273,7 +267,7 @@ mod tests {
         let p = dir.path().join(CONFIG);
         std::fs::write(&p, "{}").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let cfg = read(dir.path()).unwrap().unwrap();
+        let cfg = SpecFile::read(&dir.path().join(CONFIG)).unwrap().unwrap();
         cfg.replace(b"{\"a\":1}").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\":1}");
         assert_eq!(

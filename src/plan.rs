@@ -5,6 +5,7 @@
 //! ranges) before the rules run.
 
 use crate::host;
+use crate::runtime::RealRuntime;
 use std::path::Path;
 use userns_hostnet_engine::{
     Decided, Decision, HostFacts, Plan, Policy, Refusal, RroSupport, Spec,
@@ -14,7 +15,7 @@ use userns_hostnet_engine::{
 #[derive(Debug, Clone, Copy)]
 pub enum Rro<'a> {
     /// Ask this runtime (cached per binary).
-    Probe(&'a Path),
+    Probe(&'a RealRuntime),
     /// Assume it works: the createRuntime hook makes the tree read-only
     /// itself, and `explain` without a runtime says it assumed so.
     Assume,
@@ -57,6 +58,30 @@ impl Prepared {
         policy: &Policy,
         rro: Rro<'_>,
     ) -> Result<Plan, Refusal> {
+        self.evaluate_in(bundle, policy, rro, true)
+    }
+
+    /// [`Prepared::evaluate`] of a spec whose rootfs is not there (a
+    /// config.json copied out of its bundle): the mount destinations are
+    /// judged by their text, not resolved in the rootfs. For `explain`
+    /// alone, which warns that it did so; the wrapper and the hooks refuse
+    /// a destination they cannot resolve.
+    pub fn evaluate_without_rootfs(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+    ) -> Result<Plan, Refusal> {
+        self.evaluate_in(bundle, policy, rro, false)
+    }
+
+    fn evaluate_in(
+        self,
+        bundle: Option<&Path>,
+        policy: &Policy,
+        rro: Rro<'_>,
+        resolve_destinations: bool,
+    ) -> Result<Plan, Refusal> {
         let Prepared { decided, mut facts } = self;
         if decided.decision.has_user_namespace() {
             host::add_policy_facts(&mut facts, policy);
@@ -64,7 +89,9 @@ impl Prepared {
         if decided.decision.converts() {
             let bases = relative_bases(bundle, rro);
             facts.host_sys_sources = host::host_sys_sources(&decided.spec, &bases);
-            facts.mount_destinations = host::mount_destinations(&decided.spec, bundle, &bases);
+            if resolve_destinations {
+                facts.mount_destinations = host::mount_destinations(&decided.spec, bundle, &bases);
+            }
         }
         facts.rro = match rro {
             Rro::Probe(runtime) if decided.decision.converts() => host::rro_support(runtime),
@@ -79,20 +106,15 @@ impl Prepared {
     }
 }
 
-/// Where the runtime resolves a relative bind source. runc and crun work
-/// in the bundle directory (runc joins the source to it, crun chdirs
-/// there); youki (0.7.0 seen) canonicalizes it in the working directory
-/// it was started in, the wrapper's own. For any runtime but runc and
-/// crun both are resolved, and the worse kept. The hooks, which do not
-/// know the runtime, resolve in the bundle the state names.
+/// Where the runtime resolves a relative bind source: in the bundle
+/// directory, or for a runtime that does not
+/// ([`crate::runtime::Kind::resolves_sources_in_bundle`]) in the bundle
+/// and in its working directory, and the worse kept. The hooks, which do
+/// not know the runtime, resolve in the bundle the state names.
 fn relative_bases<'a>(bundle: Option<&'a Path>, rro: Rro<'_>) -> Vec<&'a Path> {
     let mut bases: Vec<&Path> = bundle.into_iter().collect();
     if let Rro::Probe(runtime) = rro {
-        let name = crate::runtime::resolved_name(runtime);
-        if !matches!(
-            name.as_deref().and_then(|n| n.to_str()),
-            Some("runc" | "crun")
-        ) {
+        if !runtime.kind.resolves_sources_in_bundle() {
             bases.push(Path::new("."));
         }
     }
@@ -142,6 +164,35 @@ mod tests {
             .and_then(|p| p.evaluate(None, &Policy::default(), Rro::Assume))
             .unwrap();
         assert_eq!(plan.decision, Decision::HostNetwork);
+        assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
+    }
+
+    /// A bundle without its rootfs: the destinations cannot be resolved,
+    /// so [`Prepared::evaluate`] (the wrapper's) refuses; only the
+    /// evaluation without the rootfs, explain's, converts.
+    #[test]
+    fn without_the_rootfs_only_the_evaluation_that_skips_it_converts() {
+        let bundle = tempfile::tempdir().unwrap();
+        let spec = json!({
+            "root": {"path": "rootfs"},
+            "process": {"capabilities": {}},
+            "linux": {
+                "namespaces": [{"type": "user"}, {"type": "mount"}],
+                "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}],
+                "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]
+            },
+            "mounts": [{"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid"]}]
+        });
+        let refused = prepare(doc(spec.clone()))
+            .and_then(|p| p.evaluate(Some(bundle.path()), &Policy::default(), Rro::Assume))
+            .unwrap_err();
+        assert_eq!(refused.rule, "destination-links");
+        assert_eq!(refused.field, "mounts[0].destination");
+        let plan = prepare(doc(spec))
+            .and_then(|p| {
+                p.evaluate_without_rootfs(Some(bundle.path()), &Policy::default(), Rro::Assume)
+            })
+            .unwrap();
         assert_eq!(plan.spec.to_value().unwrap()["mounts"][0]["type"], "bind");
     }
 }

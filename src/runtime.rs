@@ -78,13 +78,167 @@ pub fn named_by_own_name(argv0: &OsStr) -> Option<OsString> {
     (!name.is_empty()).then(|| OsStr::from_bytes(name).to_os_string())
 }
 
-/// Whose command-line rules the real runtime follows, by its file name
-/// with links resolved (`/usr/bin/runc` -> runc, a link to crun -> crun);
-/// anything else gets the strict reading.
-pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
-    resolved_name(runtime).map_or(crate::argv::Dialect::Strict, |n| {
-        crate::argv::Dialect::from_file_name(&n)
-    })
+/// The real runtime the wrapper becomes: its path, as found, and its
+/// kind. Made once, at start, and handed to argv, the plan, the host
+/// facts, the records and the probe: nothing else reads the runtime's
+/// name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealRuntime {
+    pub path: PathBuf,
+    pub kind: Kind,
+}
+
+impl RealRuntime {
+    /// `path` with its kind read from the file name it resolves to: one
+    /// `readlink` per link of its last component.
+    pub fn of(path: PathBuf) -> RealRuntime {
+        let kind = Kind::named(resolved_name(&path).as_deref());
+        RealRuntime { path, kind }
+    }
+
+    /// `path` for a command line the wrapper passes through (`state`,
+    /// `kill`, `features`, ...): its name is not read, as nothing on that
+    /// path asks for the kind; it is [`Kind::Other`].
+    pub fn passing_through(path: PathBuf) -> RealRuntime {
+        RealRuntime {
+            path,
+            kind: Kind::Other,
+        }
+    }
+}
+
+/// Which runtime, by its file name with links resolved (`/usr/bin/runc`
+/// is runc, a link to crun is crun): what the wrapper knows of how it
+/// reads its command line, where it keeps its state and in which format,
+/// and how it departs from the spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Runc,
+    Crun,
+    Youki,
+    /// Any other: its command line gets the strict reading, its default
+    /// root and its state file are not known (its containers are known by
+    /// root and id alone).
+    Other,
+}
+
+impl Kind {
+    /// By a name: the runtime's file name, links resolved; a record's
+    /// `runtime` line; the first word of a `--version` answer.
+    pub fn named(name: Option<&OsStr>) -> Kind {
+        match name.map(OsStr::as_bytes) {
+            Some(b"runc") => Kind::Runc,
+            Some(b"crun") => Kind::Crun,
+            Some(b"youki") => Kind::Youki,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The word [`Kind::named`] reads back (a record's `runtime` line).
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Runc => "runc",
+            Kind::Crun => "crun",
+            Kind::Youki => "youki",
+            Kind::Other => "other",
+        }
+    }
+
+    /// Whose command-line rules it follows: runc's and crun's their own,
+    /// any other only what both read alike.
+    pub fn dialect(self) -> crate::argv::Dialect {
+        match self {
+            Kind::Runc => crate::argv::Dialect::Runc,
+            Kind::Crun => crate::argv::Dialect::Crun,
+            Kind::Youki | Kind::Other => crate::argv::Dialect::Strict,
+        }
+    }
+
+    /// The state root the runtime uses without `--root`, as each computes
+    /// it for the user the wrapper runs as; `None` when not known.
+    pub fn default_root(self) -> Option<PathBuf> {
+        let xdg = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty());
+        let root = nix::unistd::geteuid().is_root();
+        let honours_xdg = match self {
+            // runc honours XDG_RUNTIME_DIR only when not root.
+            Kind::Runc => !root,
+            // crun whenever it is set.
+            Kind::Crun => true,
+            Kind::Youki => !root,
+            Kind::Other => return None,
+        };
+        Some(match xdg {
+            Some(x) if honours_xdg => Path::new(&x).join(self.word()),
+            _ => Path::new("/run").join(self.word()),
+        })
+    }
+
+    /// The state file in a container's directory and how the runtime
+    /// reads it: the member naming the init's pid, the one naming its
+    /// start time if any, and whether keys are matched as Go's
+    /// encoding/json matches them (without case, the last one winning).
+    pub fn state_format(self) -> StateFormat {
+        match self {
+            Kind::Runc => StateFormat {
+                file: "state.json",
+                pid: "init_process_pid",
+                start: Some("init_process_start"),
+                go: true,
+            },
+            Kind::Crun => StateFormat {
+                file: "status",
+                pid: "pid",
+                start: Some("process-start-time"),
+                go: false,
+            },
+            Kind::Youki | Kind::Other => StateFormat {
+                file: "state.json",
+                pid: "pid",
+                start: None,
+                go: false,
+            },
+        }
+    }
+
+    /// runc and crun resolve a relative bind source in the bundle
+    /// directory (runc joins the source to it, crun chdirs there); youki
+    /// (0.7.0 seen) canonicalizes it in the working directory it was
+    /// started in, the wrapper's own, and another runtime may do either.
+    pub fn resolves_sources_in_bundle(self) -> bool {
+        matches!(self, Kind::Runc | Kind::Crun)
+    }
+
+    /// youki (0.7.0 measured) mounts a container's cgroup v1 hierarchies
+    /// read-write, its `ro` ignored; on a cgroup v2 host it mounts
+    /// cgroup2 read-only as asked.
+    pub fn cgroup_v1_mounts_writable(self) -> bool {
+        self == Kind::Youki
+    }
+
+    /// The first version (major, minor) that knows the `rro` mount option;
+    /// `None` for a runtime not known to.
+    pub fn rro_since(self) -> Option<(u64, u64)> {
+        match self {
+            Kind::Runc => Some((1, 1)),
+            Kind::Crun => Some((1, 4)),
+            Kind::Youki => Some((0, 3)),
+            Kind::Other => None,
+        }
+    }
+}
+
+/// Where and how a runtime keeps the state of a container
+/// ([`Kind::state_format`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateFormat {
+    /// The file in the container's directory under the root.
+    pub file: &'static str,
+    /// The member that names the init's pid.
+    pub pid: &'static str,
+    /// The member that names its start time, if the runtime writes one.
+    pub start: Option<&'static str>,
+    /// Keys matched without case, the last one winning (Go).
+    pub go: bool,
 }
 
 /// The file name `runtime.canonicalize()` ends in (the path itself when it
@@ -94,7 +248,7 @@ pub fn dialect(runtime: &Path) -> crate::argv::Dialect {
 /// one per component). A link whose target does not end in a plain name
 /// (`..`, `.`, `/`), or an error other than "no such file", is left to
 /// canonicalize itself.
-pub fn resolved_name(runtime: &Path) -> Option<OsString> {
+fn resolved_name(runtime: &Path) -> Option<OsString> {
     let slow = || {
         let real = runtime
             .canonicalize()
@@ -325,8 +479,9 @@ mod tests {
     use std::fs;
 
     #[test]
-    fn dialect_by_the_name_links_resolve_to() {
+    fn the_kind_by_the_name_links_resolve_to() {
         use crate::argv::Dialect;
+        let dialect = |p: &Path| RealRuntime::of(p.to_owned()).kind.dialect();
         let dir = tempfile::tempdir().unwrap();
         let crun = exe(dir.path(), "crun");
         let runc = exe(dir.path(), "runc");
@@ -341,6 +496,17 @@ mod tests {
         assert_eq!(dialect(&sub.join("runc")), Dialect::Crun);
         std::os::unix::fs::symlink(&other, sub.join("crun")).unwrap();
         assert_eq!(dialect(&sub.join("crun")), Dialect::Strict);
+    }
+
+    #[test]
+    fn the_dialect_by_file_name() {
+        use crate::argv::Dialect;
+        let dialect = |n: &str| Kind::named(Some(OsStr::new(n))).dialect();
+        assert_eq!(dialect("runc"), Dialect::Runc);
+        assert_eq!(dialect("crun"), Dialect::Crun);
+        for other in ["youki", "runc.real", "crun-vm", "stub-runtime", ""] {
+            assert_eq!(dialect(other), Dialect::Strict);
+        }
     }
 
     #[test]

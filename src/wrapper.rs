@@ -11,9 +11,9 @@ use crate::bundle::{self, BundleError};
 use crate::config::{self, ConfigError, NodeConfig};
 use crate::decisionlog::{Ending, Entry, PodName};
 use crate::plan::{self, Rro};
-use crate::records::{self, RecordError, Records, Target};
+use crate::records::{RecordError, Records, Target};
 use crate::runclog;
-use crate::runtime::{self, LookupError, NamedBy};
+use crate::runtime::{self, Kind, LookupError, NamedBy, RealRuntime};
 use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -87,22 +87,22 @@ fn become_runtime(
         Some(Err(_)) => NodeConfig::default().runtime,
         None => Vec::new(),
     };
-    let runtime = runtime::find(
+    let path = runtime::find(
         named.as_ref().map(|(v, by)| (v.as_os_str(), *by)),
         &candidates,
     )?;
-    // The command line as the runtime exec'd will read it, when it may
-    // name a subcommand the wrapper acts on (a pass-through such as
-    // `state` resolves nothing more).
-    let mut kind = records::Runtime::Other;
-    if argv::may_act_on(args) {
-        let name = runtime::resolved_name(&runtime);
-        kind = records::Runtime::from_file_name(name.as_deref());
-        let dialect = name.map_or(Dialect::Strict, |n| Dialect::from_file_name(&n));
+    // The runtime's kind and the command line as the runtime exec'd will
+    // read it, when it may name a subcommand the wrapper acts on (a
+    // pass-through such as `state` resolves nothing more).
+    let runtime = if argv::may_act_on(args) {
+        let runtime = RealRuntime::of(path);
         let argv0 = inv.argv0.take();
-        *inv = argv::scan(args, dialect);
+        *inv = argv::scan(args, runtime.kind.dialect());
         inv.argv0 = argv0;
-    }
+        runtime
+    } else {
+        RealRuntime::passing_through(path)
+    };
     let inv = &*inv;
     let (config, broken) = match (inv.creating, loaded) {
         // A broken config file must not stop state, kill or delete (pods
@@ -133,31 +133,39 @@ fn become_runtime(
                 bundle,
                 (config, broken),
                 &runtime,
-                |plan| remember(&records, inv, kind, plan, config.policy.net_capabilities),
+                |plan| {
+                    remember(
+                        &records,
+                        inv,
+                        runtime.kind,
+                        plan,
+                        config.policy.net_capabilities,
+                    )
+                },
             ),
         };
-        log_decision(inv, creating, bundle, &runtime, config, &outcome);
+        log_decision(inv, creating, bundle, &runtime.path, config, &outcome);
         // execve frees the whole address space at once; freeing a large
         // spec value by value first would only add to every create.
         std::mem::forget(outcome?);
     } else if let Some(exec) = &inv.exec {
-        if let Some(hardened) = harden_exec(&records, inv, kind, exec, args)? {
+        if let Some(hardened) = harden_exec(&records, inv, runtime.kind, exec, args)? {
             argv = Cow::Owned(hardened);
         }
     } else if inv.subcommand.as_deref() == Some(OsStr::new("start")) {
-        records.bind_created();
+        records.bind_pending();
     } else if inv.subcommand.as_deref() == Some(OsStr::new("delete")) {
         if let Some(id) = &inv.container_id {
-            records.release(&target(inv, kind, id));
+            records.release(&target(inv, runtime.kind, id));
         }
     }
     if is_version_request(inv, args) {
-        return version(&runtime, args);
+        return version(&runtime.path, args);
     }
-    debug!(runtime = %runtime.display(), "exec");
-    let source = runtime::exec(&runtime, &argv);
+    debug!(runtime = %runtime.path.display(), "exec");
+    let source = runtime::exec(&runtime.path, &argv);
     Err(Failure::Exec {
-        path: runtime,
+        path: runtime.path,
         source,
     })
 }
@@ -243,25 +251,24 @@ fn warn_defaults(inv: &Invocation, e: &ConfigError) {
 fn remember(
     records: &Records,
     inv: &Invocation,
-    kind: records::Runtime,
+    kind: Kind,
     plan: Option<&Plan>,
     policy: NetCapabilities,
 ) -> Result<(), Failure> {
     let Some(id) = &inv.container_id else {
         return Ok(());
     };
-    let t = target(inv, kind, id);
     match plan {
         Some(p) if p.decision.converts() => records
-            .mark(&t, policy)
+            .mark(&target(inv, kind, id), policy)
             .map_err(|e| record_failure("create", e))?,
-        _ => records.forget(&t),
+        _ => records.bind_pending(),
     }
     Ok(())
 }
 
 /// The container a command line names, for the records.
-fn target<'a>(inv: &'a Invocation, runtime: records::Runtime, id: &'a OsStr) -> Target<'a> {
+fn target<'a>(inv: &'a Invocation, runtime: Kind, id: &'a OsStr) -> Target<'a> {
     Target {
         runtime,
         root: inv.root.as_deref(),
@@ -286,7 +293,7 @@ fn record_failure(word: &'static str, e: RecordError) -> Failure {
 fn harden_exec(
     records: &Records,
     inv: &Invocation,
-    kind: records::Runtime,
+    kind: Kind,
     exec: &argv::Exec,
     args: &[OsString],
 ) -> Result<Option<Vec<OsString>>, Failure> {
@@ -374,7 +381,7 @@ fn harden_process_file(path: &Path, policy: NetCapabilities) -> Result<(), Failu
             format!("the process file: {}: {}", r.field, r.message),
         )
     };
-    let mut file = match bundle::read_file(path.to_owned()) {
+    let mut file = match bundle::SpecFile::read(path) {
         Ok(Some(file)) => file,
         // The runtime reports a missing process file in its own words.
         Ok(None) => return Ok(()),
@@ -409,10 +416,10 @@ pub fn prepare_spec(
     spec: &Path,
     bundle: &Path,
     (config, broken): (&NodeConfig, Option<ConfigError>),
-    runtime: &Path,
+    runtime: &RealRuntime,
     before_write: impl FnOnce(Option<&Plan>) -> Result<(), Failure>,
 ) -> Result<Option<Plan>, Failure> {
-    let Some((file, doc)) = bundle::read_spec(spec)? else {
+    let Some((file, doc)) = bundle::SpecFile::read_spec(spec)? else {
         debug!(spec = %spec.display(), "no spec file: passing through");
         if let Some(e) = &broken {
             warn!("config: {e}: no spec file: the defaults' runtime runs");
@@ -463,7 +470,7 @@ fn log_decision(
     // A refused spec's plan is gone: its annotations are read again, on
     // this path alone, to name the pod.
     if let Err(Failure::Refused(_)) = outcome {
-        if let Ok(Some((_, doc))) = bundle::read_spec(&spec) {
+        if let Ok(Some((_, doc))) = bundle::SpecFile::read_spec(&spec) {
             entry.pod = PodName::of(&doc);
         }
     }

@@ -585,3 +585,190 @@ fn output_is_reported_as_what_was_written() {
     assert_eq!(code, 2);
     assert_eq!(v["error"]["field"], bad.to_str().unwrap());
 }
+
+/// The warning explain gives for a spec without its rootfs, `why` it
+/// is not there.
+fn unchecked(why: &str) -> String {
+    format!("the mount destinations could not be checked against the rootfs: {why}; the wrapper resolves each one in the rootfs, and refuses one that a symbolic link there leads to or away from /sys, or that it cannot resolve")
+}
+
+/// A config.json copied out of its bundle: no rootfs beside it. explain
+/// shows the conversion, exit 0, and warns that the destinations were not
+/// checked; the wrapper's create on the same directory still refuses it.
+#[test]
+fn a_spec_without_its_rootfs_is_explained_with_a_warning() {
+    let env = Env::new();
+    let original = fixture("podman-userns-hostnet.json");
+    let bare = env.dir.path().join("copied");
+    std::fs::create_dir(&bare).unwrap();
+    let spec = bare.join("config.json");
+    std::fs::write(&spec, &original).unwrap();
+    let rootfs = bare.join("rootfs");
+
+    let out = env.explain(&[spec.to_str().unwrap()]);
+    let t = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{t}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t.contains("would start, CONVERTED (2 changes)"), "{t}");
+    assert!(t.contains("[sysfs] mounts[2]"), "{t}");
+    assert!(
+        t.contains(&format!(
+            "\nwarning: {}\n",
+            unchecked(&format!("{} is not there", rootfs.display()))
+        )),
+        "{t}"
+    );
+    assert!(!t.contains("refused"), "{t}");
+
+    let (code, v) = env.json(&[spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["would_start"], true);
+    assert_eq!(v["changed"], true);
+    assert_eq!(v["refused"], Value::Null);
+    assert_eq!(
+        rules(&v),
+        ["sysfs", "capabilities", "capabilities", "capabilities"]
+    );
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        warnings,
+        [unchecked(&format!("{} is not there", rootfs.display()))],
+        "{v}"
+    );
+    // --output writes what the wrapper would write with a rootfs there.
+    let out_file = env.dir.path().join("converted.json");
+    let (code, v) = env.json(&[
+        "--output",
+        out_file.to_str().unwrap(),
+        spec.to_str().unwrap(),
+    ]);
+    assert_eq!((code, &v["output_result"]), (0, &json!("converted")), "{v}");
+    let with_rootfs = env.bundle("with-rootfs", &original);
+    let (_, v) = env.json(&[
+        "--output",
+        env.dir.path().join("with-rootfs.json").to_str().unwrap(),
+        with_rootfs.to_str().unwrap(),
+    ]);
+    assert_eq!(v["warnings"], json!([]), "{v}");
+    assert_eq!(
+        std::fs::read(&out_file).unwrap(),
+        std::fs::read(env.dir.path().join("with-rootfs.json")).unwrap()
+    );
+
+    // The wrapper gains none of it: no rootfs, no container.
+    let by_wrapper = wrapper_line(&env, &bare);
+    assert!(
+        by_wrapper.contains(
+            "destination-links: mounts[0].destination: \"/proc\" cannot be resolved in the rootfs"
+        ),
+        "{by_wrapper}"
+    );
+    assert_eq!(std::fs::read(&spec).unwrap(), original);
+}
+
+/// Standard input has no bundle: a relative root.path names no rootfs,
+/// and the spec is explained with the same warning.
+#[test]
+fn standard_input_with_a_relative_rootfs_is_explained_with_a_warning() {
+    let env = Env::new();
+    let mut child = env
+        .cmd(TOOL)
+        .args(["explain", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&fixture("podman-userns-hostnet.json"))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(
+        v["warnings"],
+        json!([unchecked(
+            "root.path \"rootfs\" is relative and the bundle directory is not known"
+        )]),
+        "{v}"
+    );
+}
+
+/// With its rootfs, a spec is judged as the wrapper judges it: a
+/// destination a link in the rootfs leads to /sys is refused by both,
+/// with the same line; the same spec copied out of the bundle is
+/// explained, the warning saying what was not checked. A spec that needs
+/// no conversion gets no warning: nothing is resolved for it.
+#[test]
+fn with_its_rootfs_a_spec_is_judged_as_the_wrapper_judges_it() {
+    let env = Env::new();
+    let mut spec: Value = serde_json::from_slice(&fixture("podman-userns-hostnet.json")).unwrap();
+    spec["mounts"].as_array_mut().unwrap().push(json!({
+        "destination": "/hsys",
+        "type": "bind",
+        "source": "/tmp",
+        "options": ["rbind", "rw"]
+    }));
+    let bytes = serde_json::to_vec_pretty(&spec).unwrap();
+    let b = env.bundle("linked", &bytes);
+    std::os::unix::fs::symlink("sys", b.join("rootfs/hsys")).unwrap();
+    let by_wrapper = wrapper_line(&env, &b);
+    assert!(
+        by_wrapper
+            .contains("destination-links: mounts[10].destination: \"/hsys\" resolves to /sys"),
+        "{by_wrapper}"
+    );
+    let out = env.explain(&[b.to_str().unwrap()]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(
+            "refused: [destination-links] mounts[10].destination: \"/hsys\" resolves to /sys"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("warning:"), "{t}");
+    let (code, v) = env.json(&[b.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(v["refused"]["rule"], "destination-links");
+    assert_eq!(v["warnings"], json!([]));
+
+    let copied = env.dir.path().join("copied");
+    std::fs::create_dir(&copied).unwrap();
+    std::fs::write(copied.join("config.json"), &bytes).unwrap();
+    let (code, v) = env.json(&[copied.join("config.json").to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["warnings"],
+        json!([unchecked(&format!(
+            "{} is not there",
+            copied.join("rootfs").display()
+        ))]),
+        "{v}"
+    );
+
+    let own = env.dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::write(
+        own.join("config.json"),
+        fixture("podman-userns-ownnet.json"),
+    )
+    .unwrap();
+    let (code, v) = env.json(&[own.join("config.json").to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["needs_conversion"], false);
+    assert_eq!(v["warnings"], json!([]), "{v}");
+}

@@ -454,8 +454,8 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         userns_hostnet::records::Records::system()
             .lookup(&userns_hostnet::records::Target {
                 runtime: match runtime {
-                    Runtime::Crun => userns_hostnet::records::Runtime::Crun,
-                    _ => userns_hostnet::records::Runtime::Runc,
+                    Runtime::Crun => userns_hostnet::runtime::Kind::Crun,
+                    _ => userns_hostnet::runtime::Kind::Runc,
                 },
                 root: Some(root.as_os_str()),
                 id: std::ffi::OsStr::new(&id),

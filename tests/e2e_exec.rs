@@ -19,9 +19,9 @@ fn record_of(
     id: &str,
 ) -> Option<userns_hostnet_engine::policy::NetCapabilities> {
     let kind = match runtime {
-        Runtime::Crun => userns_hostnet::records::Runtime::Crun,
-        Runtime::Youki => userns_hostnet::records::Runtime::Youki,
-        _ => userns_hostnet::records::Runtime::Runc,
+        Runtime::Crun => userns_hostnet::runtime::Kind::Crun,
+        Runtime::Youki => userns_hostnet::runtime::Kind::Youki,
+        _ => userns_hostnet::runtime::Kind::Runc,
     };
     userns_hostnet::records::Records::system()
         .lookup(&userns_hostnet::records::Target {

@@ -3,6 +3,8 @@
 
 use super::*;
 
+mod exec;
+
 fn argv(s: &str) -> Vec<OsString> {
     s.split_whitespace().map(OsString::from).collect()
 }
@@ -417,15 +419,6 @@ fn the_spec_file_crun_reads() {
 }
 
 #[test]
-fn runtime_by_file_name() {
-    assert_eq!(Dialect::from_file_name(OsStr::new("runc")), Dialect::Runc);
-    assert_eq!(Dialect::from_file_name(OsStr::new("crun")), Dialect::Crun);
-    for other in ["youki", "runc.real", "crun-vm", "stub-runtime", ""] {
-        assert_eq!(Dialect::from_file_name(OsStr::new(other)), Dialect::Strict);
-    }
-}
-
-#[test]
 fn globals_in_every_form_each_runtime_takes() {
     let runc = super::scan(
         &argv("-root /r -log=/l -log-format json --debug run -d -b /bundle ctr"),
@@ -466,19 +459,6 @@ fn the_log_file_is_known_even_when_refused() {
         assert_eq!(inv.log_file, Some(PathBuf::from("/l")), "{d:?}");
         assert_eq!(inv.log_format, LogFormat::Json, "{d:?}");
     }
-}
-
-#[test]
-fn exec_under_crun_abbreviations_finds_the_state_directory() {
-    let inv = super::scan(
-        &argv("--roo /r exec --cap CAP_NET_RAW c1 sh"),
-        Dialect::Crun,
-    );
-    assert_eq!(inv.root, Some("/r".into()));
-    assert_eq!(inv.container_id, Some("c1".into()));
-    assert_eq!(inv.exec.unwrap().caps.len(), 1);
-    let inv = super::scan(&argv("--rootless /r exec c1 sh"), Dialect::Crun);
-    assert_eq!(inv.root, Some("/r".into()));
 }
 
 #[test]
@@ -562,71 +542,6 @@ fn other_subcommands_pass_through() {
 }
 
 #[test]
-fn exec_as_containerd_and_cri_o_call_it() {
-    // The generic exec scan, for a runtime that is neither runc nor crun.
-    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
-    let inv = strict(&argv(
-        "--root /run/containerd/runc/k8s.io --log /b/log.json --log-format json exec --process /tmp/runc-process123 --detach --pid-file /b/p.pid c1",
-    ));
-    assert_eq!(inv.creating, None);
-    assert_eq!(inv.root, Some("/run/containerd/runc/k8s.io".into()));
-    assert_eq!(inv.container_id, Some("c1".into()));
-    let exec = inv.exec.unwrap();
-    assert_eq!(exec.process, Some(PathBuf::from("/tmp/runc-process123")));
-    assert!(exec.caps.is_empty());
-    assert_eq!(exec.unknown_option, None);
-    let inv = strict(&argv("--root=/r exec -p=/p.json -d c2"));
-    assert_eq!(inv.root, Some("/r".into()));
-    assert_eq!(inv.container_id, Some("c2".into()));
-    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p.json")));
-}
-
-#[test]
-fn exec_caps_in_every_form_with_their_place() {
-    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
-    let args = argv("exec --cap CAP_NET_RAW -c NET_ADMIN --cap=cap_net_bind_service -c12 -c=13 --ca 10 -t c1 sh -c --cap");
-    let inv = strict(&args);
-    let exec = inv.exec.unwrap();
-    let got: Vec<(usize, usize, &str)> = exec
-        .caps
-        .iter()
-        .map(|c| (c.at, c.len, c.value.to_str().unwrap()))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            (1, 2, "CAP_NET_RAW"),
-            (3, 2, "NET_ADMIN"),
-            (5, 1, "cap_net_bind_service"),
-            (6, 1, "12"),
-            (7, 1, "13"),
-            (8, 2, "10"),
-        ]
-    );
-    assert_eq!(inv.container_id, Some("c1".into()));
-    assert_eq!(exec.unknown_option, None);
-}
-
-#[test]
-fn exec_with_an_unknown_option_keeps_both_candidate_ids() {
-    let strict = |a: &[OsString]| super::scan(a, Dialect::Strict);
-    let inv = strict(&argv("exec --frob x c1 sh"));
-    let exec = inv.exec.unwrap();
-    assert_eq!(exec.unknown_option, Some("--frob".into()));
-    assert_eq!(inv.container_id, Some("x".into()));
-    assert_eq!(exec.next_word, Some("c1".into()));
-    // An ambiguous prefix and bundled short flags are unknown too.
-    for a in ["exec --p x c1", "exec -dt c1"] {
-        assert!(
-            strict(&argv(a)).exec.unwrap().unknown_option.is_some(),
-            "{a}"
-        );
-    }
-    let inv = strict(&argv("exec -- c3 sh"));
-    assert_eq!(inv.container_id, Some("c3".into()));
-}
-
-#[test]
 fn delete_finds_the_id() {
     let inv = scan(&argv("--root /r delete --force c9"));
     assert_eq!(inv.container_id, Some("c9".into()));
@@ -685,84 +600,6 @@ fn a_long_command_line_is_read() {
         assert_eq!(inv.problem, None, "{d:?}");
         assert_eq!(inv.bundle, Some(PathBuf::from("/b")), "{d:?}");
     }
-}
-
-/// `exec` as each runtime reads it: the id, the process file and every
-/// `--cap` with its place.
-#[test]
-fn exec_per_runtime() {
-    let caps = |inv: &Invocation| -> Vec<(usize, usize, String, bool)> {
-        inv.exec
-            .as_ref()
-            .unwrap()
-            .caps
-            .iter()
-            .map(|c| {
-                (
-                    c.at,
-                    c.len,
-                    c.value.to_string_lossy().into_owned(),
-                    c.grouped,
-                )
-            })
-            .collect()
-    };
-    let cap = |at, len, v: &str, g| (at, len, v.to_owned(), g);
-    // Go's flag: one or two dashes, whole names, `-name=value`.
-    let inv = super::scan(
-        &argv("exec --cap A --cap=B -cap C c1 sh -c --cap"),
-        Dialect::Runc,
-    );
-    assert_eq!(inv.container_id, Some("c1".into()));
-    assert_eq!(
-        caps(&inv),
-        [
-            cap(1, 2, "A", false),
-            cap(3, 1, "B", false),
-            cap(4, 2, "C", false)
-        ]
-    );
-    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Runc);
-    assert_eq!(inv.container_id, Some("c1".into()));
-    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("/p")));
-    // argp: `-process /p c1` is the process file `rocess` in container /p.
-    let inv = super::scan(&argv("exec -process /p c1"), Dialect::Crun);
-    assert_eq!(inv.container_id, Some("/p".into()));
-    assert_eq!(inv.exec.unwrap().process, Some(PathBuf::from("rocess")));
-    // argp: prefixes, `-cCAP`, `-c=CAP` (the value `=CAP`), grouped.
-    let inv = super::scan(&argv("exec --ca A -cB -c=C -dcD c1 sh"), Dialect::Crun);
-    assert_eq!(inv.container_id, Some("c1".into()));
-    assert_eq!(
-        caps(&inv),
-        [
-            cap(1, 2, "A", false),
-            cap(3, 1, "B", false),
-            cap(4, 1, "=C", false),
-            cap(5, 1, "D", true)
-        ]
-    );
-    // crun's --tty takes an optional value: `-tc X` is a tty, and X the id.
-    let inv = super::scan(&argv("exec -tc CAP_NET_RAW c1"), Dialect::Crun);
-    assert_eq!(inv.container_id, Some("CAP_NET_RAW".into()));
-    assert!(caps(&inv).is_empty());
-    // A command line the runtime refuses (runc: -c and --cap together; an
-    // ambiguous prefix in crun) gets the generic scan.
-    for (a, d) in [
-        ("exec --cap A -c B c1", Dialect::Runc),
-        ("exec --p x c1", Dialect::Crun),
-        ("exec --frob x c1 sh", Dialect::Runc),
-    ] {
-        assert_eq!(
-            super::scan(&argv(a), d).exec,
-            super::scan(&argv(a), Dialect::Strict).exec,
-            "{a}"
-        );
-    }
-    // Help execs nothing.
-    let inv = super::scan(&argv("exec --help c1"), Dialect::Crun);
-    assert_eq!(inv.container_id, None);
-    let inv = super::scan(&argv("exec -h c1"), Dialect::Runc);
-    assert_eq!(inv.container_id, None);
 }
 
 /// Every command line of up to four words from a vocabulary of the tricky
@@ -983,17 +820,4 @@ fn runc_versions_read_alike_or_refused() {
         wrong.len(),
         wrong.join("\n")
     );
-}
-
-/// `exec --pidfd-socket` (runc 1.2 and later), as containerd's shim passes
-/// it with go-runc's PidfdSocket: the process file and the id are found.
-#[test]
-fn exec_with_a_pidfd_socket_under_runc() {
-    let args = argv("--root /r exec --process /p --pidfd-socket /s --detach --cap CAP_NET_RAW id");
-    let inv = super::scan(&args, Dialect::Runc);
-    let exec = inv.exec.expect("an exec");
-    assert_eq!(exec.process, Some(PathBuf::from("/p")));
-    assert_eq!(exec.unknown_option, None);
-    assert_eq!(exec.caps.len(), 1);
-    assert_eq!(inv.container_id, Some(OsString::from("id")));
 }

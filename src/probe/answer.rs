@@ -1,7 +1,9 @@
 //! Reading a runtime's answers: the `features` document and the first line
 //! of `--version`.
 
+use crate::runtime::Kind;
 use serde::{Deserialize, Serialize};
+use std::ffi::OsStr;
 
 /// Why a `--version` line does not show a runtime that knows `rro`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -42,15 +44,10 @@ pub fn version_knows_rro(first_line: &str) -> Result<String, VersionError> {
             line: printable(first_line),
         });
     };
-    let since = match name {
-        "runc" => (1, 1),
-        "crun" => (1, 4),
-        "youki" => (0, 3),
-        _ => {
-            return Err(VersionError::NotKnown {
-                line: printable(first_line),
-            })
-        }
+    let Some(since) = Kind::named(Some(OsStr::new(name))).rro_since() else {
+        return Err(VersionError::NotKnown {
+            line: printable(first_line),
+        });
     };
     if found >= since {
         Ok(format!(

@@ -23,6 +23,7 @@ mod tests;
 pub mod trial;
 
 use crate::sys::deadline::{run, RunError};
+use crate::sys::mount::kernel_has_mount_setattr;
 use answer::{features_list_rro, version_knows_rro, VersionError};
 use cache::Identity;
 use serde::{Deserialize, Serialize};
@@ -36,9 +37,6 @@ pub const CACHE_DIR: &str = "/run/userns-hostnet";
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The reason given when the kernel cannot do it.
 pub const KERNEL_REASON: &str = "kernel has no mount_setattr (needs 5.12)";
-
-/// Does the kernel have `mount_setattr(2)`?
-pub use crate::sys::mount::kernel_has_mount_setattr as kernel_supports_mount_setattr;
 
 /// Why a runtime is not known to support `rro`, in words an operator can
 /// act on. The settled answers are cached, so they serialize.
@@ -98,7 +96,7 @@ pub fn runtime_knows_rro(runtime: &Path, trials: &Path) -> Result<String, ProbeE
 /// Kernel and runtime together, the runtime's answer from the cache in
 /// `cache_dir` when the binary has not changed since it was asked.
 pub fn rro_support(runtime: &Path, cache_dir: &Path) -> RroSupport {
-    if !kernel_supports_mount_setattr() {
+    if !kernel_has_mount_setattr() {
         return RroSupport::Unsupported(KERNEL_REASON.to_owned());
     }
     match runtime_knows_rro_cached(runtime, cache_dir, PROBE_TIMEOUT) {

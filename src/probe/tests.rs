@@ -375,7 +375,7 @@ fn a_writable_cache_file_is_not_trusted() {
 fn kernel_probe_matches_the_kernel_version() {
     let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     let (major, minor) = major_minor(release.trim()).unwrap();
-    assert_eq!(kernel_supports_mount_setattr(), (major, minor) >= (5, 12));
+    assert_eq!(kernel_has_mount_setattr(), (major, minor) >= (5, 12));
 }
 
 #[test]
@@ -383,7 +383,7 @@ fn rro_support_on_this_host() {
     let d = tempfile::tempdir().unwrap();
     let rt = stub(d.path(), "rt", &echo(NO_RRO_FEATURES), "exit 1");
     let got = rro_support(&rt, &d.path().join("cache"));
-    if kernel_supports_mount_setattr() {
+    if kernel_has_mount_setattr() {
         assert_eq!(
             got,
             RroSupport::Unsupported(format!(
@@ -413,7 +413,7 @@ fn runtimes_like_runc_and_crun_are_supported_and_cached() {
         "echo 'unknown command features' >&2; exit 1",
         "echo 'crun version 1.8.1'; echo 'commit: f8a096be'",
     );
-    let expected = if kernel_supports_mount_setattr() {
+    let expected = if kernel_has_mount_setattr() {
         RroSupport::Supported
     } else {
         RroSupport::Unsupported(KERNEL_REASON.to_owned())

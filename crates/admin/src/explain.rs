@@ -254,21 +254,40 @@ pub fn explain(
     output: Option<&Path>,
 ) -> Result<Explanation, AdminError> {
     let runtime = runtime::choose(None, &config.runtime);
+    let real = runtime.as_ref().ok().cloned().map(runtime::RealRuntime::of);
     let mut warnings = Vec::new();
     // The decision alone, so that a refusal still says what was decided.
     let mut decision = None;
     let result = plan::prepare(doc).and_then(|prepared| {
         decision = Some(prepared.decision().clone());
-        match &runtime {
-            Ok(rt) => prepared.evaluate(bundle, &config.policy, Rro::Probe(rt)),
-            Err(e) => {
+        let rro = match (&real, &runtime) {
+            (Some(rt), _) => Rro::Probe(rt),
+            (None, Ok(_)) => Rro::Assume,
+            (None, Err(e)) => {
                 if prepared.needs_conversion() {
                     warnings.push(format!(
                         "{e}: rro support of the runtime is unknown and assumed; the wrapper itself would fail to start the container"
                     ));
                 }
-                prepared.evaluate(bundle, &config.policy, Rro::Assume)
+                Rro::Assume
             }
+        };
+        // A spec without its rootfs (copied out of its bundle, or read
+        // from standard input) is explained all the same, its mount
+        // destinations unresolved, and said so; a bundle is judged as the
+        // wrapper judges it.
+        let missing = prepared
+            .needs_conversion()
+            .then(|| missing_rootfs(prepared.spec(), bundle))
+            .flatten();
+        match missing {
+            Some(why) => {
+                warnings.push(format!(
+                    "the mount destinations could not be checked against the rootfs: {why}; the wrapper resolves each one in the rootfs, and refuses one that a symbolic link there leads to or away from /sys, or that it cannot resolve"
+                ));
+                prepared.evaluate_without_rootfs(bundle, &config.policy, rro)
+            }
+            None => prepared.evaluate(bundle, &config.policy, rro),
         }
     });
     let mut ex = Explanation {
@@ -323,6 +342,30 @@ pub fn explain(
     Ok(ex)
 }
 
+/// Why the rootfs `spec` names cannot be looked into, when it is not
+/// there: not on this machine, or relative to a bundle directory that is
+/// not known (standard input). `None` when it is there, or when the spec
+/// names none (both judged as the wrapper judges them): a rootfs that is
+/// there but cannot be walked is the wrapper's refusal, not this.
+fn missing_rootfs(spec: &Spec, bundle: Option<&Path>) -> Option<String> {
+    let root = spec.view().get("root")?.get("path")?.as_str()?;
+    let path = match bundle {
+        _ if root.starts_with('/') => PathBuf::from(root),
+        Some(bundle) => bundle.join(root),
+        None => {
+            return Some(format!(
+                "root.path {root:?} is relative and the bundle directory is not known"
+            ))
+        }
+    };
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} is not there", path.display()))
+        }
+        _ => None,
+    }
+}
+
 fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
     ex.would_start = true;
     ex.needs_conversion = Some(plan.decision.converts());
@@ -335,7 +378,7 @@ fn fill_from_plan(ex: &mut Explanation, plan: &Plan) {
 
 /// A bundle directory (its config.json), a file, or `-` for standard
 /// input, read and parsed as the wrapper's create reads config.json
-/// ([`bundle::read_spec`]: no symlink, no FIFO, the size cap, the strict
+/// ([`bundle::SpecFile::read_spec`]: no symlink, no FIFO, the size cap, the strict
 /// reading); the name to show, the bytes and the document.
 fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     if input.as_os_str() == "-" {
@@ -363,7 +406,7 @@ fn read_input(input: &Path, shown: &str) -> Result<(String, Spec), Stop> {
     } else {
         input.to_owned()
     };
-    match bundle::read_spec(&path) {
+    match bundle::SpecFile::read_spec(&path) {
         Ok(Some((_, doc))) => Ok((path.display().to_string(), doc)),
         Ok(None) if meta.is_dir() => Err(Stop::unreadable(
             shown,

@@ -82,8 +82,8 @@ pub enum Outcome {
 /// The whole stage for one state document. `Err` is the line for stderr.
 pub fn create_runtime_with(state_bytes: &[u8]) -> Result<Outcome, HookError> {
     let state = State::parse(state_bytes)?;
-    let file =
-        bundle::read(&state.bundle)?.ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
+    let file = bundle::SpecFile::read(&state.bundle.join(bundle::CONFIG))?
+        .ok_or_else(|| HookError::NoConfig(state.bundle.clone()))?;
     // The runtime read this spec already, but maybe not as the engine
     // would: a spec that two readers could read differently fails here too.
     let doc = Spec::read(file.bytes).map_err(|r| {
@@ -359,7 +359,13 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
     let runtime = runtime::choose(None, &config.runtime);
     let planned = match &runtime {
         Ok(rt) => plan::prepare(doc)
-            .and_then(|p| p.evaluate(None, &config.policy, Rro::Probe(rt)))
+            .and_then(|p| {
+                p.evaluate(
+                    None,
+                    &config.policy,
+                    Rro::Probe(&runtime::RealRuntime::of(rt.clone())),
+                )
+            })
             .map_err(Failed::Refused),
         Err(e) => Err(Failed::Lookup(e.to_string())),
     };

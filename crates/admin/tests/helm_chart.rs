@@ -69,8 +69,12 @@ impl Helm {
     }
 
     fn run(&self, args: &[&str], values: &[(&str, &str)]) -> Out {
+        self.run_chart(&chart(), args, values)
+    }
+
+    fn run_chart(&self, chart: &Path, args: &[&str], values: &[(&str, &str)]) -> Out {
         let mut cmd = Command::new(&self.bin);
-        cmd.args(args).arg(chart());
+        cmd.args(args).arg(chart);
         for (k, v) in values {
             cmd.arg("--set").arg(format!("{k}={v}"));
         }
@@ -79,6 +83,8 @@ impl Helm {
             .env("HELM_CACHE_HOME", h.join("cache"))
             .env("HELM_CONFIG_HOME", h.join("config"))
             .env("HELM_DATA_HOME", h.join("data"))
+            // No cluster: nothing of the user's is read.
+            .env("KUBECONFIG", h.join("kubeconfig"))
             .output()
             .unwrap_or_else(|e| panic!("run {}: {e}", self.bin.display()));
         Out {
@@ -109,9 +115,20 @@ impl Helm {
 
     /// The objects `helm template` renders, as JSON.
     fn template(&self, extra: &[&str], values: &[(&str, &str)]) -> Vec<Value> {
-        let mut args = vec!["template", "userns-hostnet"];
+        self.template_of(&chart(), "userns-hostnet", extra, values)
+    }
+
+    /// The objects `helm template RELEASE CHART` renders, as JSON.
+    fn template_of(
+        &self,
+        chart: &Path,
+        release: &str,
+        extra: &[&str],
+        values: &[(&str, &str)],
+    ) -> Vec<Value> {
+        let mut args = vec!["template", release];
         args.extend(extra);
-        let out = self.run(&args, values);
+        let out = self.run_chart(chart, &args, values);
         assert!(out.ok, "helm template {extra:?} {values:?}: {}", out.stderr);
         yaml_documents(&out.stdout)
     }
@@ -315,12 +332,27 @@ fn deploy_manifests_are_the_charts_default_render() {
             fresh == checked_in,
             "deploy/{file} is not the chart's render: run scripts/helm-manifests.sh (it renders:\n{fresh})"
         );
+        // kubectl applies them, not Helm: nothing claims otherwise.
+        for doc in yaml_documents(&checked_in) {
+            let labels = &doc["metadata"]["labels"];
+            assert_eq!(
+                labels["app.kubernetes.io/managed-by"], "kustomize",
+                "{file}"
+            );
+            assert!(labels.get("helm.sh/chart").is_none(), "{file}");
+        }
     }
-    // And the render is the same objects helm installs, but for the
-    // uninstall hooks (which kubectl does not run): nothing lost in the
-    // split.
+    // And the render is the same objects helm installs, in the namespace
+    // the script names, but for the uninstall hooks (which kubectl does
+    // not run): nothing lost in the split.
     let helm = Helm::new();
-    let docs = helm.template(&[], &[("undoOnUninstall", "false")]);
+    let docs = helm.template(
+        &[],
+        &[
+            ("undoOnUninstall", "false"),
+            ("namespace.name", "userns-hostnet-system"),
+        ],
+    );
     let mut kinds: Vec<String> = docs
         .iter()
         .map(|d| {
@@ -766,4 +798,447 @@ fn uninstall_undoes_every_node_before_the_release_goes() {
             .collect();
         assert!(hooks.is_empty(), "{values:?}: {hooks:#?}");
     }
+}
+
+/// Objects of a namespace: every kind the chart renders but these.
+const CLUSTER_WIDE: [&str; 4] = [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Namespace",
+    "RuntimeClass",
+];
+
+/// Every namespaced object of `docs` is in `ns`, and so is every
+/// reference to one: the binding's subjects and the Job's DaemonSet.
+fn all_in(docs: &[Value], ns: &str, what: &str) {
+    for o in docs {
+        let kind = o["kind"].as_str().unwrap();
+        if CLUSTER_WIDE.contains(&kind) {
+            assert!(o["metadata"].get("namespace").is_none(), "{what}: {o:#}");
+        } else {
+            assert_eq!(o["metadata"]["namespace"], ns, "{what}: {o:#}");
+        }
+        if let Some(subjects) = o["subjects"].as_array() {
+            for s in subjects {
+                assert_eq!(s["namespace"], ns, "{what}: {o:#}");
+            }
+        }
+        if kind == "Job" {
+            assert_eq!(
+                o["spec"]["template"]["spec"]["containers"][0]["args"],
+                json!(["--await-removal", format!("{ns}/userns-hostnet-cleanup")]),
+                "{what}"
+            );
+        }
+    }
+}
+
+/// `helm install -n NS --create-namespace`: every namespaced object in the
+/// release's namespace, which Helm makes (the chart does not render it);
+/// `namespace.name` overrides it, the chart then making that one.
+#[test]
+fn objects_go_to_the_releases_namespace_unless_a_value_names_another() {
+    let helm = Helm::new();
+    for values in [&[][..], &[("action", "cleanup")][..]] {
+        let docs = helm.template(&["-n", "other"], values);
+        assert!(
+            !docs.iter().any(|o| o["kind"] == "Namespace"),
+            "{values:?}: the release's namespace is Helm's to make: {docs:#?}"
+        );
+        all_in(&docs, "other", &format!("-n other {values:?}"));
+        assert!(docs.len() >= 4, "{docs:#?}");
+    }
+    // The hooks too: the Job, its Role and binding, the cleanup.
+    let docs = helm.template(&["-n", "other"], &[]);
+    find(&docs, "Job", "userns-hostnet-uninstall").expect("the uninstall Job");
+    cleanup(&docs);
+
+    // Another namespace than the release's: made by the chart, labelled
+    // for the privileged pods, unless it exists (create=false).
+    let docs = helm.template(&["-n", "other"], &[("namespace.name", "node-addons")]);
+    all_in(&docs, "node-addons", "namespace.name=node-addons");
+    let ns = find(&docs, "Namespace", "node-addons").expect("the Namespace");
+    assert_eq!(
+        ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+        "privileged"
+    );
+    let docs = helm.template(
+        &["-n", "other"],
+        &[
+            ("namespace.name", "node-addons"),
+            ("namespace.create", "false"),
+        ],
+    );
+    assert!(!docs.iter().any(|o| o["kind"] == "Namespace"));
+    all_in(&docs, "node-addons", "namespace.create=false");
+    // Naming the release's own namespace changes nothing: Helm makes it.
+    let docs = helm.template(&["-n", "other"], &[("namespace.name", "other")]);
+    assert!(!docs.iter().any(|o| o["kind"] == "Namespace"));
+    all_in(&docs, "other", "namespace.name=other");
+}
+
+/// A release of an earlier version of the chart, upgraded with
+/// `--reuse-values`, renders with that version's defaults (Helm makes
+/// them the chart's values): its objects stay in userns-hostnet-system,
+/// which it keeps making, and its DaemonSets' selectors are the ones they
+/// were created with. The values below are that version's values.yaml;
+/// the keys added since are absent from it.
+#[test]
+fn an_earlier_release_upgraded_with_its_values_keeps_its_namespace_and_selectors() {
+    let earlier = json!({
+        "action": "install",
+        "undoOnUninstall": true,
+        "distribution": "k8s",
+        "daemon": "auto",
+        "daemonConfig": "",
+        "restart": true,
+        "restartCommand": "",
+        "handler": "userns-hostnet",
+        "binDir": "/usr/local/bin",
+        "createRuntimeClass": true,
+        "runtimeClassName": "userns-hostnet",
+        "namespace": {"name": "userns-hostnet-system", "create": true},
+        "image": {"repository": "localhost/userns-hostnet-installer", "tag": "", "pullPolicy": "IfNotPresent"},
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"operator": "Exists"}],
+        "affinity": {},
+        "priorityClassName": "system-node-critical",
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+    });
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(chart())
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let chart = copy.path().join("userns-hostnet");
+    fs::write(chart.join("values.yaml"), earlier.to_string()).unwrap();
+    let helm = Helm::new();
+    for values in [&[][..], &[("action", "cleanup")][..]] {
+        let docs = helm.template_of(&chart, "userns-hostnet", &["--is-upgrade"], values);
+        all_in(&docs, "userns-hostnet-system", &format!("{values:?}"));
+        let ns = find(&docs, "Namespace", "userns-hostnet-system").expect("its Namespace");
+        assert_eq!(
+            ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+            "privileged"
+        );
+        for ds in docs.iter().filter(|o| o["kind"] == "DaemonSet") {
+            let name = ds["metadata"]["name"].as_str().unwrap();
+            assert_eq!(
+                ds["spec"]["selector"],
+                json!({"matchLabels": {"app.kubernetes.io/name": name}}),
+                "{name}"
+            );
+            assert!(ds["spec"]["template"]["spec"]
+                .get("imagePullSecrets")
+                .is_none());
+        }
+    }
+}
+
+#[test]
+fn unknown_keys_are_refused_naming_the_key() {
+    let helm = Helm::new();
+    for (key, value, name) in [
+        ("distro", "k3s", "distro"),
+        ("image.tagg", "1.0", "tagg"),
+        ("namespace.nam", "x", "nam"),
+        (
+            "updateStrategy.rollingUpdate.maxUnavailble",
+            "2",
+            "maxUnavailble",
+        ),
+        ("tolerations[0].opertor", "Exists", "opertor"),
+        ("imagePullSecrets[0].nmae", "regcred", "nmae"),
+        ("affinity.nodeAfinity.x", "y", "nodeAfinity"),
+    ] {
+        let err = helm.refused(&[(key, value)]);
+        assert!(
+            err.contains(&format!("'{name}' not allowed")),
+            "{key}={value}: {err}"
+        );
+    }
+}
+
+#[test]
+fn mistyped_values_are_refused_naming_the_value() {
+    let helm = Helm::new();
+    for (key, value, field, want) in [
+        ("restart", "yes", "/restart", "want boolean"),
+        ("undoOnUninstall", "1", "/undoOnUninstall", "want boolean"),
+        (
+            "namespace.create",
+            "no",
+            "/namespace/create",
+            "want boolean",
+        ),
+        (
+            "namespace.name",
+            "Node_Addons",
+            "/namespace/name",
+            "does not match",
+        ),
+        ("image.tag", "7", "/image/tag", "want string"),
+        ("tolerations", "all", "/tolerations", "want array"),
+        (
+            "imagePullSecrets[0]",
+            "regcred",
+            "/imagePullSecrets/0",
+            "want object",
+        ),
+        (
+            "nodeSelector.pool",
+            "1",
+            "/nodeSelector/pool",
+            "want string",
+        ),
+    ] {
+        let err = helm.refused(&[(key, value)]);
+        assert!(
+            err.contains(field) && err.contains(want),
+            "{key}={value}: {err}"
+        );
+    }
+}
+
+/// The recommended labels, on every object and every pod, from one
+/// release: its name, the application's version, the chart.
+fn check_labels(o: &Value, release: &str, what: &str) {
+    let labels = &o["metadata"]["labels"];
+    let name = labels["app.kubernetes.io/name"].as_str().unwrap_or("");
+    assert!(name.starts_with("userns-hostnet"), "{what}: {o:#}");
+    assert_eq!(
+        labels["app.kubernetes.io/instance"], release,
+        "{what}: {o:#}"
+    );
+    assert_eq!(
+        labels["app.kubernetes.io/version"],
+        env!("CARGO_PKG_VERSION"),
+        "{what}: {o:#}"
+    );
+    assert_eq!(
+        labels["app.kubernetes.io/managed-by"], "Helm",
+        "{what}: {o:#}"
+    );
+    assert!(
+        labels["app.kubernetes.io/component"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty()),
+        "{what}: {o:#}"
+    );
+    let chart = yaml_documents(&fs::read_to_string(chart().join("Chart.yaml")).unwrap());
+    assert_eq!(
+        labels["helm.sh/chart"],
+        format!(
+            "userns-hostnet-{}",
+            chart[0]["version"].as_str().expect("Chart.yaml's version")
+        ),
+        "{what}: {o:#}"
+    );
+}
+
+#[test]
+fn every_object_and_pod_carries_the_recommended_labels() {
+    let helm = Helm::new();
+    for values in [&[][..], &[("action", "cleanup")][..]] {
+        let docs = helm.template_of(&chart(), "edge-nodes", &["-n", "other"], values);
+        let docs_ns = helm.template_of(
+            &chart(),
+            "edge-nodes",
+            &["-n", "other"],
+            &[values, &[("namespace.name", "node-addons")][..]].concat(),
+        );
+        for o in docs.iter().chain(&docs_ns) {
+            let what = format!("{values:?} {}/{}", o["kind"], o["metadata"]["name"]);
+            check_labels(o, "edge-nodes", &what);
+            if let Some(pod) = o["spec"]["template"].as_object() {
+                check_labels(&Value::Object(pod.clone()), "edge-nodes", &what);
+                // The selector stays the one the DaemonSet was created
+                // with (it cannot change), and picks its own pods.
+                if o["kind"] == "DaemonSet" {
+                    let name = o["metadata"]["name"].as_str().unwrap();
+                    assert_eq!(
+                        o["spec"]["selector"],
+                        json!({"matchLabels": {"app.kubernetes.io/name": name}}),
+                        "{what}"
+                    );
+                    assert_eq!(pod["metadata"]["labels"]["app.kubernetes.io/name"], name);
+                }
+            }
+        }
+    }
+    // The parts, by component.
+    let docs = helm.template(&[], &[]);
+    let component = |o: &Value| o["metadata"]["labels"]["app.kubernetes.io/component"].clone();
+    assert_eq!(component(installer(&docs)), "installer");
+    assert_eq!(component(cleanup(&docs)), "cleanup");
+    let job = find(&docs, "Job", "userns-hostnet-uninstall").unwrap();
+    assert_eq!(component(job), "uninstall");
+    let rc = find(&docs, "RuntimeClass", "userns-hostnet").unwrap();
+    assert_eq!(component(rc), "runtime-class");
+}
+
+#[test]
+fn image_pull_secrets_reach_every_pod() {
+    let helm = Helm::new();
+    let secrets = json!([{"name": "regcred"}, {"name": "mirror-cred"}]);
+    let file = helm.values_file("secrets.json", &json!({"imagePullSecrets": secrets}));
+    let install = helm.template(&["-f", &file], &[]);
+    let removal = helm.template(&["-f", &file], &[("action", "cleanup")]);
+    let pods: Vec<&Value> = install
+        .iter()
+        .chain(&removal)
+        .filter(|o| o["spec"]["template"]["spec"].is_object())
+        .collect();
+    // installer, cleanup hook, Job; cleanup.
+    assert_eq!(pods.len(), 4, "{pods:#?}");
+    for o in pods {
+        assert_eq!(
+            o["spec"]["template"]["spec"]["imagePullSecrets"], secrets,
+            "{}",
+            o["metadata"]["name"]
+        );
+    }
+    helm.lint(&["-f", &file], &[]);
+    // None by default.
+    for o in helm.template(&[], &[]) {
+        assert!(
+            o["spec"]["template"]["spec"]
+                .get("imagePullSecrets")
+                .is_none(),
+            "{o:#}"
+        );
+    }
+}
+
+/// `helm lint --strict` of what an operator of a release in a namespace
+/// of its own gives.
+#[test]
+fn the_chart_lints_in_any_namespace() {
+    let helm = Helm::new();
+    helm.lint(&["-n", "other"], &[]);
+    helm.lint(&["-n", "other"], &[("namespace.name", "node-addons")]);
+    helm.lint(
+        &["-n", "other"],
+        &[
+            ("namespace.name", "node-addons"),
+            ("namespace.create", "false"),
+        ],
+    );
+    helm.lint(&["-n", "other"], &[("action", "cleanup")]);
+    let out = helm.run(&["lint", "--strict"], &[]);
+    assert!(
+        !out.stdout.contains("[WARNING]") && !out.stdout.contains("[ERROR]"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// An upgrade with the new defaults of a release whose objects an earlier
+/// version of the chart put in userns-hostnet-system (which it made)
+/// would move them and delete that namespace: refused, naming the value.
+/// The chart finds that namespace with `lookup`, which only a real
+/// upgrade answers: here a copy of the chart answers it with that
+/// namespace as such a release left it.
+#[test]
+fn an_upgrade_that_would_delete_the_earlier_namespace_is_refused() {
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(chart())
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let chart = copy.path().join("userns-hostnet");
+    let helpers = chart.join("templates/_helpers.tpl");
+    let text = fs::read_to_string(&helpers).unwrap();
+    let lookup = r#"lookup "v1" "Namespace" "" $earlier"#;
+    assert_eq!(text.matches(lookup).count(), 1, "{text}");
+    fs::write(
+        &helpers,
+        text.replace(
+            lookup,
+            r#"dict "metadata" (dict "name" $earlier "annotations" (dict "meta.helm.sh/release-name" "userns-hostnet" "meta.helm.sh/release-namespace" "default"))"#,
+        ),
+    )
+    .unwrap();
+    let helm = Helm::new();
+    let out = helm.run_chart(&chart, &["template", "userns-hostnet", "--is-upgrade"], &[]);
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(
+            "namespace.name: the objects of release userns-hostnet are in userns-hostnet-system"
+        ) && out
+            .stderr
+            .contains("--set namespace.name=userns-hostnet-system"),
+        "{}",
+        out.stderr
+    );
+    // Kept where they are: rendered.
+    let docs = helm.template_of(
+        &chart,
+        "userns-hostnet",
+        &["--is-upgrade"],
+        &[("namespace.name", "userns-hostnet-system")],
+    );
+    all_in(&docs, "userns-hostnet-system", "kept");
+    // Another release's namespace, an install, a release of the
+    // namespace itself: nothing of this release to lose.
+    for (release, extra) in [
+        ("other", &["--is-upgrade"][..]),
+        ("userns-hostnet", &[][..]),
+        ("userns-hostnet", &["--is-upgrade", "-n", "other"][..]),
+    ] {
+        helm.template_of(&chart, release, extra, &[]);
+    }
+}
+
+/// One uninstall timeout everywhere: the NOTES `helm install` prints and
+/// every command line of the docs that removes the install (`helm
+/// uninstall`, or the upgrade to action=cleanup) give the same --timeout.
+#[test]
+fn one_uninstall_timeout_everywhere() {
+    const TIMEOUT: &str = "30m";
+    let timeout_of = |line: &str| -> Option<String> {
+        let at = line.find("--timeout")? + "--timeout".len();
+        let rest = line[at..].trim_start_matches(['=', ' ']);
+        Some(rest.split_whitespace().next().unwrap_or("").to_owned())
+    };
+    let helm = Helm::new();
+    for values in [&[][..], &[("undoOnUninstall", "false")][..]] {
+        let out = helm.run(
+            &["install", "rel", "-n", "other", "--dry-run=client"],
+            values,
+        );
+        assert!(out.ok, "{}", out.stderr);
+        let notes = &out.stdout[out.stdout.find("NOTES:").expect("NOTES")..];
+        let lines: Vec<&str> = notes.lines().filter(|l| l.contains("helm ")).collect();
+        assert!(!lines.is_empty(), "{notes}");
+        let removal = lines
+            .iter()
+            .find(|l| l.contains("uninstall") || l.contains("action=cleanup"))
+            .unwrap_or_else(|| panic!("{notes}"));
+        assert_eq!(timeout_of(removal).as_deref(), Some(TIMEOUT), "{notes}");
+        assert!(removal.contains("-n other"), "{notes}");
+    }
+    let mut checked = 0;
+    for doc in ["docs/cluster.md", "README.md"] {
+        let text = fs::read_to_string(repo().join(doc)).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("    ")) {
+            if line.contains("helm uninstall") || line.contains("action=cleanup") {
+                if let Some(t) = timeout_of(line) {
+                    assert_eq!(t, TIMEOUT, "{doc}: {line}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 2,
+        "no removal command with a --timeout in the docs"
+    );
 }

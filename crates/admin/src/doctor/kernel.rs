@@ -4,7 +4,7 @@
 use super::*;
 
 pub(super) fn kernel_mount_setattr(fx: &Fixes) -> Check {
-    if probe::kernel_supports_mount_setattr() {
+    if userns_hostnet::sys::mount::kernel_has_mount_setattr() {
         check(
             "kernel.mount_setattr",
             Status::Ok,

@@ -122,3 +122,56 @@ affinity:
 priorityClassName: {{ . }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The namespace of every namespaced object: the release's (`helm install -n
+NAMESPACE`), unless namespace.name names another.
+*/}}
+{{- define "userns-hostnet.namespace" -}}
+{{- .Values.namespace.name | default .Release.Namespace -}}
+{{- end -}}
+
+{{/*
+The chart makes the namespace only when it is not the release's: Helm
+makes that one (--create-namespace) and keeps the release in it.
+*/}}
+{{- define "userns-hostnet.createNamespace" -}}
+{{- if and .Values.namespace.create (ne (include "userns-hostnet.namespace" .) .Release.Namespace) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+An upgrade that would move the objects of a release out of the namespace
+earlier versions of this chart made by default, userns-hostnet-system,
+fails: Helm would delete that namespace, and everything in it, once the
+new objects were made. `helm upgrade --reuse-values` keeps it (the
+release's earlier defaults), as does `--set
+namespace.name=userns-hostnet-system`. Only a real upgrade asks the
+cluster; `helm template` renders as given.
+*/}}
+{{- define "userns-hostnet.keepNamespace" -}}
+{{- $earlier := "userns-hostnet-system" -}}
+{{- if and .Release.IsUpgrade (ne (include "userns-hostnet.namespace" .) $earlier) -}}
+{{- $ns := lookup "v1" "Namespace" "" $earlier -}}
+{{- $by := dig "metadata" "annotations" dict $ns -}}
+{{- if and (eq (get $by "meta.helm.sh/release-name" | toString) .Release.Name) (eq (get $by "meta.helm.sh/release-namespace" | toString) .Release.Namespace) -}}
+{{- fail (printf "namespace.name: the objects of release %s are in %s, which it made (the default of earlier versions of this chart); upgrading would move them to %s and delete %s with everything in it: upgrade with --reuse-values or --set namespace.name=%s to keep them there, or uninstall first to move them" .Release.Name $earlier (include "userns-hostnet.namespace" .) $earlier $earlier) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The recommended labels of every object (and of the pods), from a dict:
+root (the chart's context), component, and name where an object keeps
+the app.kubernetes.io/name its selector has always matched (the
+DaemonSets and the uninstall Job, and their pods: a DaemonSet's selector
+cannot change), else userns-hostnet.
+*/}}
+{{- define "userns-hostnet.labels" -}}
+{{- $ := .root -}}
+app.kubernetes.io/name: {{ .name | default "userns-hostnet" }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/version: {{ $.Chart.AppVersion | quote }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/managed-by: {{ $.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" $.Chart.Name $.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
