@@ -51,8 +51,8 @@ helm:
 	./scripts/helm.sh
 
 # The installer image (Containerfile): static release binaries, checked,
-# staged in target/image and built with podman; tests/e2e_deploy.rs builds
-# it again from that stage.
+# staged in target/image and built with podman; tests/e2e_deploy.rs and
+# tests/e2e_deploy_node.rs build it again from that stage.
 image:
 	./scripts/image.sh
 
@@ -91,14 +91,14 @@ TEST_FEATURES := --features test-hooks
 # docs.rs parses the snippets with `containerd config dump` and python3-yaml,
 # helm_chart lints and renders the Helm chart with helm (`make helm`);
 # none needs root).
-UNIT_TESTS := admin_docs admin_doctor deploy_manifests docs helm_chart hook_definitions layers prop_engine prop_strict writers_agree
-# e2e: every other tests/*.rs and crates/admin/tests/*.rs (`cargo test
-# --test NAME` here finds a test of any default member of the workspace, so
-# each name runs once). They run real containers under runc, crun,
+UNIT_TESTS := admin_docs admin_doctor admin_doctor_daemons deploy_manifests docs helm_chart hook_definitions layers prop_engine prop_strict writers_agree
+# e2e: every other tests/*.rs and crates/*/tests/*.rs (`cargo test --test
+# NAME` here finds a test of any default member of the workspace, and no
+# two crates have a test of the same name, so each name runs once). They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
 # skips them.
-E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard tests/*.rs crates/admin/tests/*.rs)))))
+E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard tests/*.rs crates/*/tests/*.rs)))))
 
 # The totals of the `test result:` lines of the logs in $(1), after $(2).
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)

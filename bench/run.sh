@@ -19,10 +19,11 @@
 #                 userns + host-network container: the wrapper converting an
 #                 unconverted config.json each time, against runc on the
 #                 already-converted config.json
-#   engine        criterion (benches/engine.rs): strict read of the view the
+#   engine        criterion (crates/engine/benches/engine.rs): strict read of the view the
 #                 rules read + decide + convert + the edits written into the
 #                 bytes read, 5 KB to 5 MB configs, time and throughput
-#   engine memory peak RSS (/usr/bin/time %M) of examples/engine-rss
+#   engine memory peak RSS (/usr/bin/time %M) of the engine crate's
+#                 example engine-rss (crates/engine/examples/engine-rss.rs)
 #                 converting the 25 KB and 5 MB configs, against 2x the
 #                 file + 4 MiB
 #   memory        peak RSS (/usr/bin/time %M) of a wrapper create on the
@@ -37,8 +38,9 @@ QUICK=0
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 # WRAPPER names an already built wrapper (the smoke test passes its own).
 # CARGO_FEATURES are the features of the caller's build (the smoke test
-# passes its own): cargo builds the binaries for --bench too, and a build
-# with other features would overwrite the test's wrapper in target/.
+# passes its own): the engine's bench and example build with them, so
+# that they share the caller's build of the workspace instead of
+# compiling its crates again with other features.
 read -r -a FEATURES <<<"${CARGO_FEATURES:+--features $CARGO_FEATURES}"
 if [ "$QUICK" = 1 ]; then
 	PAIRS=${PAIRS:-5}
@@ -238,7 +240,7 @@ else
 	ENGINE_5M=$(echo "$ENGINE_ALL" | tr ';' '\n' | awk -F': ' '$1 ~ /5MB/ { print $2 }')
 fi
 
-# 3b. Peak RSS of the engine alone (examples/engine-rss: read the file,
+# 3b. Peak RSS of the engine alone (crates/engine/examples/engine-rss.rs: read the file,
 # convert it as the wrapper does, write the result to /dev/null) on the
 # 25 KB fixture and the 5 MB config, against 2x the file + 4 MiB.
 if [ "$QUICK" = 1 ]; then

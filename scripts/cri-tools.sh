@@ -13,7 +13,7 @@
 #       target/cri-o/{crio,pinns,copyimg}  CRI-O 1.36.3, its namespace pinner and
 #       its image-copy helper (Debian has no CRI-O), all from
 #       ../shared/tools/cri-o-1.36.3 beside the checkout.
-#   (target/containerd-2.3/containerd also serves crates/admin/tests/admin_install.rs: a
+#   (target/containerd-2.3/containerd also serves tests/admin_install_versions.rs: a
 #   drop-in is loaded as it is meant to be only from containerd 2.0 on.)
 # Idempotent: a second run checks what is there and downloads nothing.
 # Run as root from anywhere; needs apt-get, dpkg and xz-utils.

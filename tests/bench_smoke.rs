@@ -24,9 +24,10 @@ fn bench_script_runs_in_quick_mode() {
         .arg(format!("{root}/bench/run.sh"))
         .arg("--quick")
         .env("WRAPPER", env!("CARGO_BIN_EXE_userns-hostnet-runtime"))
-        // The script's `cargo test --bench` must build with this build's
-        // features, or it would replace the wrapper the later suites run
-        // (e2e_crash needs its test-hooks build).
+        // The script's `cargo test --bench engine` and `cargo build
+        // --example engine-rss` (the engine crate's) build with this
+        // build's features, so that they share it rather than compile the
+        // workspace again.
         .env(
             "CARGO_FEATURES",
             if cfg!(feature = "test-hooks") {

@@ -12,17 +12,17 @@ const CRUN_KEEPS_HOST_SUBMOUNTS: bool = false;
 
 #[test]
 fn wrapper_runs_userns_hostnet_container() {
-    common::scenario_converted_run(Runtime::Crun, CRUN_KEEPS_HOST_SUBMOUNTS);
+    common::scenarios::converted_run(Runtime::Crun, CRUN_KEEPS_HOST_SUBMOUNTS);
 }
 
 #[test]
 fn cgroup_namespace_gets_read_only_cgroup_mount() {
-    common::scenario_cgroupns_gets_own_cgroup_mount(Runtime::Crun, CRUN_KEEPS_HOST_SUBMOUNTS);
+    common::scenarios::cgroupns_gets_own_cgroup_mount(Runtime::Crun, CRUN_KEEPS_HOST_SUBMOUNTS);
 }
 
 #[test]
 fn sys_is_mounted_before_the_cgroup_mount() {
-    common::scenario_sys_moves_before_cgroup(Runtime::Crun);
+    common::scenarios::sys_moves_before_cgroup(Runtime::Crun);
 }
 
 /// crun alone falls back to a bind of /sys when sysfs fails, but keeps the

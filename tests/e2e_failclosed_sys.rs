@@ -615,7 +615,7 @@ fn a_mount_the_host_makes_later_never_arrives_writable(runtime: Runtime) {
     let _guard = ContainerGuard::new(&sandbox, &id);
     let mut argv: Vec<OsString> = vec![common::WRAPPER.into()];
     argv.extend(runtime.global_args().into_iter().map(OsString::from));
-    let seen = common::mounted_after_start(&sandbox, &bundle, &argv, &id);
+    let seen = common::scenarios::mounted_after_start(&sandbox, &bundle, &argv, &id);
     let writable: Vec<&common::MountEntry> = seen.iter().filter(|m| !m.has("ro")).collect();
     assert!(
         writable.is_empty(),
@@ -641,7 +641,7 @@ fn a_mount_the_host_makes_later_never_arrives_writable(runtime: Runtime) {
     let _guard = ContainerGuard::new(&sandbox, &id);
     let mut argv: Vec<OsString> = vec![runtime.path().into()];
     argv.extend(runtime.global_args().into_iter().map(OsString::from));
-    let seen = common::mounted_after_start(&sandbox, &baseline, &argv, &id);
+    let seen = common::scenarios::mounted_after_start(&sandbox, &baseline, &argv, &id);
     let leaked = seen.iter().any(|m| !m.has("ro"));
     eprintln!(
         "{} alone, /sys rbind,rro without rprivate: later mount {}",

@@ -560,7 +560,7 @@ fn a_later_host_mount_does_not_arrive_through_the_hook(runtime: Runtime) {
         });
         let id = common::unique_id(if hook { "later-hook" } else { "later-nohook" });
         let _guard = ContainerGuard::new(&sandbox, &id);
-        let seen = common::mounted_after_start(&sandbox, &bundle, &argv, &id);
+        let seen = common::scenarios::mounted_after_start(&sandbox, &bundle, &argv, &id);
         let writable: Vec<&common::MountEntry> = seen.iter().filter(|m| !m.has("ro")).collect();
         eprintln!(
             "{}, rbind,ro, hook {hook}: {} mount(s) of the later mount seen, {} writable",

@@ -7,8 +7,9 @@
 
 mod common;
 
-use common::install::{args_for, install, left, ok, refused, s, text, uninstall, TOOL};
+use common::install::{args_for, install, left, ok, refused, s, text, uninstall};
 use common::podman::{GIDMAP, UIDMAP, ULIMITS};
+use common::TOOL;
 use common::{show, writable_under_sys, Probe};
 use std::path::{Path, PathBuf};
 use std::process::Command;

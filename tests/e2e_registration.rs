@@ -885,7 +885,7 @@ fn install_on_a_copy_creates_nothing_on_the_host() {
     )
     .unwrap();
     let before = st.snapshot();
-    let out = Command::new(common::install::TOOL)
+    let out = Command::new(common::TOOL)
         .args(["install", "containerd", "--handler", &name])
         .args(["--wrapper", "/usr/bin/userns-hostnet-runtime"])
         .arg("--containerd")
@@ -927,7 +927,7 @@ fn install_on_a_copy_creates_nothing_on_the_host() {
 
     // --config on a copy, no --root.
     let copy = Stage::new(d, "operator");
-    let out = Command::new(common::install::TOOL)
+    let out = Command::new(common::TOOL)
         .args(["install", "containerd", "--handler", &name])
         .args(["--wrapper", common::WRAPPER])
         .arg("--containerd")
@@ -1100,7 +1100,7 @@ fn under_root_an_absolute_config_link_resolves_inside_the_root() {
     std::os::unix::fs::symlink(node_target, &link).unwrap();
     let original = fs::read(&target).unwrap();
     let run = |command: &str| {
-        let mut cmd = Command::new(common::install::TOOL);
+        let mut cmd = Command::new(common::TOOL);
         cmd.args([command, "containerd", "--root"]).arg(r);
         if command == "install" {
             cmd.args(["--wrapper", "/usr/bin/userns-hostnet-runtime"])

@@ -6,22 +6,22 @@ use common::Runtime;
 
 #[test]
 fn wrapper_runs_userns_hostnet_container() {
-    common::scenario_converted_run(Runtime::Runc, true);
+    common::scenarios::converted_run(Runtime::Runc, true);
 }
 
 #[test]
 fn plain_runc_fails_with_sysfs_eperm() {
-    common::scenario_plain_runtime_fails_with_eperm(Runtime::Runc);
+    common::scenarios::plain_runtime_fails_with_eperm(Runtime::Runc);
 }
 
 #[test]
 fn cgroup_namespace_gets_read_only_cgroup_mount() {
-    common::scenario_cgroupns_gets_own_cgroup_mount(Runtime::Runc, true);
+    common::scenarios::cgroupns_gets_own_cgroup_mount(Runtime::Runc, true);
 }
 
 #[test]
 fn sys_is_mounted_before_the_cgroup_mount() {
-    common::scenario_sys_moves_before_cgroup(Runtime::Runc);
+    common::scenarios::sys_moves_before_cgroup(Runtime::Runc);
 }
 
 /// The same with runc 1.4.3 (what containerd 2.3.4 pins), unpacked by
@@ -32,21 +32,21 @@ mod runc_1_4 {
 
     #[test]
     fn wrapper_runs_userns_hostnet_container() {
-        common::scenario_converted_run(Runtime::Runc14, true);
+        common::scenarios::converted_run(Runtime::Runc14, true);
     }
 
     #[test]
     fn plain_runc_fails_with_sysfs_eperm() {
-        common::scenario_plain_runtime_fails_with_eperm(Runtime::Runc14);
+        common::scenarios::plain_runtime_fails_with_eperm(Runtime::Runc14);
     }
 
     #[test]
     fn cgroup_namespace_gets_read_only_cgroup_mount() {
-        common::scenario_cgroupns_gets_own_cgroup_mount(Runtime::Runc14, true);
+        common::scenarios::cgroupns_gets_own_cgroup_mount(Runtime::Runc14, true);
     }
 
     #[test]
     fn sys_is_mounted_before_the_cgroup_mount() {
-        common::scenario_sys_moves_before_cgroup(Runtime::Runc14);
+        common::scenarios::sys_moves_before_cgroup(Runtime::Runc14);
     }
 }

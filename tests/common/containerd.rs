@@ -159,7 +159,7 @@ impl Containerd {
     /// `systemctl restart` does; waits until it answers.
     pub fn restart(&mut self) {
         if let Some(mut child) = self.child.take() {
-            super::terminate(&mut child);
+            super::process::terminate(&mut child);
         }
         self.child = Some(spawn_daemon(
             &self.daemon,
@@ -345,7 +345,7 @@ impl Containerd {
                 let _ = self.ctr(&["-n", &ns, "containers", "delete", &id]);
             }
         }
-        super::terminate(&mut child);
+        super::process::terminate(&mut child);
         // A shim exits shortly after its last task is deleted.
         let deadline = Instant::now() + Duration::from_secs(5);
         while !self.shims().is_empty() && Instant::now() < deadline {
@@ -393,6 +393,7 @@ fn spawn_daemon(daemon: &Path, d: &Path, path_var: &str, parent: Option<u32>) ->
         }
         None => Command::new("unshare"),
     };
+    super::process::default_signals(&mut cmd);
     cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg(format!("mount --make-rshared /\n{SYS_VIEW_SCRIPT}"))
         .arg("sys-view")

@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 
 use super::containerd::{write_script, Containerd, Launch, WRAPPER_CRUN_NAME};
 use super::crictl::{Crictl, Daemon, Pod};
-use super::{run_ok, Runtime, ID_RANGE, WRAPPER};
+use super::{run_ok, tools_target, Runtime, ID_RANGE, WRAPPER};
 
 /// The admin tool, whose `hook create-runtime` the hook handlers run.
 const TOOL: &str = super::TOOL;
@@ -86,11 +86,6 @@ pub mod handler {
 pub const POD: u64 = 0;
 pub const CONTAINER: u64 = 1;
 pub const NODE: u64 = 2;
-
-/// Where scripts/cri-tools.sh puts the tools.
-fn tools_target() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target")
-}
 
 /// Which containerd, and which runc is `runc` for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -316,7 +316,7 @@ impl Crio {
     /// containers stay) and starts it again on the same files.
     pub fn restart(&mut self) {
         let mut child = self.child.take().expect("the daemon runs");
-        super::terminate(&mut child);
+        super::process::terminate(&mut child);
         self.child = Some(spawn_crio(&tool("crio"), &self.path, self.namespace.id()));
         if let Err(log) = self.wait_serving() {
             panic!("CRI-O did not start again:\n{log}");
@@ -475,7 +475,7 @@ impl Crio {
         let running = self
             .child
             .take()
-            .map(|mut child| super::terminate(&mut child));
+            .map(|mut child| super::process::terminate(&mut child));
         let _ = self.namespace.kill();
         let _ = self.namespace.wait();
         if running.is_none() {
@@ -543,7 +543,7 @@ fn spawn_crio(crio: &Path, d: &Path, holder: u32) -> Child {
         .append(true)
         .open(d.join("crio.log"))
         .unwrap();
-    Command::new("nsenter")
+    super::process::default_signals(&mut Command::new("nsenter"))
         .arg(format!("--mount=/proc/{holder}/ns/mnt"))
         .arg(format!("--net=/proc/{holder}/ns/net"))
         .arg(format!("--uts=/proc/{holder}/ns/uts"))

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use super::cri::{containerd_23_dir, crictl_path};
-use super::install::TOOL;
+use super::TOOL;
 use super::WRAPPER;
 
 /// The handler the tests register.
@@ -554,7 +554,7 @@ impl Stage {
             );
             (cmd, ep)
         };
-        let child = cmd
+        let child = super::process::default_signals(&mut cmd)
             .stdin(Stdio::null())
             .stdout(logf.try_clone().unwrap())
             .stderr(logf)

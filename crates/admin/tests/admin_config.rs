@@ -2,14 +2,13 @@
 //! temporary directory, read with the wrapper's own trust rules and
 //! validation.
 
-mod common;
-
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const TOOL: &str = common::TOOL;
+/// The admin tool, which cargo builds for this crate's tests.
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
 const SHIPPED: &str = include_str!("../../../packaging/config.toml");
 
 fn config(args: &[&str], file_env: Option<&Path>, runtime_env: Option<&str>) -> Output {

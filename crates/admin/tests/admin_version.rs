@@ -2,13 +2,12 @@
 //! build.rs recorded, and the real runtime the wrapper would run with the
 //! first line of its own `--version`.
 
-mod common;
-
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
-const TOOL: &str = common::TOOL;
+/// The admin tool, which cargo builds for this crate's tests.
+const TOOL: &str = env!("CARGO_BIN_EXE_userns-hostnet");
 
 fn stdout(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();

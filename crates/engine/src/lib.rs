@@ -202,7 +202,7 @@ pub fn convert(decided: Decided, facts: &HostFacts, policy: &Policy) -> Result<P
 #[cfg(test)]
 mod tests;
 
-/// The spec fixtures the engine's tests and, through the `fixtures`
-/// feature, the root crate's tests share.
+/// The spec fixtures the engine's unit tests and, through the `fixtures`
+/// feature, its tests/ share.
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;

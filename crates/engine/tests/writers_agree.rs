@@ -1,14 +1,14 @@
 //! The engine's one writer against the whole document serialized again: a spec
 //! converted and written as edits of the bytes read (`engine::write::write`)
 //! comes out as the whole document serialized again in the input's layout
-//! (`tests/fixtures/whole_writer.rs`, the oracle) does.
+//! (`tests/support/whole_writer.rs`, the oracle) does.
 
 use serde_json::Value;
 use userns_hostnet_engine::strict::read_spec;
 use userns_hostnet_engine::write::write;
 use userns_hostnet_engine::{evaluate, evaluate_value, HostFacts, Policy, Spec};
 
-#[path = "fixtures/whole_writer.rs"]
+#[path = "support/whole_writer.rs"]
 mod whole_writer;
 use userns_hostnet_engine::fixtures::{userns_spec, with_userns_hostnet, FIXTURES};
 use whole_writer::serialize_like;

@@ -24,7 +24,7 @@ use userns_hostnet_engine::{
     write, Decision, Findings, HostFacts, NsFacts, NsId, Policy, Refusal, RroSupport, Spec,
 };
 
-#[path = "fixtures/whole_writer.rs"]
+#[path = "support/whole_writer.rs"]
 mod whole_writer;
 
 /// A plan with its spec as the whole document it writes.

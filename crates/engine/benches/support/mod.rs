@@ -3,11 +3,11 @@
 
 use serde_json::{json, Value};
 
-#[path = "../../tests/fixtures/whole_writer.rs"]
+#[path = "../../tests/support/whole_writer.rs"]
 mod whole_writer;
 pub use whole_writer::serialize_like;
 
-pub const FIXTURE: &str = include_str!("../../crates/engine/fixtures/podman-userns-hostnet.json");
+pub const FIXTURE: &str = include_str!("../../fixtures/podman-userns-hostnet.json");
 
 /// The podman fixture grown to about `size` bytes with mounts, env entries
 /// and annotations; the /sys mount stays last so the order rule has work
@@ -19,8 +19,7 @@ pub fn config_of_size(size: usize) -> Vec<u8> {
     }
     if size <= FIXTURE.len() {
         let mut spec: Value =
-            serde_json::from_str(include_str!("../../crates/engine/fixtures/runc-spec.json"))
-                .unwrap();
+            serde_json::from_str(include_str!("../../fixtures/runc-spec.json")).unwrap();
         let ns = spec["linux"]["namespaces"].as_array_mut().unwrap();
         ns.retain(|n| n["type"] != "network");
         ns.push(json!({"type": "user"}));

@@ -13,7 +13,7 @@ const TOOL: &str = common::TOOL;
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../engine/fixtures")
+            .join("crates/engine/fixtures")
             .join(name),
     )
     .unwrap()
@@ -200,7 +200,7 @@ fn output_equals_what_the_wrapper_writes() {
     assert!(text(&out).contains("converted spec written to"));
     // The wrapper, in front of the fake runtime, converts the bundle in place.
     let status = env
-        .cmd(common::wrapper())
+        .cmd(common::WRAPPER)
         .args(["create", "--bundle", b.to_str().unwrap(), "ctr1"])
         .stdout(Stdio::null())
         .status()
@@ -210,7 +210,7 @@ fn output_equals_what_the_wrapper_writes() {
     // fake runtime's containers cannot be looked up: the record stays
     // until then).
     let deleted = env
-        .cmd(common::wrapper())
+        .cmd(common::WRAPPER)
         .args(["delete", "ctr1"])
         .stdout(Stdio::null())
         .status()
@@ -426,7 +426,7 @@ fn without_a_runtime_rro_is_assumed_with_a_warning() {
 /// config.json, with the runtime a fake that would otherwise succeed.
 fn wrapper_line(env: &Env, bundle: &Path) -> String {
     let out = env
-        .cmd(common::wrapper())
+        .cmd(common::WRAPPER)
         .args(["create", "--bundle", bundle.to_str().unwrap(), "ctr1"])
         .output()
         .unwrap();
