@@ -32,7 +32,7 @@ cri-tools:
 
 # kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
 # kubectl 1.37.2 and the kubelet 1.35.4, and etcd 3.5.16 (Debian trixie,
-# unpacked), for tests/e2e_kubernetes.rs, cached in
+# unpacked), for tests/e2e_kubernetes*.rs, cached in
 # /var/cache/userns-hostnet/kubernetes (outside the checkout: a machine
 # gets them once). The Kubernetes binaries are unpacked from the prebuilt
 # copies in ../shared/tools/kubernetes-1.37.2 when that folder is beside

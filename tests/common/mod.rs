@@ -24,6 +24,8 @@ pub mod cri;
 pub mod crictl;
 pub mod crio;
 pub mod install;
+pub mod kube_deploy;
+pub mod kube_pods;
 pub mod kubernetes;
 pub mod podman;
 pub mod registration;
