@@ -24,9 +24,10 @@ clippy:
 	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --bins -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
-# 2.3.4 and runc 1.4.3 (../shared/tools, unpacked) and crictl for
-# tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
-# tests/e2e_crio.rs, cached in target/.
+# 2.3.4 and runc 1.4.3, containerd 2.4.2 and runc 1.5.3, crun 1.27.1
+# (../shared/tools, unpacked) and crictl for tests/e2e_cri.rs, CRI-O 1.36.3
+# with pinns and copyimg for tests/e2e_crio.rs, cached in target/ (runc
+# 1.5.3 and crun 1.27.1 also serve the direct-runtime e2e tests).
 cri-tools:
 	./scripts/cri-tools.sh
 
