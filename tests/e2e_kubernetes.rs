@@ -563,3 +563,195 @@ fn crio_kubelet_1_35() {
     let left = crio.leftovers();
     assert!(left.is_empty(), "left behind: {left:#?}");
 }
+
+/// As scenario_hardened, on crun 1.27.1 through the wrapper
+/// (assert_hardened_on_crun_127): Running, both containers hardened but
+/// for crun's covered cgroup tmpfs, the init container done, logs
+/// readable, deleted with nothing left behind.
+fn scenario_hardened_on_crun_127(
+    k: &Cluster,
+    pod_object: &Value,
+    cri_leftovers: &dyn Fn() -> Vec<String>,
+) {
+    let pod = pod_object["metadata"]["name"].as_str().unwrap();
+    k.apply(pod_object);
+    k.wait_running(pod);
+    for c in ["app", "second"] {
+        assert_hardened_on_crun_127(
+            &look(k, pod, c),
+            &format!("through the wrapper onto crun 1.27.1, {c}"),
+        );
+    }
+    let init_log = k.kubectl_ok(&["logs", pod, "-c", "init"]);
+    assert!(init_log.contains("init-done"), "init log: {init_log:?}");
+    for c in ["app", "second"] {
+        let log = k.kubectl_ok(&["logs", pod, "-c", c]);
+        assert!(
+            log.contains(&format!("app-started-{c}")),
+            "kubectl logs {pod} -c {c}: {log:?}"
+        );
+    }
+    k.delete_pod(pod);
+    assert_nothing_left(&format!("deleting {pod}"), cri_leftovers);
+}
+
+/// What a container of the feature's pod on `class` saw, for the matrix
+/// of docs/kubernetes.md: CapBnd, every mount at or under /sys (read-only
+/// or not), `/proc/self/cgroup`, what is mounted at /sys/fs/cgroup and
+/// whether its root can write there (a file, or a cgroup, made and
+/// removed).
+fn stack_view(k: &Cluster, pod: Value) -> String {
+    const CGROUP: &str = "cat /proc/self/cgroup | tr '\\n' ' '; \
+         if touch /sys/fs/cgroup/uhn-w 2>/dev/null; then echo '| writable'; rm -f /sys/fs/cgroup/uhn-w; \
+         elif mkdir /sys/fs/cgroup/uhn-w 2>/dev/null; then echo '| writable (mkdir)'; rmdir /sys/fs/cgroup/uhn-w; \
+         else echo '| not writable'; fi";
+    let name = pod["metadata"]["name"].as_str().unwrap().to_owned();
+    let mut pod = pod;
+    pod["spec"]["initContainers"] = json!([]);
+    pod["spec"]["containers"] = json!([container("app")]);
+    k.apply(&pod);
+    k.wait_running(&name);
+    let p = look(k, &name, "app");
+    let cgroup = k.exec(&name, "app", &["/bin/sh", "-c", CGROUP]);
+    assert!(cgroup.success(), "{}", cgroup.describe());
+    k.delete_pod(&name);
+    let sys = p.under_sys();
+    let rw: Vec<String> = sys
+        .iter()
+        .filter(|m| !m.has("ro"))
+        .map(|m| format!("{} {}", m.mount_point, m.fstype))
+        .collect();
+    let top = p
+        .topmost("/sys/fs/cgroup")
+        .map(|m| {
+            format!(
+                "{} root={} {}",
+                m.fstype,
+                m.root,
+                if m.has("ro") { "ro" } else { "rw" }
+            )
+        })
+        .unwrap_or_else(|| "nothing".into());
+    format!(
+        "CapBnd {:016x} (net caps {:?}); /sys: {} mounts, {} rw {rw:?}; /sys/fs/cgroup: {top}; /proc/self/cgroup: {}",
+        p.cap_bnd(),
+        net_caps(&p),
+        sys.len(),
+        rw.len(),
+        cgroup.stdout.trim()
+    )
+}
+
+/// The row's stack alone (the plain class) and through the wrapper, side
+/// by side, printed for the matrix.
+fn scenario_stack_views(k: &Cluster, label: &str, pod_of: &dyn Fn(&str, &str) -> Value) {
+    let alone = stack_view(k, pod_of("view-plain", PLAIN_CLASS));
+    let through = stack_view(k, pod_of("view-wrapper", WRAPPER_CLASS));
+    eprintln!("{label} alone: {alone}\n{label} through the wrapper: {through}");
+}
+
+/// The row's RuntimeClasses, made again for other handlers (a
+/// RuntimeClass's handler cannot change).
+fn runtime_classes_again(k: &Cluster, wrapper: &str, plain: &str) {
+    k.kubectl_ok(&[
+        "delete",
+        "runtimeclass",
+        WRAPPER_CLASS,
+        PLAIN_CLASS,
+        "--ignore-not-found",
+    ]);
+    runtime_classes(k, wrapper, plain);
+}
+
+/// The newest stacks on one node, kubelet 1.37.2: containerd 2.4.2 with
+/// runc 1.5.3 (its own runc, the `runc` handler and the wrapper's), then
+/// crun 1.27.1 behind handlers of the same daemon (one cluster for both
+/// rows). containerd 2.4.2 declares the feature: the scheduler places the
+/// pods. On runc 1.5.3 the feature's pod runs hardened through the wrapper
+/// (init container, two containers, logs, deletion), a hostPath of /sys is
+/// read-only all the way down, failed creates leave no record, and a pod
+/// survives a containerd restart. On crun 1.27.1 it runs hardened but for
+/// crun's own tmpfs at /sys/fs/cgroup, writable under the container's
+/// read-only cgroup2 (assert_hardened_on_crun_127). On each, alone the pod
+/// keeps network capabilities, and the stack alone and through the wrapper
+/// are printed side by side.
+#[test]
+fn containerd_2_4_runc_1_5_and_crun_1_27_kubelet_1_37() {
+    let _row = one_row();
+    let records_before = records();
+    let mut cri = Cri::start_on(Stack::Containerd24);
+    let k = containerd_cluster(&cri);
+    let declared = k.declared_features();
+    eprintln!("containerd 2.4.2 node declares {declared:?}");
+    assert!(
+        declared
+            .iter()
+            .any(|f| f == "UserNamespacesHostNetworkSupport"),
+        "containerd 2.4.2 was expected to declare the feature: {declared:?}"
+    );
+    let label = "containerd 2.4.2 + runc 1.5.3";
+    runtime_classes(&k, handler::WRAPPER, handler::RUNC);
+    scenario_hardened_pod(&k, &|| cri.leftovers());
+    scenario_plain_keeps_net_caps(&k, &feature_pod("plain", PLAIN_CLASS), label);
+    scenario_stack_views(&k, label, &feature_pod);
+    scenario_host_sys_volume(&k, &|name| feature_pod(name, WRAPPER_CLASS));
+    scenario_failing_creates_leave_no_record(&k, feature_pod("failing", WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
+
+    let label = "containerd 2.4.2 + crun 1.27.1";
+    runtime_classes_again(&k, handler::WRAPPER_CRUN_127, handler::CRUN_127);
+    scenario_hardened_on_crun_127(&k, &feature_pod("hardened", WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
+    scenario_plain_keeps_net_caps(&k, &feature_pod("plain", PLAIN_CLASS), label);
+    scenario_stack_views(&k, label, &feature_pod);
+    scenario_failing_creates_leave_no_record(&k, feature_pod("failing", WRAPPER_CLASS), &|| {
+        cri.leftovers()
+    });
+
+    runtime_classes_again(&k, handler::WRAPPER, handler::RUNC);
+    k.apply(&feature_pod("survivor", WRAPPER_CLASS));
+    k.wait_running("survivor");
+    cri.restart();
+    assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    assert_hardened(
+        &look(&k, "survivor", "app"),
+        "after containerd 2.4.2 restarted",
+    );
+    k.delete_pod("survivor");
+    scenario_net_sysctl_refused(&k);
+    assert_nothing_left("the row", &|| cri.leftovers());
+    assert_no_record_left("the containerd 2.4.2 row", &records_before);
+}
+
+/// crun 1.27.1 behind CRI-O 1.36.3 under kubelet 1.35.4 (which sends the
+/// feature's pod to a handler whose runtime's `features` lists idmapped
+/// mounts, as crun 1.27.1's does; bound to the node: this kubelet declares
+/// no features). Alone it runs with network capabilities; through the
+/// wrapper it runs hardened, a hostPath of /sys read-only all the way
+/// down; the stack alone and through the wrapper printed side by side.
+#[test]
+fn crio_crun_1_27_kubelet_1_35() {
+    use common::crio::{matrix_handler, Crio, Mode};
+    let _row = one_row();
+    let records_before = records();
+    let crio = Crio::start_matrix(Mode::DropInfra);
+    let k = crio_cluster(&crio, KUBELET_UNDECLARED);
+    let label = "CRI-O 1.36.3 + crun 1.27.1";
+    runtime_classes(
+        &k,
+        matrix_handler::WRAPPER_CRUN_127,
+        matrix_handler::CRUN_127,
+    );
+    scenario_plain_keeps_net_caps(&k, &bound_pod(&k, "plain", PLAIN_CLASS), label);
+    scenario_stack_views(&k, label, &|name, class| bound_pod(&k, name, class));
+    scenario_hardened_on_crun_127(&k, &bound_pod(&k, "hardened", WRAPPER_CLASS), &|| {
+        crio.leftovers()
+    });
+    assert_nothing_left("the row", &|| crio.leftovers());
+    assert_no_record_left("the CRI-O 1.36.3 + crun 1.27.1 row", &records_before);
+    drop(k);
+    let left = crio.leftovers();
+    assert!(left.is_empty(), "left behind: {left:#?}");
+}
