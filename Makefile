@@ -24,15 +24,16 @@ clippy:
 	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --bins -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
-# 2.3.4 and runc 1.4.3 (../shared/tools, unpacked) and crictl for
-# tests/e2e_cri.rs, and CRI-O 1.36.3 with pinns and copyimg for
-# tests/e2e_crio.rs, cached in target/.
+# 2.3.4 and runc 1.4.3, containerd 2.4.2 and runc 1.5.3, crun 1.27.1
+# (../shared/tools, unpacked) and crictl for tests/e2e_cri.rs, CRI-O 1.36.3
+# with pinns and copyimg for tests/e2e_crio.rs, cached in target/ (runc
+# 1.5.3 and crun 1.27.1 also serve the direct-runtime e2e tests).
 cri-tools:
 	./scripts/cri-tools.sh
 
 # kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
 # kubectl 1.37.2 and the kubelet 1.35.4, and etcd 3.5.16 (Debian trixie,
-# unpacked), for tests/e2e_kubernetes.rs, cached in
+# unpacked), for tests/e2e_kubernetes*.rs, cached in
 # /var/cache/userns-hostnet/kubernetes (outside the checkout: a machine
 # gets them once). The Kubernetes binaries are unpacked from the prebuilt
 # copies in ../shared/tools/kubernetes-1.37.2 when that folder is beside

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the installer image of the previous version, for the upgrade of
-# tests/e2e_kubernetes.rs's two-node cluster (helm upgrade from it to this
+# tests/e2e_kubernetes_fleet.rs's two-node cluster (helm upgrade from it to this
 # checkout's image):
 #   localhost/userns-hostnet-installer:previous (IMAGE overrides the name)
 # The previous version is REV (the first argument), by default the newest

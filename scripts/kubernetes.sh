@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Kubernetes components tests/e2e_kubernetes.rs runs, from the Go
+# Builds the Kubernetes components tests/e2e_kubernetes*.rs run, from the Go
 # module proxy, into a cache outside the checkout that a machine keeps:
 #   $KUBE_CACHE/<version>/bin/{kubelet,kube-apiserver,kube-controller-manager,
 #       kube-scheduler,kubectl}

@@ -303,6 +303,16 @@ fn try_form(sandbox: &Sandbox, form: &Form, want: Want, n: usize) -> Vec<String>
     bad
 }
 
+/// The forms crun 1.27.1 reads otherwise than crun 1.8.1: `--roo` is an
+/// abbreviation of `--root` and of `--rootless`, its own option since crun
+/// 1.22 (crun 1.8 took `--rootless` for `--root`), so crun refuses it.
+fn crun_127_reads_otherwise(form: &str) -> Option<Want> {
+    match form {
+        "--roo DIR" => Some(RuntimeFails("option '--roo' is ambiguous")),
+        _ => None,
+    }
+}
+
 fn every_form(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let forms = forms();
@@ -313,8 +323,9 @@ fn every_form(runtime: Runtime) {
             Runtime::Youki => {
                 unreachable!("these are runc's and crun's rules; youki gets the strict reading")
             }
-            Runtime::Runc | Runtime::Runc14 => form.runc,
+            Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => form.runc,
             Runtime::Crun => form.crun,
+            Runtime::Crun127 => crun_127_reads_otherwise(form.name).unwrap_or(form.crun),
         };
         refused += usize::from(matches!(want, Refused(_)));
         bad.extend(try_form(&sandbox, form, want, n));
@@ -397,14 +408,14 @@ fn relative_spec_file(runtime: Runtime) {
         Runtime::Youki => {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
-        Runtime::Crun => {
+        Runtime::Crun | Runtime::Crun127 => {
             out.assert_success();
             common::assert_converted_view(&Probe::parse(&out.stdout), false);
             let doc: serde_json::Value = serde_json::from_slice(&fs::read(&spec).unwrap()).unwrap();
             common::assert_converted_spec(&doc);
             snap.assert_unchanged(&bundle.config_path(), "crun -f spec.json");
         }
-        Runtime::Runc | Runtime::Runc14 => {
+        Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => {
             assert_eq!(
                 out.stderr.lines().collect::<Vec<_>>(),
                 ["userns-hostnet-runtime: refused: argv: --config: not a `run` option of runc; runc would refuse this command line"],
@@ -444,7 +455,12 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
         Runtime::Crun => (w(&[&"--rootless", &root]), w(&[&"--roo", &root])),
-        Runtime::Runc | Runtime::Runc14 => (w(&[&"-root", &root]), vec![joined("-root=", &root)]),
+        // crun 1.22 and later ignore `--rootless VALUE` (its own option
+        // now), which makes `--roo` ambiguous.
+        Runtime::Crun127 => (w(&[&"--root", &root]), vec![joined("--root=", &root)]),
+        Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => {
+            (w(&[&"-root", &root]), vec![joined("-root=", &root)])
+        }
     };
     let mut create = create_root;
     create.extend(w(&[&"create", &"--bundle", &bundle.dir(), &id]));
@@ -454,7 +470,7 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         userns_hostnet::records::Records::system()
             .lookup(&userns_hostnet::records::Target {
                 runtime: match runtime {
-                    Runtime::Crun => userns_hostnet::runtime::Kind::Crun,
+                    Runtime::Crun | Runtime::Crun127 => userns_hostnet::runtime::Kind::Crun,
                     _ => userns_hostnet::runtime::Kind::Runc,
                 },
                 root: Some(root.as_os_str()),
@@ -510,8 +526,12 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         Runtime::Youki => {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
-        Runtime::Crun => w(&[&"--root", &root, &"exec", &"-process", &id, &"/bin/true"]),
-        Runtime::Runc | Runtime::Runc14 => w(&[&"--root", &root, &"exec", &"-process", &file, &id]),
+        Runtime::Crun | Runtime::Crun127 => {
+            w(&[&"--root", &root, &"exec", &"-process", &id, &"/bin/true"])
+        }
+        Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => {
+            w(&[&"--root", &root, &"exec", &"-process", &file, &id])
+        }
     };
     let out = common::run_capture(sandbox.wrapper().raw_command(&argv).current_dir(cwd.path()));
     let through = cap_bnd(&out);
@@ -538,10 +558,10 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
     let out = sandbox.wrapper().raw(&grouped);
     let line = match runtime {
         Runtime::Youki => unreachable!("these are runc's and crun's rules; youki gets the strict reading"),
-        Runtime::Crun => format!(
+        Runtime::Crun | Runtime::Crun127 => format!(
             "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: a network capability grouped with other options, in an exec into {id}, a container it converted: it cannot leave the capability out alone"
         ),
-        Runtime::Runc | Runtime::Runc14 => format!(
+        Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => format!(
             "userns-hostnet-runtime: refused: exec: argv: -dcCAP_NET_RAW: not an exec option this wrapper knows, in an exec into {id}, a container it converted: it cannot tell what the option adds to the process"
         ),
     };
@@ -580,14 +600,15 @@ fn pidfd_socket(runtime: Runtime) {
         &id,
     ]));
     match runtime {
-        Runtime::Runc14 => {
+        Runtime::Runc14 | Runtime::Runc15 => {
             out.assert_success();
             common::assert_converted_view(&Probe::parse(&out.stdout), true);
             common::assert_converted_spec(&bundle.spec());
             listener.set_nonblocking(true).unwrap();
             assert!(
                 listener.accept().is_ok(),
-                "runc 1.4.3 never connected to the pidfd socket"
+                "{} never connected to the pidfd socket",
+                runtime.name()
             );
         }
         _ => {
@@ -607,6 +628,11 @@ fn pidfd_socket(runtime: Runtime) {
 #[test]
 fn pidfd_socket_runc_1_4() {
     pidfd_socket(Runtime::Runc14);
+}
+
+#[test]
+fn pidfd_socket_runc_1_5() {
+    pidfd_socket(Runtime::Runc15);
 }
 
 #[test]

@@ -428,7 +428,7 @@ fn plain_runc_handler_on_the_userns_pod(stack: Stack) {
             assert_sysfs_eperm(&out);
             assert_no_leftovers(&mut cri);
         }
-        Stack::Containerd23 => {
+        Stack::Containerd23 | Stack::Containerd24 => {
             let host_id = userns.host_id().unwrap();
             let pod = run_pod(&cri, handler::RUNC, &config);
             let app = cri.create_and_start(&pod, &app_config(userns));
@@ -498,7 +498,7 @@ fn base_spec_hook_alone_on_the_userns_pod(stack: Stack) {
             assert!(lines.is_empty(), "the hook ran: {lines:#?}");
             assert_no_leftovers(&mut cri);
         }
-        Stack::Containerd23 => {
+        Stack::Containerd23 | Stack::Containerd24 => {
             let pod = run_pod(&cri, handler::RUNC_HOOK, &config);
             let app = cri.create_and_start(&pod, &app_config(userns));
             let lines = hook_lines(&cri);
@@ -572,7 +572,7 @@ fn base_spec_hook_behind_the_wrapper_verifies_app_containers(stack: Stack) {
 fn default_spec_version(stack: Stack) -> &'static str {
     match stack {
         Stack::Containerd17 => "1.2.0",
-        Stack::Containerd23 => "1.3.0",
+        Stack::Containerd23 | Stack::Containerd24 => "1.3.0",
     }
 }
 
@@ -642,7 +642,7 @@ fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
             assert_converted_inside(&seen, host_id, false);
             tear_down(cri, &pod, &[app]);
         }
-        Stack::Containerd23 => {
+        Stack::Containerd23 | Stack::Containerd24 => {
             let refused = match cri.create(&pod, &app_config) {
                 Err(out) => out,
                 Ok(id) => cri.start_container(&id),
@@ -657,6 +657,84 @@ fn wrapper_onto_crun_on_the_userns_pod(stack: Stack) {
             assert_no_leftovers(&mut cri);
         }
     }
+}
+
+/// Scenario 9c: the wrapper in front of crun 1.27.1 (what Fedora, RHEL
+/// and OpenShift nodes run) on containerd 2.4.2: crun 1.27.1 answers
+/// `features` (user namespaces, idmapped mounts, `rro`), so containerd
+/// runs the userns pod on it; through the wrapper the sandbox and an app
+/// container run converted, an exec into it gets no network capability,
+/// and a `net.*` sysctl and a mapping of host root are refused.
+fn wrapper_onto_crun_1_27_on_the_userns_pod(stack: Stack) {
+    let cri = Cri::start_on(stack);
+    let (_, mut sysctl) = userns_pod(&cri, "sysctl127");
+    sysctl["linux"]["sysctls"] = json!({ "net.ipv4.ip_forward": "1" });
+    let out = cri
+        .run_pod(handler::WRAPPER_CRUN_127, &sysctl)
+        .err()
+        .expect("RunPodSandbox with a net.* sysctl must fail");
+    assert_refused(&out, &["refused: sysctl:", "net.ipv4.ip_forward"]);
+    let hostroot = cri::pod_config(
+        "hostroot127",
+        Userns::Pod { host_id: 0 },
+        &cri.log_dir("hostroot127"),
+    );
+    let out = cri
+        .run_pod(handler::WRAPPER_CRUN_127, &hostroot)
+        .err()
+        .expect("RunPodSandbox mapping host root must fail");
+    assert_refused(&out, &["refused: idmap:", "maps host root"]);
+
+    let (userns, config) = userns_pod(&cri, "wcrun127");
+    let host_id = userns.host_id().unwrap();
+    let pod = run_pod(&cri, handler::WRAPPER_CRUN_127, &config);
+    assert_converted_decision(&cri, &pod.id);
+    let runtime = cri.decisions_for(&pod.id)[0]["runtime"].clone();
+    assert_eq!(
+        runtime,
+        json!(cri.dir().join("bin/crun127").display().to_string()),
+        "the wrapper named ...-crun127 must run crun 1.27.1"
+    );
+    common::assert_converted_spec(&cri.bundle_spec(&pod.id));
+    let app = cri.create_and_start(&pod, &app_config(userns));
+    assert_converted_decision(&cri, &app);
+    common::assert_converted_spec(&cri.bundle_spec(&app));
+    let seen = cri.look_inside(&app);
+    show("CRI + wrapper + crun 1.27.1, app container", &seen);
+    // Converted, but for crun 1.27.1's own tmpfs at /sys/fs/cgroup, which
+    // stays writable under the container's read-only cgroup2.
+    assert!(
+        common::crun_127_covered_cgroup_tmpfs(&seen.exec).is_some(),
+        "mounts under /sys not read-only: {:?}\n{}",
+        common::writable_under_sys(&seen.exec),
+        seen.exec.table()
+    );
+    assert_own_cgroup(&seen);
+    let pid1 = common::parse_cap_mask(&seen.pid1_status, "CapBnd");
+    for bnd in [pid1, seen.exec.cap_bnd()] {
+        assert!(
+            common::NET_CAP_BITS
+                .iter()
+                .all(|b| !common::has_cap_bit(bnd, *b))
+                && common::has_cap_bit(bnd, common::CAP_CHOWN_BIT),
+            "CapBnd {bnd:016x}: network capabilities kept or CAP_CHOWN lost"
+        );
+    }
+    assert_eq!(
+        seen.exec.uid_map.split_whitespace().nth(1),
+        Some(host_id.to_string().as_str()),
+        "uid_map: {}",
+        seen.exec.uid_map
+    );
+    let streamed = cri.exec_stream(&app, &["cat", "/proc/self/uid_map"]);
+    streamed.assert_success();
+    assert_eq!(
+        streamed.stdout.split_whitespace().nth(1),
+        Some(host_id.to_string().as_str()),
+        "uid_map through a streaming exec\n{}",
+        streamed.describe()
+    );
+    tear_down(cri, &pod, &[app]);
 }
 
 /// The features each handler declares to the kubelet (`crictl info`:
@@ -695,7 +773,7 @@ fn handlers_declare_the_real_runtimes_features(stack: Stack) {
     let host_network = runtime["user_namespaces_host_network"] == true;
     assert_eq!(
         host_network,
-        stack == Stack::Containerd23,
+        stack.is_2x(),
         "{}: user_namespaces_host_network in crictl info's features: {runtime:#}",
         stack.label()
     );
@@ -728,6 +806,8 @@ fn handlers_declare_the_real_runtimes_features(stack: Stack) {
         (handler::RUNC, handler::WRAPPER),
         (handler::RUNC_11, handler::WRAPPER_RUNC_11),
         (handler::RUNC_14, handler::WRAPPER_RUNC_14),
+        (handler::RUNC_15, handler::WRAPPER_RUNC_15),
+        (handler::CRUN_127, handler::WRAPPER_CRUN_127),
     ] {
         assert!(
             features.contains_key(plain),
@@ -851,6 +931,20 @@ const MATRIX_COLUMNS: [(&str, &str, &str); 4] = [
     ),
 ];
 
+/// The columns of containerd 2.4.2's matrix: the runtimes of the newest
+/// stacks.
+const MATRIX_COLUMNS_24: [(&str, &str, &str); 2] = [
+    ("runc 1.5.3", handler::RUNC_15, handler::WRAPPER_RUNC_15),
+    ("crun 1.27.1", handler::CRUN_127, handler::WRAPPER_CRUN_127),
+];
+
+fn matrix_columns(stack: Stack) -> &'static [(&'static str, &'static str, &'static str)] {
+    match stack {
+        Stack::Containerd24 => &MATRIX_COLUMNS_24,
+        Stack::Containerd17 | Stack::Containerd23 => &MATRIX_COLUMNS,
+    }
+}
+
 /// What each cell must be, as measured: without the wrapper, with it.
 fn matrix_expected(stack: Stack, column: &str) -> (Ran, Ran) {
     let converted = Ran::Yes {
@@ -896,6 +990,33 @@ fn matrix_expected(stack: Stack, column: &str) -> (Ran, Ran) {
             Ran::No("containerd: runtime has no features"),
             Ran::No("containerd: runtime has no features"),
         ),
+        // containerd 2.4.2 binds /sys `rbind,rro` itself, after its cgroup
+        // mount, and keeps the kubelet's network capabilities, whichever
+        // runtime runs the pod.
+        (Stack::Containerd24, "runc 1.5.3") => (
+            Ran::Yes {
+                sys_read_only: true,
+                own_cgroup: false,
+                net_caps_dropped: false,
+            },
+            converted,
+        ),
+        // crun 1.27.1 alone: read-only all the way, its own cgroup, the
+        // capabilities kept. Through the wrapper (/sys moved before the
+        // cgroup mount) crun leaves its own tmpfs at /sys/fs/cgroup
+        // writable under the container's read-only cgroup2.
+        (Stack::Containerd24, _) => (
+            Ran::Yes {
+                sys_read_only: true,
+                own_cgroup: true,
+                net_caps_dropped: false,
+            },
+            Ran::Yes {
+                sys_read_only: false,
+                own_cgroup: true,
+                net_caps_dropped: true,
+            },
+        ),
     }
 }
 
@@ -908,7 +1029,7 @@ fn version_matrix(stack: Stack) {
     let mut cri = Cri::start_on(stack);
     let mut report = format!("version matrix, {} stack:\n", stack.label());
     let mut wrong = Vec::new();
-    for (i, (column, plain, wrapped)) in MATRIX_COLUMNS.iter().enumerate() {
+    for (i, (column, plain, wrapped)) in matrix_columns(stack).iter().enumerate() {
         let without = run_cell(&cri, plain, &format!("mx{i}p"));
         let with = run_cell(&cri, wrapped, &format!("mx{i}w"));
         report.push_str(&format!(
@@ -925,6 +1046,7 @@ fn version_matrix(stack: Stack) {
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match stack {
             Stack::Containerd17 => "version-matrix-containerd-1.7.txt",
             Stack::Containerd23 => "version-matrix-containerd-2.3.txt",
+            Stack::Containerd24 => "version-matrix-containerd-2.4.txt",
         }),
         &report,
     );
@@ -1042,6 +1164,7 @@ fn figures_printed_never_asserted(stack: Stack) {
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(match stack {
             Stack::Containerd17 => "cri-figures.txt",
             Stack::Containerd23 => "cri-figures-containerd-2.3.txt",
+            Stack::Containerd24 => "cri-figures-containerd-2.4.txt",
         }),
         &report,
     );
@@ -1069,6 +1192,35 @@ macro_rules! on_both_stacks {
             })*
         }
     };
+}
+
+/// The newest stack, containerd 2.4.2 + runc 1.5.3 (and crun 1.27.1
+/// behind its own handlers), as `containerd_2_4::NAME`: every rule, every
+/// refusal, exec and the hook, its version matrix; not the scenarios of
+/// crun 1.8.1, nor the load and the figures, which the other stacks hold.
+mod containerd_2_4 {
+    macro_rules! on_containerd_2_4 {
+        ($($scenario:ident),* $(,)?) => {
+            $(#[test]
+            fn $scenario() {
+                super::$scenario(super::Stack::Containerd24)
+            })*
+        };
+    }
+    on_containerd_2_4!(
+        failed_creates_leave_no_records,
+        pod_with_one_app_container,
+        pod_with_two_app_containers,
+        net_sysctl_in_the_sandbox_is_refused,
+        mapping_of_host_root_is_refused,
+        pod_without_user_namespace_is_passed_through,
+        plain_runc_handler_on_the_userns_pod,
+        base_spec_hook_alone_on_the_userns_pod,
+        base_spec_hook_behind_the_wrapper_verifies_app_containers,
+        wrapper_onto_crun_1_27_on_the_userns_pod,
+        handlers_declare_the_real_runtimes_features,
+        version_matrix,
+    );
 }
 
 on_both_stacks!(

@@ -709,7 +709,7 @@ fn run_cell(crio: &Crio, handler: &str, name: &str) -> Cell {
 /// The columns of the matrix: the real runtime, its handler alone and
 /// behind the wrapper, and the real runtime (under the daemon's directory)
 /// the wrapper's handler must run.
-const MATRIX_COLUMNS: [(&str, &str, &str, &str); 4] = [
+const MATRIX_COLUMNS: [(&str, &str, &str, &str); 5] = [
     ("runc 1.1.5", handler::RUNC, handler::WRAPPER, "bin/runc"),
     (
         "runc 1.4.3",
@@ -728,6 +728,12 @@ const MATRIX_COLUMNS: [(&str, &str, &str, &str); 4] = [
         matrix_handler::CRUN_STEPPED,
         matrix_handler::WRAPPER_CRUN,
         "bin/crun-stepped/crun",
+    ),
+    (
+        "crun 1.27.1",
+        matrix_handler::CRUN_127,
+        matrix_handler::WRAPPER_CRUN_127,
+        "bin/crun-1.27/crun",
     ),
 ];
 
@@ -750,6 +756,25 @@ fn matrix_expected(mode: Mode, column: &str) -> (Ran, Ran) {
         (Mode::InfraContainer, "runc 1.1.5") => (Ran::No("setns EPERM"), Ran::CONVERTED),
         (_, "runc 1.1.5" | "runc 1.4.3") => (runc_alone, Ran::CONVERTED),
         (_, "crun 1.8.1") => (Ran::No("crun refuses the ociVersion"), Ran::CONVERTED),
+        // crun 1.27.1 follows CRI-O's `ro` bind as runc does (the host's
+        // submounts writable) but mounts the container's own cgroup over
+        // the host's tree. Through the wrapper everything under /sys is
+        // read-only but crun's own tmpfs at /sys/fs/cgroup, under the
+        // container's read-only cgroup2.
+        (_, "crun 1.27.1") => (
+            Ran::Yes {
+                sys_read_only: false,
+                cgroup: CgroupView::Own,
+                pid1_net_caps_dropped: false,
+                exec_net_caps_dropped: false,
+            },
+            Ran::Yes {
+                sys_read_only: false,
+                cgroup: CgroupView::Own,
+                pid1_net_caps_dropped: true,
+                exec_net_caps_dropped: true,
+            },
+        ),
         // crun binds /sys without the host's submounts, read-only, and
         // mounts the cgroup first, under it: nothing at /sys/fs/cgroup.
         _ => (

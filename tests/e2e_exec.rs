@@ -19,7 +19,7 @@ fn record_of(
     id: &str,
 ) -> Option<userns_hostnet_engine::policy::NetCapabilities> {
     let kind = match runtime {
-        Runtime::Crun => userns_hostnet::runtime::Kind::Crun,
+        Runtime::Crun | Runtime::Crun127 => userns_hostnet::runtime::Kind::Crun,
         Runtime::Youki => userns_hostnet::runtime::Kind::Youki,
         _ => userns_hostnet::runtime::Kind::Runc,
     };

@@ -183,7 +183,7 @@ fn an_unknown_name_in_the_spec_is_refused(runtime: Runtime) {
 /// A spec with no capability sets (the member missing, or null): runc 1.2
 /// and later then keep every capability runc has, network ones included;
 /// runc 1.1 and crun give none. Through the wrapper the container's init
-/// has none in any set on each runtime; runc 1.4.3 alone keeps NET_RAW.
+/// has none in any set on each runtime; runc 1.4.3 and 1.5.3 alone keep NET_RAW.
 fn a_spec_without_capability_sets_gets_none(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     for missing in [None, Some(Value::Null), Some(json!({}))] {
@@ -202,7 +202,7 @@ fn a_spec_without_capability_sets_gets_none(runtime: Runtime) {
             }
         });
         let what = format!("capabilities {missing:?} on {}", runtime.name());
-        if runtime == Runtime::Runc14 && absent {
+        if runtime.is_runc_13_or_later() && absent {
             let id = common::unique_id("fc-nocaps-base");
             let _guard = ContainerGuard::new(&sandbox, &id);
             let base = Bundle::userns_hostnet(&STATUS);
@@ -223,7 +223,8 @@ fn a_spec_without_capability_sets_gets_none(runtime: Runtime) {
                 .1;
             assert!(
                 common::has_cap_bit(bnd, 13),
-                "{what}: runc 1.4.3 alone was expected to keep NET_RAW: {bnd:016x}"
+                "{what}: {} alone was expected to keep NET_RAW: {bnd:016x}",
+                runtime.name()
             );
         }
         let id = common::unique_id("fc-nocaps");
@@ -317,7 +318,8 @@ fn exec_spellings(runtime: Runtime, root: &Path, id: &str, link: &Path) -> Vec<(
         (link.as_os_str().to_owned(), id.into()),
         (format!("{}/", link.display()).into(), id.into()),
     ];
-    // crun joins the id to the root as a path (youki 0.7 refuses a `/`).
+    // crun 1.8.1 joins the id to the root as a path (youki 0.7 and crun
+    // 1.27.1 refuse a `/`).
     if runtime == Runtime::Crun {
         let base = root.file_name().unwrap().to_str().unwrap();
         v.extend([
@@ -381,7 +383,7 @@ fn exec_with_the_default_root_spelled_out(runtime: Runtime) {
     let bundle = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
     let id = common::unique_id("fc-default");
     let default = match runtime {
-        Runtime::Crun => "/run/crun",
+        Runtime::Crun | Runtime::Crun127 => "/run/crun",
         _ => "/run/runc",
     };
     let wrapper = sandbox.wrapper();
@@ -449,6 +451,64 @@ mod runc_1_4 {
     #[test]
     fn a_spec_without_capability_sets_gets_none() {
         super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Runc14);
+    }
+}
+
+mod runc_1_5 {
+    #[test]
+    fn a_spec_without_capability_sets_gets_none() {
+        super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Runc15);
+    }
+    #[test]
+    fn spec_spellings_reach_no_set() {
+        super::spec_spellings_reach_no_set(crate::common::Runtime::Runc15);
+    }
+    #[test]
+    fn an_unknown_name_in_the_spec_is_refused() {
+        super::an_unknown_name_in_the_spec_is_refused(crate::common::Runtime::Runc15);
+    }
+    #[test]
+    fn exec_spellings_reach_no_set() {
+        super::exec_spellings_reach_no_set(crate::common::Runtime::Runc15);
+    }
+    #[test]
+    fn exec_by_any_spelling_is_recognised() {
+        super::exec_by_any_spelling_is_recognised(crate::common::Runtime::Runc15);
+    }
+    #[test]
+    fn exec_with_the_default_root_spelled_out() {
+        super::exec_with_the_default_root_spelled_out(crate::common::Runtime::Runc15);
+    }
+}
+
+mod crun_1_27 {
+    #[test]
+    fn a_spec_without_capability_sets_gets_none() {
+        super::a_spec_without_capability_sets_gets_none(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn spec_spellings_reach_no_set() {
+        super::spec_spellings_reach_no_set(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn an_unknown_name_in_the_spec_is_refused() {
+        super::an_unknown_name_in_the_spec_is_refused(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn exec_spellings_reach_no_set() {
+        super::exec_spellings_reach_no_set(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn exec_by_any_spelling_is_recognised() {
+        super::exec_by_any_spelling_is_recognised(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn exec_with_the_default_root_spelled_out() {
+        super::exec_with_the_default_root_spelled_out(crate::common::Runtime::Crun127);
+    }
+    #[test]
+    fn a_path_as_id_at_create_is_refused() {
+        super::a_path_as_id_at_create_is_refused(crate::common::Runtime::Crun127);
     }
 }
 

@@ -55,7 +55,7 @@ fn app_container_joins_its_sandbox(runtime: Runtime) {
     app.edit(|spec| {
         spec.as_object_mut().unwrap().remove("hostname");
     });
-    if runtime == Runtime::Runc14 {
+    if runtime.is_runc_13_or_later() {
         // runc 1.3 and later join the user namespace and the others in two
         // stages: the baseline starts, and only the wrapper's other rules
         // are left to apply.
@@ -73,7 +73,8 @@ fn app_container_joins_its_sandbox(runtime: Runtime) {
         let out = common::run_probe(&sandbox.real(), &baseline, &app_id);
         assert!(
             out.success(),
-            "runc 1.4.3 was expected to join the sandbox's namespaces\n{}",
+            "{} was expected to join the sandbox's namespaces\n{}",
+            runtime.name(),
             out.describe()
         );
         let _ = sandbox.real().run(&["delete", "--force", &app_id]);

@@ -50,3 +50,29 @@ mod runc_1_4 {
         common::scenarios::sys_moves_before_cgroup(Runtime::Runc14);
     }
 }
+
+/// The same with runc 1.5.3 (what containerd 2.4.2 pins, runtime-spec
+/// 1.3), unpacked by scripts/cri-tools.sh.
+mod runc_1_5 {
+    use super::common::{self, Runtime};
+
+    #[test]
+    fn wrapper_runs_userns_hostnet_container() {
+        common::scenarios::converted_run(Runtime::Runc15, true);
+    }
+
+    #[test]
+    fn plain_runc_fails_with_sysfs_eperm() {
+        common::scenarios::plain_runtime_fails_with_eperm(Runtime::Runc15);
+    }
+
+    #[test]
+    fn cgroup_namespace_gets_read_only_cgroup_mount() {
+        common::scenarios::cgroupns_gets_own_cgroup_mount(Runtime::Runc15, true);
+    }
+
+    #[test]
+    fn sys_is_mounted_before_the_cgroup_mount() {
+        common::scenarios::sys_moves_before_cgroup(Runtime::Runc15);
+    }
+}

@@ -1,6 +1,6 @@
 //! Every global option and every option of create, run and restore, as
-//! runc 1.1 to 1.4 (urfave/cli v1 on Go's flag package) and crun 1.8
-//! (argp) define them, with what each one means to the wrapper.
+//! runc 1.1 to 1.5 (urfave/cli v1 on Go's flag package) and crun 1.8 to
+//! 1.27 (argp) define them, with what each one means to the wrapper.
 //!
 //! runc's tables are the union of its versions: runc 1.2 added
 //! `--pidfd-socket` to create, run and exec, runc 1.4 dropped the global
@@ -10,6 +10,12 @@
 //! place: a command line read with the union is either read alike by that
 //! version or refused by it, and then no container is created. Every other
 //! option is the same in both, by name, short name and arity.
+//!
+//! crun's tables are the union of 1.8 and 1.27 the same way: crun 1.17
+//! added the global `--log-level`, crun 1.27 `run --keep` and restore's
+//! `--tcp-close`, `--network-lock`, `--lsm-profile` and
+//! `--lsm-mount-context`, which crun 1.8 refuses. runc 1.5.3 reads the
+//! same options as runc 1.4.
 
 /// Does an option take a value?
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,13 +155,15 @@ pub const ARGP_DEFAULTS: &[Opt] = &[
 ];
 
 /// crun 1.8 `crun.c`. `--rootless` is the same option as `--root` in its
-/// table: `--rootless VALUE` sets the state directory.
+/// table: `--rootless VALUE` sets the state directory. `--log-level LEVEL`
+/// since crun 1.17.
 pub const CRUN_GLOBAL: &[Opt] = &[
     opt("debug", None, Flag, Key::Debug),
     value("cgroup-manager"),
     flag("systemd-cgroup"),
     opt("log", None, Value, Key::Log),
     opt("log-format", None, Value, Key::LogFormat),
+    value("log-level"),
     opt("root", None, Value, Key::Root),
     opt("rootless", None, Value, Key::Root),
     opt("version", Some(b'v'), Flag, Key::Exit),
@@ -174,7 +182,7 @@ pub const CRUN_CREATE: &[Opt] = &[
     flag("no-new-keyring"),
 ];
 
-/// crun 1.8 `run.c`.
+/// crun 1.8 `run.c`; `--keep` since crun 1.27.
 pub const CRUN_RUN: &[Opt] = &[
     opt("bundle", Some(b'b'), Value, Key::Bundle),
     opt("config", Some(b'f'), Value, Key::Config),
@@ -185,9 +193,12 @@ pub const CRUN_RUN: &[Opt] = &[
     flag("no-subreaper"),
     flag("no-new-keyring"),
     flag("no-pivot"),
+    flag("keep"),
 ];
 
-/// crun 1.8 `restore.c` (built only with CRIU).
+/// crun 1.8 `restore.c` (built only with CRIU); crun 1.27 adds
+/// `--tcp-close`, `--network-lock`, `--lsm-profile VALUE` and
+/// `--lsm-mount-context VALUE`.
 pub const CRUN_RESTORE: &[Opt] = &[
     opt("bundle", Some(b'b'), Value, Key::Bundle),
     value("image-path"),
@@ -200,6 +211,10 @@ pub const CRUN_RESTORE: &[Opt] = &[
     value("console-socket"),
     flag("file-locks"),
     value("manage-cgroups-mode"),
+    flag("tcp-close"),
+    flag("network-lock"),
+    value("lsm-profile"),
+    value("lsm-mount-context"),
 ];
 
 /// runc 1.1 to 1.4 `exec.go` (`--pidfd-socket` since runc 1.2; its

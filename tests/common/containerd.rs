@@ -480,7 +480,14 @@ fn runtime_state_dirs(dir: &Path) -> Vec<PathBuf> {
             continue;
         }
         for ns in read_dir_paths(&root) {
-            found.extend(read_dir_paths(&ns).into_iter().filter(|p| p.is_dir()));
+            // crun 1.27.1 keeps its compiled seccomp filters in
+            // `ROOT/.cache/seccomp` for every container to come: its
+            // cache, not a container's state.
+            found.extend(
+                read_dir_paths(&ns).into_iter().filter(|p| {
+                    p.is_dir() && p.file_name() != Some(std::ffi::OsStr::new(".cache"))
+                }),
+            );
         }
     }
     found.sort();

@@ -68,6 +68,15 @@ pub mod handler {
     pub const RUNC_14: &str = "runc14";
     /// The wrapper installed as `userns-hostnet-runtime-runc-1.4`.
     pub const WRAPPER_RUNC_14: &str = "userns-hostnet-runc14";
+    /// runc 1.5.3 alone, whatever the stack.
+    pub const RUNC_15: &str = "runc15";
+    /// The wrapper installed as `userns-hostnet-runtime-runc15`.
+    pub const WRAPPER_RUNC_15: &str = "userns-hostnet-runc15";
+    /// crun 1.27.1 alone (its cgroup manager disabled, as crun 1.8.1's).
+    pub const CRUN_127: &str = "crun127";
+    /// The wrapper installed as `userns-hostnet-runtime-crun127`: crun
+    /// 1.27.1 behind it.
+    pub const WRAPPER_CRUN_127: &str = "userns-hostnet-crun127";
     /// The wrapper installed as `userns-hostnet-runtime-crun`: crun behind it.
     pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
     /// crun 1.8.1 alone.
@@ -94,6 +103,9 @@ pub enum Stack {
     Containerd17,
     /// containerd 2.3.4 with runc 1.4.3, both from ../shared/tools.
     Containerd23,
+    /// containerd 2.4.2 with runc 1.5.3, both from ../shared/tools: the
+    /// newest releases.
+    Containerd24,
 }
 
 impl Stack {
@@ -104,6 +116,7 @@ impl Stack {
         match self {
             Stack::Containerd17 => tools_target().join("containerd-1.7/usr/bin"),
             Stack::Containerd23 => containerd_23_dir(),
+            Stack::Containerd24 => containerd_24_dir(),
         }
     }
 
@@ -113,6 +126,7 @@ impl Stack {
         match self {
             Stack::Containerd17 => "1.1.5",
             Stack::Containerd23 => "1.4.3",
+            Stack::Containerd24 => "1.5.3",
         }
     }
 
@@ -121,7 +135,14 @@ impl Stack {
     /// all bound to the v1 hierarchies), so runc goes through a test-only
     /// step that drops them (see [`setup_daemon_dir`]).
     fn drops_cgroup_resources(self) -> bool {
-        self == Stack::Containerd23
+        self != Stack::Containerd17
+    }
+
+    /// containerd 2.x: binds /sys itself for a userns host-network pod,
+    /// checks the runtime's `features`, declares
+    /// `user_namespaces_host_network`.
+    pub fn is_2x(self) -> bool {
+        self != Stack::Containerd17
     }
 
     /// For messages and figures.
@@ -129,6 +150,7 @@ impl Stack {
         match self {
             Stack::Containerd17 => "containerd 1.7.24, runc 1.1.5",
             Stack::Containerd23 => "containerd 2.3.4, runc 1.4.3",
+            Stack::Containerd24 => "containerd 2.4.2, runc 1.5.3",
         }
     }
 }
@@ -148,6 +170,12 @@ pub fn runc_14_path() -> PathBuf {
         "runc 1.4.3 is missing at {runc:?}: {FETCH_HINT}"
     );
     runc
+}
+
+/// containerd 2.4.2, its shim and ctr, and runc 1.5.3, unpacked by
+/// scripts/cri-tools.sh.
+pub fn containerd_24_dir() -> PathBuf {
+    tools_target().join("containerd-2.4")
 }
 
 pub fn crictl_path() -> PathBuf {
@@ -504,6 +532,18 @@ fn cri_config(d: &Path, stack: Stack) -> String {
             bin.join(WRAPPER_RUNC_14_NAME),
             None,
         ),
+        (handler::RUNC_15, bin.join("runc15"), None),
+        (
+            handler::WRAPPER_RUNC_15,
+            bin.join(WRAPPER_RUNC_15_NAME),
+            None,
+        ),
+        (handler::CRUN_127, bin.join("crun127"), None),
+        (
+            handler::WRAPPER_CRUN_127,
+            bin.join(WRAPPER_CRUN_127_NAME),
+            None,
+        ),
         (handler::WRAPPER, PathBuf::from(WRAPPER), None),
         (
             handler::WRAPPER_CRUN,
@@ -557,13 +597,20 @@ fn cri_config(d: &Path, stack: Stack) -> String {
 /// The wrapper under these names runs `runc11` and `runc14`.
 const WRAPPER_RUNC_11_NAME: &str = "userns-hostnet-runtime-runc11";
 const WRAPPER_RUNC_14_NAME: &str = "userns-hostnet-runtime-runc14";
+const WRAPPER_RUNC_15_NAME: &str = "userns-hostnet-runtime-runc15";
+/// The wrapper under this name runs `crun127`.
+const WRAPPER_CRUN_127_NAME: &str = "userns-hostnet-runtime-crun127";
 
 /// Files the handlers need before the daemon starts: the wrapper's config,
 /// each runc by version (`runc` is the stack's), crun as the two crun
 /// handlers run it, and the hook's base spec.
 fn setup_daemon_dir(d: &Path, stack: Stack) {
     let bin = d.join("bin");
-    for (name, real) in [("runc11", Runtime::Runc.path()), ("runc14", runc_14_path())] {
+    for (name, real) in [
+        ("runc11", Runtime::Runc.path()),
+        ("runc14", runc_14_path()),
+        ("runc15", Runtime::Runc15.path()),
+    ] {
         // The runtime's file name stays `runc`, behind links, so the
         // wrapper reads its argv as runc's.
         let target = if stack.drops_cgroup_resources() {
@@ -598,9 +645,15 @@ fn setup_daemon_dir(d: &Path, stack: Stack) {
     let own = match stack {
         Stack::Containerd17 => "runc11",
         Stack::Containerd23 => "runc14",
+        Stack::Containerd24 => "runc15",
     };
     std::os::unix::fs::symlink(bin.join(own), bin.join("runc")).unwrap();
-    for wrapper in [WRAPPER_RUNC_11_NAME, WRAPPER_RUNC_14_NAME] {
+    for wrapper in [
+        WRAPPER_RUNC_11_NAME,
+        WRAPPER_RUNC_14_NAME,
+        WRAPPER_RUNC_15_NAME,
+        WRAPPER_CRUN_127_NAME,
+    ] {
         std::os::unix::fs::symlink(WRAPPER, bin.join(wrapper)).unwrap();
     }
     fs::write(
@@ -641,6 +694,21 @@ fn setup_daemon_dir(d: &Path, stack: Stack) {
             crun.display()
         ),
     );
+    // crun 1.27.1 reads any spec version; its cgroup manager is disabled
+    // as crun 1.8.1's is (the daemon's cgroup v2 view has no controllers).
+    // Behind a link named `crun127`, so that the wrapper named
+    // `...-crun127` finds it, the script's own name is `crun`: the wrapper
+    // reads its argv as crun's.
+    let step = bin.join("crun-1.27");
+    fs::create_dir_all(&step).unwrap();
+    write_script(
+        &step.join("crun"),
+        &format!(
+            "#!/bin/sh\nexec {} --cgroup-manager=disabled \"$@\"\n",
+            Runtime::Crun127.path().display()
+        ),
+    );
+    std::os::unix::fs::symlink(step.join("crun"), bin.join("crun127")).unwrap();
     fs::write(d.join("hook-base-spec.json"), hook_base_spec(d)).unwrap();
 }
 

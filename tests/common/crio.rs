@@ -69,6 +69,10 @@ pub mod matrix_handler {
     pub const CRUN_STEPPED: &str = "crun-stepped";
     /// The wrapper onto crun 1.8.1, with the same version step after it.
     pub const WRAPPER_CRUN: &str = "userns-hostnet-crun";
+    /// crun 1.27.1 (target/crun-1.27.1/crun), which reads any spec version.
+    pub const CRUN_127: &str = "crun127";
+    /// The wrapper onto crun 1.27.1.
+    pub const WRAPPER_CRUN_127: &str = "userns-hostnet-crun127";
 }
 
 /// CRI-O's `drop_infra_ctr`.
@@ -739,12 +743,22 @@ fn write_matrix_handlers(d: &Path) {
     write_machine_step(&runc14, &cri::runc_14_path(), "", "", "");
     write_machine_step(&crun_as_is, &crun, "", "", &crun_args);
     write_machine_step(&crun_stepped, &crun, lower, "", &crun_args);
+    let crun127 = bin.join("crun-1.27/crun");
+    write_machine_step(
+        &crun127,
+        &Runtime::Crun127.path(),
+        "",
+        "",
+        &Runtime::Crun127.global_args().join(" "),
+    );
     let handlers = [
         (matrix_handler::RUNC_14, &runc14, false),
         (matrix_handler::WRAPPER_RUNC_14, &runc14, true),
         (matrix_handler::CRUN, &crun_as_is, false),
         (matrix_handler::CRUN_STEPPED, &crun_stepped, false),
         (matrix_handler::WRAPPER_CRUN, &crun_stepped, true),
+        (matrix_handler::CRUN_127, &crun127, false),
+        (matrix_handler::WRAPPER_CRUN_127, &crun127, true),
     ];
     let mut text = String::new();
     for (name, real, wrapped) in handlers {

@@ -1,4 +1,5 @@
-//! A single-node Kubernetes cluster on loopback for tests/e2e_kubernetes.rs:
+//! A single-node Kubernetes cluster on loopback for the Kubernetes tier
+//! (tests/e2e_kubernetes*.rs):
 //! etcd, kube-apiserver, kube-controller-manager, kube-scheduler and a
 //! kubelet, every one with its own files under one directory in /tmp named
 //! after the test process, driving a CRI daemon of tests/common/cri.rs or
@@ -39,6 +40,8 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 use super::containerd::{processes_naming, write_script};
+use super::cri::Cri;
+use super::crio::Crio;
 use super::{run_capture, Outcome};
 
 /// The release of the control plane and of the default kubelet.
@@ -709,6 +712,46 @@ impl Drop for Cluster {
             let _ = dir.close();
         }
     }
+}
+
+/// A cluster whose node runs on the containerd of `cri`, kubelet
+/// KUBELET_DEFAULT.
+pub fn containerd_cluster(cri: &Cri) -> Cluster {
+    containerd_cluster_with(cri, KUBELET_DEFAULT)
+}
+
+/// As containerd_cluster, kubelet `kubelet`.
+pub fn containerd_cluster_with(cri: &Cri, kubelet: &str) -> Cluster {
+    containerd_cluster_on(cri, kubelet, "127.0.0.1")
+}
+
+/// The API server serving on `api_address`.
+pub fn containerd_cluster_on(cri: &Cri, kubelet: &str, api_address: &str) -> Cluster {
+    let d = cri.dir();
+    Cluster::start_on(
+        &NodeRuntime {
+            socket: &d.join("sock"),
+            cni_conf_dir: &d.join("cni/conf"),
+            cni_bin_dir: &d.join("cni/bin"),
+            cgroup_driver: "cgroupfs",
+        },
+        kubelet,
+        api_address,
+    )
+}
+
+/// A cluster whose node runs on the CRI-O of `crio`, kubelet `kubelet`.
+pub fn crio_cluster(crio: &Crio, kubelet: &str) -> Cluster {
+    let d = crio.dir();
+    Cluster::start_with_kubelet(
+        &NodeRuntime {
+            socket: &d.join("crio.sock"),
+            cni_conf_dir: &d.join("cni/net.d"),
+            cni_bin_dir: &d.join("cni/bin"),
+            cgroup_driver: "cgroupfs",
+        },
+        kubelet,
+    )
 }
 
 /// The kubelet's configuration (see the module's text for the cgroup

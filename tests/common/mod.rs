@@ -25,6 +25,8 @@ pub mod crictl;
 pub mod crio;
 pub mod deploy;
 pub mod install;
+pub mod kube_deploy;
+pub mod kube_pods;
 pub mod kubernetes;
 pub mod podman;
 pub mod process;
@@ -134,6 +136,14 @@ pub enum Runtime {
     /// scripts/cri-tools.sh into target/containerd-2.3 (Debian 12 has
     /// 1.1.5). Its file name is `runc`: the wrapper reads its argv as runc's.
     Runc14,
+    /// runc 1.5.3, what containerd 2.4.2 pins (runtime-spec 1.3), unpacked
+    /// by scripts/cri-tools.sh into target/containerd-2.4.
+    Runc15,
+    /// crun 1.27.1 (static), what Fedora, RHEL and OpenShift nodes run,
+    /// unpacked by scripts/cri-tools.sh into target/crun-1.27.1. Like crun
+    /// 1.8.1 it refuses hybrid cgroups, which the pure cgroup v2 view every
+    /// runtime invocation runs in (SYS_VIEW_SCRIPT) does not show it.
+    Crun127,
 }
 
 /// Where scripts/youki.sh installs youki.
@@ -143,6 +153,13 @@ pub const YOUKI_BUILT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/youki
 pub const RUNC_14_UNPACKED: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/target/containerd-2.3/runc");
 
+/// Where scripts/cri-tools.sh unpacks runc 1.5.3.
+pub const RUNC_15_UNPACKED: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/target/containerd-2.4/runc");
+
+/// Where scripts/cri-tools.sh unpacks crun 1.27.1.
+pub const CRUN_127_UNPACKED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/crun-1.27.1/crun");
+
 impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
@@ -150,14 +167,17 @@ impl Runtime {
             Runtime::Crun => "crun",
             Runtime::Youki => "youki",
             Runtime::Runc14 => "runc-1.4",
+            Runtime::Runc15 => "runc-1.5",
+            Runtime::Crun127 => "crun-1.27",
         }
     }
 
     /// The name the runtime gives itself (`--version`, its messages) and
-    /// its file name: runc 1.4.3 is `runc` too.
+    /// its file name: runc 1.4.3 and 1.5.3 are `runc` too, crun 1.27.1 `crun`.
     pub fn program_name(self) -> &'static str {
         match self {
-            Runtime::Runc14 => "runc",
+            Runtime::Runc14 | Runtime::Runc15 => "runc",
+            Runtime::Crun127 => "crun",
             other => other.name(),
         }
     }
@@ -165,7 +185,18 @@ impl Runtime {
     /// runc, of any version: the same rules, and `/sys` bound with its
     /// submounts.
     pub fn is_runc(self) -> bool {
-        matches!(self, Runtime::Runc | Runtime::Runc14)
+        matches!(self, Runtime::Runc | Runtime::Runc14 | Runtime::Runc15)
+    }
+
+    /// runc 1.3 or later: joins the user namespace and the others in two
+    /// stages.
+    pub fn is_runc_13_or_later(self) -> bool {
+        matches!(self, Runtime::Runc14 | Runtime::Runc15)
+    }
+
+    /// crun, of any version: argp's argv, libcap's capability names.
+    pub fn is_crun(self) -> bool {
+        matches!(self, Runtime::Crun | Runtime::Crun127)
     }
 
     /// Absolute path of the runtime, or a panic naming what to install.
@@ -187,6 +218,27 @@ impl Runtime {
             );
             return unpacked;
         }
+        for (runtime, unpacked, what) in [
+            (
+                Runtime::Runc15,
+                RUNC_15_UNPACKED,
+                "runc 1.5.3 (../shared/tools/containerd-2.4.2-runc-1.5.3 into target/containerd-2.4)",
+            ),
+            (
+                Runtime::Crun127,
+                CRUN_127_UNPACKED,
+                "crun 1.27.1 (../shared/tools/crun-1.27.1 into target/crun-1.27.1)",
+            ),
+        ] {
+            if self == runtime {
+                let unpacked = PathBuf::from(unpacked);
+                assert!(
+                    unpacked.is_file(),
+                    "{unpacked:?} is missing: run scripts/cri-tools.sh (it unpacks {what})"
+                );
+                return unpacked;
+            }
+        }
         find_in_path(self.name()).unwrap_or_else(|| {
             panic!(
                 "{} is not installed (not found in PATH); install the Debian package `{}`",
@@ -202,8 +254,8 @@ impl Runtime {
     pub fn global_args(self) -> Vec<String> {
         match self {
             Runtime::Runc => vec![],
-            Runtime::Crun => vec!["--cgroup-manager=disabled".to_string()],
-            Runtime::Youki | Runtime::Runc14 => vec![],
+            Runtime::Crun | Runtime::Crun127 => vec!["--cgroup-manager=disabled".to_string()],
+            Runtime::Youki | Runtime::Runc14 | Runtime::Runc15 => vec![],
         }
     }
 }
@@ -1105,7 +1157,8 @@ pub fn run_probe(cli: &Cli, bundle: &Bundle, id: &str) -> Outcome {
 }
 
 /// One `#[test]` per scenario and runtime: `mod runc`, `mod runc_1_4`
-/// (runc 1.4.3), `mod crun` and `mod youki`, each
+/// (runc 1.4.3), `mod runc_1_5` (runc 1.5.3), `mod crun`, `mod crun_1_27`
+/// (crun 1.27.1) and `mod youki`, each
 /// calling `scenario(Runtime::...)` from the including test file.
 #[allow(unused_macros)]
 macro_rules! for_runtimes {
@@ -1126,11 +1179,27 @@ macro_rules! for_runtimes {
                 }
             )*
         }
+        mod runc_1_5 {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Runc15);
+                }
+            )*
+        }
         mod crun {
             $(
                 #[test]
                 fn $scenario() {
                     super::$scenario($crate::common::Runtime::Crun);
+                }
+            )*
+        }
+        mod crun_1_27 {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario($crate::common::Runtime::Crun127);
                 }
             )*
         }
@@ -1177,4 +1246,24 @@ pub fn writable_under_sys(probe: &Probe) -> Vec<&MountEntry> {
         .into_iter()
         .filter(|m| !m.has("ro"))
         .collect()
+}
+
+/// crun 1.27.1's own writable tmpfs at /sys/fs/cgroup, when it is the only
+/// writable mount under /sys and a read-only cgroup2 mount covers it (what
+/// crun 1.27.1 leaves through the wrapper: a container-private tmpfs that
+/// hides nothing of the host, under the container's own cgroup).
+pub fn crun_127_covered_cgroup_tmpfs(probe: &Probe) -> Option<&MountEntry> {
+    let writable = writable_under_sys(probe);
+    let top = probe.topmost("/sys/fs/cgroup")?;
+    match writable[..] {
+        [m] if m.mount_point == "/sys/fs/cgroup"
+            && m.fstype == "tmpfs"
+            && top.id != m.id
+            && top.fstype == "cgroup2"
+            && top.has("ro") =>
+        {
+            Some(m)
+        }
+        _ => None,
+    }
 }
