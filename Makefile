@@ -186,7 +186,6 @@ release:
 # debian/ and generate-rpm/. `make image` builds the installer image for
 # both architectures (scripts/image.sh).
 ARM64_TRIPLE := aarch64-unknown-linux-gnu
-ARM64_DIR := target/$(ARM64_TRIPLE)/release
 
 release-arm64:
 	./scripts/release.sh $(ARM64_TRIPLE)
