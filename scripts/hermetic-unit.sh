@@ -5,9 +5,31 @@
 # runc, crun, youki, containerd and podman are hidden. Proves that
 # `cargo test --lib` needs neither. Run as root (it makes the namespace),
 # after the libraries' tests are built with the same cargo flags ($@).
+# With `--target TRIPLE` of another architecture the tests run through
+# cargo's runner for it, CARGO_TARGET_<TRIPLE>_RUNNER (qemu-user, see the
+# Makefile's arm64-check), as `cargo test` runs them; HERMETIC_TEST_ARGS
+# are given to each test binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "hermetic-unit: run as root (it hides the runtimes in a private mount namespace)" >&2; exit 1; }
+
+runner=
+args=("$@")
+for i in "${!args[@]}"; do
+	case ${args[$i]} in
+	--target) target=${args[$((i + 1))]:-} ;;
+	--target=*) target=${args[$i]#--target=} ;;
+	*) continue ;;
+	esac
+	if [ "$target" != "$(rustc -vV | sed -n 's/^host: //p')" ]; then
+		var=CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$target")_RUNNER
+		runner=${!var:-}
+		[ -n "$runner" ] || { echo "hermetic-unit: tests for $target need a runner on this machine: set $var" >&2; exit 1; }
+	fi
+done
+export HERMETIC_RUNNER=$runner
+# Arguments for the test binaries (the Makefile's --skip list under qemu-user).
+export HERMETIC_TEST_ARGS=${HERMETIC_TEST_ARGS:-}
 
 mapfile -t bins < <(cargo test "$@" --lib --no-run --message-format=json 2>/dev/null |
 	jq -r 'select(.reason == "compiler-artifact" and .profile.test == true and .target.kind == ["lib"]) | .target.name + " " + .executable')
@@ -42,9 +64,9 @@ unshare -m bash -c '
 	cd "$work"
 	status=0
 	for tests in "$work"/*-tests; do
-		echo "hermetic-unit: ${tests##*/}"
+		echo "hermetic-unit: ${tests##*/}${HERMETIC_RUNNER:+ (through $HERMETIC_RUNNER)}"
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work" "$tests" --test-threads=2 || status=1
+			env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$work" $HERMETIC_RUNNER "$tests" --test-threads=2 $HERMETIC_TEST_ARGS || status=1
 	done
 	exit $status
 ' hermetic "$work" "${hidden[@]}"

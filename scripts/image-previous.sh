@@ -25,7 +25,15 @@ fi
 start=$SECONDS
 rm -f "$stamp"
 previous_checkout
-IMAGE="$image-build" "$src/scripts/image.sh" >/dev/null
+# This machine's platform alone: the cluster's nodes are this machine
+# (an image.sh that builds an index makes IMAGE_PLATFORMS's one platform a
+# plain image, as before; an older one builds that alone anyway).
+case $(uname -m) in
+x86_64) platform=linux/amd64 ;;
+aarch64) platform=linux/arm64 ;;
+*) platform=linux/$(uname -m) ;;
+esac
+IMAGE="$image-build" IMAGE_PLATFORMS=$platform "$src/scripts/image.sh" >/dev/null
 podman tag "$image-build" "$image"
 podman rmi "$image-build" >/dev/null
 previous_remove
