@@ -64,7 +64,7 @@ image:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build). The same
 # commit's .deb is what package-check upgrades from (deb-previous).
-PREVIOUS_VERSION ?= 79c7dda
+PREVIOUS_VERSION ?= 7e65ecb
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 
@@ -105,7 +105,7 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
 
 # `make test`: the last line is the total over every test binary of both tiers.
-test: fmt-check clippy package-check arm64-check cri-tools youki image-previous image kubernetes helm
+test: deps fmt-check clippy package-check arm64-check cri-tools youki image-previous image kubernetes helm
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \
 	$(MAKE) --no-print-directory hermetic || status=1; \
