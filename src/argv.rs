@@ -157,14 +157,17 @@ enum Rt {
     /// runc 1.2 and later: urfave/cli v1.22.14 and later reorder only the
     /// words that name an option of the subcommand.
     Runc12,
+    /// crun before 1.22: `--rootless VALUE` sets the state directory.
     Crun,
+    /// crun 1.22 and later: `--rootless VALUE` is read and ignored.
+    Crun122,
 }
 
 impl Rt {
     fn name(self) -> &'static str {
         match self {
             Rt::Runc | Rt::Runc12 => "runc",
-            Rt::Crun => "crun",
+            Rt::Crun | Rt::Crun122 => "crun",
         }
     }
 
@@ -173,14 +176,15 @@ impl Rt {
         match self {
             Rt::Runc => "runc 1.1",
             Rt::Runc12 => "runc 1.2 or later",
-            Rt::Crun => "crun",
+            Rt::Crun => "crun before 1.22",
+            Rt::Crun122 => "crun 1.22 or later",
         }
     }
 
     /// How a reading is named beside another's: the version when both
-    /// are runc's.
+    /// are runc's, or both crun's.
     fn label(self, beside: Rt) -> &'static str {
-        if self.is_runc() && beside.is_runc() {
+        if self.name() == beside.name() {
             self.versions()
         } else {
             self.name()
@@ -191,10 +195,15 @@ impl Rt {
         matches!(self, Rt::Runc | Rt::Runc12)
     }
 
+    fn is_crun(self) -> bool {
+        matches!(self, Rt::Crun | Rt::Crun122)
+    }
+
     fn global(self, words: &[Word<'_>]) -> grammar::Parsed {
         match self {
             Rt::Runc | Rt::Runc12 => grammar::go(words, tables::RUNC_GLOBAL),
             Rt::Crun => grammar::argp(words, [tables::CRUN_GLOBAL, tables::ARGP_DEFAULTS]),
+            Rt::Crun122 => grammar::argp(words, [tables::CRUN_1_22_GLOBAL, tables::ARGP_DEFAULTS]),
         }
     }
 
@@ -203,9 +212,9 @@ impl Rt {
             (Rt::Runc | Rt::Runc12, Creating::Create) => tables::RUNC_CREATE,
             (Rt::Runc | Rt::Runc12, Creating::Run) => tables::RUNC_RUN,
             (Rt::Runc | Rt::Runc12, Creating::Restore) => tables::RUNC_RESTORE,
-            (Rt::Crun, Creating::Create) => tables::CRUN_CREATE,
-            (Rt::Crun, Creating::Run) => tables::CRUN_RUN,
-            (Rt::Crun, Creating::Restore) => tables::CRUN_RESTORE,
+            (Rt::Crun | Rt::Crun122, Creating::Create) => tables::CRUN_CREATE,
+            (Rt::Crun | Rt::Crun122, Creating::Run) => tables::CRUN_RUN,
+            (Rt::Crun | Rt::Crun122, Creating::Restore) => tables::CRUN_RESTORE,
         }
     }
 
@@ -227,7 +236,7 @@ impl Rt {
                 let rest = reordered[parsed.rest..].to_vec();
                 (parsed, rest)
             }
-            Rt::Crun => {
+            Rt::Crun | Rt::Crun122 => {
                 let parsed = grammar::argp(words, [table, tables::ARGP_DEFAULTS]);
                 let rest = words[parsed.rest..].to_vec();
                 (parsed, rest)
@@ -239,7 +248,7 @@ impl Rt {
     /// crun's restore takes one more, and ignores it.
     fn max_positionals(self, creating: Creating) -> usize {
         match (self, creating) {
-            (Rt::Crun, Creating::Restore) => 2,
+            (Rt::Crun | Rt::Crun122, Creating::Restore) => 2,
             _ => 1,
         }
     }
@@ -419,7 +428,7 @@ fn read(args: &[OsString], rt: Rt) -> Reading {
     }
     if let Some(&(at, _)) = positionals.get(rt.max_positionals(creating)) {
         let id = printable(positionals[0].1);
-        let reason = if args[at].as_bytes().starts_with(b"-") && rt == Rt::Crun {
+        let reason = if args[at].as_bytes().starts_with(b"-") && rt.is_crun() {
             format!(
                 "after the container id {id}, where crun reads no options but one more argument; crun {WOULD_REFUSE}"
             )
@@ -479,11 +488,12 @@ fn agreed(args: &[OsString], rts: &[Rt], why: &str) -> Reading {
         .find_map(|(rt, r)| r.problem.as_ref().map(|p| (rt, r, p.clone())));
     let accepting = readings.iter().find(|(_, r)| r.problem.is_none());
     match (refused, accepting) {
-        (Some((rt, r, p)), Some((other, _))) => {
-            // Which runc refuses it, when another accepts it.
+        (Some((rt, r, p)), Some((other, accepted))) => {
+            // Which version refuses it, when another of the same runtime
+            // accepts it.
             let tail = format!("; {} {WOULD_REFUSE}", rt.name());
             let reason = match p.reason.strip_suffix(&tail) {
-                Some(head) if rt.is_runc() && other.is_runc() => {
+                Some(head) if rt.name() == other.name() => {
                     format!("{head}; {} {WOULD_REFUSE}", rt.versions())
                 }
                 _ => p.reason,
@@ -495,6 +505,9 @@ fn agreed(args: &[OsString], rts: &[Rt], why: &str) -> Reading {
             Reading {
                 creating,
                 problem: Some(problem),
+                // Where the subcommand is, as the reading that found one
+                // has it: an exec is then known as one, and refused.
+                sub_at: r.sub_at.or(accepted.sub_at),
                 ..r.clone()
             }
         }
@@ -544,12 +557,22 @@ fn runc_any_version(args: &[OsString]) -> Reading {
     )
 }
 
+/// For crun: its versions must read the command line alike (crun 1.22
+/// stopped reading `--rootless VALUE` as the state directory).
+fn crun_any_version(args: &[OsString]) -> Reading {
+    agreed(
+        args,
+        &[Rt::Crun, Rt::Crun122],
+        "the wrapper reads only what every crun version reads alike",
+    )
+}
+
 /// For a runtime that is neither runc nor crun: the command line must read
 /// the same to every parser, or it is refused.
 fn strict(args: &[OsString]) -> Reading {
     agreed(
         args,
-        &[Rt::Runc, Rt::Runc12, Rt::Crun],
+        &[Rt::Runc, Rt::Runc12, Rt::Crun, Rt::Crun122],
         "the real runtime is not known to be runc or crun",
     )
 }
@@ -567,7 +590,7 @@ pub fn may_act_on(args: &[OsString]) -> bool {
 pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
     let r = match dialect {
         Dialect::Runc => runc_any_version(args),
-        Dialect::Crun => read(args, Rt::Crun),
+        Dialect::Crun => crun_any_version(args),
         Dialect::Strict => strict(args),
     };
     let mut inv = Invocation {
@@ -651,7 +674,7 @@ fn exec_as(args: &[OsString], sub_at: usize, rt: Rt, inv: &mut Invocation) {
         .collect();
     let parsed = match rt {
         Rt::Runc | Rt::Runc12 => grammar::go(&words, tables::RUNC_EXEC),
-        Rt::Crun => grammar::argp(&words, [tables::CRUN_EXEC, tables::ARGP_DEFAULTS]),
+        Rt::Crun | Rt::Crun122 => grammar::argp(&words, [tables::CRUN_EXEC, tables::ARGP_DEFAULTS]),
     };
     let refused = parsed.problem.is_some() || (rt.is_runc() && two_forms(&parsed.sets).is_some());
     if refused {

@@ -149,6 +149,12 @@ fn become_runtime(
         // spec value by value first would only add to every create.
         std::mem::forget(outcome?);
     } else if let Some(exec) = &inv.exec {
+        // A command line the runtime's versions read differently (crun's
+        // `--rootless DIR`, the state directory before crun 1.22 and
+        // nothing since) may name another container than the record's.
+        if let Some(p) = &inv.problem {
+            return Err(argv_refusal(p).into());
+        }
         if let Some(hardened) = harden_exec(&records, inv, runtime.kind, exec, args)? {
             argv = Cow::Owned(hardened);
         }

@@ -92,7 +92,9 @@ fn forms() -> Vec<Form> {
             name: "--roo DIR",
             words: |p| w(&[&"--roo", &p.root, &"run", &"--bundle", &p.bundle, &p.id]),
             runc: Refused("argv: --roo: not a global option of runc; runc would refuse this command line"),
-            crun: CONVERTED,
+            // crun before 1.22 takes it for --root, crun 1.22 and later
+            // refuse it as ambiguous: the wrapper cannot tell which.
+            crun: Refused("argv: --roo: an abbreviation of more than one global option of crun (--root, --rootless); crun 1.22 or later would refuse this command line (while crun before 1.22 accepts it); the wrapper reads only what every crun version reads alike"),
         },
         Form {
             name: "--log-f json",
@@ -107,14 +109,15 @@ fn forms() -> Vec<Form> {
             crun: CONVERTED,
         },
         Form {
-            // crun's --rootless is its --root: the container's state, and
-            // the wrapper's record of it, live there.
+            // crun before 1.22 reads --rootless as its --root, crun 1.22 and
+            // later ignore it: the container's state, and the wrapper's
+            // record of it, would be in one place or the other.
             name: "--rootless DIR as the only state directory",
             words: |p| w(&[&"--rootless", &p.root, &"run", &"--bundle", &p.bundle, &p.id]),
             // runc takes the directory for its rootless mode, converts
             // nothing less, and fails on it: nothing runs.
             runc: RuntimeFails("ParseBool"),
-            crun: CONVERTED,
+            crun: Refused("argv: --rootless: crun before 1.22 and crun 1.22 or later read it differently (the state directory: crun before 1.22 \"{R}\", crun 1.22 or later nothing); the wrapper reads only what every crun version reads alike"),
         },
         Form {
             name: "--rootless false",
@@ -206,6 +209,7 @@ fn forms() -> Vec<Form> {
 fn fill(template: &str, p: &Place<'_>) -> String {
     template
         .replace("{B}", &p.bundle.display().to_string())
+        .replace("{R}", &p.root.display().to_string())
         .replace("{F}", &p.spec.display().to_string())
         .replace("{I}", p.id)
 }
@@ -303,16 +307,6 @@ fn try_form(sandbox: &Sandbox, form: &Form, want: Want, n: usize) -> Vec<String>
     bad
 }
 
-/// The forms crun 1.27.1 reads otherwise than crun 1.8.1: `--roo` is an
-/// abbreviation of `--root` and of `--rootless`, its own option since crun
-/// 1.22 (crun 1.8 took `--rootless` for `--root`), so crun refuses it.
-fn crun_127_reads_otherwise(form: &str) -> Option<Want> {
-    match form {
-        "--roo DIR" => Some(RuntimeFails("option '--roo' is ambiguous")),
-        _ => None,
-    }
-}
-
 fn every_form(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let forms = forms();
@@ -324,8 +318,7 @@ fn every_form(runtime: Runtime) {
                 unreachable!("these are runc's and crun's rules; youki gets the strict reading")
             }
             Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => form.runc,
-            Runtime::Crun => form.crun,
-            Runtime::Crun127 => crun_127_reads_otherwise(form.name).unwrap_or(form.crun),
+            Runtime::Crun | Runtime::Crun127 => form.crun,
         };
         refused += usize::from(matches!(want, Refused(_)));
         bad.extend(try_form(&sandbox, form, want, n));
@@ -439,8 +432,8 @@ fn cap_bnd(out: &Outcome) -> u64 {
 }
 
 /// The state directory as the runtime reads it keys the record of a
-/// converted container: crun's `--rootless DIR` at create and `--roo DIR`
-/// at exec, runc's `-root DIR` and `-root=DIR`, all name the same place,
+/// converted container: crun's `--root DIR` at create and `--root=DIR` at
+/// exec, runc's `-root DIR` and `-root=DIR`, all name the same place,
 /// so an exec's `--cap CAP_NET_RAW` still leaves the network capability
 /// out (which the real runtime alone grants). exec's own options are read
 /// as the runtime reads them too.
@@ -454,10 +447,11 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         Runtime::Youki => {
             unreachable!("these are runc's and crun's rules; youki gets the strict reading")
         }
-        Runtime::Crun => (w(&[&"--rootless", &root]), w(&[&"--roo", &root])),
-        // crun 1.22 and later ignore `--rootless VALUE` (its own option
-        // now), which makes `--roo` ambiguous.
-        Runtime::Crun127 => (w(&[&"--root", &root]), vec![joined("--root=", &root)]),
+        // `--rootless DIR` and `--roo DIR` are refused (crun 1.22 and later
+        // read them otherwise than crun 1.8: every_form).
+        Runtime::Crun | Runtime::Crun127 => {
+            (w(&[&"--root", &root]), vec![joined("--root=", &root)])
+        }
         Runtime::Runc | Runtime::Runc14 | Runtime::Runc15 => {
             (w(&[&"-root", &root]), vec![joined("-root=", &root)])
         }
@@ -503,6 +497,21 @@ fn exec_finds_the_record_under_the_state_directory_as_read(runtime: Runtime) {
         !common::has_cap_bit(through, NET_RAW),
         "exec through the wrapper got CAP_NET_RAW back: {through:016x}"
     );
+    if runtime.is_crun() {
+        // crun before 1.22 takes `--rootless DIR` for its state directory,
+        // crun 1.22 and later ignore it: the exec is refused, never passed
+        // through with the capability (which crun 1.8 would grant).
+        let mut ambiguous = w(&[&"--rootless", &root]);
+        ambiguous.extend(exec_tail.iter().cloned());
+        let out = sandbox.wrapper().raw(&ambiguous);
+        assert!(
+            !out.success()
+                && out.stderr.contains(
+                    "argv: --rootless: crun before 1.22 and crun 1.22 or later read it differently"
+                ),
+            "an exec with --rootless DIR was not refused: {out:?}"
+        );
+    }
 
     // `-process`: runc reads the process file FILE; crun reads `-p rocess`,
     // the file `rocess` in the working directory, and the next word as

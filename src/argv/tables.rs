@@ -155,8 +155,8 @@ pub const ARGP_DEFAULTS: &[Opt] = &[
 ];
 
 /// crun 1.8 `crun.c`. `--rootless` is the same option as `--root` in its
-/// table: `--rootless VALUE` sets the state directory. `--log-level LEVEL`
-/// since crun 1.17.
+/// table: `--rootless VALUE` sets the state directory (until crun 1.22).
+/// `--log-level LEVEL` since crun 1.17.
 pub const CRUN_GLOBAL: &[Opt] = &[
     opt("debug", None, Flag, Key::Debug),
     value("cgroup-manager"),
@@ -166,6 +166,21 @@ pub const CRUN_GLOBAL: &[Opt] = &[
     value("log-level"),
     opt("root", None, Value, Key::Root),
     opt("rootless", None, Value, Key::Root),
+    opt("version", Some(b'v'), Flag, Key::Exit),
+    opt("", Some(b'V'), Flag, Key::Exit),
+];
+
+/// crun 1.22 and later: `--rootless VALUE` is read and ignored (so that
+/// a runc command line does not fail); the rest as before.
+pub const CRUN_1_22_GLOBAL: &[Opt] = &[
+    opt("debug", None, Flag, Key::Debug),
+    value("cgroup-manager"),
+    flag("systemd-cgroup"),
+    opt("log", None, Value, Key::Log),
+    opt("log-format", None, Value, Key::LogFormat),
+    value("log-level"),
+    opt("root", None, Value, Key::Root),
+    value("rootless"),
     opt("version", Some(b'v'), Flag, Key::Exit),
     opt("", Some(b'V'), Flag, Key::Exit),
 ];

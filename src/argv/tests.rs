@@ -129,7 +129,11 @@ fn forms() -> Vec<(&'static str, [Want; 3])> {
             "--roo /r create id",
             [
                 Refuses("--roo", "not a global option of runc"),
-                Reads(None, None, Some("/r"), "id"),
+                // --root and --rootless are two options since crun 1.22.
+                Refuses(
+                    "--roo",
+                    "crun 1.22 or later would refuse this command line (while crun before 1.22 accepts it)",
+                ),
                 Refuses("--roo", NEITHER),
             ],
         ),
@@ -137,7 +141,7 @@ fn forms() -> Vec<(&'static str, [Want; 3])> {
             "--r=/r create id",
             [
                 Refuses("--r=/r", R),
-                Reads(None, None, Some("/r"), "id"),
+                Refuses("--r=/r", "crun 1.22 or later would refuse this command line"),
                 Refuses("--r=/r", NEITHER),
             ],
         ),
@@ -173,12 +177,17 @@ fn forms() -> Vec<(&'static str, [Want; 3])> {
                 Refuses("--p", R),
             ],
         ),
-        // crun's --rootless is its --root.
+        // crun before 1.22 reads --rootless as its --root; 1.22 and later
+        // read its value and ignore it: the wrapper cannot tell which root
+        // the container's state, and its record, will be in.
         (
             "--rootless /r create id",
             [
                 Reads(None, None, None, "id"),
-                Reads(None, None, Some("/r"), "id"),
+                Refuses(
+                    "--rootless",
+                    "crun before 1.22 and crun 1.22 or later read it differently (the state directory: crun before 1.22 \"/r\", crun 1.22 or later nothing)",
+                ),
                 Refuses(
                     "--rootless",
                     "runc and crun read it differently (the state directory: runc nothing, crun \"/r\")",
@@ -448,7 +457,7 @@ fn globals_in_every_form_each_runtime_takes() {
     assert_eq!(runc.bundle, Some(PathBuf::from("/b")));
     assert_eq!(runc.container_id, Some("id".into()));
     let crun = super::scan(
-        &argv("--debug --systemd-cgroup --cgroup-manager disabled --log-f=json --log /l --rootl /r run -d -b /bundle ctr"),
+        &argv("--debug --systemd-cgroup --cgroup-manager disabled --log-f=json --log /l --root /r run -d -b /bundle ctr"),
         Dialect::Crun,
     );
     assert_eq!(crun.problem, None, "{crun:?}");

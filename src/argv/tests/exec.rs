@@ -6,14 +6,32 @@ use super::*;
 #[test]
 fn exec_under_crun_abbreviations_finds_the_state_directory() {
     let inv = crate::argv::scan(
-        &argv("--roo /r exec --cap CAP_NET_RAW c1 sh"),
+        &argv("--root=/r exec --cap CAP_NET_RAW c1 sh"),
         Dialect::Crun,
     );
+    assert_eq!(inv.problem, None);
     assert_eq!(inv.root, Some("/r".into()));
     assert_eq!(inv.container_id, Some("c1".into()));
     assert_eq!(inv.exec.unwrap().caps.len(), 1);
-    let inv = crate::argv::scan(&argv("--rootless /r exec c1 sh"), Dialect::Crun);
-    assert_eq!(inv.root, Some("/r".into()));
+    // crun before 1.22 reads `--roo` and `--rootless` as --root; 1.22 and
+    // later refuse the first and ignore the second: the exec may act on a
+    // container of another state directory than the one read, and is
+    // refused (by the wrapper, which sees the problem on any exec).
+    for (words, why) in [
+        (
+            "--roo /r exec --cap CAP_NET_RAW c1 sh",
+            "crun 1.22 or later would refuse this command line",
+        ),
+        (
+            "--rootless /r exec --cap CAP_NET_RAW c1 sh",
+            "crun before 1.22 and crun 1.22 or later read it differently (the state directory",
+        ),
+    ] {
+        let inv = crate::argv::scan(&argv(words), Dialect::Crun);
+        let p = inv.problem.unwrap_or_else(|| panic!("{words}: no problem"));
+        assert!(p.reason.contains(why), "{words}: {}", p.reason);
+        assert!(inv.exec.is_some(), "{words}");
+    }
 }
 
 #[test]
