@@ -218,9 +218,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     // waits for sigwait below instead of killing a half-done install.
     let signals = {
         use nix::sys::signal::{SigSet, Signal};
-        let mut s = SigSet::empty();
-        s.add(Signal::SIGTERM);
-        s.add(Signal::SIGINT);
+        let s = SigSet::from_iter([Signal::SIGTERM, Signal::SIGINT]);
         s.thread_block().map_err(DeployError::Signal)?;
         s
     };
