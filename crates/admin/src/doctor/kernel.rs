@@ -93,7 +93,7 @@ pub(super) fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
     let user = passwd
         .lines()
         .any(|l| l.split(':').next() == Some(KUBELET_USER));
-    let getsubids = if root.fake() {
+    let getsubids = if root.fake {
         ["/usr/bin/getsubids", "/bin/getsubids"]
             .iter()
             .any(|p| root.at(p).is_file())

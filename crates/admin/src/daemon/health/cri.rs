@@ -62,7 +62,7 @@ pub(crate) fn cri_view(
     handlers: &[Handler],
     root: &Root,
 ) -> Option<Check> {
-    if root.fake() || handlers.is_empty() {
+    if root.fake || handlers.is_empty() {
         return None;
     }
     let sock = socket(docs, keys, default_socket);
