@@ -228,11 +228,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
         say(&why);
         return Ok(i32::from(!ready));
     }
-    let source = if args.uninstall {
-        None
-    } else {
-        Some(read_source(args)?)
-    };
+    let source = (!args.uninstall).then(|| read_source(args)).transpose()?;
     let api = Api::from_pod(args.node.as_deref());
     if args.uninstall {
         // The label goes first: no new pod of the handler lands here
