@@ -170,10 +170,7 @@ impl Host {
 /// Standard output, where a closed pipe is not worth stopping for: the
 /// pod's log.
 fn say(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    let _ = crate::print(format!("{text}\n").as_bytes());
 }
 
 /// The image side, read before the chroot.

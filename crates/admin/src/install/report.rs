@@ -6,8 +6,7 @@ use super::*;
 
 /// Standard output, where a closed pipe is not an error worth a panic.
 pub(super) fn say(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let _ = crate::print(text.as_bytes());
 }
 
 /// What install registers, in the lines it prints.
