@@ -98,7 +98,7 @@ pub(super) fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
             .iter()
             .any(|p| root.at(p).is_file())
     } else {
-        in_path("getsubids")
+        in_path("getsubids").is_some()
     };
     match (user, getsubids) {
         (true, true) => Ok(()),

@@ -148,7 +148,7 @@ pub(crate) fn installed(root: &Root, binary: &str) -> bool {
             .iter()
             .any(|d| root.at(Path::new(d).join(binary)).is_file())
     } else {
-        in_path(binary)
+        in_path(binary).is_some()
     }
 }
 
@@ -185,9 +185,12 @@ pub(crate) fn unused(daemon: &'static dyn DaemonModule, uses: Option<Cri>) -> Op
     ))
 }
 
-pub(crate) fn in_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+/// The first file `name` in this process's PATH.
+pub(crate) fn in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Uninstall and install again a handler, with the same daemon config.
