@@ -410,21 +410,17 @@ fn placed_by_comments(text: &str, key: &str, value: &toml_edit::Value) -> Option
     let at = comment_anchor(&lines, key)?;
     let mut value = value.clone();
     value.decor_mut().clear();
-    let mut insert = Vec::new();
+    let mut out: Vec<String> = lines[..at].iter().map(|l| (*l).to_owned()).collect();
     let name = match key.split_once('.') {
         Some((section, name)) => {
-            insert.push(format!("[{section}]"));
+            out.push(format!("[{section}]"));
             name
         }
         None => key,
     };
-    insert.push(format!("{name} = {value}"));
-    let mut out: Vec<String> = lines[..at].iter().map(|l| (*l).to_owned()).collect();
-    out.extend(insert);
+    out.push(format!("{name} = {value}"));
     out.extend(lines[at..].iter().map(|l| (*l).to_owned()));
-    let mut joined = out.join("\n");
-    joined.push('\n');
-    Some(joined)
+    Some(out.join("\n") + "\n")
 }
 
 /// The edit on the parsed document: in place, or in its table, or a new
@@ -435,25 +431,21 @@ fn edited_in_doc(
     key: &str,
     value: toml_edit::Value,
 ) -> Result<String, ConfigCmdError> {
-    // Comments after the last setting (all of a file whose settings are
-    // commented out, as shipped) stay above a section added at the end.
-    if let Some((section, _)) = key.split_once('.') {
-        if !doc.contains_key(section) {
-            let trailing = doc.trailing().as_str().unwrap_or("").to_owned();
-            let mut table = toml_edit::Table::new();
-            if !trailing.is_empty() {
-                table.decor_mut().set_prefix(format!("{trailing}\n"));
-                doc.set_trailing("");
-            }
-            doc.insert(section, toml_edit::Item::Table(table));
-        }
-    }
     let (table, name) = match key.split_once('.') {
         Some((section, name)) => {
-            let item = doc
-                .entry(section)
-                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
-            let table = item
+            // Comments after the last setting (all of a file whose settings
+            // are commented out, as shipped) stay above a section added at
+            // the end.
+            if !doc.contains_key(section) {
+                let trailing = doc.trailing().as_str().unwrap_or("").to_owned();
+                let mut table = toml_edit::Table::new();
+                if !trailing.is_empty() {
+                    table.decor_mut().set_prefix(format!("{trailing}\n"));
+                    doc.set_trailing("");
+                }
+                doc.insert(section, toml_edit::Item::Table(table));
+            }
+            let table = doc[section]
                 .as_table_like_mut()
                 .ok_or_else(|| ConfigCmdError::Toml {
                     path: path.to_owned(),

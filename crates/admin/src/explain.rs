@@ -25,7 +25,7 @@ pub const EXIT_REFUSED: i32 = 1;
 pub const EXIT_UNREADABLE: i32 = 2;
 
 /// The `--json` document. Field names are stable (documented in docs/admin.md).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Explanation {
     /// The file read (`-` for standard input).
     pub input: String,
@@ -188,36 +188,17 @@ pub fn container_bundle(id: &str, root: Option<&Path>) -> Result<PathBuf, Stop> 
         .output()
         .map_err(|e| Stop::unreadable(&shown, runtime.display().to_string(), e))?;
     let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+    let stop = |why: String| Stop::unreadable(&shown, shown.clone(), why);
+    let rt = runtime.display();
     if !out.status.success() {
-        return Err(Stop::unreadable(
-            &shown,
-            shown.clone(),
-            format!(
-                "{} state failed ({}): {}",
-                runtime.display(),
-                out.status,
-                said(&out.stderr)
-            ),
-        ));
+        let err = said(&out.stderr);
+        return Err(stop(format!("{rt} state failed ({}): {err}", out.status)));
     }
-    let state: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-        Stop::unreadable(
-            &shown,
-            shown.clone(),
-            format!(
-                "{} state: not JSON ({e}): {}",
-                runtime.display(),
-                said(&out.stdout)
-            ),
-        )
-    })?;
+    let state: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| stop(format!("{rt} state: not JSON ({e}): {}", said(&out.stdout))))?;
     match state.get("bundle").and_then(Value::as_str) {
         Some(b) if !b.is_empty() => Ok(PathBuf::from(b)),
-        _ => Err(Stop::unreadable(
-            &shown,
-            shown.clone(),
-            format!("{} state names no bundle", runtime.display()),
-        )),
+        _ => Err(stop(format!("{rt} state names no bundle"))),
     }
 }
 
@@ -294,17 +275,11 @@ pub fn explain(
         input,
         config: config.source.as_ref().map(|p| p.display().to_string()),
         runtime: runtime.as_ref().ok().map(|p| p.display().to_string()),
-        would_start: false,
         needs_conversion: decision.as_ref().map(|d| d.converts()),
-        changed: false,
         decision: decision.as_ref().map(|d| d.kind()),
         reason: decision.as_ref().map(|d| d.to_string()),
-        changes: Vec::new(),
         warnings,
-        refused: None,
-        output: None,
-        output_result: None,
-        output_bytes: None,
+        ..Explanation::default()
     };
     // The bytes the wrapper would write, checked as it checks them: a
     // write it would refuse is explained as that refusal.

@@ -99,13 +99,9 @@ pub fn unified_diff(path: &Path, old: Option<&str>, new: Option<&str>) -> String
             a_start + usize::from(a_len > 0),
             b_start + usize::from(b_len > 0)
         ));
+        // A change's tag prints as its sign: ' ', '-' or '+'.
         for change in hunk.iter().flat_map(|op| diff.iter_changes(op)) {
-            let sign = match change.tag() {
-                similar::ChangeTag::Equal => ' ',
-                similar::ChangeTag::Delete => '-',
-                similar::ChangeTag::Insert => '+',
-            };
-            out.push_str(&format!("{sign}{}\n", change.value()));
+            out.push_str(&format!("{}{}\n", change.tag(), change.value()));
         }
     }
     out

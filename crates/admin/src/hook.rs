@@ -184,7 +184,6 @@ pub fn rootfs_of(doc: &Spec, bundle_dir: &Path) -> Result<PathBuf, HookError> {
         .unwrap_or_else(|_| PathBuf::from(fields::clean_path(&joined.to_string_lossy()))))
 }
 
-/// Does the spec mount anything at /sys?
 /// The state's pid must be the container's: hardening the hook's own or
 /// the host's mount namespace would make the host's /sys read-only.
 fn refuse_own_mount_namespace(pid: i32) -> Result<(), String> {
@@ -213,6 +212,7 @@ fn refuse_own_mount_namespace(pid: i32) -> Result<(), String> {
     Ok(())
 }
 
+/// Does the spec mount anything at /sys?
 fn mounts_at_sys(doc: &Spec) -> bool {
     doc.mounts().is_ok_and(|list| {
         list.iter()
@@ -366,15 +366,15 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
                     Rro::Probe(&runtime::RealRuntime::of(rt.clone())),
                 )
             })
-            .map_err(Failed::Refused),
-        Err(e) => Err(Failed::Lookup(e.to_string())),
+            .map_err(HookError::Refused),
+        Err(e) => Err(HookError::Lookup(e.to_string())),
     };
     // Written and checked as the wrapper checks what it writes, before the
     // decision is logged: bytes that do not read back as the plan fail the
     // hook (and so the container), and the log says so.
     let written = planned.and_then(|plan| {
         let bytes = match plan.changed() {
-            true => write::write_checked(&plan.spec).map_err(Failed::Refused)?,
+            true => write::write_checked(&plan.spec).map_err(HookError::Refused)?,
             false => input.to_vec(),
         };
         Ok((plan, bytes))
@@ -383,8 +383,9 @@ pub fn precreate_with(input: &[u8]) -> Result<Vec<u8>, HookError> {
         PRECREATE,
         match &written {
             Ok((plan, _)) => Ending::Planned(Some(plan)),
-            Err(Failed::Refused(r)) => Ending::Refused(r),
-            Err(Failed::Lookup(e)) => Ending::Failed(None, e.clone()),
+            Err(HookError::Refused(r)) => Ending::Refused(r),
+            Err(HookError::Lookup(e)) => Ending::Failed(None, e.clone()),
+            Err(e) => Ending::Failed(None, e.to_string()),
         },
     );
     entry.runtime = runtime.as_ref().ok().map(|r| r.display().to_string());
@@ -405,23 +406,6 @@ fn refused_unread(stage: &'static str, refusal: &Refusal, state: Option<&State>)
         entry.bundle = s.bundle.display().to_string();
     }
     entry.record(&config.log);
-}
-
-#[derive(Debug, thiserror::Error)]
-enum Failed {
-    #[error("refused: {0}")]
-    Refused(Refusal),
-    #[error("cannot probe the runtime for rro: {0}")]
-    Lookup(String),
-}
-
-impl From<Failed> for HookError {
-    fn from(f: Failed) -> HookError {
-        match f {
-            Failed::Refused(r) => HookError::Refused(r),
-            Failed::Lookup(e) => HookError::Lookup(e),
-        }
-    }
 }
 
 /// Why a hook stage fails (and the container with it).

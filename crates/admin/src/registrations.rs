@@ -72,25 +72,16 @@ fn handler_of(keys: &[String]) -> Option<&str> {
 /// Every (keys, string) of a TOML document.
 fn strings(item: &toml_edit::Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
     use toml_edit::Item;
-    match item {
-        Item::Value(v) => value_strings(v, keys, out),
-        Item::Table(t) => {
-            for (k, i) in t.iter() {
-                keys.push(k.to_owned());
-                strings(i, keys, out);
-                keys.pop();
-            }
-        }
-        Item::ArrayOfTables(a) => {
-            for t in a.iter() {
-                for (k, i) in t.iter() {
-                    keys.push(k.to_owned());
-                    strings(i, keys, out);
-                    keys.pop();
-                }
-            }
-        }
-        Item::None => {}
+    let tables: Vec<&toml_edit::Table> = match item {
+        Item::Value(v) => return value_strings(v, keys, out),
+        Item::Table(t) => vec![t],
+        Item::ArrayOfTables(a) => a.iter().collect(),
+        Item::None => return,
+    };
+    for (k, i) in tables.into_iter().flat_map(|t| t.iter()) {
+        keys.push(k.to_owned());
+        strings(i, keys, out);
+        keys.pop();
     }
 }
 
@@ -177,27 +168,23 @@ fn in_daemon_configs(root: &Path, handlers_text: &str) -> (Vec<Registration>, Ve
     let mut named: Vec<String> = Vec::new();
     for m in daemon::ALL {
         let daemon = m.name();
-        let files = m.config_files(root);
-        for file in files {
+        for file in m.config_files(root) {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
             let shown = Path::new("/").join(file.strip_prefix(root).unwrap_or(&file));
+            let shown = shown.display();
             for name in handlers_in(&text, handlers_text) {
                 let (what, undo) = if name.is_empty() {
                     (
-                        format!("{} names {}", shown.display(), PACKAGE_FILES[0]),
-                        format!(
-                            "userns-hostnet uninstall {daemon} --config {}",
-                            shown.display()
-                        ),
+                        format!("{shown} names {}", PACKAGE_FILES[0]),
+                        format!("userns-hostnet uninstall {daemon} --config {shown}"),
                     )
                 } else {
                     (
-                        format!("{daemon} handler {name} in {}", shown.display()),
+                        format!("{daemon} handler {name} in {shown}"),
                         format!(
-                            "userns-hostnet uninstall {daemon} --handler {name} --config {}",
-                            shown.display()
+                            "userns-hostnet uninstall {daemon} --handler {name} --config {shown}"
                         ),
                     )
                 };
@@ -235,11 +222,7 @@ fn handlers_linked(root: &Path, handlers_text: &str, named: &[String]) -> Vec<Re
         };
         let shown = Path::new("/").join(link.strip_prefix(root).unwrap_or(&link));
         out.push(Registration {
-            what: format!(
-                "handler {name}: {} -> {}",
-                shown.display(),
-                target.display()
-            ),
+            what: format!("handler {name}: {} -> {}", shown.display(), target.display()),
             undo: format!(
                 "userns-hostnet uninstall containerd --handler {name} --config FILE (or crio, podman: with the config file that registered it)"
             ),

@@ -90,7 +90,9 @@ pub trait DaemonModule: Sync {
     }
     /// Where the daemon's configs keep handler tables, to find the one an
     /// uninstall removes.
-    fn layouts(&self) -> Vec<config::Layout>;
+    fn layouts(&self) -> Vec<config::Layout> {
+        Vec::new()
+    }
     /// What tells apart the containers of the handler uninstall removes
     /// (its table as it was, the wrapper links removed): `None` when the
     /// daemon's containers are not checked.
@@ -104,7 +106,9 @@ pub trait DaemonModule: Sync {
     /// serves its config, when found): the daemon's own first, then each
     /// handler judged by the real runtime it runs; none for a daemon
     /// doctor does not check.
-    fn doctor(&self, node: &DoctorNode, bin: Option<&binary::Binary>) -> Vec<Check>;
+    fn doctor(&self, _node: &DoctorNode, _bin: Option<&binary::Binary>) -> Vec<Check> {
+        Vec::new()
+    }
     /// The config files the daemon reads on the node under `root`, main
     /// file first, as host paths under `root` (`registrations`).
     fn config_files(&self, root: &Path) -> Vec<PathBuf>;

@@ -70,6 +70,14 @@ pub fn under(root: &Path, path: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(format!("{path} (unresolved)")))
 }
 
+/// A config file and the files of its drop-in directory, as host paths
+/// under `root`: the main file first.
+pub fn main_and_drop_ins(root: &Path, config: &str, drop_ins: &str) -> Vec<PathBuf> {
+    let mut files = vec![under(root, config)];
+    files.extend(files_in(&under(root, drop_ins)));
+    files
+}
+
 /// Regular files (or links to them) directly in `dir`, sorted.
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)

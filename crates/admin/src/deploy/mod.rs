@@ -170,10 +170,7 @@ impl Host {
 /// Standard output, where a closed pipe is not worth stopping for: the
 /// pod's log.
 fn say(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    let _ = crate::print(format!("{text}\n").as_bytes());
 }
 
 /// The image side, read before the chroot.
@@ -218,9 +215,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
     // waits for sigwait below instead of killing a half-done install.
     let signals = {
         use nix::sys::signal::{SigSet, Signal};
-        let mut s = SigSet::empty();
-        s.add(Signal::SIGTERM);
-        s.add(Signal::SIGINT);
+        let s = SigSet::from_iter([Signal::SIGTERM, Signal::SIGINT]);
         s.thread_block().map_err(DeployError::Signal)?;
         s
     };
@@ -230,11 +225,7 @@ pub fn run(args: &DeployArgs) -> Result<i32, DeployError> {
         say(&why);
         return Ok(i32::from(!ready));
     }
-    let source = if args.uninstall {
-        None
-    } else {
-        Some(read_source(args)?)
-    };
+    let source = (!args.uninstall).then(|| read_source(args)).transpose()?;
     let api = Api::from_pod(args.node.as_deref());
     if args.uninstall {
         // The label goes first: no new pod of the handler lands here

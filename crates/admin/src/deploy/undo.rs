@@ -141,36 +141,22 @@ pub(super) fn saved_path(host: &Host, saved: &str) -> Result<PathBuf, DeployErro
 }
 
 pub(super) fn load_state(host: &Host) -> Result<Option<State>, DeployError> {
+    use std::io::{Error, ErrorKind::InvalidData};
     let p = state_path(host)?;
-    match std::fs::read(&p) {
-        Ok(bytes) => {
-            let state: State = serde_json::from_slice(&bytes).map_err(|e| DeployError::Io {
-                what: "cannot parse",
-                path: p.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            })?;
-            if state.format > STATE_FORMAT {
-                return Err(DeployError::Io {
-                    what: "cannot read",
-                    path: p,
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!(
-                            "format {} is of a newer version (this one reads up to {STATE_FORMAT}): run that version's deploy",
-                            state.format
-                        ),
-                    ),
-                });
-            }
-            Ok(Some(state))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(DeployError::Io {
-            what: "cannot read",
-            path: p,
-            source: e,
-        }),
+    let bytes = match std::fs::read(&p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        read => read.map_err(io("cannot read", &p))?,
+    };
+    let state: State = serde_json::from_slice(&bytes)
+        .map_err(|e| io("cannot parse", &p)(Error::new(InvalidData, e)))?;
+    if state.format > STATE_FORMAT {
+        let why = format!(
+            "format {} is of a newer version (this one reads up to {STATE_FORMAT}): run that version's deploy",
+            state.format
+        );
+        return Err(io("cannot read", &p)(Error::new(InvalidData, why)));
     }
+    Ok(Some(state))
 }
 
 pub(super) fn save_state(host: &Host, state: &State) -> Result<(), DeployError> {

@@ -11,7 +11,7 @@ pub(super) fn serving_binary(
     named: Option<&Path>,
 ) -> Option<daemon::binary::Binary> {
     // Under --root, the host's usual binary directories; else doctor's PATH.
-    let path_env = if root.fake() {
+    let path_env = if root.fake {
         daemon::binary::SERVICE_PATH.to_owned()
     } else {
         std::env::var("PATH").unwrap_or_default()
@@ -143,7 +143,7 @@ impl ConfigRun<'_> {
             .cc
             .drop_ins
             .map(|d| root.at(self.host.parent().unwrap_or(Path::new("/")).join(d)));
-        let staged = if self.cc.stages_imports && root.fake() {
+        let staged = if self.cc.stages_imports && root.fake {
             StagedCopy::of_containerd(root, &self.host)
         } else {
             None

@@ -93,12 +93,12 @@ pub(super) fn kubelet_reads_subids(root: &Root) -> Result<(), String> {
     let user = passwd
         .lines()
         .any(|l| l.split(':').next() == Some(KUBELET_USER));
-    let getsubids = if root.fake() {
+    let getsubids = if root.fake {
         ["/usr/bin/getsubids", "/bin/getsubids"]
             .iter()
             .any(|p| root.at(p).is_file())
     } else {
-        in_path("getsubids")
+        in_path("getsubids").is_some()
     };
     match (user, getsubids) {
         (true, true) => Ok(()),

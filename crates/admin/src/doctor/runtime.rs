@@ -6,10 +6,7 @@ use super::*;
 /// The config file the wrapper reads: `USERNS_HOSTNET_CONFIG`, else the
 /// default path (either under `--root`).
 pub(super) fn config_path(root: &Root) -> PathBuf {
-    match std::env::var_os(config::CONFIG_ENV).filter(|v| !v.is_empty()) {
-        Some(p) => root.at(p),
-        None => root.at(config::DEFAULT_PATH),
-    }
+    root.at(config::path_from_env())
 }
 
 /// The config file's trust as the wrapper running as root judges it: the

@@ -6,8 +6,7 @@ use super::*;
 
 /// Standard output, where a closed pipe is not an error worth a panic.
 pub(super) fn say(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let _ = crate::print(text.as_bytes());
 }
 
 /// What install registers, in the lines it prints.
@@ -36,14 +35,11 @@ impl Report {
 }
 
 pub(super) fn link_json(l: &LinkChange) -> serde_json::Value {
-    match l {
-        LinkChange::Create { path, target } => {
-            serde_json::json!({"path": path, "target": target, "action": "create"})
-        }
-        LinkChange::Remove { path, target } => {
-            serde_json::json!({"path": path, "target": target, "action": "remove"})
-        }
-    }
+    let (path, target, action) = match l {
+        LinkChange::Create { path, target } => (path, target, "create"),
+        LinkChange::Remove { path, target } => (path, target, "remove"),
+    };
+    serde_json::json!({"path": path, "target": target, "action": action})
 }
 
 pub(super) fn file_action(c: &FileChange) -> &'static str {
@@ -65,14 +61,10 @@ pub(super) fn apply(
 ) -> Result<i32, InstallError> {
     let changed: Vec<&FileChange> = plan.files.iter().filter(|c| c.changes()).collect();
     let would_change = !changed.is_empty() || !plan.links.is_empty();
-    let restart = if !changed.is_empty()
+    let restart = (!changed.is_empty()
         && (!args.hook || plan.restart)
-        && args.daemon.without_restart(&args.handler, true).is_none()
-    {
-        Some(format!("systemctl restart {}", args.daemon.name()))
-    } else {
-        None
-    };
+        && args.daemon.without_restart(&args.handler, true).is_none())
+    .then(|| format!("systemctl restart {}", args.daemon.name()));
     let run = Run {
         args,
         plan,
@@ -86,11 +78,7 @@ pub(super) fn apply(
         files: Vec::new(),
         links: Vec::new(),
     };
-    let status = if args.check {
-        i32::from(would_change)
-    } else {
-        i32::from(plan.left)
-    };
+    let status = i32::from(if args.check { would_change } else { plan.left });
     if args.check {
         run.check(&report);
     } else if !would_change {
@@ -272,10 +260,7 @@ struct Held(Option<nix::sys::signal::SigSet>);
 impl Held {
     fn signals() -> Held {
         use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
-        let mut set = SigSet::empty();
-        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-            set.add(s);
-        }
+        let set = SigSet::from_iter([Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP]);
         let mut old = SigSet::empty();
         let held = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old)).is_ok();
         Held(held.then_some(old))

@@ -14,10 +14,7 @@ pub(crate) fn containerd(
     bin: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
     let (root, named, fx) = (n.root, n.named, n.fx);
-    if let Some(skip) = (!named)
-        .then(|| unused(&daemon::containerd::Containerd, n.uses))
-        .flatten()
-    {
+    if let Some(skip) = unused(&daemon::containerd::Containerd, n.uses).filter(|_| !named) {
         return vec![skip];
     }
     if !named && !installed(root, "containerd") {

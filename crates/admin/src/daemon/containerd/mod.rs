@@ -9,6 +9,8 @@ pub mod plan;
 pub mod serving;
 
 use super::config::{bare_copy, dig, leaf_keys, Derived, Layout};
+use super::register::{edit::InstallPlan, error::InstallError, Registration};
+use std::path::{Path, PathBuf};
 use toml_edit::{value, DocumentMut, Item, Table};
 
 /// containerd's runc shim, which runs the runtime named by `BinaryName`.
@@ -206,27 +208,20 @@ impl super::DaemonModule for Containerd {
         "containerd"
     }
 
-    fn plan(
-        &self,
-        args: &crate::daemon::register::Registration,
-        install: bool,
-    ) -> Result<
-        crate::daemon::register::edit::InstallPlan,
-        crate::daemon::register::error::InstallError,
-    > {
+    fn plan(&self, args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
         plan::plan(args, install)
     }
 
     fn containers_running(
         &self,
-        root: &std::path::Path,
+        root: &Path,
         files: &dyn super::live::Files,
         runs: &dyn Fn(&str) -> bool,
     ) -> Vec<(String, Option<&'static str>)> {
         let state = userns_hostnet::sys::toml::read(&super::node::under(root, node::CONFIG))
             .map(|doc| live::state_dir(&doc))
             .unwrap_or_else(|_| live::DEFAULT_STATE.to_owned());
-        live::live_tasks(files, std::path::Path::new(&state), runs)
+        live::live_tasks(files, Path::new(&state), runs)
             .into_iter()
             .map(|c| (format!("containerd container {c} runs the wrapper"), None))
             .collect()
@@ -247,11 +242,10 @@ impl super::DaemonModule for Containerd {
 
     fn in_use(
         &self,
-        args: &crate::daemon::register::Registration,
+        args: &Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
-    {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, InstallError> {
         let mut binaries = links;
         for h in removed {
             let b = self
@@ -272,7 +266,7 @@ impl super::DaemonModule for Containerd {
         doctor::containerd(n, bin)
     }
 
-    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn config_files(&self, root: &Path) -> Vec<PathBuf> {
         node::read_files(root)
     }
 
@@ -293,7 +287,7 @@ impl super::DaemonModule for Containerd {
         &self,
         effective: &DocumentMut,
         _search_path: &str,
-        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+        map: &dyn Fn(&Path) -> PathBuf,
     ) -> Vec<super::binary::Missing> {
         serving::missing(effective, map)
     }

@@ -200,9 +200,8 @@ const MAX_CONFIG_FILES: usize = 256;
 /// followed inside it): its config, conf.d, and what `imports` names
 /// wherever it is, and what those files import in turn.
 pub fn read_files(root: &Path) -> Vec<PathBuf> {
-    use crate::daemon::node::{files_in, under};
-    let mut files = vec![under(root, CONFIG)];
-    files.extend(files_in(&under(root, DROP_INS)));
+    use crate::daemon::node::{main_and_drop_ins, under};
+    let mut files = main_and_drop_ins(root, CONFIG, DROP_INS);
     let mut at = 0;
     while at < files.len() && files.len() < MAX_CONFIG_FILES {
         let imported = std::fs::read_to_string(&files[at])

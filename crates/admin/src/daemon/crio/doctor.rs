@@ -14,10 +14,7 @@ pub(crate) fn crio_files(root: &Root, conf: &Path) -> Vec<PathBuf> {
 
 pub(crate) fn crio(n: &daemon::DoctorNode) -> Vec<Check> {
     let (root, named, fx) = (n.root, n.named, n.fx);
-    if let Some(skip) = (!named)
-        .then(|| unused(&daemon::crio::Crio, n.uses))
-        .flatten()
-    {
+    if let Some(skip) = unused(&daemon::crio::Crio, n.uses).filter(|_| !named) {
         return vec![skip];
     }
     if !named && !installed(root, "crio") {

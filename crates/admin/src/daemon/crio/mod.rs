@@ -11,8 +11,10 @@ pub mod node;
 pub mod plan;
 pub mod serving;
 
+use super::binary::Missing;
 use super::config::{bare_copy, dig, leaf_keys, Derived, Layout};
-use std::path::PathBuf;
+use super::register::{edit::InstallPlan, error::InstallError, Registration};
+use std::path::{Path, PathBuf};
 use toml_edit::{value, DocumentMut, Item, Table};
 
 /// Where CRI-O keeps the wrapper's runtime state (`--root`): a root of
@@ -236,14 +238,7 @@ impl super::DaemonModule for Crio {
         "crio"
     }
 
-    fn plan(
-        &self,
-        args: &crate::daemon::register::Registration,
-        install: bool,
-    ) -> Result<
-        crate::daemon::register::edit::InstallPlan,
-        crate::daemon::register::error::InstallError,
-    > {
+    fn plan(&self, args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
         plan::plan(args, install)
     }
 
@@ -251,8 +246,8 @@ impl super::DaemonModule for Crio {
         Some(plan::hook_dirs)
     }
 
-    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
-        let files = node::files(std::path::Path::new(node::CONFIG), &|p| {
+    fn hooks_dirs_under(&self, root: &Path) -> Vec<String> {
+        let files = node::files(Path::new(node::CONFIG), &|p| {
             Ok::<_, std::convert::Infallible>(super::node::under(root, &p.to_string_lossy()))
         })
         .unwrap_or_default();
@@ -264,11 +259,11 @@ impl super::DaemonModule for Crio {
 
     fn containers_running(
         &self,
-        _root: &std::path::Path,
+        _root: &Path,
         files: &dyn super::live::Files,
         _runs: &dyn Fn(&str) -> bool,
     ) -> Vec<(String, Option<&'static str>)> {
-        super::live::runtime_states(files, std::path::Path::new(RUNTIME_ROOT))
+        super::live::runtime_states(files, Path::new(RUNTIME_ROOT))
             .into_iter()
             .map(|(id, _)| {
                 (
@@ -297,11 +292,10 @@ impl super::DaemonModule for Crio {
 
     fn in_use(
         &self,
-        args: &crate::daemon::register::Registration,
+        args: &Registration,
         removed: &[Item],
         _links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
-    {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, InstallError> {
         Ok(Some(Box::new(plan::crio_handler(args, removed.first()))))
     }
     fn doctor(
@@ -312,11 +306,8 @@ impl super::DaemonModule for Crio {
         doctor::crio(n)
     }
 
-    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
-        use super::node::{files_in, under};
-        let mut files = vec![under(root, node::CONFIG)];
-        files.extend(files_in(&under(root, node::DROP_INS)));
-        files
+    fn config_files(&self, root: &Path) -> Vec<PathBuf> {
+        super::node::main_and_drop_ins(root, node::CONFIG, node::DROP_INS)
     }
 
     fn config_check(&self) -> Option<super::ConfigCheck> {
@@ -349,16 +340,16 @@ impl super::DaemonModule for Crio {
         &self,
         effective: &DocumentMut,
         search_path: &str,
-        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Vec<super::binary::Missing> {
+        map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Vec<Missing> {
         serving::missing(effective, search_path, map)
     }
 
     fn missing_without_binary(
         &self,
-        config: &std::path::Path,
-        map: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Option<Vec<super::binary::Missing>> {
+        config: &Path,
+        map: &dyn Fn(&Path) -> PathBuf,
+    ) -> Option<Vec<Missing>> {
         let files =
             node::files(config, &|p| Ok::<_, std::convert::Infallible>(map(p))).unwrap_or_default();
         let docs: Vec<DocumentMut> = files

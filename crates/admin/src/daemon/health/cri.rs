@@ -62,18 +62,14 @@ pub(crate) fn cri_view(
     handlers: &[Handler],
     root: &Root,
 ) -> Option<Check> {
-    if root.fake() || handlers.is_empty() {
+    if root.fake || handlers.is_empty() {
         return None;
     }
     let sock = socket(docs, keys, default_socket);
     if !Path::new(&sock).exists() {
         return None;
     }
-    let crictl = std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join("crictl"))
-            .find(|c| c.is_file())
-    })?;
+    let crictl = in_path("crictl")?;
     let endpoint = format!("unix://{sock}");
     let out = deadline::run_args(
         &crictl,

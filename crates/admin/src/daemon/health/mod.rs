@@ -7,7 +7,7 @@ pub(crate) mod cri;
 pub(crate) mod handlers;
 
 use crate::check::{check, Check, Status};
-use crate::daemon::{self, node::Handler};
+use crate::daemon::{self, node::Handler, Cri, DaemonModule};
 use crate::matrix;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -60,10 +60,6 @@ impl Root {
                 PathBuf::from(format!("{} (unresolved)", abs.display()))
             }
         }
-    }
-
-    pub(crate) fn fake(&self) -> bool {
-        self.fake
     }
 
     /// A failure naming every path that could not be resolved under
@@ -147,12 +143,12 @@ pub(crate) fn handler_runtime(h: &Handler, root: &Root) -> Option<PathBuf> {
 /// A daemon's binary is installed (in PATH; under the fake root, in
 /// /usr/bin, /usr/sbin or /usr/local/bin), whatever /etc holds.
 pub(crate) fn installed(root: &Root, binary: &str) -> bool {
-    if root.fake() {
+    if root.fake {
         ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
             .iter()
             .any(|d| root.at(Path::new(d).join(binary)).is_file())
     } else {
-        in_path(binary)
+        in_path(binary).is_some()
     }
 }
 
@@ -180,11 +176,8 @@ pub(crate) fn unless_running(
 
 /// The daemon the kubelet does not use is skipped, unless its config was
 /// named.
-pub(crate) fn unused(
-    daemon: &'static dyn crate::daemon::DaemonModule,
-    uses: Option<crate::daemon::Cri>,
-) -> Option<Check> {
-    let other = uses.filter(|u| *u != crate::daemon::Cri::Known(daemon))?;
+pub(crate) fn unused(daemon: &'static dyn DaemonModule, uses: Option<Cri>) -> Option<Check> {
+    let other = uses.filter(|u| *u != Cri::Known(daemon))?;
     Some(check(
         daemon.name(),
         Status::Skip,
@@ -192,9 +185,12 @@ pub(crate) fn unused(
     ))
 }
 
-pub(crate) fn in_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+/// The first file `name` in this process's PATH.
+pub(crate) fn in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Uninstall and install again a handler, with the same daemon config.
@@ -214,6 +210,8 @@ pub(crate) fn registered(
     if handlers.is_empty() {
         return check(name, Status::Fail, "no runtime handler runs the wrapper").fix(fix);
     }
+    // Every handler's binary is looked up: one that cannot be resolved
+    // under --root is told of by the root check, not only the first.
     let missing: Vec<&Handler> = handlers
         .iter()
         .filter(|h| !root.at(&h.binary).is_file())

@@ -13,7 +13,11 @@ use super::config::{
     dig, dig_table_mut, fingerprint, marker_in, marker_line, owner_by_marker, table_at, EditError,
     Owner,
 };
-use std::path::PathBuf;
+use super::node::string_list;
+use super::register::edit::InstallPlan;
+use super::register::error::{InstallError, UsageError};
+use super::register::Registration;
+use std::path::{Path, PathBuf};
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
 
 pub const RUNTIMES: &[&str] = &["engine", "runtimes"];
@@ -116,12 +120,9 @@ pub fn source(files: &[(PathBuf, DocumentMut)], own: &str) -> Source {
     }
     for (file, doc) in files {
         if let Some(list) =
-            dig(doc.as_item(), &["engine", "runtimes", &out.name]).and_then(Item::as_array)
+            dig(doc.as_item(), &["engine", "runtimes", &out.name]).and_then(string_list)
         {
-            out.paths = list
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect();
+            out.paths = list;
             out.file = Some(file.clone());
         }
     }
@@ -139,13 +140,7 @@ impl Source {
 
 /// The `[engine] hooks_dir` list of one containers.conf document.
 pub fn hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
-    dig(doc.as_item(), &["engine", "hooks_dir"])
-        .and_then(Item::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
+    dig(doc.as_item(), &["engine", "hooks_dir"]).and_then(string_list)
 }
 
 /// The table holding the entries, for a test's look.
@@ -161,19 +156,9 @@ impl super::DaemonModule for Podman {
         "podman"
     }
 
-    fn plan(
-        &self,
-        args: &crate::daemon::register::Registration,
-        install: bool,
-    ) -> Result<
-        crate::daemon::register::edit::InstallPlan,
-        crate::daemon::register::error::InstallError,
-    > {
+    fn plan(&self, args: &Registration, install: bool) -> Result<InstallPlan, InstallError> {
         if args.set_as_default {
-            return Err(crate::daemon::register::error::UsageError::PodmanDefault(
-                args.handler.clone(),
-            )
-            .into());
+            return Err(UsageError::PodmanDefault(args.handler.clone()).into());
         }
         plan::plan(args, install)
     }
@@ -197,7 +182,7 @@ impl super::DaemonModule for Podman {
         Some(plan::hook_dirs)
     }
 
-    fn hooks_dirs_under(&self, root: &std::path::Path) -> Vec<String> {
+    fn hooks_dirs_under(&self, root: &Path) -> Vec<String> {
         self.config_files(root)
             .into_iter()
             .filter_map(|f| userns_hostnet::sys::toml::read(&f).ok())
@@ -208,7 +193,7 @@ impl super::DaemonModule for Podman {
 
     fn containers_running(
         &self,
-        _root: &std::path::Path,
+        _root: &Path,
         files: &dyn super::live::Files,
         runs: &dyn Fn(&str) -> bool,
     ) -> Vec<(String, Option<&'static str>)> {
@@ -223,45 +208,28 @@ impl super::DaemonModule for Podman {
             .collect()
     }
 
-    fn layouts(&self) -> Vec<super::config::Layout> {
-        Vec::new()
-    }
-
     fn in_use(
         &self,
-        _args: &crate::daemon::register::Registration,
+        _args: &Registration,
         removed: &[Item],
         links: Vec<String>,
-    ) -> Result<Option<Box<dyn super::live::Handler>>, crate::daemon::register::error::InstallError>
-    {
+    ) -> Result<Option<Box<dyn super::live::Handler>>, InstallError> {
         let mut binaries = links;
-        for entry in removed {
-            let paths = entry.as_array().into_iter().flatten();
-            binaries.extend(paths.filter_map(|v| v.as_str().map(str::to_owned)));
-        }
+        binaries.extend(removed.iter().filter_map(string_list).flatten());
         binaries.sort();
         binaries.dedup();
         Ok((!binaries.is_empty())
             .then(|| Box::new(live::Conmons { binaries }) as Box<dyn super::live::Handler>))
     }
-    // doctor has no check of podman: it registers no CRI handler.
-    fn doctor(
-        &self,
-        _: &super::DoctorNode,
-        _: Option<&super::binary::Binary>,
-    ) -> Vec<crate::check::Check> {
-        Vec::new()
-    }
+    // doctor has no check of podman: it registers no CRI handler (the
+    // trait's default, no check).
 
     fn handler_entry(&self, doc: &DocumentMut, name: &str) -> Option<Item> {
         runtimes(doc)?.get(name).cloned()
     }
 
-    fn config_files(&self, root: &std::path::Path) -> Vec<std::path::PathBuf> {
-        use super::node::{files_in, under};
-        let mut files = vec![under(root, node::CONFIG)];
-        files.extend(files_in(&under(root, node::DROP_INS)));
-        files
+    fn config_files(&self, root: &Path) -> Vec<PathBuf> {
+        super::node::main_and_drop_ins(root, node::CONFIG, node::DROP_INS)
     }
 }
 
