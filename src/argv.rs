@@ -623,8 +623,9 @@ pub fn scan(args: &[OsString], dialect: Dialect) -> Invocation {
             Dialect::Crun => exec_as(args, at, Rt::Crun, &mut inv),
             Dialect::Strict => scan_exec(rest, at + 1, &mut inv),
         }
-    } else if args[at] == "delete" {
-        // `delete [--force|-f] ID`: forgetting a record needs the id only.
+    } else if args[at] == "delete" || args[at] == "start" {
+        // `delete [--force|-f] ID`, `start ID`: a record is found, bound or
+        // forgotten by the id alone.
         inv.container_id = rest
             .iter()
             .find(|a| !a.as_bytes().starts_with(b"-"))

@@ -23,9 +23,10 @@
 //! or one deleted before anything bound it) is removed by the same calls;
 //! a bound record whose init is gone (pid absent, a zombie, or started at
 //! another time) is removed by every delete. A create or a start reads
-//! only the pending records of its own id, so that its cost does not grow
-//! with the containers created or running beside it; an exec or a delete
-//! reads them all. A record never matches a container
+//! only the pending records of its own id and those whose creating
+//! process is gone (one `kill(pid, 0)` each), so that its cost does not
+//! grow with the containers created or running beside it; an exec or a
+//! delete reads them all. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
@@ -118,9 +119,10 @@ impl Records {
     /// container whose exec needs nothing (`keep`) is not recorded. An id
     /// that is not a plain name (crun, youki) is refused: exec could reach
     /// the container by other spellings. The pending records of earlier
-    /// creates of the same id are settled first (a failed one's goes); the
-    /// others are left to their own start, exec or delete, so that a create
-    /// costs the same however many containers are created or run beside it.
+    /// creates of the same id, and of creates whose process is gone, are
+    /// settled first (a failed one's goes); those of creates in flight are
+    /// left to their own start, exec or delete, so that a create costs
+    /// about the same however many containers are created beside it.
     pub fn mark(&self, t: &Target<'_>, policy: NetCapabilities) -> Result<(), RecordError> {
         if policy == NetCapabilities::Keep {
             self.bind_pending(Some(t.id));
@@ -155,7 +157,7 @@ impl Records {
                 std::io::Error::other("cannot read this process's start time"),
             )
         })?;
-        let scope = Scope::Id(id_tag(t.id));
+        let scope = Scope::Own(id_tag(t.id));
         self.settle(scope, None, None);
         if root.is_none() {
             // Whether an earlier container of this id still exists cannot
@@ -189,7 +191,7 @@ impl Records {
     /// convert costs one look at the directory, however many records of
     /// other containers it holds.
     pub fn bind_pending(&self, id: Option<&OsStr>) {
-        let scope = id.map_or(Scope::All, |id| Scope::Id(id_tag(id)));
+        let scope = id.map_or(Scope::All, |id| Scope::Own(id_tag(id)));
         self.settle(scope, None, None);
     }
 
@@ -432,32 +434,50 @@ fn orphan_temp(name: &[u8]) -> bool {
         .is_some_and(|pid| Process::of(pid).is_none())
 }
 
-/// Which pending records a call reads: every one, or those a create of
-/// one id may have written (its tag in the name; a name without one, of
-/// an earlier version, may be of any id).
+/// Which pending records a call reads: every one, or those a create or a
+/// start of one id must: the records of that id (its tag in the name; a
+/// name without one, of an earlier version, may be of any id), and those
+/// whose creating process is certainly gone (a failed create of another
+/// id, which the next create removes), known from the name by one
+/// `kill(pid, 0)`: a create in flight beside it costs no read.
 #[derive(Debug, Clone, Copy)]
 enum Scope {
     All,
-    Id(u64),
+    Own(u64),
 }
 
 impl Scope {
     fn may_hold(self, path: &Path) -> bool {
-        let Scope::Id(tag) = self else {
+        let Scope::Own(tag) = self else {
             return true;
         };
         let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
         let mut parts = name.split(|&b| b == b'.');
-        let (Some(_pid), Some(_start), Some(t), None) =
+        let (Some(pid), Some(_start), Some(t), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return true;
         };
-        std::str::from_utf8(t)
+        let of_this_id = std::str::from_utf8(t)
             .ok()
             .and_then(|t| u64::from_str_radix(t, 16).ok())
-            .map_or(true, |t| t == tag)
+            .map_or(true, |t| t == tag);
+        of_this_id || creator_gone(pid)
     }
+}
+
+/// No process has this pid (a pid that is not a number is read, and then
+/// judged by the record's own creator).
+fn creator_gone(pid: &[u8]) -> bool {
+    let Some(pid) = std::str::from_utf8(pid)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok())
+    else {
+        return true;
+    };
+    pid > 0
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH)
 }
 
 /// The tag of a container id in its pending record's name.

@@ -565,6 +565,11 @@ fn delete_finds_the_id() {
     assert_eq!(inv.container_id, Some("c9".into()));
     assert_eq!(inv.root, Some("/r".into()));
     assert_eq!(scan(&argv("delete -f c8")).container_id, Some("c8".into()));
+    // start: the records of that id are bound.
+    assert_eq!(
+        scan(&argv("--root /r start c7")).container_id,
+        Some("c7".into())
+    );
 }
 
 #[test]

@@ -297,7 +297,7 @@ fn records_of_containers_that_are_gone_go() {
 }
 
 #[test]
-fn a_create_or_a_start_reads_only_the_records_of_its_id() {
+fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gone() {
     let dir = tempfile::tempdir().unwrap();
     let r = Records::new(dir.path().join("records"));
     let root = dir.path().join("state");
@@ -323,45 +323,47 @@ fn a_create_or_a_start_reads_only_the_records_of_its_id() {
         v
     };
     let dead = gone();
-    // Two failed creates, of two ids.
+    // Two failed creates, of two ids, and the create of a third whose
+    // container exists but has not started (this process stands for its
+    // creator and its init).
     pending("a", dead);
     pending("b", dead);
-    // A create of `a` settles the records of `a` only.
+    pending("x", me());
+    write_state(Kind::Runc, &root, "x", me());
+    let stage_of =
+        |r: &Records, id: &str| r.all().into_iter().find(|x| x.id == id).map(|x| x.stage);
+    // A create of `a` settles the records of `a` and those whose creator
+    // is gone; `x`'s, of a create in flight, is not read (it would bind).
     r.bind_pending(Some(OsStr::new("a")));
-    assert_eq!(ids(&r), ["b"]);
-    // A start of `c` binds `c` and leaves `b` alone.
-    pending(
-        "c",
-        Process {
-            pid: dead.pid,
-            start: 0,
-        },
-    );
-    write_state(Kind::Runc, &root, "c", me());
-    r.bind_pending(Some(OsStr::new("c")));
-    let all = r.all();
-    assert!(all
-        .iter()
-        .any(|x| x.id == "c" && x.stage == Stage::Bound { init: me() }));
-    assert!(all
-        .iter()
-        .any(|x| x.id == "b" && matches!(x.stage, Stage::Pending { .. })));
-    // A delete reads them all.
+    assert_eq!(ids(&r), ["x"]);
+    assert!(matches!(stage_of(&r, "x"), Some(Stage::Pending { .. })));
+    // The start of `x` binds it.
+    r.bind_pending(Some(OsStr::new("x")));
+    assert_eq!(stage_of(&r, "x"), Some(Stage::Bound { init: me() }));
+    // A delete reads them all; `x` runs on.
     r.release(&t(Kind::Runc, &root, "other"));
-    assert_eq!(ids(&r), ["c"]);
+    assert_eq!(ids(&r), ["x"]);
     fs::remove_file(r.bound().join(me().pid.to_string())).unwrap();
 }
 
 #[test]
 fn a_pending_name_is_in_the_scope_of_its_id_and_an_untagged_one_in_every_scope() {
-    let p = Process { pid: 12, start: 34 };
+    // A creator that runs (this process): only its id's scope holds it.
+    let p = me();
     let name = pending_name(p, OsStr::new("web"));
-    assert_eq!(name, format!("12.34.{:016x}", crate::hash::fnv1a(b"web")));
-    let web = Scope::Id(id_tag(OsStr::new("web")));
-    let db = Scope::Id(id_tag(OsStr::new("db")));
+    assert_eq!(
+        name,
+        format!("{}.{}.{:016x}", p.pid, p.start, crate::hash::fnv1a(b"web"))
+    );
+    let web = Scope::Own(id_tag(OsStr::new("web")));
+    let db = Scope::Own(id_tag(OsStr::new("db")));
     assert!(web.may_hold(Path::new(&name)));
     assert!(!db.may_hold(Path::new(&name)));
     assert!(Scope::All.may_hold(Path::new(&name)));
+    // A creator that is gone: every scope holds it, so that the next
+    // create removes a failed create's record.
+    let dead = pending_name(gone(), OsStr::new("web"));
+    assert!(db.may_hold(Path::new(&dead)));
     // An earlier version's name, or one this version cannot read,
     // may be of any id.
     for other in ["12.34", "12.34.zz", "x", "1.2.3.4"] {
