@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate gcc-aarch64-linux-gnu libc6-dev-arm64-cross rpmlint
 
-.PHONY: all build bins release release-arm64 package-arm64 arm64-check test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
+.PHONY: all build bins release release-arm64 package-arm64 arm64-check check test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
 
 all: build
 
@@ -103,6 +103,11 @@ E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard te
 
 # The totals of the `test result:` lines of the logs in $(1), after $(2).
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
+
+# `make check`: the contributor's inner loop, no root-only tier and no
+# runtime: fmt, clippy, the unit tier and the libraries' tests as nobody
+# (hermetic needs root to hide the runtimes). Minutes on a warm tree.
+check: fmt-check clippy helm unit hermetic
 
 # `make test`: the last line is the total over every test binary of both tiers.
 test: deps fmt-check clippy package-check arm64-check cri-tools youki image-previous image kubernetes helm
