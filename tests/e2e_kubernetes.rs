@@ -139,7 +139,6 @@ fn scenario_net_sysctl_refused(k: &Cluster) {
 
 #[test]
 fn containerd_2_3_kubelet_1_37() {
-    let _row = one_row();
     let records_before = records();
     let mut cri = Cri::start_on(Stack::Containerd23);
     let k = containerd_cluster(&cri);
@@ -306,7 +305,6 @@ fn scenario_plain_keeps_net_caps(k: &Cluster, pod: &Value, stack: &str) {
 /// daemon reports.
 #[test]
 fn containerd_1_7_kubelet_1_37() {
-    let _row = one_row();
     let cri = Cri::start_on(Stack::Containerd17);
     let k = containerd_cluster(&cri);
     runtime_classes(&k, handler::WRAPPER, handler::RUNC);
@@ -396,7 +394,6 @@ fn start_time_ratio(k: &Cluster) {
 
 fn crio_row(wrapper: &str, plain: &str) {
     use common::crio::{Crio, Mode};
-    let _row = one_row();
     let crio = Crio::start_matrix(Mode::DropInfra);
     let k = crio_cluster(&crio, common::kubernetes::KUBELET_DEFAULT);
     runtime_classes(&k, wrapper, plain);
@@ -427,7 +424,6 @@ fn crio_crun_kubelet_1_37() {
 /// runs it on containerd 1.7, wrapper or not.
 #[test]
 fn containerd_1_7_kubelet_1_35() {
-    let _row = one_row();
     let cri = Cri::start_on(Stack::Containerd17);
     let k = containerd_cluster_with(&cri, KUBELET_UNDECLARED);
     runtime_classes(&k, handler::WRAPPER, handler::RUNC);
@@ -476,7 +472,6 @@ fn containerd_1_7_kubelet_1_35() {
 #[test]
 fn crio_kubelet_1_35() {
     use common::crio::{handler as crio_handler, matrix_handler, Crio, Mode};
-    let _row = one_row();
     let records_before = records();
     let mut crio = Crio::start_matrix(Mode::DropInfra);
     let k = crio_cluster(&crio, KUBELET_UNDECLARED);
@@ -677,7 +672,6 @@ fn runtime_classes_again(k: &Cluster, wrapper: &str, plain: &str) {
 /// are printed side by side.
 #[test]
 fn containerd_2_4_runc_1_5_and_crun_1_27_kubelet_1_37() {
-    let _row = one_row();
     let records_before = records();
     let mut cri = Cri::start_on(Stack::Containerd24);
     let k = containerd_cluster(&cri);
@@ -734,7 +728,6 @@ fn containerd_2_4_runc_1_5_and_crun_1_27_kubelet_1_37() {
 #[test]
 fn crio_crun_1_27_kubelet_1_35() {
     use common::crio::{matrix_handler, Crio, Mode};
-    let _row = one_row();
     let records_before = records();
     let crio = Crio::start_matrix(Mode::DropInfra);
     let k = crio_cluster(&crio, KUBELET_UNDECLARED);

@@ -14,8 +14,8 @@ mod common;
 
 use common::kube_deploy::scenario_daemonset;
 use common::kube_pods::{
-    assert_nothing_left, bound_pod, one_row, runtime_classes, scenario_host_mounts_later,
-    PLAIN_CLASS, WRAPPER_CLASS,
+    assert_nothing_left, bound_pod, runtime_classes, scenario_host_mounts_later, PLAIN_CLASS,
+    WRAPPER_CLASS,
 };
 use common::kubernetes::{crio_cluster, KUBELET_UNDECLARED};
 use serde_json::json;
@@ -30,7 +30,6 @@ use serde_json::json;
 #[test]
 fn crio_deploy_kubelet_1_35() {
     use common::crio::{handler as crio_handler, Crio, Mode};
-    let _row = one_row();
     let mut crio = Crio::start_node_on_runc_14(Mode::DropInfra);
     let k = crio_cluster(&crio, KUBELET_UNDECLARED);
     runtime_classes(&k, crio_handler::WRAPPER, crio_handler::RUNC);

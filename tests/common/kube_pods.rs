@@ -7,7 +7,6 @@
 //! of converted containers) outlives it.
 
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -15,13 +14,6 @@ use serde_json::{json, Value};
 use super::cri::APP_IMAGE;
 use super::kubernetes::Cluster;
 use super::{has_cap_bit, Probe, NET_CAP_BITS};
-
-/// One cluster at a time.
-pub static ROW: Mutex<()> = Mutex::new(());
-
-pub fn one_row() -> std::sync::MutexGuard<'static, ()> {
-    ROW.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The RuntimeClasses every row offers: the wrapper's handler and the plain
 /// runtime's.
@@ -224,8 +216,9 @@ pub fn assert_nothing_left(what: &str, leftovers: &dyn Fn() -> Vec<String>) {
     }
 }
 
-/// Every file under the wrapper's records of converted containers. Rows
-/// run one at a time, so what a row adds is its own.
+/// Every file under the wrapper's records of converted containers.
+/// Clusters run side by side, so what a row adds is not only its own:
+/// [`assert_no_record_left`] and [`records_of`] pick the row's out.
 pub fn records() -> std::collections::BTreeSet<String> {
     fn walk(dir: &std::path::Path, out: &mut std::collections::BTreeSet<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -248,12 +241,58 @@ pub fn records() -> std::collections::BTreeSet<String> {
     out
 }
 
-/// No record of a converted container outlives its pod: what the row
-/// added is gone once its pods are (allowing the kubelet's own pace).
+/// The record at `path`, parsed; `None` for one being written (a name
+/// starting with `.`) or gone since it was listed.
+fn record_at(path: &str) -> Option<userns_hostnet::records::Record> {
+    userns_hostnet::records::Record::parse(&std::fs::read(path).ok()?)
+}
+
+/// The records among `paths` of the containers `ids` (another cluster's
+/// records beside them are left out).
+pub fn records_of<'a>(
+    paths: impl IntoIterator<Item = &'a String>,
+    ids: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    paths
+        .into_iter()
+        .filter(|p| record_at(p).is_some_and(|r| ids.contains(&*r.id.to_string_lossy())))
+        .cloned()
+        .collect()
+}
+
+/// Whether the container a record names is gone: no state directory under
+/// the root the record names (a record without one, or one that cannot be
+/// read, counts as gone: it can only be a leak).
+fn record_outlived_container(path: &str) -> bool {
+    if std::path::Path::new(path)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    {
+        // A record being written, by a create now running.
+        return false;
+    }
+    match record_at(path) {
+        Some(r) => r
+            .root
+            .as_ref()
+            .map_or(true, |(_, root)| !root.join(&r.id).exists()),
+        None => std::path::Path::new(path).exists(),
+    }
+}
+
+/// No record of a converted container outlives its pod: once the row's
+/// pods are gone, no record added since `before` names a container that
+/// no longer exists (allowing the kubelet's own pace). A record of a
+/// container that still exists belongs to a cluster running beside this
+/// one.
 pub fn assert_no_record_left(what: &str, before: &std::collections::BTreeSet<String>) {
     let deadline = Instant::now() + std::time::Duration::from_secs(90);
     loop {
-        let left: Vec<String> = records().difference(before).cloned().collect();
+        let left: Vec<String> = records()
+            .difference(before)
+            .filter(|p| record_outlived_container(p))
+            .cloned()
+            .collect();
         if left.is_empty() {
             return;
         }
