@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_THREADS ?= 2
 DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate gcc-aarch64-linux-gnu libc6-dev-arm64-cross rpmlint
 
-.PHONY: all build bins release release-arm64 package-arm64 arm64-check check test unit hermetic e2e youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
+.PHONY: all build bins release release-arm64 package-arm64 package-tools qemu arm64-check check test unit hermetic e2e e2e-runtimes e2e-kubernetes e2e-kubernetes-bins youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
 
 all: build
 
@@ -98,8 +98,10 @@ UNIT_TESTS := admin_docs admin_doctor admin_doctor_daemons deploy_manifests docs
 # two crates have a test of the same name, so each name runs once). They run real containers under runc, crun,
 # containerd and podman, or the wrapper's create (which records converted
 # containers under /run), as root; a missing prerequisite fails them, never
-# skips them.
-E2E_TESTS := $(filter-out $(UNIT_TESTS),$(sort $(basename $(notdir $(wildcard tests/*.rs crates/*/tests/*.rs)))))
+# skips them. The Kubernetes tier (its clusters side by side,
+# scripts/kubernetes-tier.sh) runs beside the others.
+KUBERNETES_TESTS := e2e_kubernetes e2e_kubernetes_fleet e2e_kubernetes_upgrade
+E2E_TESTS := $(filter-out $(UNIT_TESTS) $(KUBERNETES_TESTS),$(sort $(basename $(notdir $(wildcard tests/*.rs crates/*/tests/*.rs)))))
 
 # The totals of the `test result:` lines of the logs in $(1), after $(2).
 totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } END { printf "%s%d passed, %d failed, %d skipped\n", label, p, f, i }' $(1)
@@ -109,15 +111,11 @@ totals = awk -v label='$(2)' '/^test result:/ { p += $$4; f += $$6; i += $$8 } E
 # (hermetic needs root to hide the runtimes). Minutes on a warm tree.
 check: fmt-check clippy helm unit hermetic
 
-# `make test`: the last line is the total over every test binary of both tiers.
-test: deps fmt-check clippy package-check arm64-check cri-tools youki image-previous image kubernetes helm
-	@status=0; \
-	$(MAKE) --no-print-directory unit || status=1; \
-	$(MAKE) --no-print-directory hermetic || status=1; \
-	$(MAKE) --no-print-directory e2e || status=1; \
-	cat target/test-unit.log target/test-e2e.log >target/test.log; \
-	$(call totals,target/test.log); \
-	exit $$status
+# `make test`: every check and both tiers, in three lanes so that the
+# Kubernetes tier's waiting overlaps the CPU-bound stages
+# (scripts/test.sh); the last line is the total over every test binary.
+test: deps
+	./scripts/test.sh
 
 # Every crate's binaries first, with the tests' features: the admin tool
 # is the admin crate's binary, which a root crate's test finds beside the
@@ -144,10 +142,35 @@ hermetic:
 	$(call totals,target/test-hermetic.log,hermetic (lib tests as nobody, no runtime): ); \
 	exit $$status
 
-e2e: bins cri-tools youki image-previous image kubernetes helm
+# The whole e2e tier: the Kubernetes tier in the background beside the others.
+e2e: e2e-kubernetes-bins e2e-runtimes-prerequisites
+	@status=0; \
+	./scripts/kubernetes-tier.sh --run >target/lane-kubernetes.log 2>&1 & kubernetes=$$!; \
+	$(MAKE) --no-print-directory e2e-runtimes || status=1; \
+	wait $$kubernetes || status=1; \
+	cat target/lane-kubernetes.log; \
+	$(call totals,target/test-e2e.log target/test-e2e-kubernetes.log,e2e: ); \
+	exit $$status
+
+e2e-runtimes-prerequisites: bins cri-tools youki image-previous image
+.PHONY: e2e-runtimes-prerequisites
+
+# Every e2e test but the Kubernetes tier.
+e2e-runtimes: e2e-runtimes-prerequisites
 	@mkdir -p target; set -o pipefail; status=0; \
 	$(CARGO) test $(TEST_FEATURES) --no-fail-fast $(addprefix --test ,$(E2E_TESTS)) -- --test-threads=$(TEST_THREADS) 2>&1 | tee target/test-e2e.log || status=1; \
-	$(call totals,target/test-e2e.log,e2e: ); \
+	$(call totals,target/test-e2e.log,e2e (but the Kubernetes tier): ); \
+	exit $$status
+
+# The Kubernetes tier's test binaries, built and listed for
+# scripts/kubernetes-tier.sh --run (which then needs no cargo).
+e2e-kubernetes-bins: bins cri-tools kubernetes image image-previous helm
+	./scripts/kubernetes-tier.sh --build $(TEST_FEATURES)
+
+# The Kubernetes tier alone (tests/e2e_kubernetes*.rs), its clusters side by side.
+e2e-kubernetes: e2e-kubernetes-bins
+	@status=0; ./scripts/kubernetes-tier.sh --run || status=1; \
+	$(call totals,target/test-e2e-kubernetes.log,Kubernetes tier: ); \
 	exit $$status
 
 # Installs only the Debian packages that are missing, after naming them
@@ -196,9 +219,7 @@ ARM64_TRIPLE := aarch64-unknown-linux-gnu
 release-arm64:
 	./scripts/release.sh $(ARM64_TRIPLE)
 
-package-arm64: man release-arm64
-	command -v cargo-deb >/dev/null || $(CARGO) install --locked cargo-deb
-	command -v cargo-generate-rpm >/dev/null || $(CARGO) install --locked cargo-generate-rpm
+package-arm64: man release-arm64 package-tools
 	$(CARGO) deb --no-build --target $(ARM64_TRIPLE)
 	$(CARGO) generate-rpm --target $(ARM64_TRIPLE)
 
@@ -236,12 +257,19 @@ arm64-check: package-arm64 image
 	./scripts/arm64-check.sh || status=1; \
 	exit $$status
 
+# The packagers, from crates.io when missing (minutes, once per machine).
+package-tools:
+	command -v cargo-deb >/dev/null || $(CARGO) install --locked cargo-deb
+	command -v cargo-generate-rpm >/dev/null || $(CARGO) install --locked cargo-generate-rpm
+
+# qemu-user for arm64-check (scripts/qemu.sh: trixie's, cached once per machine).
+qemu:
+	./scripts/qemu.sh >/dev/null
+
 # Both packages from the same Cargo metadata and the same static binaries
 # (both tools read target/release/ in the asset lists as $(RELEASE_DIR));
 # the tools are installed when missing.
-package: man release
-	command -v cargo-deb >/dev/null || $(CARGO) install --locked cargo-deb
-	command -v cargo-generate-rpm >/dev/null || $(CARGO) install --locked cargo-generate-rpm
+package: man release package-tools
 	$(CARGO) deb --no-build --target $(HOST_TRIPLE)
 	$(CARGO) generate-rpm --target $(HOST_TRIPLE)
 

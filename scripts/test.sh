@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `make test`: every check and both tiers, arranged for a machine of two
+# cores in three lanes:
+# - tools, from the start, at a lower priority: what a machine builds once
+#   and what only later stages need (helm, youki, cargo-deb and
+#   cargo-generate-rpm, qemu-user);
+# - the Kubernetes tier (scripts/kubernetes-tier.sh), as soon as what it
+#   needs is built, at the normal priority: its clusters mostly wait on
+#   the kubelet's pace, and their timeouts should measure the kubelet, not
+#   the compiler beside them;
+# - everything else, one stage after the other, at a lower priority once
+#   the clusters run: clippy, the packages, arm64, the unit tier,
+#   hermetic, the other e2e tests.
+# A failed stage does not stop the others: each is named at the end, the
+# exit status is non-zero, and the last line totals every test binary.
+# Each stage's start, wall and CPU time are logged (`== ` lines); the two
+# background lanes write to target/lane-*.log, shown at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+make=${MAKE:-make}
+
+# `make TARGETS...`, timed; non-zero when it fails.
+stage() {
+	local start=$SECONDS status=0
+	echo "== $(date -u +%T) make $*"
+	/usr/bin/time -f "== make $* cpu: %U s user, %S s system" "$make" --no-print-directory "$@" || status=$?
+	echo "== $(date -u +%T) make $* $([ "$status" = 0 ] && echo done || echo FAILED) after $((SECONDS - start)) s"
+	return "$status"
+}
+
+failed=()
+run() { stage "$@" || failed+=("$*"); }
+
+mkdir -p target
+rm -f target/lane-*.log target/lane-*.done target/test*.log
+
+run fmt-check
+
+# Tools, helm first: the Kubernetes tier's fleet test needs it.
+(
+	renice -n 10 "$BASHPID" >/dev/null
+	s=0
+	stage helm || s=1
+	touch target/lane-tools.helm.done
+	for t in youki package-tools qemu; do stage "$t" || s=1; done
+	exit "$s"
+) >target/lane-tools.log 2>&1 &
+tools=$!
+
+run bins cri-tools kubernetes image image-previous
+while [ ! -e target/lane-tools.helm.done ] && kill -0 "$tools" 2>/dev/null; do sleep 1; done
+run e2e-kubernetes-bins
+(
+	start=$SECONDS
+	echo "== $(date -u +%T) scripts/kubernetes-tier.sh --run"
+	s=0
+	./scripts/kubernetes-tier.sh --run || s=$?
+	echo "== $(date -u +%T) the Kubernetes tier $([ "$s" = 0 ] && echo done || echo FAILED) after $((SECONDS - start)) s"
+	exit "$s"
+) >target/lane-kubernetes.log 2>&1 &
+kubernetes=$!
+
+renice -n 10 $$ >/dev/null
+run clippy
+wait "$tools" || failed+=("tools (target/lane-tools.log)")
+run package-check
+run arm64-check
+run unit
+run hermetic
+run e2e-runtimes
+wait "$kubernetes" || failed+=("e2e-kubernetes (target/lane-kubernetes.log)")
+
+echo "== the tools lane:"
+if printf '%s\n' "${failed[@]}" | grep -q lane-tools.log; then cat target/lane-tools.log; else grep '^== ' target/lane-tools.log; fi
+echo "== the Kubernetes tier:"
+cat target/lane-kubernetes.log
+
+cat target/test-unit.log target/test-e2e.log target/test-e2e-kubernetes.log >target/test.log
+if [ "${#failed[@]}" -gt 0 ]; then
+	printf 'make test: failed: %s\n' "${failed[@]}"
+fi
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' target/test.log
+[ "${#failed[@]}" -eq 0 ]
