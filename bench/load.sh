@@ -15,7 +15,10 @@
 #             delete's end; p50 and p99 over every container of every round,
 #             through the wrapper converting an unconverted config.json and
 #             through runc alone on the already converted one, rounds
-#             alternating; the ratio is wrapper / runc
+#             alternating; the ratio is wrapper / runc. Beside them the
+#             same through a static C program that only execv's runc (the
+#             converted config): what one more execve in front of runc
+#             costs at that count, the floor of any wrapper that execs
 #   CPU       the wrapper's own CPU per converting create: the CPU of the
 #             wrapper exec'ing a stub runtime (a static C program that
 #             answers `features` as runc does and exits 0 to anything
@@ -129,7 +132,17 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
+cat >"$WORK/execv-runc.c" <<C
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	(void)argc;
+	execv("$RUNC", argv);
+	return 127;
+}
+C
 gcc -O2 -o "$WORK/execv" "$WORK/execv.c"
+gcc -O2 -static -o "$WORK/execv-runc" "$WORK/execv-runc.c"
 gcc -O2 -static -o "$WORK/stub" "$WORK/stub.c"
 gcc -O2 -o "$WORK/cpu" "$WORK/cpu.c"
 
@@ -184,6 +197,7 @@ cycle() { # program id bundle
 round() {
 	local side=$1 n=$2 r=$3 prog=$RUNC spec=$WORK/converted.json i
 	[ "$side" = wrapper ] && prog=$W spec=$WORK/unconverted.json
+	[ "$side" = execv ] && prog=$WORK/execv-runc
 	for ((i = 0; i < n; i++)); do
 		mkdir -p "/run/b$i"
 		cp "$spec" "/run/b$i/config.json"
@@ -215,16 +229,18 @@ pct() { # percentile of the numbers in a file
 	sort -n "$2" | awk -v p="$1" '{ a[NR] = $1 } END { i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print a[i] }'
 }
 # One untimed round each: the probe's answer is cached, the pages warm.
-round wrapper 1 warm && round runc 1 warm && rm -f "$WORK"/wrapper-1 "$WORK"/runc-1
+round wrapper 1 warm && round runc 1 warm && round execv 1 warm && rm -f "$WORK"/{wrapper,runc,execv}-1
 
 for n in $LOAD_N; do
 	for ((r = 0; r < ROUNDS; r++)); do
 		round wrapper "$n" "$r"
 		round runc "$n" "$r"
+		round execv "$n" "$r"
 	done
 	w50=$(pct 50 "$WORK/wrapper-$n") w99=$(pct 99 "$WORK/wrapper-$n")
 	r50=$(pct 50 "$WORK/runc-$n") r99=$(pct 99 "$WORK/runc-$n")
-	echo "$n $w50 $w99 $r50 $r99" >>"$WORK/latency"
+	e50=$(pct 50 "$WORK/execv-$n") e99=$(pct 99 "$WORK/execv-$n")
+	echo "$n $w50 $w99 $r50 $r99 $e50 $e99" >>"$WORK/latency"
 done
 
 # The wrapper's own CPU per converting create, and the C floor's.
@@ -237,15 +253,15 @@ floor=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$
 stub=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$WORK/stub" --root "$STATE" create --bundle /run/cpu s)
 echo "$wrapper $floor $stub" >"$WORK/cpu.out"
 
-echo "| measurement | wrapper p50 / p99 (ms) | runc alone p50 / p99 (ms) | ratio p50 / p99 |"
-echo "|---|---|---|---|"
-while read -r n w50 w99 r50 r99; do
-	awk -v n="$n" -v w50="$w50" -v w99="$w99" -v r50="$r50" -v r99="$r99" -v rounds="$ROUNDS" 'BEGIN {
-		printf "| %d at once: create, start, delete (%d rounds) | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f |\n",
-			n, rounds, w50 / 1000, w99 / 1000, r50 / 1000, r99 / 1000, w50 / r50, w99 / r99 }'
+echo "| measurement | wrapper p50 / p99 (ms) | runc alone p50 / p99 (ms) | ratio p50 / p99 | a C execv in front of runc: ratio p50 / p99 |"
+echo "|---|---|---|---|---|"
+while read -r n w50 w99 r50 r99 e50 e99; do
+	awk -v n="$n" -v w50="$w50" -v w99="$w99" -v r50="$r50" -v r99="$r99" -v e50="$e50" -v e99="$e99" -v rounds="$ROUNDS" 'BEGIN {
+		printf "| %d at once: create, start, delete (%d rounds) | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %.3f / %.3f |\n",
+			n, rounds, w50 / 1000, w99 / 1000, r50 / 1000, r99 / 1000, w50 / r50, w99 / r99, e50 / r50, e99 / r99 }'
 done <"$WORK/latency"
 read -r wrapper floor stub <"$WORK/cpu.out"
 awk -v w="$wrapper" -v f="$floor" -v s="$stub" -v runs="$CPU_RUNS" 'BEGIN {
-	printf "| CPU of one converting create, %d runs: the wrapper'"'"'s own / a C execv wrapper'"'"'s own | %d µs | %d µs | %.2f |\n",
+	printf "| CPU of one converting create, %d runs: the wrapper'"'"'s own / a C execv wrapper'"'"'s own | %d µs | %d µs | %.2f | |\n",
 		runs, w - s, f - s, (w - s) / (f - s) }'
 INNER
