@@ -489,6 +489,19 @@ mod tests {
     use super::*;
     use std::fs;
 
+    /// Only crun gets the read-only tmpfs under its cgroup mount; runc,
+    /// youki and any other runtime convert as without it (the host's fact:
+    /// `host::tests`).
+    #[test]
+    fn only_crun_leaves_a_tmpfs_under_its_cgroup2() {
+        let kinds = [Kind::Runc, Kind::Crun, Kind::Youki, Kind::Other];
+        let leaving: Vec<Kind> = kinds
+            .into_iter()
+            .filter(|k| k.cgroup2_over_host_cgroup2_leaves_tmpfs())
+            .collect();
+        assert_eq!(leaving, [Kind::Crun]);
+    }
+
     #[test]
     fn the_kind_by_the_name_links_resolve_to() {
         use crate::argv::Dialect;
