@@ -541,6 +541,21 @@ pub fn runtime_cgroup_v1_writable(runtime: &RealRuntime) -> Option<String> {
     })
 }
 
+/// Whether the runtime, mounting the container's cgroup at /sys/fs/cgroup
+/// onto the host's cgroup2 that the bind of /sys brings there, leaves a
+/// writable tmpfs of its own under it ([`crate::runtime::Kind::cgroup2_over_host_cgroup2_leaves_tmpfs`]),
+/// on a host whose /sys/fs/cgroup is cgroup2 (the runtime runs in the
+/// wrapper's mount namespace: what the wrapper sees there is what it binds).
+pub fn runtime_cgroup_tmpfs_writable(runtime: &RealRuntime) -> Option<String> {
+    if !runtime.kind.cgroup2_over_host_cgroup2_leaves_tmpfs() {
+        return None;
+    }
+    let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;
+    (fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(|| {
+        format!("{} cannot mount the container's cgroup2 onto the host's, which the bind of /sys brings there, and would put a tmpfs of its own under it, writable", runtime.kind.word())
+    })
+}
+
 /// `/proc/PID/ns/user` -> `/proc/PID`: the form that names its process.
 fn proc_dir_of_user_ns(path: &str) -> Option<&str> {
     let dir = path.strip_suffix("/ns/user")?;

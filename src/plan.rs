@@ -100,6 +100,7 @@ impl Prepared {
         if let Rro::Probe(runtime) = rro {
             if decided.decision.converts() {
                 facts.runtime_cgroup_v1_writable = host::runtime_cgroup_v1_writable(runtime);
+                facts.runtime_cgroup_tmpfs_writable = host::runtime_cgroup_tmpfs_writable(runtime);
             }
         }
         userns_hostnet_engine::convert(decided, &facts, policy)

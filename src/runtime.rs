@@ -215,6 +215,17 @@ impl Kind {
         self == Kind::Youki
     }
 
+    /// crun binds a bind mount's submounts (since 1.9, `rbind` honoured):
+    /// the bind of the host's /sys brings the host's cgroup2 to
+    /// /sys/fs/cgroup, where mounting the container's cgroup2 fails with
+    /// EBUSY, and crun 1.27.1 then mounts a tmpfs of its own there,
+    /// read-write, under the container's cgroup2. A mount of another
+    /// filesystem there first makes it take its normal path; crun 1.8.1,
+    /// which binds without submounts, takes it either way.
+    pub fn cgroup2_over_host_cgroup2_leaves_tmpfs(self) -> bool {
+        self == Kind::Crun
+    }
+
     /// The first version (major, minor) that knows the `rro` mount option;
     /// `None` for a runtime not known to.
     pub fn rro_since(self) -> Option<(u64, u64)> {
@@ -477,6 +488,19 @@ pub fn exec(runtime: &Path, args: &[OsString]) -> std::io::Error {
 mod tests {
     use super::*;
     use std::fs;
+
+    /// Only crun gets the read-only tmpfs under its cgroup mount; runc,
+    /// youki and any other runtime convert as without it (the host's fact:
+    /// `host::tests`).
+    #[test]
+    fn only_crun_leaves_a_tmpfs_under_its_cgroup2() {
+        let kinds = [Kind::Runc, Kind::Crun, Kind::Youki, Kind::Other];
+        let leaving: Vec<Kind> = kinds
+            .into_iter()
+            .filter(|k| k.cgroup2_over_host_cgroup2_leaves_tmpfs())
+            .collect();
+        assert_eq!(leaving, [Kind::Crun]);
+    }
 
     #[test]
     fn the_kind_by_the_name_links_resolve_to() {

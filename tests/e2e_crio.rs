@@ -759,8 +759,8 @@ fn matrix_expected(mode: Mode, column: &str) -> (Ran, Ran) {
         // crun 1.27.1 follows CRI-O's `ro` bind as runc does (the host's
         // submounts writable) but mounts the container's own cgroup over
         // the host's tree. Through the wrapper everything under /sys is
-        // read-only but crun's own tmpfs at /sys/fs/cgroup, under the
-        // container's read-only cgroup2.
+        // read-only (crun's cgroup2 goes onto the wrapper's read-only
+        // tmpfs at /sys/fs/cgroup).
         (_, "crun 1.27.1") => (
             Ran::Yes {
                 sys_read_only: false,
@@ -768,12 +768,7 @@ fn matrix_expected(mode: Mode, column: &str) -> (Ran, Ran) {
                 pid1_net_caps_dropped: false,
                 exec_net_caps_dropped: false,
             },
-            Ran::Yes {
-                sys_read_only: false,
-                cgroup: CgroupView::Own,
-                pid1_net_caps_dropped: true,
-                exec_net_caps_dropped: true,
-            },
+            Ran::CONVERTED,
         ),
         // crun binds /sys without the host's submounts, read-only, and
         // mounts the cgroup first, under it: nothing at /sys/fs/cgroup.

@@ -70,6 +70,14 @@ mod crun_1_27 {
     }
 
     #[test]
+    fn cgroup_namespace_gets_read_only_cgroup_mount() {
+        common::scenarios::cgroupns_gets_own_cgroup_mount(
+            Runtime::Crun127,
+            CRUN_127_KEEPS_HOST_SUBMOUNTS,
+        );
+    }
+
+    #[test]
     fn sys_is_mounted_before_the_cgroup_mount() {
         common::scenarios::sys_moves_before_cgroup(Runtime::Crun127);
     }

@@ -559,10 +559,10 @@ fn crio_kubelet_1_35() {
     assert!(left.is_empty(), "left behind: {left:#?}");
 }
 
-/// As scenario_hardened, on crun 1.27.1 through the wrapper
-/// (assert_hardened_on_crun_127): Running, both containers hardened but
-/// for crun's covered cgroup tmpfs, the init container done, logs
-/// readable, deleted with nothing left behind.
+/// As scenario_hardened, on crun 1.27.1 through the wrapper: Running,
+/// both containers hardened (nothing under /sys writable: crun's cgroup2
+/// goes onto the wrapper's read-only tmpfs at /sys/fs/cgroup), the init
+/// container done, logs readable, deleted with nothing left behind.
 fn scenario_hardened_on_crun_127(
     k: &Cluster,
     pod_object: &Value,
@@ -572,7 +572,7 @@ fn scenario_hardened_on_crun_127(
     k.apply(pod_object);
     k.wait_running(pod);
     for c in ["app", "second"] {
-        assert_hardened_on_crun_127(
+        assert_hardened(
             &look(k, pod, c),
             &format!("through the wrapper onto crun 1.27.1, {c}"),
         );
@@ -665,9 +665,8 @@ fn runtime_classes_again(k: &Cluster, wrapper: &str, plain: &str) {
 /// pods. On runc 1.5.3 the feature's pod runs hardened through the wrapper
 /// (init container, two containers, logs, deletion), a hostPath of /sys is
 /// read-only all the way down, failed creates leave no record, and a pod
-/// survives a containerd restart. On crun 1.27.1 it runs hardened but for
-/// crun's own tmpfs at /sys/fs/cgroup, writable under the container's
-/// read-only cgroup2 (assert_hardened_on_crun_127). On each, alone the pod
+/// survives a containerd restart. On crun 1.27.1 it runs hardened too,
+/// nothing under /sys writable. On each, alone the pod
 /// keeps network capabilities, and the stack alone and through the wrapper
 /// are printed side by side.
 #[test]

@@ -369,3 +369,25 @@ fn id_maps_and_subids_parse() {
     let e = read_subids("kubelet", dir.path()).unwrap_err().to_string();
     assert!(e.ends_with("subgid: no range for kubelet"), "{e}");
 }
+
+/// The fact of crun's cgroup tmpfs: only for crun, and only where
+/// /sys/fs/cgroup is cgroup2 (as crun itself would see it: the wrapper
+/// execs it in its own mount namespace).
+#[test]
+fn only_crun_on_a_cgroup2_host_gets_the_cgroup_tmpfs_fact() {
+    use crate::runtime::{Kind, RealRuntime};
+    let of = |kind| RealRuntime {
+        path: std::path::PathBuf::from("/nonexistent/runtime"),
+        kind,
+    };
+    for kind in [Kind::Runc, Kind::Youki, Kind::Other] {
+        assert_eq!(runtime_cgroup_tmpfs_writable(&of(kind)), None, "{kind:?}");
+    }
+    let v2 = nix::sys::statfs::statfs("/sys/fs/cgroup")
+        .is_ok_and(|fs| fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC);
+    let fact = runtime_cgroup_tmpfs_writable(&of(Kind::Crun));
+    assert_eq!(fact.is_some(), v2, "{fact:?}");
+    if let Some(why) = fact {
+        assert!(why.starts_with("crun cannot mount"), "{why}");
+    }
+}

@@ -172,36 +172,6 @@ pub fn assert_hardened(p: &Probe, what: &str) {
     );
 }
 
-/// As assert_hardened, on crun 1.27.1 through the wrapper: one mount under
-/// /sys stays writable, crun's own tmpfs at /sys/fs/cgroup, covered by the
-/// container's read-only cgroup2 (common::crun_127_covered_cgroup_tmpfs);
-/// anything else writable fails.
-pub fn assert_hardened_on_crun_127(p: &Probe, what: &str) {
-    eprintln!("{}", summary(what, p));
-    assert!(
-        net_caps(p).is_empty(),
-        "{what}: CapBnd {:016x} keeps network capabilities {:?}",
-        p.cap_bnd(),
-        net_caps(p)
-    );
-    assert!(
-        super::crun_127_covered_cgroup_tmpfs(p).is_some(),
-        "{what}: mounts under /sys not read-only: {:?}\n{}",
-        super::writable_under_sys(p),
-        p.table()
-    );
-    assert_own_uid_map(p);
-    assert!(
-        sees_own_cgroup(p),
-        "{what}: /sys/fs/cgroup is not the container's own cgroup2\n{}",
-        p.table()
-    );
-    assert!(
-        has_cap_bit(p.cap_bnd(), super::CAP_CHOWN_BIT),
-        "{what}: CAP_CHOWN went too"
-    );
-}
-
 /// The kubelet removes a deleted pod's sandbox on its own schedule after
 /// the API object is gone: allow it 90 s to leave nothing behind.
 pub fn assert_nothing_left(what: &str, leftovers: &dyn Fn() -> Vec<String>) {

@@ -1247,23 +1247,3 @@ pub fn writable_under_sys(probe: &Probe) -> Vec<&MountEntry> {
         .filter(|m| !m.has("ro"))
         .collect()
 }
-
-/// crun 1.27.1's own writable tmpfs at /sys/fs/cgroup, when it is the only
-/// writable mount under /sys and a read-only cgroup2 mount covers it (what
-/// crun 1.27.1 leaves through the wrapper: a container-private tmpfs that
-/// hides nothing of the host, under the container's own cgroup).
-pub fn crun_127_covered_cgroup_tmpfs(probe: &Probe) -> Option<&MountEntry> {
-    let writable = writable_under_sys(probe);
-    let top = probe.topmost("/sys/fs/cgroup")?;
-    match writable[..] {
-        [m] if m.mount_point == "/sys/fs/cgroup"
-            && m.fstype == "tmpfs"
-            && top.id != m.id
-            && top.fstype == "cgroup2"
-            && top.has("ro") =>
-        {
-            Some(m)
-        }
-        _ => None,
-    }
-}

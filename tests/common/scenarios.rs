@@ -63,7 +63,11 @@ pub fn cgroupns_gets_own_cgroup_mount(runtime: Runtime, expect_host_submounts: b
     let spec = bundle.spec();
     assert_converted_spec(&spec);
     let sys_at = mount_index(&spec, "/sys").unwrap();
-    let cg_at = mount_index(&spec, "/sys/fs/cgroup")
+    // The last mount there, the one on top (crun's rows have a read-only
+    // tmpfs under it).
+    let cg_at = mounts(&spec)
+        .iter()
+        .rposition(|m| m["destination"] == "/sys/fs/cgroup")
         .unwrap_or_else(|| panic!("no /sys/fs/cgroup mount added: {:#}", spec["mounts"]));
     assert!(cg_at > sys_at, "the cgroup mount must follow /sys");
     let cg = &mounts(&spec)[cg_at];

@@ -124,6 +124,11 @@ pub struct HostFacts {
     /// hierarchies writable whatever the spec says, when it will (youki
     /// 0.7.0 on a host with cgroup v1).
     pub runtime_cgroup_v1_writable: Option<String>,
+    /// Why the real runtime, mounting the container's cgroup at
+    /// /sys/fs/cgroup onto the host's cgroup2 there, would put a writable
+    /// tmpfs of its own under it, when it would (crun on a host whose
+    /// /sys/fs/cgroup is cgroup2).
+    pub runtime_cgroup_tmpfs_writable: Option<String>,
     /// Where each mount's destination lands in the container, keyed by its
     /// index in the spec as read, for the destinations that land elsewhere
     /// than their text says or cannot be resolved; a mount without an

@@ -77,7 +77,8 @@ pub trait Rule: Sync {
 /// whose indices the shell's facts use), then the /sys mount and the
 /// other binds of the host's /sys, every other mount under /sys made
 /// read-only, the place of /sys among the mounts, the cgroup view that
-/// depends on that place, and the capabilities.
+/// depends on that place (and what the runtime makes of it), and the
+/// capabilities.
 pub fn rules() -> &'static [&'static dyn Rule] {
     &[
         &rules::idmap::IdMappings,
@@ -88,6 +89,7 @@ pub fn rules() -> &'static [&'static dyn Rule] {
         &rules::under_sys::ReadOnlyUnderSys,
         &rules::order::SysBeforeSubmounts,
         &rules::cgroup::OwnCgroupView,
+        &rules::cgroup::CgroupUnderlay,
         &rules::cgroup::RuntimeCgroupV1,
         &rules::caps::NetCapabilities,
     ]

@@ -746,3 +746,115 @@ fn a_runtime_that_mounts_cgroup_v1_writable_is_refused_unless_allowed() {
         .iter()
         .all(|w| !w.contains("youki does it")));
 }
+
+/// A runtime that would put a writable tmpfs of its own under the
+/// container's cgroup mount (crun on a cgroup2 host) gets a read-only
+/// tmpfs right before that mount, after /sys; the cgroup mount the own
+/// view adds gets one too; without the fact, without a cgroup mount, or
+/// with another mount at /sys/fs/cgroup before it, nothing changes.
+#[test]
+fn a_runtime_that_leaves_a_writable_cgroup_tmpfs_gets_a_read_only_one_first() {
+    let facts = HostFacts {
+        runtime_cgroup_tmpfs_writable: Some("crun does it".to_owned()),
+        ..HostFacts::default()
+    };
+    let tmpfs = json!({
+        "destination": "/sys/fs/cgroup",
+        "type": "tmpfs",
+        "source": "tmpfs",
+        "options": ["nosuid", "nodev", "noexec", "ro"],
+    });
+    let plan = run_with(userns_hostnet(), &facts, &Policy::default()).unwrap();
+    let dests = destinations(&plan.spec);
+    let sys = dests.iter().position(|d| d == "/sys").unwrap();
+    let mounts = plan.spec["mounts"].as_array().unwrap();
+    assert_eq!(mounts[sys + 1], tmpfs, "{:#}", plan.spec["mounts"]);
+    assert_eq!(
+        mounts[sys + 2]["type"],
+        "cgroup",
+        "{:#}",
+        plan.spec["mounts"]
+    );
+    assert_eq!(dests.iter().filter(|d| *d == "/sys/fs/cgroup").count(), 2);
+    let added: Vec<&Change> = plan
+        .findings
+        .changes
+        .iter()
+        .filter(|c| c.rule == rules::cgroup::UNDERLAY_NAME)
+        .collect();
+    assert_eq!(added.len(), 1, "{:?}", plan.findings.changes);
+    assert_eq!(added[0].field, format!("mounts[{}]", sys + 1));
+    assert!(
+        added[0].summary.ends_with(": crun does it"),
+        "{}",
+        added[0].summary
+    );
+    assert_eq!(added[0].after, tmpfs);
+    let again = run_with(plan.spec.clone(), &facts, &Policy::default()).unwrap();
+    assert!(!again.changed(), "{:?}", again.findings.changes);
+
+    // The own cgroup view's mount, added after /sys, has it under it too.
+    let mut cgns = userns_hostnet();
+    add_namespace(&mut cgns, "cgroup");
+    cgns["mounts"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|m| m["type"] != "cgroup");
+    let plan = run_with(cgns.clone(), &facts, &Policy::default()).unwrap();
+    let mounts = plan.spec["mounts"].as_array().unwrap();
+    let sys = destinations(&plan.spec)
+        .iter()
+        .position(|d| d == "/sys")
+        .unwrap();
+    assert_eq!(mounts[sys + 1], tmpfs, "{:#}", plan.spec["mounts"]);
+    assert_eq!(
+        mounts[sys + 2]["type"],
+        "cgroup",
+        "{:#}",
+        plan.spec["mounts"]
+    );
+    assert_eq!(mounts.len(), sys + 3);
+
+    // Without the fact: the conversion as before.
+    let plain = run(userns_hostnet());
+    assert!(plain
+        .findings
+        .changes
+        .iter()
+        .all(|c| c.rule != rules::cgroup::UNDERLAY_NAME));
+    assert_eq!(
+        destinations(&plain.spec)
+            .iter()
+            .filter(|d| *d == "/sys/fs/cgroup")
+            .count(),
+        1
+    );
+
+    // No cgroup mount (and no cgroup namespace to add one for): nothing.
+    let mut no_cgroup = userns_hostnet();
+    no_cgroup["mounts"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|m| m["type"] != "cgroup");
+    let plan = run_with(no_cgroup, &facts, &Policy::default()).unwrap();
+    assert!(plan
+        .findings
+        .changes
+        .iter()
+        .all(|c| c.rule != rules::cgroup::UNDERLAY_NAME));
+
+    // Another mount at /sys/fs/cgroup already precedes the cgroup mount.
+    let mut covered = userns_hostnet();
+    let list = covered["mounts"].as_array_mut().unwrap();
+    let cg = list.iter().position(|m| m["type"] == "cgroup").unwrap();
+    list.insert(
+        cg,
+        json!({"destination": "/sys/fs/cgroup", "type": "tmpfs", "source": "tmpfs", "options": ["ro", "mode=755"]}),
+    );
+    let plan = run_with(covered, &facts, &Policy::default()).unwrap();
+    assert!(plan
+        .findings
+        .changes
+        .iter()
+        .all(|c| c.rule != rules::cgroup::UNDERLAY_NAME));
+}

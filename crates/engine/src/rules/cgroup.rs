@@ -2,6 +2,10 @@
 //! own cgroup tree at /sys/fs/cgroup, not the host's tree that the bind of
 //! the host's /sys brings along. CRI-O (<= 1.36) removes the cgroup mount
 //! when it binds /sys; this puts a read-only one back, right after /sys.
+//! Then what the real runtime makes of that mount: a read-only tmpfs under
+//! it where the runtime would put a writable one of its own
+//! ([`CgroupUnderlay`]), a refusal where it ignores `ro`
+//! ([`RuntimeCgroupV1`]).
 
 use super::destinations;
 use crate::report::{Change, Refusal};
@@ -47,6 +51,67 @@ impl Rule for OwnCgroupView {
             rule: NAME,
             field: format!("mounts[{}]", last_sys + 1),
             summary: "read-only cgroup mount added at /sys/fs/cgroup after /sys: the container has its own cgroup namespace, and the host's /sys would show the host's cgroup tree".into(),
+            before: Value::Null,
+            after: mount,
+        });
+        Ok(())
+    }
+}
+
+/// A runtime that cannot mount the container's cgroup2 straight onto the
+/// host's cgroup2, which the recursive bind of the host's /sys brings to
+/// /sys/fs/cgroup (the kernel refuses the same filesystem twice on one
+/// mount point with EBUSY), falls back to a tmpfs of its own there, under
+/// the container's cgroup2, writable by the container's root (crun 1.27.1:
+/// `nr_blocks=1,nr_inodes=1`, read-write). With a mount of another
+/// filesystem at /sys/fs/cgroup first, its cgroup2 goes on top as asked:
+/// so a read-only tmpfs goes right before each cgroup mount there that
+/// nothing else at /sys/fs/cgroup precedes (after /sys). The container
+/// sees the same cgroup tree; nothing under /sys stays writable.
+pub struct CgroupUnderlay;
+
+pub const UNDERLAY_NAME: &str = "cgroup-underlay";
+
+impl Rule for CgroupUnderlay {
+    fn name(&self) -> &'static str {
+        UNDERLAY_NAME
+    }
+
+    fn apply(&self, spec: &mut Spec, cx: &Context<'_>, out: &mut Findings) -> Result<(), Refusal> {
+        let Some(why) = &cx.facts.runtime_cgroup_tmpfs_writable else {
+            return Ok(());
+        };
+        let mounts = spec.mounts()?;
+        let dests = destinations(&mounts)?;
+        let Some(last_sys) = dests.iter().rposition(|d| d == "/sys") else {
+            return Ok(());
+        };
+        let first_at_cgroup_dir = dests[last_sys + 1..]
+            .iter()
+            .position(|d| d == CGROUP_DIR)
+            .map(|i| last_sys + 1 + i);
+        let Some(i) = first_at_cgroup_dir else {
+            return Ok(());
+        };
+        let kind = match mounts.get(i) {
+            Some(m) => m.str_member(i, "type")?,
+            None => None,
+        };
+        if kind.as_deref() != Some("cgroup") {
+            return Ok(());
+        }
+        let mounts = spec.mounts_mut()?;
+        let mount = json!({
+            "destination": CGROUP_DIR,
+            "type": "tmpfs",
+            "source": "tmpfs",
+            "options": ["nosuid", "nodev", "noexec", "ro"],
+        });
+        mounts.insert(i, Mount::new(mount.clone()));
+        out.changes.push(Change {
+            rule: UNDERLAY_NAME,
+            field: format!("mounts[{i}]"),
+            summary: format!("read-only tmpfs added at {CGROUP_DIR} under the cgroup mount: {why}"),
             before: Value::Null,
             after: mount,
         });
