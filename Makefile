@@ -64,7 +64,7 @@ image:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build). The same
 # commit's .deb is what package-check upgrades from (deb-previous).
-PREVIOUS_VERSION ?= 7e65ecb
+PREVIOUS_VERSION ?= 07d5d40
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 
