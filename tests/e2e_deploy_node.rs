@@ -108,6 +108,7 @@ fn deploy_command(
 #[test]
 fn the_restart_path_serves_a_pod_through_the_deployed_handler() {
     use common::cri::{self, Cri, Userns};
+    let _host = common::host_deploy_lock();
     let mut cri = Cri::start();
     let config = cri.dir().join("config.toml");
     let original = fs::read(&config).unwrap();

@@ -431,6 +431,8 @@ fn fleet_two_nodes_helm() {
         .success(),
         "{INSTALLER_PREVIOUS} is missing: run `make image-previous` (scripts/image-previous.sh)"
     );
+    // The nodes' views read through to the host's /etc and /var/lib.
+    let _host = common::host_deploy_lock();
     let mut cri = Cri::start_on(Stack::Containerd23);
     let mut crio = Crio::start_node_apart(Mode::DropInfra, "uhn-node-b");
     let node_b_namespaces = crio.namespace_pid();

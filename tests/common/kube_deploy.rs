@@ -432,6 +432,7 @@ impl Drop for HostUndo {
 /// `place` puts a pod where it must go: as it is where the scheduler can
 /// place the feature's pods, else bound to the node.
 pub fn scenario_daemonset(k: &Cluster, node: &mut dyn DeployNode, place: &dyn Fn(Value) -> Value) {
+    let _host = super::host_deploy_lock();
     let scenario = Instant::now();
     let work = k.dir().join("deploy");
     std::fs::create_dir_all(&work).unwrap();

@@ -260,6 +260,24 @@ impl Runtime {
     }
 }
 
+/// The installer's deploy writes the host's own paths (its state under
+/// /var/lib/userns-hostnet, the binaries and links it lays): one deploy on
+/// the real host at a time on this machine, across the test processes that
+/// run side by side (the Kubernetes tier's one-node DaemonSet, the fleet,
+/// whose nodes' views read through to the host's /etc and /var/lib, and
+/// e2e_deploy_node's restart path). Held until dropped.
+pub fn host_deploy_lock() -> nix::fcntl::Flock<fs::File> {
+    let path = Path::new("/run/lock/userns-hostnet-tests.host-deploy");
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .unwrap_or_else(|(_, e)| panic!("lock {}: {e}", path.display()))
+}
+
 pub fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
