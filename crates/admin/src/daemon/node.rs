@@ -25,6 +25,18 @@ pub fn process_ids(proc: &Path) -> Option<Vec<u32>> {
     Some(pids)
 }
 
+/// Does `pattern`, a path glob as containerd expands an `imports` entry
+/// (Go's filepath.Glob) and logrotate a stanza's path (glob(3)): `*` and
+/// `?` never cross a `/`, name `path`?
+pub fn glob_covers(pattern: &str, path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
+}
+
 /// A `hooks_dir` list, as CRI-O and podman write it.
 pub fn string_list(item: &Item) -> Option<Vec<String>> {
     Some(

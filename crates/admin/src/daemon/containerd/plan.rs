@@ -609,7 +609,7 @@ fn with_import(doc: &mut DocumentMut, text: &str, dir: &Path, drop_in: &str) -> 
         .is_some_and(|list| {
             list.iter().filter_map(|v| v.as_str()).any(|entry| {
                 let full = dir.join(entry);
-                containerd::import_covers(&full.to_string_lossy(), drop_in)
+                daemon::node::glob_covers(&full.to_string_lossy(), drop_in)
             })
         });
     if covered {
