@@ -99,29 +99,8 @@ impl Setting {
 /// A TOML value's text as the JSON value it stands for; text that is
 /// no TOML value (a note such as "(not set: ...)") is `null`.
 pub fn toml_to_json(text: &str) -> serde_json::Value {
-    match text.parse::<toml_edit::Value>() {
-        Ok(v) => value_to_json(&v),
-        Err(_) => serde_json::Value::Null,
-    }
-}
-
-fn value_to_json(v: &toml_edit::Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        toml_edit::Value::String(s) => J::String(s.value().clone()),
-        toml_edit::Value::Integer(i) => J::from(*i.value()),
-        toml_edit::Value::Float(f) => {
-            serde_json::Number::from_f64(*f.value()).map_or(J::Null, J::Number)
-        }
-        toml_edit::Value::Boolean(b) => J::Bool(*b.value()),
-        toml_edit::Value::Datetime(d) => J::String(d.value().to_string()),
-        toml_edit::Value::Array(a) => J::Array(a.iter().map(value_to_json).collect()),
-        toml_edit::Value::InlineTable(t) => J::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_owned(), value_to_json(v)))
-                .collect(),
-        ),
-    }
+    serde::Deserialize::deserialize(::toml::de::ValueDeserializer::new(text))
+        .unwrap_or(serde_json::Value::Null)
 }
 
 #[derive(Debug, Serialize)]

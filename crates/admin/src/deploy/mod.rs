@@ -450,12 +450,11 @@ fn daemon_parts(
     args: &DeployArgs,
     daemon: &'static dyn DaemonModule,
 ) -> (&'static str, PathBuf, String) {
-    let module = daemon;
-    let service = module
+    let service = daemon
         .service()
         .expect("deploy registers only with a service");
     (
-        module.name(),
+        daemon.name(),
         args.daemon_config
             .clone()
             .unwrap_or_else(|| service.config.into()),
