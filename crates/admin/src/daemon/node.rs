@@ -2,8 +2,9 @@
 //! wrapper, the host's process IDs, drop-in directories and hooks
 //! directories. Each daemon's own readings are in its `node.rs`.
 
+use crate::daemon::config::Layout;
 use std::path::{Path, PathBuf};
-use toml_edit::Item;
+use toml_edit::{DocumentMut, Item};
 use userns_hostnet::sys::in_root::NodeRoot;
 
 /// A runtime handler whose runtime binary is the wrapper.
@@ -12,6 +13,20 @@ pub struct Handler {
     pub name: String,
     pub binary: String,
     pub file: PathBuf,
+}
+
+impl Handler {
+    /// The handlers of `doc`, read from `file`, that run the wrapper.
+    pub fn running_wrapper(layout: &Layout, doc: &DocumentMut, file: &Path) -> Vec<Handler> {
+        let found = crate::daemon::config::wrapper_handlers(layout, doc).into_iter();
+        found
+            .map(|(name, binary)| Handler {
+                name,
+                binary,
+                file: file.to_owned(),
+            })
+            .collect()
+    }
 }
 
 /// The process IDs under `proc` (the host's /proc, or where a test maps
@@ -35,6 +50,11 @@ pub fn glob_covers(pattern: &str, path: &str) -> bool {
         require_literal_leading_dot: false,
     };
     glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
+}
+
+/// The file `name` (a relative path) in the directory of `config`.
+pub fn beside(config: &Path, name: &str) -> PathBuf {
+    config.parent().unwrap_or(Path::new("/")).join(name)
 }
 
 /// A `hooks_dir` list, as CRI-O and podman write it.
