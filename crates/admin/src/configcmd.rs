@@ -247,17 +247,15 @@ fn show(json: bool) -> Result<i32, ConfigCmdError> {
     };
     let runtime_env = std::env::var(RUNTIME_ENV).ok().filter(|v| !v.is_empty());
     let settings = effective(&path, text.as_deref(), runtime_env.as_deref())?;
-    let exists = text.is_some();
-    if json {
-        super::print(&super::json_line(&Shown {
-            file: path,
-            file_from,
-            exists,
-            settings,
-        }))?;
-    } else {
-        super::print(render(&path, &file_from, exists, &settings).as_bytes())?;
-    }
+    let shown = Shown {
+        file: path,
+        file_from,
+        exists: text.is_some(),
+        settings,
+    };
+    super::report(json, &shown, |s| {
+        render(&s.file, &s.file_from, s.exists, &s.settings)
+    })?;
     Ok(0)
 }
 

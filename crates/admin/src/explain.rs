@@ -129,11 +129,7 @@ pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
     };
     match explain_input(&input, &shown, args.output.as_deref()) {
         Ok(ex) => {
-            if args.json {
-                super::print(&super::json_line(&ex))?;
-            } else {
-                super::print(render(&ex).as_bytes())?;
-            }
+            super::report(args.json, &ex, render)?;
             Ok(if ex.would_start {
                 EXIT_START
             } else {

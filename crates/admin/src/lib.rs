@@ -41,6 +41,19 @@ pub fn print(bytes: &[u8]) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// A report on standard output: `value` as one JSON document under
+/// `--json`, else the `text` an operator reads.
+pub fn report<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce(&T) -> String,
+) -> Result<(), AdminError> {
+    match json {
+        true => print(&json_line(value)),
+        false => print(text(value).as_bytes()),
+    }
+}
+
 /// A value as indented JSON and a newline. Serializing our own report
 /// types cannot fail.
 pub fn json_line<T: serde::Serialize>(value: &T) -> Vec<u8> {

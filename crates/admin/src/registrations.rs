@@ -300,15 +300,12 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
 /// there is any, 0 when none.
 pub fn run(json: bool) -> Result<i32, super::AdminError> {
     let found = scan(Path::new("/"), &userns_hostnet::runtime::handlers_dir());
-    if json {
-        super::print(&super::json_line(&found))?;
-    } else {
-        let text: String = found
+    super::report(json, &found, |found| {
+        found
             .iter()
             .map(|r| format!("{}: {}\n", r.what, r.undo))
-            .collect();
-        super::print(text.as_bytes())?;
-    }
+            .collect()
+    })?;
     Ok(i32::from(!found.is_empty()))
 }
 

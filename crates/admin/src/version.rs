@@ -95,11 +95,6 @@ pub fn render(v: &Versions) -> String {
 
 /// Run the subcommand: 0, or 2 when standard output cannot be written.
 pub fn run(args: &VersionArgs) -> Result<i32, AdminError> {
-    let v = versions();
-    if args.json {
-        super::print(&super::json_line(&v))?;
-    } else {
-        super::print(render(&v).as_bytes())?;
-    }
+    super::report(args.json, &versions(), render)?;
     Ok(0)
 }
