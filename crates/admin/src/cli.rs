@@ -74,15 +74,15 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct CompletionArgs {
     /// The shell to complete in.
-    #[arg(value_enum)]
-    pub shell: CompletionShell,
+    #[arg(value_parser = shells())]
+    pub shell: clap_complete::Shell,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompletionShell {
-    Bash,
-    Zsh,
-    Fish,
+/// The shells completions are made for ([`crate::docs::SHELLS`]), by name.
+fn shells() -> impl clap::builder::TypedValueParser<Value = clap_complete::Shell> {
+    let names = crate::docs::SHELLS.map(|s| clap::ValueEnum::to_possible_value(&s));
+    clap::builder::PossibleValuesParser::new(names.into_iter().flatten())
+        .map(|name| name.parse().expect("a value the parser accepted"))
 }
 
 #[derive(Debug, Args)]

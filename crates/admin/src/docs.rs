@@ -59,12 +59,7 @@ pub fn completion(shell: Shell) -> String {
 /// `userns-hostnet completion SHELL`: the script on standard output, for
 /// installs without the package.
 pub fn run_completion(args: &crate::cli::CompletionArgs) -> Result<i32, super::AdminError> {
-    let shell = match args.shell {
-        crate::cli::CompletionShell::Bash => Shell::Bash,
-        crate::cli::CompletionShell::Zsh => Shell::Zsh,
-        crate::cli::CompletionShell::Fish => Shell::Fish,
-    };
-    super::print(completion(shell).as_bytes())?;
+    super::print(completion(args.shell).as_bytes())?;
     Ok(0)
 }
 
