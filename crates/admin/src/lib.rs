@@ -41,6 +41,12 @@ pub fn print(bytes: &[u8]) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// One line on standard output, where a closed pipe is not worth
+/// stopping for (a pod's log, a script that stopped reading).
+pub fn say(line: &str) {
+    let _ = print(format!("{line}\n").as_bytes());
+}
+
 /// A report on standard output: `value` as one JSON document under
 /// `--json`, else the `text` an operator reads.
 pub fn report<T: serde::Serialize>(
