@@ -26,10 +26,7 @@ pub const PACKAGE_FILES: [&str; 5] = [
 ];
 
 /// Hooks directories podman and CRI-O read by default.
-const HOOKS_DIRS: [&str; 2] = [
-    "/etc/containers/oci/hooks.d",
-    "/usr/share/containers/oci/hooks.d",
-];
+const HOOKS_DIRS: [&str; 2] = [daemon::hookfile::ADMIN_DIR, daemon::hookfile::VENDOR_DIR];
 
 /// The default hooks directories and those CRI-O's and podman's configs
 /// name under `root` (`hooks_dir`), each once; an unreadable config adds

@@ -130,10 +130,7 @@ fn with_entry(
         ),
     };
     let bin = carried_handler_binary(args, config, &wrapper, (&runtime, implicit, &what), plan)?;
-    podman::add(doc, name, &bin).map_err(|source| InstallError::Edit {
-        path: host_config.to_path_buf(),
-        source,
-    })?;
+    podman::add(doc, name, &bin).map_err(InstallError::edit(host_config))?;
     Ok(doc.to_string())
 }
 
