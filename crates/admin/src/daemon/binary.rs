@@ -155,7 +155,7 @@ fn reads_same_file(proc_dir: &Path, theirs: &Path, config: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let theirs = proc_dir
         .join("root")
-        .join(theirs.strip_prefix("/").unwrap_or(&theirs));
+        .join(theirs.strip_prefix("/").unwrap_or(theirs));
     match (std::fs::metadata(theirs), std::fs::metadata(config)) {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
