@@ -4,6 +4,7 @@
 use crate::daemon::{self, DaemonModule};
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use clap_complete::Shell;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
@@ -75,12 +76,15 @@ pub enum Command {
 pub struct CompletionArgs {
     /// The shell to complete in.
     #[arg(value_parser = shells())]
-    pub shell: clap_complete::Shell,
+    pub shell: Shell,
 }
 
-/// The shells completions are made for ([`crate::docs::SHELLS`]), by name.
-fn shells() -> impl clap::builder::TypedValueParser<Value = clap_complete::Shell> {
-    let names = crate::docs::SHELLS.map(|s| clap::ValueEnum::to_possible_value(&s));
+/// The shells completions are made for.
+pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
+
+/// [`SHELLS`], by name.
+fn shells() -> impl clap::builder::TypedValueParser<Value = Shell> {
+    let names = SHELLS.map(|s| clap::ValueEnum::to_possible_value(&s));
     clap::builder::PossibleValuesParser::new(names.into_iter().flatten())
         .map(|name| name.parse().expect("a value the parser accepted"))
 }

@@ -34,16 +34,13 @@ pub fn write_all(out: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::write(&path, buf)?;
         written.push(path);
     }
-    for shell in SHELLS {
+    for shell in crate::cli::SHELLS {
         let path = comp_dir.join(clap_complete::Generator::file_name(&shell, BIN));
         std::fs::write(&path, completion(shell))?;
         written.push(path);
     }
     Ok(written)
 }
-
-/// The shells completions are made for.
-pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
 /// The completion script for `shell`, repaired: what the package ships and
 /// `userns-hostnet completion SHELL` prints.
