@@ -14,6 +14,7 @@
 use super::daemon;
 use super::daemon::node::{files_in, under};
 use std::path::{Path, PathBuf};
+use toml_edit::{Item, TableLike, Value};
 use userns_hostnet::sys::in_root::NodeRoot;
 
 /// The files the package owns that a daemon can be told to run.
@@ -67,38 +68,22 @@ fn handler_of(keys: &[String]) -> Option<&str> {
 }
 
 /// Every (keys, string) of a TOML document.
-fn strings(item: &toml_edit::Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
-    use toml_edit::Item;
-    let tables: Vec<&toml_edit::Table> = match item {
-        Item::Value(v) => return value_strings(v, keys, out),
-        Item::Table(t) => vec![t],
-        Item::ArrayOfTables(a) => a.iter().collect(),
-        Item::None => return,
+fn strings(item: &Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    let tables: Vec<&dyn TableLike> = match item {
+        Item::Value(Value::String(s)) => return out.push((keys.clone(), s.value().clone())),
+        Item::Value(Value::Array(a)) => {
+            for v in a.iter() {
+                strings(&Item::Value(v.clone()), keys, out);
+            }
+            return;
+        }
+        Item::ArrayOfTables(a) => a.iter().map(|t| t as &dyn TableLike).collect(),
+        other => other.as_table_like().into_iter().collect(),
     };
     for (k, i) in tables.into_iter().flat_map(|t| t.iter()) {
         keys.push(k.to_owned());
         strings(i, keys, out);
         keys.pop();
-    }
-}
-
-fn value_strings(
-    v: &toml_edit::Value,
-    keys: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, String)>,
-) {
-    use toml_edit::Value;
-    match v {
-        Value::String(s) => out.push((keys.clone(), s.value().clone())),
-        Value::Array(a) => a.iter().for_each(|v| value_strings(v, keys, out)),
-        Value::InlineTable(t) => {
-            for (k, v) in t.iter() {
-                keys.push(k.to_owned());
-                value_strings(v, keys, out);
-                keys.pop();
-            }
-        }
-        _ => {}
     }
 }
 

@@ -77,19 +77,23 @@ pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The `*.conf` files of a drop-in directory, in the order the daemons
-/// (CRI-O, podman) read them: sorted by name; none when it cannot be read.
-pub fn sorted_conf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The `*.conf` files of the node's drop-in directory `dir`, in the order
+/// the daemons (CRI-O, podman) read them: sorted by name; none when it
+/// cannot be read. `map` says where a node's path is read.
+pub fn conf_drop_ins<E>(
+    dir: &Path,
+    map: &dyn Fn(&Path) -> Result<PathBuf, E>,
+) -> Result<Vec<PathBuf>, E> {
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(map(dir)?)
         .map(|rd| {
             rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .map(|e| e.file_name())
+                .filter(|n| Path::new(n).extension().is_some_and(|e| e == "conf"))
                 .collect()
         })
         .unwrap_or_default();
-    files.sort();
-    files
+    names.sort();
+    names.iter().map(|n| map(&dir.join(n))).collect()
 }
 
 /// Where the node's `path` is read under `root`, its links followed

@@ -3,7 +3,7 @@
 //! files and its hooks directories. The pure edits are in [`super`].
 
 use crate::daemon::config::dig;
-use crate::daemon::node::{sorted_conf_files, string_list};
+use crate::daemon::node::{conf_drop_ins, string_list};
 use std::path::{Path, PathBuf};
 
 pub const CONFIG: &str = "/etc/crio/crio.conf";
@@ -40,11 +40,7 @@ pub fn files<E>(
         files.push(conf);
     }
     let dir = crate::daemon::node::beside(crio_conf, "crio.conf.d");
-    for here in sorted_conf_files(&map(&dir)?) {
-        if let Some(name) = here.file_name() {
-            files.push(map(&dir.join(name))?);
-        }
-    }
+    files.extend(conf_drop_ins(&dir, map)?);
     Ok(files)
 }
 
