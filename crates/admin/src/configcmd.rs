@@ -468,22 +468,17 @@ fn set(assignment: &str, file: Option<&Path>) -> Result<i32, ConfigCmdError> {
         eprintln!("userns-hostnet: {e}");
         return Ok(1);
     }
-    let before = parse_doc(&path, &text)
-        .ok()
-        .and_then(|d| lookup(&d, key))
-        .map_or_else(
-            || {
-                format!(
-                    "not set, the default {}",
-                    default_value(&NodeConfig::default(), key)
-                )
-            },
-            |v| format!("was {v}"),
-        );
-    let after = parse_doc(&path, &new)
-        .ok()
-        .and_then(|d| lookup(&d, key))
-        .unwrap_or_default();
+    let set_in = |text: &str| parse_doc(&path, text).ok().and_then(|d| lookup(&d, key));
+    let before = set_in(&text).map_or_else(
+        || {
+            format!(
+                "not set, the default {}",
+                default_value(&NodeConfig::default(), key)
+            )
+        },
+        |v| format!("was {v}"),
+    );
+    let after = set_in(&new).unwrap_or_default();
     if new == text {
         super::print(
             format!(

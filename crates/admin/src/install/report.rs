@@ -348,24 +348,17 @@ fn write_file(
 fn done_line(args: &Registration, plan: &InstallPlan, install: bool) -> String {
     let daemon = args.daemon.name();
     let done = if install { "installed" } else { "removed" };
-    if args.hook && plan.restart {
-        format!(
-            "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
-            subject(args)
-        )
+    let then = if args.hook && plan.restart {
+        format!("restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}")
     } else if args.hook {
-        format!(
-            "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
-            subject(args)
-        )
+        "CRI-O and podman read their hooks directories for each new container: no restart needed"
+            .to_owned()
     } else if let Some(why) = args.daemon.without_restart(&args.handler, install) {
-        format!("{} {done}; {why}", subject(args))
+        why
     } else {
-        format!(
-            "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
-            subject(args)
-        )
-    }
+        format!("restart {daemon} for it to take effect: systemctl restart {daemon}")
+    };
+    format!("{} {done}; {then}", subject(args))
 }
 
 /// The name of the directory the handlers' directory is in by default.
