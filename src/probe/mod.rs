@@ -16,7 +16,7 @@
 //! `--preserve-fds`), reads nothing, prints nothing anyone sees, and is
 //! killed if it does not answer in time ([`crate::sys::deadline`]).
 
-mod answer;
+pub mod answer;
 mod cache;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 use crate::daemon::{self, DaemonModule};
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use clap_complete::Shell;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
@@ -74,15 +75,18 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct CompletionArgs {
     /// The shell to complete in.
-    #[arg(value_enum)]
-    pub shell: CompletionShell,
+    #[arg(value_parser = shells())]
+    pub shell: Shell,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompletionShell {
-    Bash,
-    Zsh,
-    Fish,
+/// The shells completions are made for.
+pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
+
+/// [`SHELLS`], by name.
+fn shells() -> impl clap::builder::TypedValueParser<Value = Shell> {
+    let names = SHELLS.map(|s| clap::ValueEnum::to_possible_value(&s));
+    clap::builder::PossibleValuesParser::new(names.into_iter().flatten())
+        .map(|name| name.parse().expect("a value the parser accepted"))
 }
 
 #[derive(Debug, Args)]

@@ -99,29 +99,8 @@ impl Setting {
 /// A TOML value's text as the JSON value it stands for; text that is
 /// no TOML value (a note such as "(not set: ...)") is `null`.
 pub fn toml_to_json(text: &str) -> serde_json::Value {
-    match text.parse::<toml_edit::Value>() {
-        Ok(v) => value_to_json(&v),
-        Err(_) => serde_json::Value::Null,
-    }
-}
-
-fn value_to_json(v: &toml_edit::Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        toml_edit::Value::String(s) => J::String(s.value().clone()),
-        toml_edit::Value::Integer(i) => J::from(*i.value()),
-        toml_edit::Value::Float(f) => {
-            serde_json::Number::from_f64(*f.value()).map_or(J::Null, J::Number)
-        }
-        toml_edit::Value::Boolean(b) => J::Bool(*b.value()),
-        toml_edit::Value::Datetime(d) => J::String(d.value().to_string()),
-        toml_edit::Value::Array(a) => J::Array(a.iter().map(value_to_json).collect()),
-        toml_edit::Value::InlineTable(t) => J::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_owned(), value_to_json(v)))
-                .collect(),
-        ),
-    }
+    serde::Deserialize::deserialize(::toml::de::ValueDeserializer::new(text))
+        .unwrap_or(serde_json::Value::Null)
 }
 
 #[derive(Debug, Serialize)]
@@ -268,17 +247,15 @@ fn show(json: bool) -> Result<i32, ConfigCmdError> {
     };
     let runtime_env = std::env::var(RUNTIME_ENV).ok().filter(|v| !v.is_empty());
     let settings = effective(&path, text.as_deref(), runtime_env.as_deref())?;
-    let exists = text.is_some();
-    if json {
-        super::print(&super::json_line(&Shown {
-            file: path,
-            file_from,
-            exists,
-            settings,
-        }))?;
-    } else {
-        super::print(render(&path, &file_from, exists, &settings).as_bytes())?;
-    }
+    let shown = Shown {
+        file: path,
+        file_from,
+        exists: text.is_some(),
+        settings,
+    };
+    super::report(json, &shown, |s| {
+        render(&s.file, &s.file_from, s.exists, &s.settings)
+    })?;
     Ok(0)
 }
 
@@ -491,22 +468,17 @@ fn set(assignment: &str, file: Option<&Path>) -> Result<i32, ConfigCmdError> {
         eprintln!("userns-hostnet: {e}");
         return Ok(1);
     }
-    let before = parse_doc(&path, &text)
-        .ok()
-        .and_then(|d| lookup(&d, key))
-        .map_or_else(
-            || {
-                format!(
-                    "not set, the default {}",
-                    default_value(&NodeConfig::default(), key)
-                )
-            },
-            |v| format!("was {v}"),
-        );
-    let after = parse_doc(&path, &new)
-        .ok()
-        .and_then(|d| lookup(&d, key))
-        .unwrap_or_default();
+    let set_in = |text: &str| parse_doc(&path, text).ok().and_then(|d| lookup(&d, key));
+    let before = set_in(&text).map_or_else(
+        || {
+            format!(
+                "not set, the default {}",
+                default_value(&NodeConfig::default(), key)
+            )
+        },
+        |v| format!("was {v}"),
+    );
+    let after = set_in(&new).unwrap_or_default();
     if new == text {
         super::print(
             format!(

@@ -34,16 +34,13 @@ pub fn write_all(out: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::write(&path, buf)?;
         written.push(path);
     }
-    for shell in SHELLS {
+    for shell in crate::cli::SHELLS {
         let path = comp_dir.join(clap_complete::Generator::file_name(&shell, BIN));
         std::fs::write(&path, completion(shell))?;
         written.push(path);
     }
     Ok(written)
 }
-
-/// The shells completions are made for.
-pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
 /// The completion script for `shell`, repaired: what the package ships and
 /// `userns-hostnet completion SHELL` prints.
@@ -59,12 +56,7 @@ pub fn completion(shell: Shell) -> String {
 /// `userns-hostnet completion SHELL`: the script on standard output, for
 /// installs without the package.
 pub fn run_completion(args: &crate::cli::CompletionArgs) -> Result<i32, super::AdminError> {
-    let shell = match args.shell {
-        crate::cli::CompletionShell::Bash => Shell::Bash,
-        crate::cli::CompletionShell::Zsh => Shell::Zsh,
-        crate::cli::CompletionShell::Fish => Shell::Fish,
-    };
-    super::print(completion(shell).as_bytes())?;
+    super::print(completion(args.shell).as_bytes())?;
     Ok(0)
 }
 

@@ -129,11 +129,7 @@ pub fn run(args: &ExplainArgs) -> Result<i32, AdminError> {
     };
     match explain_input(&input, &shown, args.output.as_deref()) {
         Ok(ex) => {
-            if args.json {
-                super::print(&super::json_line(&ex))?;
-            } else {
-                super::print(render(&ex).as_bytes())?;
-            }
+            super::report(args.json, &ex, render)?;
             Ok(if ex.would_start {
                 EXIT_START
             } else {
@@ -512,7 +508,7 @@ fn group_capabilities(changes: &[Change]) -> Vec<Shown<'_>> {
             out.len() - 1
         });
         if let Some(Shown::Capabilities { dropped, .. }) = out.get_mut(at) {
-            for cap in before.into_iter().filter(|b| !after.contains(b)) {
+            for cap in without(&before, &after) {
                 match dropped.iter_mut().find(|(n, _)| *n == cap) {
                     Some((_, sets)) => sets.push(set),
                     None => dropped.push((cap, vec![set])),
@@ -533,16 +529,8 @@ fn before_after(c: &Change) -> Vec<String> {
                 format!("after:  {}", after.join(", ")),
             ];
         }
-        let removed: Vec<&str> = before
-            .iter()
-            .filter(|b| !after.contains(b))
-            .copied()
-            .collect();
-        let added: Vec<&str> = after
-            .iter()
-            .filter(|a| !before.contains(a))
-            .copied()
-            .collect();
+        let removed = without(&before, &after);
+        let added = without(&after, &before);
         let mut lines = Vec::new();
         if !removed.is_empty() {
             lines.push(format!("dropped: {}", removed.join(", ")));
@@ -557,6 +545,14 @@ fn before_after(c: &Change) -> Vec<String> {
         format!("before: {}", compact(&c.before)),
         format!("after:  {}", compact(&c.after)),
     ]
+}
+
+/// The names of `list` that `other` does not hold, in order.
+fn without<'a>(list: &[&'a str], other: &[&str]) -> Vec<&'a str> {
+    list.iter()
+        .filter(|n| !other.contains(n))
+        .copied()
+        .collect()
 }
 
 fn names(v: &Value) -> Option<Vec<&str>> {

@@ -41,6 +41,25 @@ pub fn print(bytes: &[u8]) -> Result<(), AdminError> {
     Ok(())
 }
 
+/// One line on standard output, where a closed pipe is not worth
+/// stopping for (a pod's log, a script that stopped reading).
+pub fn say(line: &str) {
+    let _ = print(format!("{line}\n").as_bytes());
+}
+
+/// A report on standard output: `value` as one JSON document under
+/// `--json`, else the `text` an operator reads.
+pub fn report<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce(&T) -> String,
+) -> Result<(), AdminError> {
+    match json {
+        true => print(&json_line(value)),
+        false => print(text(value).as_bytes()),
+    }
+}
+
 /// A value as indented JSON and a newline. Serializing our own report
 /// types cannot fail.
 pub fn json_line<T: serde::Serialize>(value: &T) -> Vec<u8> {

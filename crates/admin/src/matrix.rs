@@ -12,7 +12,7 @@
 //!   only when the runtime declares `user_namespaces_host_network` through
 //!   the CRI (NodeDeclaredFeatures), which containerd does from 2.3.4 on.
 
-use super::check::{Check, Status};
+use super::check::{check, Check, Status};
 
 /// A release, `major.minor.patch`.
 pub type Version = (u64, u64, u64);
@@ -59,15 +59,6 @@ pub struct Facts {
     pub runtime: String,
     pub features: RuntimeFeatures,
     pub gate: Gate,
-}
-
-fn finding(name: &'static str, status: Status, message: String, fix: Option<&str>) -> Check {
-    Check {
-        name,
-        status,
-        message,
-        fix: fix.map(str::to_owned),
-    }
 }
 
 /// `containerd --version`'s third word: `v2.3.4`, `1.7.24~ds1`,
@@ -148,17 +139,6 @@ pub struct HandlerRuntime {
     pub rro: Result<(), String>,
 }
 
-/// The minor version of a `crun version 1.M.P` line.
-fn crun_minor(version: &str) -> Option<u64> {
-    let word = version
-        .strip_prefix("crun version ")?
-        .split_whitespace()
-        .next()?;
-    let mut parts = word.split('.');
-    (parts.next()? == "1").then_some(())?;
-    parts.next()?.parse().ok()
-}
-
 /// Can a handler's real runtime run `hostNetwork: true` + `hostUsers:
 /// false` pods? The kubelet admits them only for a handler whose
 /// runtime lists the user namespace and idmapped mounts (CRI-O reports
@@ -178,7 +158,9 @@ pub fn judge_handler(h: &HandlerRuntime) -> (Status, String) {
         }
     };
     let runs = format!("handler {name} runs {version} ({path})");
-    let old_crun = if crun_minor(version).is_some_and(|m| m < 9) {
+    let old_crun = if runtime_release(version)
+        .is_some_and(|(program, (major, minor, _))| program == "crun" && major == 1 && minor < 9)
+    {
         "; and crun before 1.9 refuses every container whose ociVersion is not 1.0 (\"unknown version specified\")"
     } else {
         ""
@@ -244,20 +226,6 @@ pub fn why_unable(containerd: Option<Option<Version>>, handler: &HandlerRuntime)
     }
 }
 
-/// Whether a `features` document lists `rro` among its mount options.
-pub fn features_list_rro(stdout: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(stdout).is_ok_and(|doc| {
-        doc["mountOptions"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|o| o == "rro"))
-    })
-}
-
-/// [`KUBELET_GATE`] in a KubeletConfiguration.
-pub fn parse_kubelet_gate(yaml: &str) -> Gate {
-    parse_gate(yaml, KUBELET_GATE)
-}
-
 /// The kubelet's gate for user namespaces at all (`hostUsers: false`).
 pub const USERNS_GATE: &str = "UserNamespacesSupport";
 
@@ -280,7 +248,7 @@ pub fn parse_kubelet_gates(yaml: &str) -> Gates {
 /// level, as a block (`  Name: true`) or a flow mapping (`{Name: true}`).
 /// A value other than true or false reads as unset, which the finding
 /// says.
-pub fn parse_gate(yaml: &str, gate: &str) -> Gate {
+fn parse_gate(yaml: &str, gate: &str) -> Gate {
     let value = |v: &str| {
         let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
         match v {
@@ -368,11 +336,10 @@ const RUNTIME_FIX: &str = "a runtime whose `features` lists the user namespace a
 /// admit.
 pub fn findings(facts: &Facts) -> Vec<Check> {
     let Some(containerd) = facts.containerd else {
-        return vec![finding(
+        return vec![check(
             "matrix.containerd",
             Status::Skip,
-            "containerd does not answer `--version`: the version matrix is not checked".to_owned(),
-            None,
+            "containerd does not answer `--version`: the version matrix is not checked",
         )];
     };
     vec![
@@ -386,7 +353,7 @@ pub fn findings(facts: &Facts) -> Vec<Check> {
 fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
     let runtime = &facts.runtime;
     match (containerd.0 >= 2, facts.features) {
-        (false, _) if containerd < CRI_USERNS_SINCE => finding(
+        (false, _) if containerd < CRI_USERNS_SINCE => check(
             "matrix.containerd",
             Status::Fail,
             format!(
@@ -394,18 +361,17 @@ fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
                 shown(containerd),
                 shown(CRI_USERNS_SINCE)
             ),
-            Some("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2)"),
-        ),
-        (false, _) => finding(
+        )
+        .fix("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2)"),
+        (false, _) => check(
             "matrix.containerd",
             Status::Ok,
             format!(
                 "containerd {}: it does not check the runtime's `features` before a user-namespaced container",
                 shown(containerd)
             ),
-            None,
         ),
-        (true, RuntimeFeatures::Listed { user_namespaces: true, idmap: true }) => finding(
+        (true, RuntimeFeatures::Listed { user_namespaces: true, idmap: true }) => check(
             "matrix.containerd",
             Status::Ok,
             format!(
@@ -413,9 +379,8 @@ fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
                 shown(containerd),
                 alone("containerd", containerd)
             ),
-            None,
         ),
-        (true, RuntimeFeatures::Listed { user_namespaces, .. }) => finding(
+        (true, RuntimeFeatures::Listed { user_namespaces, .. }) => check(
             "matrix.containerd",
             Status::Fail,
             format!(
@@ -423,17 +388,17 @@ fn runtime_finding(containerd: Version, facts: &Facts) -> Check {
                 shown(containerd),
                 if user_namespaces { "idmapped mounts" } else { "user namespace" }
             ),
-            Some(RUNTIME_FIX),
-        ),
-        (true, RuntimeFeatures::None) => finding(
+        )
+        .fix(RUNTIME_FIX),
+        (true, RuntimeFeatures::None) => check(
             "matrix.containerd",
             Status::Fail,
             format!(
                 "containerd {} refuses every user-namespaced container on {runtime}: it has no `features` answer (\"failed to validate OCI runtime features\"), with the wrapper or without",
                 shown(containerd)
             ),
-            Some(RUNTIME_FIX),
-        ),
+        )
+        .fix(RUNTIME_FIX),
     }
 }
 
@@ -450,15 +415,15 @@ fn kubelet_finding(containerd: Version, facts: &Facts) -> Check {
         Gate::Unreadable(why) => format!("the kubelet's gate is not known ({why})"),
     };
     if containerd < HOST_NETWORK_USERNS_SINCE {
-        finding(
+        check(
             "matrix.kubelet",
             Status::Warn,
             format!(
                 "containerd {} does not declare user_namespaces_host_network through the CRI: the kubelet's {KUBELET_GATE} will not admit pods with hostNetwork: true and hostUsers: false through CRI-declared features; {gate}",
                 shown(containerd)
             ),
-            Some("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2), and the kubelet's feature gate on; or a kubelet that admits these pods without CRI-declared features"),
         )
+        .fix("containerd >= 2.3.4 with a runtime that lists user namespaces and idmapped mounts (runc >= 1.2), and the kubelet's feature gate on; or a kubelet that admits these pods without CRI-declared features")
     } else {
         let (level, fix) = match facts.gate {
             Gate::Set(true) | Gate::Unreadable(_) => (Status::Ok, None),
@@ -467,15 +432,18 @@ fn kubelet_finding(containerd: Version, facts: &Facts) -> Check {
                 Some("set featureGates: {UserNamespacesHostNetworkSupport: true} in the kubelet's config (and on the API server) where your Kubernetes release has it off by default"),
             ),
         };
-        finding(
+        let c = check(
             "matrix.kubelet",
             level,
             format!(
                 "containerd {} declares user_namespaces_host_network when the runtime lists user namespaces; {gate}",
                 shown(containerd)
             ),
-            fix,
-        )
+        );
+        Check {
+            fix: fix.map(str::to_owned),
+            ..c
+        }
     }
 }
 
@@ -706,26 +674,27 @@ mod tests {
         );
     }
 
+    fn gate_of(yaml: &str) -> Gate {
+        parse_kubelet_gates(yaml).host_network
+    }
+
     #[test]
     fn kubelet_config_forms() {
         let block = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  UserNamespacesSupport: true\n  UserNamespacesHostNetworkSupport: true # for hostNetwork pods\ncgroupDriver: systemd\n";
-        assert_eq!(parse_kubelet_gate(block), Gate::Set(true));
+        assert_eq!(gate_of(block), Gate::Set(true));
         let off = "featureGates:\n  \"UserNamespacesHostNetworkSupport\": false\n";
-        assert_eq!(parse_kubelet_gate(off), Gate::Set(false));
+        assert_eq!(gate_of(off), Gate::Set(false));
         let flow =
             "featureGates: {UserNamespacesSupport: true, UserNamespacesHostNetworkSupport: true}\n";
-        assert_eq!(parse_kubelet_gate(flow), Gate::Set(true));
+        assert_eq!(gate_of(flow), Gate::Set(true));
         let other = "featureGates:\n  UserNamespacesSupport: true\nkind: KubeletConfiguration\n  UserNamespacesHostNetworkSupport: true\n";
-        assert_eq!(parse_kubelet_gate(other), Gate::Unset);
+        assert_eq!(gate_of(other), Gate::Unset);
+        assert_eq!(gate_of("kind: KubeletConfiguration\n"), Gate::Unset);
         assert_eq!(
-            parse_kubelet_gate("kind: KubeletConfiguration\n"),
+            gate_of("featureGates:\n  UserNamespacesHostNetworkSupport: maybe\n"),
             Gate::Unset
         );
-        assert_eq!(
-            parse_kubelet_gate("featureGates:\n  UserNamespacesHostNetworkSupport: maybe\n"),
-            Gate::Unset
-        );
-        assert_eq!(parse_kubelet_gate(""), Gate::Unset);
+        assert_eq!(gate_of(""), Gate::Unset);
     }
 
     fn handler(
@@ -805,9 +774,17 @@ mod tests {
             Ok(()),
         );
         assert!(why_unable(Some(Some((2, 3, 4))), &runc115).is_some());
-        assert!(features_list_rro("{\"mountOptions\":[\"ro\",\"rro\"]}"));
-        assert!(!features_list_rro("{\"mountOptions\":[\"ro\"]}"));
-        assert!(!features_list_rro("unknown command"));
+        // deploy's rro answer is the wrapper's probe's own.
+        use userns_hostnet::probe::answer::features_list_rro;
+        assert_eq!(
+            features_list_rro(b"{\"mountOptions\":[\"ro\",\"rro\"]}"),
+            Some(true)
+        );
+        assert_eq!(
+            features_list_rro(b"{\"mountOptions\":[\"ro\"]}"),
+            Some(false)
+        );
+        assert_eq!(features_list_rro(b"unknown command"), None);
     }
 
     #[test]

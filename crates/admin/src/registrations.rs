@@ -14,6 +14,7 @@
 use super::daemon;
 use super::daemon::node::{files_in, under};
 use std::path::{Path, PathBuf};
+use toml_edit::{Item, TableLike, Value};
 use userns_hostnet::sys::in_root::NodeRoot;
 
 /// The files the package owns that a daemon can be told to run.
@@ -26,10 +27,7 @@ pub const PACKAGE_FILES: [&str; 5] = [
 ];
 
 /// Hooks directories podman and CRI-O read by default.
-const HOOKS_DIRS: [&str; 2] = [
-    "/etc/containers/oci/hooks.d",
-    "/usr/share/containers/oci/hooks.d",
-];
+const HOOKS_DIRS: [&str; 2] = [daemon::hookfile::ADMIN_DIR, daemon::hookfile::VENDOR_DIR];
 
 /// The default hooks directories and those CRI-O's and podman's configs
 /// name under `root` (`hooks_dir`), each once; an unreadable config adds
@@ -70,38 +68,22 @@ fn handler_of(keys: &[String]) -> Option<&str> {
 }
 
 /// Every (keys, string) of a TOML document.
-fn strings(item: &toml_edit::Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
-    use toml_edit::Item;
-    let tables: Vec<&toml_edit::Table> = match item {
-        Item::Value(v) => return value_strings(v, keys, out),
-        Item::Table(t) => vec![t],
-        Item::ArrayOfTables(a) => a.iter().collect(),
-        Item::None => return,
+fn strings(item: &Item, keys: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    let tables: Vec<&dyn TableLike> = match item {
+        Item::Value(Value::String(s)) => return out.push((keys.clone(), s.value().clone())),
+        Item::Value(Value::Array(a)) => {
+            for v in a.iter() {
+                strings(&Item::Value(v.clone()), keys, out);
+            }
+            return;
+        }
+        Item::ArrayOfTables(a) => a.iter().map(|t| t as &dyn TableLike).collect(),
+        other => other.as_table_like().into_iter().collect(),
     };
     for (k, i) in tables.into_iter().flat_map(|t| t.iter()) {
         keys.push(k.to_owned());
         strings(i, keys, out);
         keys.pop();
-    }
-}
-
-fn value_strings(
-    v: &toml_edit::Value,
-    keys: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, String)>,
-) {
-    use toml_edit::Value;
-    match v {
-        Value::String(s) => out.push((keys.clone(), s.value().clone())),
-        Value::Array(a) => a.iter().for_each(|v| value_strings(v, keys, out)),
-        Value::InlineTable(t) => {
-            for (k, v) in t.iter() {
-                keys.push(k.to_owned());
-                value_strings(v, keys, out);
-                keys.pop();
-            }
-        }
-        _ => {}
     }
 }
 
@@ -300,15 +282,12 @@ fn containers(root: &Path, handlers_dir: &str) -> Vec<Registration> {
 /// there is any, 0 when none.
 pub fn run(json: bool) -> Result<i32, super::AdminError> {
     let found = scan(Path::new("/"), &userns_hostnet::runtime::handlers_dir());
-    if json {
-        super::print(&super::json_line(&found))?;
-    } else {
-        let text: String = found
+    super::report(json, &found, |found| {
+        found
             .iter()
             .map(|r| format!("{}: {}\n", r.what, r.undo))
-            .collect();
-        super::print(text.as_bytes())?;
-    }
+            .collect()
+    })?;
     Ok(i32::from(!found.is_empty()))
 }
 

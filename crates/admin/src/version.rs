@@ -8,13 +8,6 @@ use serde::Serialize;
 use std::path::Path;
 use userns_hostnet::{config, runtime};
 
-/// The short git commit the binaries were built from (`unknown` outside a
-/// git checkout), recorded by the root crate's build.rs.
-pub const COMMIT: &str = userns_hostnet::COMMIT;
-/// The build date, UTC in RFC 3339: `SOURCE_DATE_EPOCH` when the build set
-/// it, recorded by the root crate's build.rs.
-pub const BUILD_DATE: &str = userns_hostnet::BUILD_DATE;
-
 /// The `--json` document. Field names are stable (documented in docs/admin.md).
 #[derive(Debug, Serialize)]
 pub struct Versions {
@@ -34,8 +27,8 @@ pub struct Versions {
 pub fn versions() -> Versions {
     let mut v = Versions {
         version: env!("CARGO_PKG_VERSION"),
-        commit: COMMIT,
-        build_date: BUILD_DATE,
+        commit: userns_hostnet::COMMIT,
+        build_date: userns_hostnet::BUILD_DATE,
         runtime: None,
         runtime_version: None,
         runtime_error: None,
@@ -102,11 +95,6 @@ pub fn render(v: &Versions) -> String {
 
 /// Run the subcommand: 0, or 2 when standard output cannot be written.
 pub fn run(args: &VersionArgs) -> Result<i32, AdminError> {
-    let v = versions();
-    if args.json {
-        super::print(&super::json_line(&v))?;
-    } else {
-        super::print(render(&v).as_bytes())?;
-    }
+    super::report(args.json, &versions(), render)?;
     Ok(0)
 }

@@ -140,31 +140,22 @@ pub fn serves(daemon: &dyn DaemonModule, argv: &[String]) -> bool {
     })
 }
 
-/// Does a daemon with this command line (`cwd` its working directory)
-/// read `config` (a host path)?
-pub fn reads_config(daemon: &dyn DaemonModule, argv: &[String], cwd: &Path, config: &Path) -> bool {
-    let named = option_value(argv, "config", "c").unwrap_or(default_config(daemon));
-    normal(&cwd.join(named)) == normal(config)
+/// The config file a daemon with this command line (`cwd` its working
+/// directory) reads, as its own root names it.
+fn config_read(daemon: &dyn DaemonModule, argv: &[String], cwd: &Path) -> PathBuf {
+    cwd.join(option_value(argv, "config", "c").unwrap_or(default_config(daemon)))
 }
 
 /// Whether the file the daemon of `proc_dir` (`/proc/PID`) reads as its
-/// config is `config` (where this process reads it) under another name:
-/// a node whose config directory is bound where the daemon's command line
-/// names another path, or a config reached through a link. Compared by
-/// device and inode, through the daemon's own root.
-fn reads_same_file(
-    proc_dir: &Path,
-    daemon: &dyn DaemonModule,
-    argv: &[String],
-    cwd: &Path,
-    config: &Path,
-) -> bool {
+/// config (`theirs`) is `config` (where this process reads it) under
+/// another name: a node whose config directory is bound where the
+/// daemon's command line names another path, or a config reached through
+/// a link. Compared by device and inode, through the daemon's own root.
+fn reads_same_file(proc_dir: &Path, theirs: &Path, config: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let named = option_value(argv, "config", "c").unwrap_or(default_config(daemon));
-    let theirs = cwd.join(named);
     let theirs = proc_dir
         .join("root")
-        .join(theirs.strip_prefix("/").unwrap_or(&theirs));
+        .join(theirs.strip_prefix("/").unwrap_or(theirs));
     match (std::fs::metadata(theirs), std::fs::metadata(config)) {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
@@ -190,8 +181,9 @@ fn running(
             continue;
         };
         let cwd = std::fs::read_link(dir.join("cwd")).unwrap_or_else(|_| PathBuf::from("/"));
-        let same = reads_same_file(&dir, daemon, &argv, &cwd, &map(config));
-        if !same && (named.is_some() || !reads_config(daemon, &argv, &cwd, config)) {
+        let theirs = config_read(daemon, &argv, &cwd);
+        let same = reads_same_file(&dir, &theirs, &map(config));
+        if !same && (named.is_some() || normal(&theirs) != normal(config)) {
             continue;
         }
         let path = std::fs::read(dir.join("environ"))
@@ -490,6 +482,20 @@ pub fn binary_missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reads_same_file(
+        proc_dir: &Path,
+        daemon: &dyn DaemonModule,
+        argv: &[String],
+        cwd: &Path,
+        config: &Path,
+    ) -> bool {
+        super::reads_same_file(proc_dir, &config_read(daemon, argv, cwd), config)
+    }
+
+    fn reads_config(daemon: &dyn DaemonModule, argv: &[String], cwd: &Path, config: &Path) -> bool {
+        normal(&config_read(daemon, argv, cwd)) == normal(config)
+    }
 
     /// A daemon of the registry, by name.
     fn daemon(name: &str) -> &'static dyn DaemonModule {

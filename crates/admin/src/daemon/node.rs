@@ -2,8 +2,9 @@
 //! wrapper, the host's process IDs, drop-in directories and hooks
 //! directories. Each daemon's own readings are in its `node.rs`.
 
+use crate::daemon::config::Layout;
 use std::path::{Path, PathBuf};
-use toml_edit::Item;
+use toml_edit::{DocumentMut, Item};
 use userns_hostnet::sys::in_root::NodeRoot;
 
 /// A runtime handler whose runtime binary is the wrapper.
@@ -12,6 +13,20 @@ pub struct Handler {
     pub name: String,
     pub binary: String,
     pub file: PathBuf,
+}
+
+impl Handler {
+    /// The handlers of `doc`, read from `file`, that run the wrapper.
+    pub fn running_wrapper(layout: &Layout, doc: &DocumentMut, file: &Path) -> Vec<Handler> {
+        let found = crate::daemon::config::wrapper_handlers(layout, doc).into_iter();
+        found
+            .map(|(name, binary)| Handler {
+                name,
+                binary,
+                file: file.to_owned(),
+            })
+            .collect()
+    }
 }
 
 /// The process IDs under `proc` (the host's /proc, or where a test maps
@@ -23,6 +38,23 @@ pub fn process_ids(proc: &Path) -> Option<Vec<u32>> {
         .collect();
     pids.sort_unstable();
     Some(pids)
+}
+
+/// Does `pattern`, a path glob as containerd expands an `imports` entry
+/// (Go's filepath.Glob) and logrotate a stanza's path (glob(3)): `*` and
+/// `?` never cross a `/`, name `path`?
+pub fn glob_covers(pattern: &str, path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
+}
+
+/// The file `name` (a relative path) in the directory of `config`.
+pub fn beside(config: &Path, name: &str) -> PathBuf {
+    config.parent().unwrap_or(Path::new("/")).join(name)
 }
 
 /// A `hooks_dir` list, as CRI-O and podman write it.
@@ -45,19 +77,23 @@ pub fn hooks_dir_to_write(dirs: &[String]) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The `*.conf` files of a drop-in directory, in the order the daemons
-/// (CRI-O, podman) read them: sorted by name; none when it cannot be read.
-pub fn sorted_conf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The `*.conf` files of the node's drop-in directory `dir`, in the order
+/// the daemons (CRI-O, podman) read them: sorted by name; none when it
+/// cannot be read. `map` says where a node's path is read.
+pub fn conf_drop_ins<E>(
+    dir: &Path,
+    map: &dyn Fn(&Path) -> Result<PathBuf, E>,
+) -> Result<Vec<PathBuf>, E> {
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(map(dir)?)
         .map(|rd| {
             rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "conf"))
+                .map(|e| e.file_name())
+                .filter(|n| Path::new(n).extension().is_some_and(|e| e == "conf"))
                 .collect()
         })
         .unwrap_or_default();
-    files.sort();
-    files
+    names.sort();
+    names.iter().map(|n| map(&dir.join(n))).collect()
 }
 
 /// Where the node's `path` is read under `root`, its links followed

@@ -7,6 +7,7 @@
 use super::*;
 use crate::matrix;
 use std::ffi::OsString;
+use userns_hostnet::probe::answer::features_list_rro;
 
 /// The node annotation that says why the node is not labelled able.
 pub const WHY_NOT: &str = "userns-hostnet.io/not-able";
@@ -100,7 +101,7 @@ fn handler_runtime(host: &Host, binary: &Path, handler: &str) -> matrix::Handler
         _ => None,
     };
     let rro = match &features {
-        Some(text) if matrix::features_list_rro(text) => Ok(()),
+        Some(text) if features_list_rro(text.as_bytes()) == Some(true) => Ok(()),
         _ => Err("`features` lists no rro".to_owned()),
     };
     matrix::HandlerRuntime {

@@ -8,7 +8,8 @@
 //! cleanup pod's log gives).
 
 use super::super::deploy_api::Api;
-use super::{say, DeployError};
+use super::DeployError;
+use crate::say;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -124,15 +125,10 @@ pub fn run(arg: &str) -> Result<i32, DeployError> {
                 ));
                 return Ok(1);
             }
-            Ok((code, _)) => {
-                tell(format!(
-                    "reading {ns}/{name}: the API server answered {code}; trying again"
-                ));
-                std::thread::sleep(POLL);
-                continue;
-            }
-            Err(e) => {
-                tell(format!("reading {ns}/{name}: {e}; trying again"));
+            failed => {
+                let why = failed
+                    .map_or_else(|e| e, |(code, _)| format!("the API server answered {code}"));
+                tell(format!("reading {ns}/{name}: {why}; trying again"));
                 std::thread::sleep(POLL);
                 continue;
             }

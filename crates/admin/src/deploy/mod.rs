@@ -33,6 +33,7 @@ use super::deploy_api::{Api, Mark};
 use super::install;
 use crate::cli::DeployArgs;
 use crate::daemon::{register::Registration, DaemonModule};
+use crate::say;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -165,12 +166,6 @@ impl Host {
             None => DeployError::Install(e),
         }
     }
-}
-
-/// Standard output, where a closed pipe is not worth stopping for: the
-/// pod's log.
-fn say(text: &str) {
-    let _ = crate::print(format!("{text}\n").as_bytes());
 }
 
 /// The image side, read before the chroot.
@@ -450,12 +445,11 @@ fn daemon_parts(
     args: &DeployArgs,
     daemon: &'static dyn DaemonModule,
 ) -> (&'static str, PathBuf, String) {
-    let module = daemon;
-    let service = module
+    let service = daemon
         .service()
         .expect("deploy registers only with a service");
     (
-        module.name(),
+        daemon.name(),
         args.daemon_config
             .clone()
             .unwrap_or_else(|| service.config.into()),

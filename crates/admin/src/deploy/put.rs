@@ -4,9 +4,10 @@
 
 use super::undo::*;
 use super::DeployError;
-use super::{io, say, Host, Source, ADMIN_NAME, CONFIG_FILE, RUNTIME_LINKS};
+use super::{io, Host, Source, ADMIN_NAME, CONFIG_FILE, RUNTIME_LINKS};
 use crate::cli::DeployArgs;
 use crate::daemon::register::edit::LinkChange;
+use crate::say;
 use std::path::Path;
 use userns_hostnet::sys::atomic::{self, Attrs};
 
@@ -45,21 +46,36 @@ pub(super) fn put_file(
     {
         return Ok(false);
     }
+    put(host, state, path, after_file(bytes), || {
+        atomic::replace(
+            &here,
+            bytes,
+            Attrs {
+                mode,
+                owner: Some((0, 0)),
+            },
+            atomic::Durability::ContentsAndName,
+        )?;
+        Ok(format!("wrote {}", path.display()))
+    })
+}
+
+/// Records what `path` held, makes the change `make` (which says what
+/// it did), and records the state: the steps of every change deploy makes.
+fn put(
+    host: &Host,
+    state: &mut State,
+    path: &Path,
+    after: After,
+    make: impl FnOnce() -> Result<String, DeployError>,
+) -> Result<bool, DeployError> {
     if let Some(dir) = path.parent() {
         make_dirs(host, state, dir)?;
     }
-    remember(host, state, path, false, after_file(bytes))?;
-    atomic::replace(
-        &here,
-        bytes,
-        Attrs {
-            mode,
-            owner: Some((0, 0)),
-        },
-        atomic::Durability::ContentsAndName,
-    )?;
+    remember(host, state, path, false, after)?;
+    let said = make()?;
     save_state(host, state)?;
-    say(&format!("wrote {}", path.display()));
+    say(&said);
     Ok(true)
 }
 
@@ -84,26 +100,13 @@ pub(super) fn put_link(
     if std::fs::read_link(&here).is_ok_and(|t| t == target) {
         return Ok(false);
     }
-    if let Some(dir) = path.parent() {
-        make_dirs(host, state, dir)?;
-    }
-    remember(
-        host,
-        state,
-        path,
-        false,
-        After::Link {
-            target: target.to_owned(),
-        },
-    )?;
-    link_atomic(&here, target)?;
-    save_state(host, state)?;
-    say(&format!(
-        "linked {} -> {}",
-        path.display(),
-        target.display()
-    ));
-    Ok(true)
+    let after = After::Link {
+        target: target.to_owned(),
+    };
+    put(host, state, path, after, || {
+        link_atomic(&here, target)?;
+        Ok(format!("linked {} -> {}", path.display(), target.display()))
+    })
 }
 
 /// The wrapper, the admin tool, the runtime links to the wrapper and

@@ -1,8 +1,9 @@
 //! The daemon's restart after its config changed: the operator's
 //! command or systemctl, run as a host program in the host's root.
 
-use super::{able, say, DeployError, Host};
+use super::{able, DeployError, Host};
 use crate::cli::DeployArgs;
+use crate::say;
 
 /// The restart: the operator's `--restart-command`, run by the host's
 /// `sh -c`, else `systemctl restart UNIT`. The argv, and how it is shown.

@@ -52,8 +52,9 @@ fn format_one() -> u32 {
 }
 
 /// Everything a deploy changed on the host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// Its format: [`save_state`] writes [`STATE_FORMAT`].
     #[serde(default = "format_one")]
     pub format: u32,
     pub daemon: String,
@@ -95,22 +96,6 @@ impl Moment {
             boot_id: boot_id.trim().to_owned(),
             ticks,
         })
-    }
-}
-
-impl Default for State {
-    fn default() -> State {
-        State {
-            format: STATE_FORMAT,
-            daemon: String::new(),
-            handler: String::new(),
-            daemon_config: PathBuf::new(),
-            unit: String::new(),
-            entries: Vec::new(),
-            created_dirs: Vec::new(),
-            restart_pending: false,
-            registered: None,
-        }
     }
 }
 

@@ -222,7 +222,7 @@ pub(super) fn matrix_checks(
         runtime: shown,
         features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
         gate: match &kubelet.config {
-            Ok(text) => matrix::parse_kubelet_gate(text),
+            Ok(text) => matrix::parse_kubelet_gates(text).host_network,
             Err(e) => matrix::Gate::Unreadable(e.clone()),
         },
     };

@@ -43,14 +43,11 @@ struct Report<'a> {
 pub fn run(args: &DoctorArgs) -> Result<i32, super::AdminError> {
     let checks = checks(args);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    if args.json {
-        super::print(&super::json_line(&Report {
-            ok: !failed,
-            checks: &checks,
-        }))?;
-    } else {
-        super::print(render(&checks).as_bytes())?;
-    }
+    let report = Report {
+        ok: !failed,
+        checks: &checks,
+    };
+    super::report(args.json, &report, |r| render(r.checks))?;
     Ok(i32::from(failed))
 }
 

@@ -149,7 +149,7 @@ pub(super) fn log_rotation(root: &Root, config: &NodeConfig, fx: &Fixes) -> Opti
         std::fs::read_to_string(f).is_ok_and(|text| {
             logrotate_paths(&text)
                 .iter()
-                .any(|p| logrotate_covers(p, &file.to_string_lossy()))
+                .any(|p| daemon::node::glob_covers(p, &file.to_string_lossy()))
         })
     });
     Some(match covering {
@@ -164,17 +164,6 @@ pub(super) fn log_rotation(root: &Root, config: &NodeConfig, fx: &Fixes) -> Opti
             fx.as_root
         )),
     })
-}
-
-/// Does `pattern`, a path of a logrotate stanza (glob(3): `*` and `?`
-/// never cross a `/`), name `path`?
-pub(super) fn logrotate_covers(pattern: &str, path: &str) -> bool {
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
 }
 
 /// The paths a logrotate config rotates: the words starting with `/`

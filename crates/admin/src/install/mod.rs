@@ -41,8 +41,9 @@ use userns_hostnet::sys::toml;
 mod hook_plan;
 mod report;
 
+use crate::say;
 use hook_plan::plan_hook;
-use report::{apply, say};
+use report::apply;
 
 /// Is `name` a DNS-1123 label, as a RuntimeClass `handler` must be?
 pub fn is_dns_label(name: &str) -> bool {
@@ -150,7 +151,7 @@ fn reported(args: &Registration, result: Result<i32, InstallError>) -> Result<i3
     match result {
         Err(e) if args.json => {
             let doc = serde_json::json!({ "error": e.to_string() });
-            say(&format!("{doc:#}\n"));
+            say(&format!("{doc:#}"));
             Ok(super::EXIT_ERROR)
         }
         other => other,

@@ -4,11 +4,6 @@
 
 use super::*;
 
-/// Standard output, where a closed pipe is not an error worth a panic.
-pub(super) fn say(text: &str) {
-    let _ = crate::print(text.as_bytes());
-}
-
 /// What install registers, in the lines it prints.
 pub(super) fn subject(args: &Registration) -> String {
     if args.hook {
@@ -29,7 +24,7 @@ pub(super) struct Report {
 impl Report {
     fn line(&self, text: &str) {
         if !self.json {
-            say(&format!("{text}\n"));
+            say(text);
         }
     }
 }
@@ -158,11 +153,8 @@ impl Run<'_> {
     fn dry_run(&self, report: &Report) {
         for c in &self.changed {
             if !report.json {
-                say(&files::unified_diff(
-                    &c.path,
-                    c.old.as_deref(),
-                    c.new.as_deref(),
-                ));
+                let diff = files::unified_diff(&c.path, c.old.as_deref(), c.new.as_deref());
+                let _ = crate::print(diff.as_bytes());
             }
         }
         // Links are not lines of a file: worded apart from the diff's
@@ -249,7 +241,7 @@ impl Run<'_> {
             "left": plan.left,
             "restart": if written { self.restart.clone() } else { None },
         });
-        say(&format!("{doc:#}\n"));
+        say(&format!("{doc:#}"));
     }
 }
 
@@ -356,24 +348,17 @@ fn write_file(
 fn done_line(args: &Registration, plan: &InstallPlan, install: bool) -> String {
     let daemon = args.daemon.name();
     let done = if install { "installed" } else { "removed" };
-    if args.hook && plan.restart {
-        format!(
-            "{} {done}; restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}",
-            subject(args)
-        )
+    let then = if args.hook && plan.restart {
+        format!("restart {daemon} for it to read its hooks_dir again: systemctl restart {daemon}")
     } else if args.hook {
-        format!(
-            "{} {done}; CRI-O and podman read their hooks directories for each new container: no restart needed",
-            subject(args)
-        )
+        "CRI-O and podman read their hooks directories for each new container: no restart needed"
+            .to_owned()
     } else if let Some(why) = args.daemon.without_restart(&args.handler, install) {
-        format!("{} {done}; {why}", subject(args))
+        why
     } else {
-        format!(
-            "{} {done}; restart {daemon} for it to take effect: systemctl restart {daemon}",
-            subject(args)
-        )
-    }
+        format!("restart {daemon} for it to take effect: systemctl restart {daemon}")
+    };
+    format!("{} {done}; {then}", subject(args))
 }
 
 /// The name of the directory the handlers' directory is in by default.

@@ -37,10 +37,6 @@ pub fn task_binary(options: Option<&str>, runtime: Option<&str>) -> Option<Strin
     })
 }
 
-/// The tasks of every namespace under containerd's state directory
-/// `state` whose runtime binary `runs` accepts: each keeps a shim that
-/// runs that binary again to kill and delete it, whatever the config
-/// says by then. A task's bundle lasts from its create to its delete.
 /// A containerd handler's containers: containerd's state directory, and
 /// the runtime binaries the handler names (its link; a handler naming the
 /// wrapper itself shares that binary with any other handler that does,
@@ -59,6 +55,10 @@ impl live::Handler for Tasks {
     }
 }
 
+/// The tasks of every namespace under containerd's state directory
+/// `state` whose runtime binary `runs` accepts: each keeps a shim that
+/// runs that binary again to kill and delete it, whatever the config
+/// says by then. A task's bundle lasts from its create to its delete.
 pub fn live_tasks(files: &dyn Files, state: &Path, runs: &dyn Fn(&str) -> bool) -> Vec<Live> {
     let tasks = state.join(TASKS_DIR);
     let mut out = Vec::new();

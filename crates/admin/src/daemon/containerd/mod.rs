@@ -189,17 +189,6 @@ pub fn cri_disabled(doc: &DocumentMut) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Does `pattern`, an `imports` entry as containerd expands it (Go's
-/// filepath.Glob: `*` and `?` never cross a `/`), name `path`?
-pub fn import_covers(pattern: &str, path: &str) -> bool {
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(path, opts))
-}
-
 /// containerd, as the commands ask it.
 pub struct Containerd;
 
@@ -467,22 +456,22 @@ Root = "/run/site-runc"
 
     #[test]
     fn imports_globs_match_as_go_does() {
-        assert!(import_covers(
+        assert!(crate::daemon::node::glob_covers(
             "/etc/containerd/conf.d/*.toml",
             "/etc/containerd/conf.d/99-userns-hostnet.toml"
         ));
-        assert!(!import_covers(
+        assert!(!crate::daemon::node::glob_covers(
             "/etc/containerd/*.toml",
             "/etc/containerd/conf.d/99-userns-hostnet.toml"
         ));
-        assert!(import_covers(
+        assert!(crate::daemon::node::glob_covers(
             "/etc/containerd/conf.d/99-*",
             "/etc/containerd/conf.d/99-userns-hostnet.toml"
         ));
-        assert!(!import_covers(
+        assert!(!crate::daemon::node::glob_covers(
             "/etc/containerd/conf.d/*.conf",
             "/etc/containerd/conf.d/99-userns-hostnet.toml"
         ));
-        assert!(import_covers("/a/b.toml", "/a/b.toml"));
+        assert!(crate::daemon::node::glob_covers("/a/b.toml", "/a/b.toml"));
     }
 }

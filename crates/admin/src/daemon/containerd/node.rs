@@ -4,7 +4,7 @@
 //! throws away. The pure edits are in [`super`].
 
 use super::runtimes_path;
-use crate::daemon::config::{dig, is_wrapper, leaf_keys};
+use crate::daemon::config::{dig, leaf_keys, Layout};
 use crate::daemon::node::Handler;
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item};
@@ -25,23 +25,12 @@ pub fn handlers(doc: &DocumentMut, file: &Path, default_version: i64) -> Vec<Han
         .get("version")
         .and_then(Item::as_integer)
         .unwrap_or(default_version);
-    let Some(path) = runtimes_path(version) else {
-        return Vec::new();
-    };
-    let Some(runtimes) = dig(doc.as_item(), &path).and_then(Item::as_table_like) else {
-        return Vec::new();
-    };
-    runtimes
-        .iter()
-        .filter_map(|(name, h)| {
-            let binary = dig(h, &["options", "BinaryName"])?.as_str()?;
-            is_wrapper(binary).then(|| Handler {
-                name: name.to_owned(),
-                binary: binary.to_owned(),
-                file: file.to_owned(),
-            })
-        })
-        .collect()
+    let layout = runtimes_path(version).map(|path| Layout {
+        runtimes: path.to_vec(),
+        binary: super::BINARY,
+        default: None,
+    });
+    layout.map_or_else(Vec::new, |l| Handler::running_wrapper(&l, doc, file))
 }
 
 /// The names of every CRI runtime handler of one containerd config

@@ -1,6 +1,8 @@
 //! install's planning for containerd: the main config, or `--drop-in`
 //! and the `imports` entry naming it.
 
+use crate::daemon::containerd::node::DROP_IN;
+use crate::daemon::node::beside;
 use crate::daemon::register::Registration;
 use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
 use crate::daemon::{self, config::Layout, containerd};
@@ -320,14 +322,6 @@ pub(crate) fn imported_handlers(
         .collect())
 }
 
-/// The drop-in's path as the node sees it.
-pub(crate) fn containerd_drop_in(config: &Path) -> PathBuf {
-    config
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join(daemon::containerd::node::DROP_IN)
-}
-
 /// install without `--drop-in`: an import that registers the handler
 /// already would make two definitions of it, the import's winning.
 pub(crate) fn refuse_imported_handler(
@@ -336,7 +330,7 @@ pub(crate) fn refuse_imported_handler(
     config: &Path,
     version: i64,
 ) -> Result<(), InstallError> {
-    let ours = node_file(args, &containerd_drop_in(config))?;
+    let ours = node_file(args, &beside(config, DROP_IN))?;
     if let Some((import, _)) = imported_handlers(args, doc, config, version)?
         .into_iter()
         .next()
@@ -366,7 +360,7 @@ pub(crate) fn imported_handler(
     version: i64,
     plan: &mut InstallPlan,
 ) -> Result<(), InstallError> {
-    let ours = node_file(args, &containerd_drop_in(config))?;
+    let ours = node_file(args, &beside(config, DROP_IN))?;
     for (import, _) in imported_handlers(args, doc, config, version)? {
         let how = if import == ours {
             "userns-hostnet uninstall containerd --drop-in removes it".to_owned()
@@ -522,7 +516,7 @@ pub(crate) fn plan_containerd_drop_in(
 ) -> Result<(), InstallError> {
     let install = make.is_some();
     let host_config = node_file(args, config)?;
-    let drop_in = containerd_drop_in(config);
+    let drop_in = beside(config, DROP_IN);
     let host_drop_in = node_entry(args, &drop_in)?;
     let drop_in_str = drop_in.to_string_lossy().into_owned();
     let old_drop_in = toml::read_optional(&host_drop_in)?;
@@ -609,7 +603,7 @@ fn with_import(doc: &mut DocumentMut, text: &str, dir: &Path, drop_in: &str) -> 
         .is_some_and(|list| {
             list.iter().filter_map(|v| v.as_str()).any(|entry| {
                 let full = dir.join(entry);
-                containerd::import_covers(&full.to_string_lossy(), drop_in)
+                daemon::node::glob_covers(&full.to_string_lossy(), drop_in)
             })
         });
     if covered {

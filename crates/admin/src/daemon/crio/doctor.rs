@@ -54,7 +54,11 @@ pub(crate) fn crio_handlers(
     let mut handlers = Vec::new();
     for file in crio_files(root, config) {
         match toml::read(&file) {
-            Ok(d) => handlers.extend(daemon::crio::node::handlers(&d, &file)),
+            Ok(d) => handlers.extend(daemon::node::Handler::running_wrapper(
+                &daemon::crio::layout(),
+                &d,
+                &file,
+            )),
             Err(e) => {
                 return check(NAME, Status::Fail, e.to_string())
                     .fix(format!("{}correct the file", fx.as_root))

@@ -3,7 +3,7 @@
 
 use crate::daemon::config::dig;
 use crate::daemon::live::{self, Files, Live};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use toml_edit::{DocumentMut, Item};
 
 /// Where CRI-O keeps its containers' bundles (containers/storage's run
@@ -72,14 +72,6 @@ fn kept(id: &str, spec: &str) -> Kept {
     }
 }
 
-/// The pods and containers of `handler` CRI-O still holds: what its run
-/// root keeps (`*-containers/ID/userdata/config.json`, from create to
-/// removal; a pod's handler is its sandbox's annotation, which CRI-O
-/// keeps even when no infra container runs), and the containers whose
-/// state the handler's runtime keeps in `runtime_root` (several wrapper
-/// handlers share one: each container is decided by its pod's handler,
-/// and one whose pod cannot be read counts). `default` says whether
-/// `handler` is CRI-O's default one, which a pod that names none runs.
 /// A CRI-O handler's containers: CRI-O's run root, the handler's
 /// `runtime_root`, its name, and whether it is CRI-O's default handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,97 +83,110 @@ pub struct States {
 }
 
 impl live::Handler for States {
+    /// The pods and containers of the handler CRI-O still holds: what its
+    /// run root keeps (`*-containers/ID/userdata/config.json`, from create
+    /// to removal; a pod's handler is its sandbox's annotation, which
+    /// CRI-O keeps even when no infra container runs), and the containers
+    /// whose state the handler's runtime keeps in `runtime_root` (several
+    /// wrapper handlers share one: each container is decided by its pod's
+    /// handler, and one whose pod cannot be read counts). A pod that names
+    /// no handler runs CRI-O's default one.
     fn containers(&self, files: &dyn Files) -> Vec<Live> {
-        live_of_handler(
-            files,
-            &self.runroot,
-            self.runtime_root.as_deref(),
-            &self.name,
-            self.default,
-        )
-    }
-}
-
-pub fn live_of_handler(
-    files: &dyn Files,
-    runroot: &Path,
-    runtime_root: Option<&Path>,
-    handler: &str,
-    default: bool,
-) -> Vec<Live> {
-    let mut all: Vec<(String, Kept)> = Vec::new();
-    for store in files.list(runroot) {
-        if !store.ends_with("-containers") {
-            continue;
-        }
-        let dir = runroot.join(&store);
-        for id in files.list(&dir) {
-            if let Some(spec) = files.read(&dir.join(&id).join("userdata/config.json")) {
-                let k = kept(&id, &spec);
-                all.push((id, k));
+        let (runroot, handler) = (&self.runroot, self.name.as_str());
+        let mut all: Vec<(String, Kept)> = Vec::new();
+        for store in files.list(runroot) {
+            if !store.ends_with("-containers") {
+                continue;
+            }
+            let dir = runroot.join(&store);
+            for id in files.list(&dir) {
+                if let Some(spec) = files.read(&dir.join(&id).join("userdata/config.json")) {
+                    let k = kept(&id, &spec);
+                    all.push((id, k));
+                }
             }
         }
-    }
-    let ours = |h: Option<&str>| match h {
-        Some(h) => h == handler,
-        None => default,
-    };
-    let sandbox_of =
-        |all: &[(String, Kept)], id: &str| -> Option<(Option<String>, Option<String>)> {
-            all.iter()
-                .find(|(i, k)| i == id && k.is_sandbox)
-                .map(|(_, k)| (k.handler.clone(), k.pod.clone()))
+        let ours = |h: Option<&str>| match h {
+            Some(h) => h == handler,
+            None => self.default,
         };
-    let mut out = Vec::new();
-    for (id, k) in &all {
-        let Some((h, pod)) = sandbox_of(&all, &k.sandbox) else {
-            continue;
-        };
-        if ours(h.as_deref()) {
-            out.push(Live {
-                id: id.clone(),
-                pod,
-                name: k.name.clone(),
+        let sandbox_of =
+            |all: &[(String, Kept)], id: &str| -> Option<(Option<String>, Option<String>)> {
+                all.iter()
+                    .find(|(i, k)| i == id && k.is_sandbox)
+                    .map(|(_, k)| (k.handler.clone(), k.pod.clone()))
+            };
+        let mut out = Vec::new();
+        for (id, k) in &all {
+            let Some((h, pod)) = sandbox_of(&all, &k.sandbox) else {
+                continue;
+            };
+            if ours(h.as_deref()) {
+                out.push(Live {
+                    id: id.clone(),
+                    pod,
+                    name: k.name.clone(),
+                });
+            }
+        }
+        for (id, bundle) in self
+            .runtime_root
+            .as_deref()
+            .map(|r| live::runtime_states(files, r))
+            .unwrap_or_default()
+        {
+            if out.iter().any(|l| l.id == id) || all.iter().any(|(i, _)| *i == id) {
+                continue;
+            }
+            // Not in the run root read above (CRI-O's is elsewhere): the
+            // bundle's spec names its pod, whose own bundle is its sibling.
+            let k = bundle
+                .as_ref()
+                .and_then(|b| files.read(&b.join("config.json")))
+                .map(|spec| kept(&id, &spec));
+            let pod = k.as_ref().and_then(|k| {
+                let sandbox_spec = bundle
+                    .as_ref()?
+                    .parent()?
+                    .parent()?
+                    .join(&k.sandbox)
+                    .join("userdata/config.json");
+                files.read(&sandbox_spec).map(|s| kept(&k.sandbox, &s))
             });
+            let unknown = pod.is_none();
+            if unknown || pod.as_ref().is_some_and(|p| ours(p.handler.as_deref())) {
+                out.push(Live {
+                    id,
+                    pod: pod.and_then(|p| p.pod),
+                    name: k.and_then(|k| k.name),
+                });
+            }
         }
+        out
     }
-    for (id, bundle) in runtime_root
-        .map(|r| live::runtime_states(files, r))
-        .unwrap_or_default()
-    {
-        if out.iter().any(|l| l.id == id) || all.iter().any(|(i, _)| *i == id) {
-            continue;
-        }
-        // Not in the run root read above (CRI-O's is elsewhere): the
-        // bundle's spec names its pod, whose own bundle is its sibling.
-        let k = bundle
-            .as_ref()
-            .and_then(|b| files.read(&b.join("config.json")))
-            .map(|spec| kept(&id, &spec));
-        let pod = k.as_ref().and_then(|k| {
-            let sandbox_spec = bundle
-                .as_ref()?
-                .parent()?
-                .parent()?
-                .join(&k.sandbox)
-                .join("userdata/config.json");
-            files.read(&sandbox_spec).map(|s| kept(&k.sandbox, &s))
-        });
-        let unknown = pod.is_none();
-        if unknown || pod.as_ref().is_some_and(|p| ours(p.handler.as_deref())) {
-            out.push(Live {
-                id,
-                pod: pod.and_then(|p| p.pod),
-                name: k.and_then(|k| k.name),
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn live_of_handler(
+        files: &dyn Files,
+        runroot: &Path,
+        runtime_root: Option<&Path>,
+        name: &str,
+        default: bool,
+    ) -> Vec<Live> {
+        use live::Handler;
+        States {
+            runroot: runroot.to_owned(),
+            runtime_root: runtime_root.map(Path::to_owned),
+            name: name.to_owned(),
+            default,
+        }
+        .containers(files)
+    }
 
     #[test]
     fn live_pods_of_a_handler_from_the_run_root() {

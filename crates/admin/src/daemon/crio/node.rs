@@ -2,10 +2,9 @@
 //! config's and socket's paths, its drop-ins, the handlers of its config
 //! files and its hooks directories. The pure edits are in [`super`].
 
-use crate::daemon::config::{dig, is_wrapper};
-use crate::daemon::node::{sorted_conf_files, string_list, Handler};
+use crate::daemon::config::dig;
+use crate::daemon::node::{conf_drop_ins, string_list};
 use std::path::{Path, PathBuf};
-use toml_edit::{DocumentMut, Item};
 
 pub const CONFIG: &str = "/etc/crio/crio.conf";
 
@@ -27,27 +26,6 @@ pub const HOOKS_DROP_IN: &str = "crio.conf.d/98-userns-hostnet-hooks.conf";
 /// not among them).
 pub const DEFAULT_HOOKS_DIRS: [&str; 1] = ["/usr/share/containers/oci/hooks.d"];
 
-/// The CRI-O handlers of one config file that run the wrapper:
-/// `[crio.runtime.runtimes.NAME] runtime_path = ...`.
-pub fn handlers(doc: &DocumentMut, file: &Path) -> Vec<Handler> {
-    let Some(runtimes) =
-        dig(doc.as_item(), &["crio", "runtime", "runtimes"]).and_then(Item::as_table_like)
-    else {
-        return Vec::new();
-    };
-    runtimes
-        .iter()
-        .filter_map(|(name, h)| {
-            let binary = dig(h, &["runtime_path"])?.as_str()?;
-            is_wrapper(binary).then(|| Handler {
-                name: name.to_owned(),
-                binary: binary.to_owned(),
-                file: file.to_owned(),
-            })
-        })
-        .collect()
-}
-
 /// crio.conf (the node's `crio_conf`) and then the drop-ins of the
 /// crio.conf.d beside it in name order, as CRI-O reads them; those that
 /// exist, where `map` says to read them (under a root, links followed
@@ -61,15 +39,8 @@ pub fn files<E>(
     if conf.is_file() {
         files.push(conf);
     }
-    let dir = crio_conf
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join("crio.conf.d");
-    for here in sorted_conf_files(&map(&dir)?) {
-        if let Some(name) = here.file_name() {
-            files.push(map(&dir.join(name))?);
-        }
-    }
+    let dir = crate::daemon::node::beside(crio_conf, "crio.conf.d");
+    files.extend(conf_drop_ins(&dir, map)?);
     Ok(files)
 }
 

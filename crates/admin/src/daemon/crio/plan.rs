@@ -1,8 +1,9 @@
 //! install's planning for CRI-O: one drop-in in crio.conf.d.
 
+use crate::daemon::node::beside;
 use crate::daemon::register::Registration;
 use crate::daemon::register::{edit::*, error::*, handler::*, paths::*};
-use crate::daemon::{self, config::Layout, crio};
+use crate::daemon::{self, crio};
 use std::path::{Path, PathBuf};
 use toml_edit::{DocumentMut, Item, Table};
 use userns_hostnet::sys::toml;
@@ -46,13 +47,7 @@ pub fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallEr
     let conf = config_path(args, daemon::crio::node::CONFIG)?;
     // Its own drop-in is made and removed as itself; the other files are
     // read through the node's links.
-    let path = node_entry(
-        args,
-        &conf
-            .parent()
-            .unwrap_or(Path::new("/"))
-            .join(daemon::crio::node::DROP_IN),
-    )?;
+    let path = node_entry(args, &beside(&conf, daemon::crio::node::DROP_IN))?;
     let layout = crio::layout();
     let old = toml::read_optional(&path)?;
     let mut plan = InstallPlan::default();
@@ -85,18 +80,15 @@ pub fn plan(args: &Registration, install: bool) -> Result<InstallPlan, InstallEr
         make,
         &mut plan,
     )?;
-    let new = match new {
-        Some(text) if install && args.set_as_default => {
-            Some(set_as_default(args, &path, &layout, text)?)
-        }
-        other => other,
-    };
     plan.files.push(FileChange {
-        path,
+        path: path.clone(),
         old,
         new,
         backup: false,
     });
+    if install {
+        plan_default(args, install, &path, &layout, &mut plan)?;
+    }
     Ok(plan)
 }
 
@@ -179,25 +171,6 @@ fn derived_handler(
     Ok(daemon::config::marked(derived.table))
 }
 
-/// `--set-as-default`: the drop-in's `text` naming the handler as CRI-O's
-/// default runtime (unchanged when it already does).
-fn set_as_default(
-    args: &Registration,
-    path: &Path,
-    layout: &Layout,
-    text: String,
-) -> Result<String, InstallError> {
-    let mut doc = toml::parse(path, &text)?;
-    let changed =
-        daemon::config::set_default(layout, &mut doc, &args.handler).map_err(|source| {
-            InstallError::Edit {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    Ok(if changed { doc.to_string() } else { text })
-}
-
 pub(crate) fn crio_fresh(path: &Path) -> DocumentMut {
     let mut d = DocumentMut::new();
     d.decor_mut().set_prefix(format!(
@@ -238,13 +211,7 @@ pub(crate) fn crio_handler(args: &Registration, table: Option<&Item>) -> crio::l
 /// crio.conf.d), and the drop-in that adds the administrator's.
 pub(crate) fn hook_dirs(args: &Registration) -> Result<daemon::HookDirs, InstallError> {
     let conf = config_path(args, daemon::crio::node::CONFIG)?;
-    let drop_in = node_entry(
-        args,
-        &conf
-            .parent()
-            .unwrap_or(Path::new("/"))
-            .join(daemon::crio::node::HOOKS_DROP_IN),
-    )?;
+    let drop_in = node_entry(args, &beside(&conf, daemon::crio::node::HOOKS_DROP_IN))?;
     let files = daemon::crio::node::files(&conf, &|p| node_file(args, p))?;
     Ok(daemon::HookDirs {
         named: daemon::crio::node::hooks_dirs(&files, Some(&drop_in))?,

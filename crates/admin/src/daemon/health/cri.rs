@@ -15,14 +15,9 @@ const CRICTL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 fn socket(docs: &[DocumentMut], keys: &[&str], default: &str) -> String {
     docs.iter()
         .rev()
-        .find_map(|d| {
-            let mut item = d.as_item();
-            for k in keys {
-                item = item.get(k)?;
-            }
-            item.as_str().map(str::to_owned)
-        })
+        .find_map(|d| daemon::config::dig(d.as_item(), keys)?.as_str())
         .filter(|s| !s.is_empty())
+        .map(str::to_owned)
         .unwrap_or_else(|| default.to_owned())
 }
 

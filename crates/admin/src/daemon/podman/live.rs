@@ -20,7 +20,6 @@ fn option<'a>(argv: &'a [&'a str], short: &str, long: &str) -> Option<&'a str> {
     })
 }
 
-/// The containers whose conmon runs a runtime `matches` accepts.
 /// A podman runtime's containers: the runtime binaries it names (its
 /// paths in containers.conf, its link), which the conmon of each of its
 /// running containers names.
@@ -35,6 +34,7 @@ impl live::Handler for Conmons {
     }
 }
 
+/// The containers whose conmon runs a runtime `matches` accepts.
 pub fn live_conmons(files: &dyn Files, matches: &dyn Fn(&str) -> bool) -> Vec<Live> {
     let mut out = Vec::new();
     for pid in files.list(Path::new("/proc")) {

@@ -143,7 +143,7 @@ pub fn hooks_dirs(doc: &DocumentMut) -> Option<Vec<String>> {
     dig(doc.as_item(), &["engine", "hooks_dir"]).and_then(string_list)
 }
 
-/// The table holding the entries, for a test's look.
+/// The table holding the entries.
 pub fn runtimes(doc: &DocumentMut) -> Option<&Table> {
     dig(doc.as_item(), RUNTIMES)?.as_table()
 }

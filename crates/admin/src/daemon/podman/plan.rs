@@ -20,11 +20,7 @@ pub(crate) fn podman_files(
     )?];
     paths.push(node_file(args, config)?);
     let dir = config.with_file_name("containers.conf.d");
-    for here in daemon::node::sorted_conf_files(&node_file(args, &dir)?) {
-        if let Some(name) = here.file_name() {
-            paths.push(node_file(args, &dir.join(name))?);
-        }
-    }
+    paths.extend(daemon::node::conf_drop_ins(&dir, &|p| node_file(args, p))?);
     let mut out = Vec::new();
     for p in paths {
         if let Some(text) = toml::read_optional(&p)? {
@@ -130,10 +126,7 @@ fn with_entry(
         ),
     };
     let bin = carried_handler_binary(args, config, &wrapper, (&runtime, implicit, &what), plan)?;
-    podman::add(doc, name, &bin).map_err(|source| InstallError::Edit {
-        path: host_config.to_path_buf(),
-        source,
-    })?;
+    podman::add(doc, name, &bin).map_err(InstallError::edit(host_config))?;
     Ok(doc.to_string())
 }
 

@@ -183,6 +183,14 @@ pub enum InTheWayError {
 }
 
 impl InstallError {
+    /// The error of an edit of the document of `path` failing.
+    pub(crate) fn edit(path: &Path) -> impl FnOnce(daemon::config::EditError) -> InstallError + '_ {
+        move |source| InstallError::Edit {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
     /// The error of `what` (`cannot write`...) failing on `path`.
     pub(crate) fn io<'a>(
         what: &'static str,

@@ -268,14 +268,10 @@ pub(crate) fn edit_handler(
     if !changes_handler(args, make.is_some(), existing, layout, file, plan)? {
         return Ok(false);
     }
-    let edit = |source| InstallError::Edit {
-        path: file.to_owned(),
-        source,
-    };
     match make {
         Some(make) => {
             let h = make(plan)?;
-            daemon::config::add(layout, doc, name, h).map_err(edit)?;
+            daemon::config::add(layout, doc, name, h).map_err(InstallError::edit(file))?;
         }
         None => {
             daemon::config::remove(layout, doc, name);
@@ -374,10 +370,7 @@ pub(crate) fn restore(
             ));
             Ok(false)
         }
-        Err(source) => Err(InstallError::Edit {
-            path: path.to_owned(),
-            source,
-        }),
+        Err(e) => Err(InstallError::edit(path)(e)),
     }
 }
 
@@ -401,12 +394,8 @@ pub(crate) fn plan_default(
     }
     let mut doc = toml::parse(file, &text)?;
     let changed = if install {
-        daemon::config::set_default(layout, &mut doc, &args.handler).map_err(|source| {
-            InstallError::Edit {
-                path: file.to_owned(),
-                source,
-            }
-        })?
+        daemon::config::set_default(layout, &mut doc, &args.handler)
+            .map_err(InstallError::edit(file))?
     } else {
         restore(file, layout, &mut doc, &args.handler, plan)?
     };
