@@ -225,7 +225,14 @@ fn an_operator_edit_after_install_survives_the_cleanup() {
     );
     assert!(edited.contains("max_concurrent_downloads = 7"));
     fs::write(&config, &edited).unwrap();
-    let out = podman_run(&image, r, &[], &["--uninstall"]);
+    // The cleanup run with another handler in its environment still takes
+    // out the handler the deploy registered, as its state says.
+    let out = podman_run(
+        &image,
+        r,
+        &["--env", "USERNS_HOSTNET_HANDLER=uhn-another"],
+        &["--uninstall"],
+    );
     out.assert_success();
     assert!(
         out.stdout.contains("changed since deploy"),

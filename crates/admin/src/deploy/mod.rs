@@ -390,8 +390,7 @@ fn owned_configs(
     args: &DeployArgs,
     state: &State,
 ) -> std::collections::BTreeMap<PathBuf, bool> {
-    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
-    iargs.handler = state.handler.clone();
+    let iargs = deployed(host, args, state);
     let planned = state.daemon().plan(&iargs, true);
     let mut owned = std::collections::BTreeMap::new();
     match planned {
@@ -474,6 +473,15 @@ fn registration(
         handlers_dir: Some(userns_hostnet::runtime::handlers_dir()),
         root: host.install_root(),
         ..Registration::new(daemon, &args.handler)
+    }
+}
+
+/// The registration the deploy recorded in `state` (its daemon, config
+/// file and handler, whatever this run's environment names).
+fn deployed(host: &Host, args: &DeployArgs, state: &State) -> Registration {
+    Registration {
+        handler: state.handler.clone(),
+        ..registration(host, args, state.daemon(), &state.daemon_config)
     }
 }
 
@@ -560,9 +568,9 @@ fn refuse_another_registration(
 /// The containers of the deployed handler on the node, as uninstall
 /// finds them ([`install::uninstall::containers_in_use`]).
 fn containers_of(host: &Host, args: &DeployArgs, state: &State) -> Result<Vec<Live>, DeployError> {
-    let mut iargs = registration(host, args, state.daemon(), &state.daemon_config);
-    iargs.handler = state.handler.clone();
-    Ok(install::uninstall::containers_in_use(&iargs)?)
+    Ok(install::uninstall::containers_in_use(&deployed(
+        host, args, state,
+    ))?)
 }
 
 /// How often the removal looks again at the handler's containers.

@@ -328,9 +328,10 @@ pub(super) fn undo(host: &Host, args: &DeployArgs) -> Result<(), DeployError> {
             continue;
         }
         // Edited since: take out the handler alone, as uninstall would.
-        let daemon = state.daemon();
-        let iargs = registration(host, args, daemon, &state.daemon_config);
-        let plan = daemon.plan(&iargs, false).map_err(|e| host.on_node(e))?;
+        let plan = state
+            .daemon()
+            .plan(&deployed(host, args, &state), false)
+            .map_err(|e| host.on_node(e))?;
         for c in plan
             .files
             .iter()
