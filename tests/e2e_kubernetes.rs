@@ -159,6 +159,7 @@ fn containerd_2_3_kubelet_1_37() {
     k.wait_running("survivor");
     cri.restart();
     assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    wait_exec_again(&k, "survivor", "app");
     assert_hardened(&look(&k, "survivor", "app"), "after containerd restarted");
     k.delete_pod("survivor");
     assert_nothing_left("deleting the pod after the restart", &|| cri.leftovers());
@@ -543,6 +544,7 @@ fn crio_kubelet_1_35() {
     k.wait_running("survivor");
     crio.restart();
     assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    wait_exec_again(&k, "survivor", "app");
     assert_hardened(&look(&k, "survivor", "app"), "after CRI-O restarted");
     k.delete_pod("survivor");
     assert_nothing_left("deleting the pod after the restart", &|| crio.leftovers());
@@ -708,6 +710,7 @@ fn containerd_2_4_runc_1_5_and_crun_1_27_kubelet_1_37() {
     k.wait_running("survivor");
     cri.restart();
     assert_eq!(k.phase("survivor"), "Running", "{}", k.describe("survivor"));
+    wait_exec_again(&k, "survivor", "app");
     assert_hardened(
         &look(&k, "survivor", "app"),
         "after containerd 2.4.2 restarted",

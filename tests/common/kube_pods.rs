@@ -90,6 +90,18 @@ pub fn bound_pod(k: &Cluster, name: &str, class: &str) -> Value {
     pod
 }
 
+/// After its CRI daemon restarted: waits until `kubectl exec` into the
+/// pod's container goes through again. The kubelet's connection to the
+/// daemon's socket backs off while the daemon is down (longer the longer
+/// a busy machine takes to bring it back), and an exec fails fast until
+/// it connects again.
+pub fn wait_exec_again(k: &Cluster, pod: &str, container: &str) {
+    k.wait_for(
+        &format!("kubectl exec into {pod}/{container} after the restart"),
+        || k.exec(pod, container, &["true"]).success(),
+    );
+}
+
 /// What a container of a running pod saw, through `kubectl exec`.
 pub fn look(k: &Cluster, pod: &str, container: &str) -> Probe {
     let out = k.exec(pod, container, &["/bin/sh", "-c", super::PROBE_SCRIPT]);
