@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # `make test`: every check and both tiers, arranged for a machine of two
 # cores in three lanes:
-# - tools, from the start, at a lower priority: what a machine builds once
-#   and what only later stages need (helm, youki, cargo-deb and
-#   cargo-generate-rpm, qemu-user);
+# - tools, from the start: what a machine builds once (helm and youki,
+#   which the tiers need, then at a lower priority cargo-deb,
+#   cargo-generate-rpm and qemu-user);
 # - the Kubernetes tier (scripts/kubernetes-tier.sh), as soon as what it
 #   needs is built, at the normal priority: its clusters mostly wait on
 #   the kubelet's pace, and their timeouts should measure the kubelet, not
 #   the compiler beside them;
-# - everything else, one stage after the other, at a lower priority once
-#   the clusters run: clippy, the packages, arm64, the unit tier,
-#   hermetic, the other e2e tests.
+# - everything else, one stage after the other: the other e2e tests beside
+#   the clusters (they too mostly wait), then at a lower priority clippy,
+#   the packages, arm64, the unit tier, hermetic.
 # A failed stage does not stop the others: each is named at the end, the
 # exit status is non-zero, and the last line totals every test binary.
 # Each stage's start, wall and CPU time are logged (`== ` lines); the two
@@ -36,19 +36,27 @@ rm -f target/lane-*.log target/lane-*.done target/test*.log
 
 run fmt-check
 
-# Tools, helm first: the Kubernetes tier's fleet test needs it.
+# Tools: helm and youki at the normal priority (the Kubernetes tier waits
+# for helm, the other e2e tests for youki), then the packagers and qemu-user
+# at a lower one.
 (
-	renice -n 10 "$BASHPID" >/dev/null
 	s=0
 	stage helm || s=1
 	touch target/lane-tools.helm.done
-	for t in youki package-tools qemu; do stage "$t" || s=1; done
+	stage youki || s=1
+	touch target/lane-tools.youki.done
+	renice -n 10 "$BASHPID" >/dev/null
+	for t in package-tools qemu; do stage "$t" || s=1; done
 	exit "$s"
 ) >target/lane-tools.log 2>&1 &
 tools=$!
+# Waits until the tools lane has passed the step that writes $1.
+after_tool() {
+	while [ ! -e "target/lane-tools.$1.done" ] && kill -0 "$tools" 2>/dev/null; do sleep 1; done
+}
 
 run bins cri-tools kubernetes image image-previous
-while [ ! -e target/lane-tools.helm.done ] && kill -0 "$tools" 2>/dev/null; do sleep 1; done
+after_tool helm
 run e2e-kubernetes-bins
 (
 	start=$SECONDS
@@ -60,6 +68,10 @@ run e2e-kubernetes-bins
 ) >target/lane-kubernetes.log 2>&1 &
 kubernetes=$!
 
+# The other e2e tests wait on daemons and containers too: beside the
+# clusters, before the builds that only need the CPU.
+after_tool youki
+run e2e-runtimes
 renice -n 10 $$ >/dev/null
 run clippy
 wait "$tools" || failed+=("tools (target/lane-tools.log)")
@@ -67,7 +79,6 @@ run package-check
 run arm64-check
 run unit
 run hermetic
-run e2e-runtimes
 wait "$kubernetes" || failed+=("e2e-kubernetes (target/lane-kubernetes.log)")
 
 echo "== the tools lane:"
