@@ -18,9 +18,12 @@ fmt-check:
 
 # The fuzz targets are a workspace of their own (cargo-fuzz): checked
 # here so that they keep building against the engine.
+# In a target directory of its own: clippy's artifacts are its own anyway,
+# and builds beside it (make test) need not wait for its cargo lock.
+CLIPPY_TARGET := CARGO_TARGET_DIR=$(CURDIR)/target/clippy
 clippy:
-	$(CARGO) clippy --all-targets -- -D warnings
-	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(CLIPPY_TARGET) $(CARGO) clippy --all-targets -- -D warnings
+	$(CLIPPY_TARGET) $(CARGO) clippy --all-targets --features test-hooks -- -D warnings
 	$(CARGO) clippy --manifest-path fuzz/Cargo.toml --bins -- -D warnings
 
 # containerd 1.7.24 (Debian trixie, unpacked, never installed), containerd
@@ -155,6 +158,11 @@ e2e: e2e-kubernetes-bins e2e-runtimes-prerequisites
 e2e-runtimes-prerequisites: bins cri-tools youki image-previous image
 .PHONY: e2e-runtimes-prerequisites
 
+# Their test binaries, built (make test runs them beside other builds).
+e2e-runtimes-bins: e2e-runtimes-prerequisites
+	$(CARGO) test $(TEST_FEATURES) --no-run $(addprefix --test ,$(E2E_TESTS))
+.PHONY: e2e-runtimes-bins
+
 # Every e2e test but the Kubernetes tier.
 e2e-runtimes: e2e-runtimes-prerequisites
 	@mkdir -p target; set -o pipefail; status=0; \
@@ -257,10 +265,12 @@ arm64-check: package-arm64 image
 	./scripts/arm64-check.sh || status=1; \
 	exit $$status
 
-# The packagers, from crates.io when missing (minutes, once per machine).
+# The packagers, from crates.io when missing (minutes, once per machine;
+# unoptimized: they copy and compress a few MB, and build in less time).
+PACKAGER_BUILD := CARGO_PROFILE_RELEASE_OPT_LEVEL=0
 package-tools:
-	command -v cargo-deb >/dev/null || $(CARGO) install --locked cargo-deb
-	command -v cargo-generate-rpm >/dev/null || $(CARGO) install --locked cargo-generate-rpm
+	command -v cargo-deb >/dev/null || $(PACKAGER_BUILD) $(CARGO) install --locked cargo-deb
+	command -v cargo-generate-rpm >/dev/null || $(PACKAGER_BUILD) $(CARGO) install --locked cargo-generate-rpm
 
 # qemu-user for arm64-check (scripts/qemu.sh: trixie's, cached once per machine).
 qemu:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: every check and both tiers, arranged for a machine of two
-# cores in three lanes:
+# cores in four lanes:
 # - tools, from the start: what a machine builds once (helm and youki,
 #   which the tiers need, then at a lower priority cargo-deb,
 #   cargo-generate-rpm and qemu-user);
@@ -8,12 +8,13 @@
 #   needs is built, at the normal priority: its clusters mostly wait on
 #   the kubelet's pace, and their timeouts should measure the kubelet, not
 #   the compiler beside them;
-# - everything else, one stage after the other: the other e2e tests beside
-#   the clusters (they too mostly wait), then at a lower priority clippy,
-#   the packages, arm64, the unit tier, hermetic.
+# - the stages that only need the CPU, beside the clusters at a lower
+#   priority: clippy, the packages, arm64;
+# - the unit tier and hermetic beside the clusters, then the other e2e
+#   tests, built beside the clusters and run after them.
 # A failed stage does not stop the others: each is named at the end, the
 # exit status is non-zero, and the last line totals every test binary.
-# Each stage's start, wall and CPU time are logged (`== ` lines); the two
+# Each stage's start, wall and CPU time are logged (`== ` lines); the
 # background lanes write to target/lane-*.log, shown at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,7 @@ run fmt-check
 	touch target/lane-tools.youki.done
 	renice -n 10 "$BASHPID" >/dev/null
 	for t in package-tools qemu; do stage "$t" || s=1; done
+	touch target/lane-tools.all.done
 	exit "$s"
 ) >target/lane-tools.log 2>&1 &
 tools=$!
@@ -68,21 +70,38 @@ run e2e-kubernetes-bins
 ) >target/lane-kubernetes.log 2>&1 &
 kubernetes=$!
 
-# The other e2e tests wait on daemons and containers too: beside the
-# clusters, before the builds that only need the CPU.
-after_tool youki
-run e2e-runtimes
-renice -n 10 $$ >/dev/null
-run clippy
-wait "$tools" || failed+=("tools (target/lane-tools.log)")
-run package-check
-run arm64-check
+# The stages that only need the CPU, beside the clusters at a lower
+# priority (clippy in a target directory of its own, so that no build waits
+# for its cargo lock).
+(
+	renice -n 10 "$BASHPID" >/dev/null
+	s=0
+	stage clippy || s=1
+	after_tool all
+	stage package-check || s=1
+	stage arm64-check || s=1
+	exit "$s"
+) >target/lane-builds.log 2>&1 &
+builds=$!
+
+# Beside the clusters: the unit tier and hermetic (no runtime, no root
+# state), and the other e2e tests' binaries; those tests run after the
+# clusters (they share the machine's records of converted containers, and
+# a row cannot tell their transient pending records of failed creates from
+# its own).
 run unit
 run hermetic
+after_tool youki
+run e2e-runtimes-bins
 wait "$kubernetes" || failed+=("e2e-kubernetes (target/lane-kubernetes.log)")
+run e2e-runtimes
+wait "$builds" || failed+=("builds (target/lane-builds.log)")
+wait "$tools" || failed+=("tools (target/lane-tools.log)")
 
-echo "== the tools lane:"
-if printf '%s\n' "${failed[@]}" | grep -q lane-tools.log; then cat target/lane-tools.log; else grep '^== ' target/lane-tools.log; fi
+for lane in tools builds; do
+	echo "== the $lane lane:"
+	if printf '%s\n' "${failed[@]}" | grep -q "lane-$lane.log"; then cat "target/lane-$lane.log"; else grep '^== ' "target/lane-$lane.log"; fi
+done
 echo "== the Kubernetes tier:"
 cat target/lane-kubernetes.log
 

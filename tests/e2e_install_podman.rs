@@ -604,6 +604,8 @@ fn podman_uninstall_refuses_while_a_container_of_the_handler_runs() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), installed);
+    common::run_capture(podman_by_name(&conf).args(["rm", "--force", "--time", "0", &name.0]))
+        .assert_success();
     drop(running);
     uninstall("podman", &conf, &[]);
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), CONTAINERS_CONF);
