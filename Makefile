@@ -159,7 +159,7 @@ e2e-runtimes-prerequisites: bins cri-tools youki image-previous image
 .PHONY: e2e-runtimes-prerequisites
 
 # Their test binaries, built (make test runs them beside other builds).
-e2e-runtimes-bins: e2e-runtimes-prerequisites
+e2e-runtimes-bins: bins
 	$(CARGO) test $(TEST_FEATURES) --no-run $(addprefix --test ,$(E2E_TESTS))
 .PHONY: e2e-runtimes-bins
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: every check and both tiers, arranged for a machine of two
 # cores in four lanes:
-# - tools, from the start: what a machine builds once (helm and youki,
-#   which the tiers need, then at a lower priority cargo-deb,
+# - tools, from the start: what a machine builds once (helm, which the
+#   Kubernetes tier needs, then at a lower priority youki, cargo-deb,
 #   cargo-generate-rpm and qemu-user);
 # - the Kubernetes tier (scripts/kubernetes-tier.sh), as soon as what it
 #   needs is built, at the normal priority: its clusters mostly wait on
@@ -37,16 +37,16 @@ rm -f target/lane-*.log target/lane-*.done target/test*.log
 
 run fmt-check
 
-# Tools: helm and youki at the normal priority (the Kubernetes tier waits
-# for helm, the other e2e tests for youki), then the packagers and qemu-user
-# at a lower one.
+# Tools: helm at the normal priority (the Kubernetes tier waits for it),
+# then youki (for the other e2e tests, which run last), the packagers and
+# qemu-user at a lower one.
 (
 	s=0
 	stage helm || s=1
 	touch target/lane-tools.helm.done
+	renice -n 10 "$BASHPID" >/dev/null
 	stage youki || s=1
 	touch target/lane-tools.youki.done
-	renice -n 10 "$BASHPID" >/dev/null
 	for t in package-tools qemu; do stage "$t" || s=1; done
 	touch target/lane-tools.all.done
 	exit "$s"
@@ -91,9 +91,9 @@ builds=$!
 # its own).
 run unit
 run hermetic
-after_tool youki
 run e2e-runtimes-bins
 wait "$kubernetes" || failed+=("e2e-kubernetes (target/lane-kubernetes.log)")
+after_tool youki
 run e2e-runtimes
 wait "$builds" || failed+=("builds (target/lane-builds.log)")
 wait "$tools" || failed+=("tools (target/lane-tools.log)")
