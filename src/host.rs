@@ -550,10 +550,16 @@ pub fn runtime_cgroup_tmpfs_writable(runtime: &RealRuntime) -> Option<String> {
     if !runtime.kind.cgroup2_over_host_cgroup2_leaves_tmpfs() {
         return None;
     }
-    let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;
-    (fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(|| {
+    let reason = || {
         format!("{} cannot mount the container's cgroup2 onto the host's, which the bind of /sys brings there, and would put a tmpfs of its own under it, writable", runtime.kind.word())
-    })
+    };
+    // What cannot be read is taken as cgroup2: the read-only tmpfs is
+    // harmless where it is not needed; a missing directory brings nothing.
+    match nix::sys::statfs::statfs("/sys/fs/cgroup") {
+        Ok(fs) => (fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(reason),
+        Err(nix::errno::Errno::ENOENT) => None,
+        Err(_) => Some(reason()),
+    }
 }
 
 /// `/proc/PID/ns/user` -> `/proc/PID`: the form that names its process.
