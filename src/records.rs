@@ -21,12 +21,14 @@
 //! that finds the container's state. A pending record whose creating
 //! process is gone while its container does not exist (a failed create,
 //! or one deleted before anything bound it) is removed by the same calls;
-//! a bound record whose init is gone (pid absent, a zombie, or started at
-//! another time) is removed by every delete. A create or a start reads
-//! only the pending records of its own id and those whose creating
-//! process is gone (one `kill(pid, 0)` each), so that its cost does not
-//! grow with the containers created or running beside it; an exec or a
-//! delete reads them all. A record never matches a container
+//! a bound record whose init pid no process holds is removed by every
+//! delete (one held by a zombie or by a later process stays until that
+//! one is gone, matching nothing meanwhile). A create, a start or a
+//! delete reads only the pending records of its own id and those whose
+//! creating process is gone (one `kill(pid, 0)` each, as for each bound
+//! record at a delete), so that its cost does not grow with the
+//! containers created or running beside it; an exec of a container whose
+//! bound record it does not find reads them all. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
@@ -46,6 +48,7 @@ use nix::fcntl::OFlag;
 use state::{dir_key, go_abs, missing, plain, read_init, runc_valid, trim_slashes};
 use std::ffi::OsStr;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -195,13 +198,18 @@ impl Records {
         self.settle(scope, None, None);
     }
 
-    /// At delete: every record whose container is gone goes (the one of
-    /// `t` once its init has stopped: a delete the runtime refuses, of a
-    /// running container, leaves it). A runtime whose state the wrapper
-    /// cannot read loses the record of that id at its delete.
+    /// At delete: the pending records of `t`'s id and of creates whose
+    /// process is gone are settled, as at a create, and every bound record
+    /// whose init pid no process holds goes (the one of `t` once its init
+    /// has stopped: a delete the runtime refuses, of a running container,
+    /// leaves it). A runtime whose state the wrapper cannot read loses the
+    /// record of that id at its delete. What a delete reads does not grow
+    /// with the containers created or running beside it: a bound record
+    /// of another container costs one `kill(pid, 0)`, nothing read.
     pub fn release(&self, t: &Target<'_>) {
         let nameless = (t.runtime == Kind::Other).then_some(t.id);
-        self.sweep(nameless);
+        self.settle(Scope::Own(id_tag(t.id)), None, nameless);
+        self.sweep_bound();
     }
 
     /// Every record, pending and bound (for tests and diagnostics).
@@ -375,19 +383,16 @@ impl Records {
         found
     }
 
-    /// Settle pending records, and remove every bound one whose init is
-    /// gone.
-    fn sweep(&self, nameless: Option<&OsStr>) {
-        self.settle(Scope::All, None, nameless);
+    /// Remove every bound record whose init has exited (no process with
+    /// its pid, or one that has exited and waits to be reaped). One whose
+    /// pid a later process took stays until that one exits: it names its
+    /// init's start time too, so it never matches another process
+    /// (`by_init`), and a container whose init gets that pid has its
+    /// record written over it.
+    fn sweep_bound(&self) {
         for path in entries(&self.bound()) {
-            let pid = path.file_name().and_then(|n| n.to_str()?.parse().ok());
-            let Some(now) = pid.and_then(Process::of) else {
-                let _ = std::fs::remove_file(&path);
-                continue;
-            };
-            // One this version cannot read stays while its pid runs.
-            let parsed = read_small(&path).ok().and_then(|b| Record::parse(&b));
-            if parsed.is_some_and(|r| r.stage != Stage::Bound { init: now }) {
+            let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
+            if exited(name) {
                 let _ = std::fs::remove_file(&path);
             }
         }
@@ -462,22 +467,54 @@ impl Scope {
             .ok()
             .and_then(|t| u64::from_str_radix(t, 16).ok())
             .map_or(true, |t| t == tag);
-        of_this_id || creator_gone(pid)
+        of_this_id || no_process_has(pid)
     }
 }
 
-/// No process has this pid (a pid that is not a number is read, and then
-/// judged by the record's own creator).
-fn creator_gone(pid: &[u8]) -> bool {
+/// No process has this pid (a pid that is not a number, or not above 0,
+/// counts as none: a pending record of that name is read, and then judged
+/// by the record's own creator).
+fn no_process_has(pid: &[u8]) -> bool {
     let Some(pid) = std::str::from_utf8(pid)
         .ok()
         .and_then(|p| p.parse::<i32>().ok())
+        .filter(|&p| p > 0)
     else {
         return true;
     };
-    pid > 0
-        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-            == Err(nix::errno::Errno::ESRCH)
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
+}
+
+/// The process of this pid has exited, reaped or not (a name that is not
+/// a pid counts as exited). A pidfd is readable once its process has
+/// exited: three system calls, where `/proc/PID/stat` would have the
+/// kernel format a whole line.
+fn exited(pid: &[u8]) -> bool {
+    use nix::libc;
+    let Some(pid) = std::str::from_utf8(pid)
+        .ok()
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+        .filter(|&p| p > 0)
+    else {
+        return true;
+    };
+    // SAFETY: pidfd_open takes two plain values and returns a descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        // Any other error (a pid that is a thread's, no pidfd support)
+        // keeps the record: it matches nothing it should not.
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    // SAFETY: pidfd_open returned this descriptor and nothing else owns it.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as std::os::fd::RawFd) };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, owned here, for the call's length.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+    ready == 1 && pfd.revents & libc::POLLIN != 0
 }
 
 /// The tag of a container id in its pending record's name.

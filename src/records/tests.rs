@@ -337,10 +337,15 @@ fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gon
     r.bind_pending(Some(OsStr::new("a")));
     assert_eq!(ids(&r), ["x"]);
     assert!(matches!(stage_of(&r, "x"), Some(Stage::Pending { .. })));
+    // Nor by the delete of another container.
+    pending("b", dead);
+    r.release(&t(Kind::Runc, &root, "other"));
+    assert_eq!(ids(&r), ["x"]);
+    assert!(matches!(stage_of(&r, "x"), Some(Stage::Pending { .. })));
     // The start of `x` binds it.
     r.bind_pending(Some(OsStr::new("x")));
     assert_eq!(stage_of(&r, "x"), Some(Stage::Bound { init: me() }));
-    // A delete reads them all; `x` runs on.
+    // A delete of another container leaves it: `x` runs on.
     r.release(&t(Kind::Runc, &root, "other"));
     assert_eq!(ids(&r), ["x"]);
     fs::remove_file(r.bound().join(me().pid.to_string())).unwrap();
@@ -527,4 +532,61 @@ fn an_unwritable_directory_is_an_error_naming_the_container() {
             .starts_with("cannot record that container c1 was converted"),
         "{e}"
     );
+}
+
+#[test]
+fn a_delete_removes_bound_records_whose_pid_is_free_and_reads_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::new(dir.path().join("records"));
+    let root = dir.path().join("state");
+    fs::create_dir(&root).unwrap();
+    let bound = |init: Process, id: &str| Record {
+        policy: NetCapabilities::Drop,
+        stage: Stage::Bound { init },
+        runtime: Kind::Runc,
+        root: None,
+        id: id.into(),
+    };
+    let dead = gone();
+    write_record(&r.bound().join(dead.pid.to_string()), &bound(dead, "gone")).unwrap();
+    // This process's pid, named with another start time: a record of an
+    // init whose pid a later process took. It stays while that process
+    // runs, and matches nothing.
+    let before = Process {
+        start: me().start - 1,
+        ..me()
+    };
+    write_record(
+        &r.bound().join(me().pid.to_string()),
+        &bound(before, "reused"),
+    )
+    .unwrap();
+    // An init that has exited and waits to be reaped.
+    let mut zombie = std::process::Command::new("true").spawn().unwrap();
+    let zpid = zombie.id() as i32;
+    while Process::of(zpid).is_some() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(
+        Path::new(&format!("/proc/{zpid}")).exists(),
+        "not reaped yet"
+    );
+    let as_zombie = Process {
+        pid: zpid,
+        start: 1,
+    };
+    write_record(
+        &r.bound().join(zpid.to_string()),
+        &bound(as_zombie, "zombie"),
+    )
+    .unwrap();
+    // A name that is no pid goes, unread.
+    fs::write(r.bound().join("not-a-pid"), "").unwrap();
+    r.release(&t(Kind::Runc, &root, "any"));
+    zombie.wait().unwrap();
+    let ids: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
+    assert_eq!(ids, ["reused"]);
+    assert!(!r.bound().join("not-a-pid").exists());
+    write_state(Kind::Runc, &root, "now", me());
+    assert_eq!(r.lookup(&t(Kind::Runc, &root, "now")).unwrap(), None);
 }
