@@ -6,16 +6,20 @@
 //! runtime, and the standard library's own start-up (a stack guard for
 //! the main thread, found by reading `/proc/self/maps`) would be most of
 //! what the wrapper costs them. `sys::start` does the rest of that
-//! start-up; `std::env::args_os` still works (glibc hands the arguments
-//! to the standard library before `main`).
+//! start-up, and its arguments are read from C's `argv` (musl, unlike
+//! glibc, does not hand them to the standard library before `main`).
 
 #![no_main]
 
 use std::ffi::{c_char, c_int};
 
+/// # Safety
+/// Called by the C start-up code only, with its own argc and argv.
 #[no_mangle]
-pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     userns_hostnet::sys::start::init();
-    let code = userns_hostnet::wrapper::main(std::env::args_os().collect());
+    // SAFETY: C's main's own argc and argv.
+    let args = unsafe { userns_hostnet::sys::start::args(argc, argv) };
+    let code = userns_hostnet::wrapper::main(args);
     std::process::exit(code);
 }

@@ -6,6 +6,8 @@
 //! A stack overflow is then a plain SIGSEGV rather than a message first.
 
 use nix::libc;
+use std::ffi::{c_char, c_int, CStr, OsString};
+use std::os::unix::ffi::OsStringExt;
 
 /// Call first thing in a `#![no_main]` binary's `main`.
 pub fn init() {
@@ -15,6 +17,29 @@ pub fn init() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
+}
+
+/// The arguments C's `main` was given. Read from `argv` itself: glibc
+/// also hands them to the standard library before `main`, musl does not,
+/// so `std::env::args_os` is empty in a `#![no_main]` musl binary.
+///
+/// # Safety
+/// `argv` holds `argc` pointers to NUL-terminated strings, as C's `main`
+/// receives them.
+pub unsafe fn args(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
+    let count = usize::try_from(argc).unwrap_or(0);
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: the caller passes C's main's argc and argv.
+        let arg = unsafe { *argv.add(i) };
+        if arg.is_null() {
+            break;
+        }
+        // SAFETY: each of them is a NUL-terminated string.
+        let bytes = unsafe { CStr::from_ptr(arg) }.to_bytes();
+        out.push(OsString::from_vec(bytes.to_vec()));
+    }
+    out
 }
 
 /// A closed descriptor 0, 1 or 2 is opened on /dev/null, so that no file
