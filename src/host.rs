@@ -535,10 +535,12 @@ pub fn runtime_cgroup_v1_writable(runtime: &RealRuntime) -> Option<String> {
     if !runtime.kind.cgroup_v1_mounts_writable() {
         return None;
     }
-    let fs = nix::sys::statfs::statfs("/sys/fs/cgroup").ok()?;
-    (fs.filesystem_type() != nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(|| {
-        format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1", runtime.kind.word())
-    })
+    // Fail closed: only a /sys/fs/cgroup read as cgroup2 clears it.
+    match cgroup_dir_is_cgroup2() {
+        Ok(true) => None,
+        Ok(false) => Some(format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1", runtime.kind.word())),
+        Err(e) => Some(format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and whether this host has cgroup v1 cannot be told (/sys/fs/cgroup: {})", runtime.kind.word(), e.desc())),
+    }
 }
 
 /// Whether the runtime, mounting the container's cgroup at /sys/fs/cgroup
@@ -555,11 +557,18 @@ pub fn runtime_cgroup_tmpfs_writable(runtime: &RealRuntime) -> Option<String> {
     };
     // What cannot be read is taken as cgroup2: the read-only tmpfs is
     // harmless where it is not needed; a missing directory brings nothing.
-    match nix::sys::statfs::statfs("/sys/fs/cgroup") {
-        Ok(fs) => (fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC).then(reason),
+    match cgroup_dir_is_cgroup2() {
+        Ok(v2) => v2.then(reason),
         Err(nix::errno::Errno::ENOENT) => None,
         Err(_) => Some(reason()),
     }
+}
+
+/// /sys/fs/cgroup as the runtime will see it (it runs in the wrapper's
+/// mount namespace): cgroup2 or not, or why that cannot be read.
+fn cgroup_dir_is_cgroup2() -> nix::Result<bool> {
+    nix::sys::statfs::statfs("/sys/fs/cgroup")
+        .map(|fs| fs.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC)
 }
 
 /// `/proc/PID/ns/user` -> `/proc/PID`: the form that names its process.

@@ -391,3 +391,24 @@ fn only_crun_on_a_cgroup2_host_gets_the_cgroup_tmpfs_fact() {
         assert!(why.starts_with("crun cannot mount"), "{why}");
     }
 }
+
+/// The fact of youki's writable cgroup v1 mounts: only for a runtime that
+/// mounts them so, and cleared only by a /sys/fs/cgroup read as cgroup2
+/// (what cannot be read counts as cgroup v1: fail closed).
+#[test]
+fn only_a_cgroup2_host_clears_the_cgroup_v1_fact() {
+    use crate::runtime::{Kind, RealRuntime};
+    let of = |kind| RealRuntime {
+        path: std::path::PathBuf::from("/nonexistent/runtime"),
+        kind,
+    };
+    for kind in [Kind::Runc, Kind::Crun, Kind::Other] {
+        assert_eq!(runtime_cgroup_v1_writable(&of(kind)), None, "{kind:?}");
+    }
+    let v2 = cgroup_dir_is_cgroup2();
+    let fact = runtime_cgroup_v1_writable(&of(Kind::Youki));
+    assert_eq!(fact.is_none(), v2 == Ok(true), "{fact:?} {v2:?}");
+    if let Some(why) = fact {
+        assert!(why.starts_with("youki mounts cgroup v1"), "{why}");
+    }
+}
