@@ -4,7 +4,7 @@
 # busybox-static, gcc and unshare. Prints one markdown table, ready for
 # docs/performance.md. A benchmark: it asserts no time.
 #
-#   bench/load.sh                 release build (as make release), N = 1, 10, 50, 3 rounds each
+#   bench/load.sh                 release build (as make release), N = 1, 10, 50, 10 rounds each
 #   bench/load.sh --quick         debug build, N = 1 and 2, 1 round (CI smoke: tests/bench_smoke.rs)
 #   LOAD_N="50" ROUNDS=5 bench/load.sh
 #
@@ -44,7 +44,7 @@ if [ "$QUICK" = 1 ]; then
 	W=${WRAPPER:-$TARGET/debug/userns-hostnet-runtime}
 else
 	LOAD_N=${LOAD_N:-"1 10 50"}
-	ROUNDS=${ROUNDS:-3}
+	ROUNDS=${ROUNDS:-10}
 	CPU_RUNS=${CPU_RUNS:-300}
 	TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 	[ -n "${WRAPPER:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" \
@@ -231,11 +231,15 @@ pct() { # percentile of the numbers in a file
 # One untimed round each: the probe's answer is cached, the pages warm.
 round wrapper 1 warm && round runc 1 warm && round execv 1 warm && rm -f "$WORK"/{wrapper,runc,execv}-1
 
+# The sides take turns in a rotating order, so that none always runs
+# right after the same other one (whose containers' teardown the kernel
+# may still be finishing) or always first in a slower stretch of the VM.
+SIDES=(wrapper runc execv)
 for n in $LOAD_N; do
 	for ((r = 0; r < ROUNDS; r++)); do
-		round wrapper "$n" "$r"
-		round runc "$n" "$r"
-		round execv "$n" "$r"
+		for ((s = 0; s < 3; s++)); do
+			round "${SIDES[(r + s) % 3]}" "$n" "$r"
+		done
 	done
 	w50=$(pct 50 "$WORK/wrapper-$n") w99=$(pct 99 "$WORK/wrapper-$n")
 	r50=$(pct 50 "$WORK/runc-$n") r99=$(pct 99 "$WORK/runc-$n")
