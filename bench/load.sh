@@ -46,7 +46,7 @@ else
 	LOAD_N=${LOAD_N:-"1 10 50"}
 	ROUNDS=${ROUNDS:-10}
 	CPU_RUNS=${CPU_RUNS:-300}
-	TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+	TRIPLE=$(./scripts/release-triple.sh) # as make release: static-pie with musl
 	[ -n "${WRAPPER:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" \
 		cargo build --quiet --release --locked --target "$TRIPLE" "${FEATURES[@]}" --bin userns-hostnet-runtime
 	W=${WRAPPER:-$TARGET/$TRIPLE/release/userns-hostnet-runtime}

@@ -50,8 +50,8 @@ if [ "$QUICK" = 1 ]; then
 else
 	PAIRS=${PAIRS:-1000}
 	CREATE_PAIRS=${CREATE_PAIRS:-100}
-	# The build the packages ship (make release): static-pie with glibc.
-	TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+	# The build the packages ship (make release): static-pie with musl.
+	TRIPLE=$(./scripts/release-triple.sh)
 	[ -n "${WRAPPER:-}" ] || RUSTFLAGS="-C target-feature=+crt-static" \
 		cargo build --quiet --release --locked --target "$TRIPLE" "${FEATURES[@]}" --bin userns-hostnet-runtime
 	W=${WRAPPER:-$TARGET/$TRIPLE/release/userns-hostnet-runtime}

@@ -10,8 +10,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 here=packaging
-# make package builds for the host's target triple (static binaries, see the Makefile).
-out=target/$(rustc -vV | sed -n 's/^host: //p')
+# make package builds for this machine's release triple (static binaries, see the Makefile).
+out=target/$(./scripts/release-triple.sh)
 deb=$(ls "$out"/debian/userns-hostnet_*.deb)
 rpm=$(ls "$out"/generate-rpm/userns-hostnet-*.rpm)
 passed=0

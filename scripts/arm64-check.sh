@@ -29,9 +29,11 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-triple=aarch64-unknown-linux-gnu
+triple=$(./scripts/release-triple.sh arm64)
 out=target/$triple/release
 host=$(rustc -vV | sed -n 's/^host: //p')
+native=false
+[ "${host%%-*}" = aarch64 ] && native=true
 version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 image=${IMAGE:-localhost/userns-hostnet-installer:$version}
 here=packaging
@@ -50,7 +52,7 @@ same() { # what expected-file actual-text
 for tool in file readelf jq lintian rpm rpmlint busybox podman dpkg-deb unshare; do
 	command -v "$tool" >/dev/null || fail "$tool is missing (make deps)"
 done
-if [ "$host" = "$triple" ]; then
+if $native; then
 	arm=()
 else
 	# trixie's qemu-user 10 (scripts/qemu.sh; Debian 12's 7.2 lacks
@@ -259,7 +261,7 @@ scratch() { # dir
 # (183), as qemu-user-static registers them; F: the emulator is opened
 # now, so it works in a chroot.
 register=
-if [ "$host" != "$triple" ]; then
+if ! $native; then
 	register=':uhn-arm64-check:M::\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:'"$qemu"':F'
 fi
 
@@ -367,9 +369,10 @@ platforms=$(jq -r '[.manifests[].platform | .os + "/" + .architecture] | sort | 
 echo "     $image: $(jq -c '[.manifests[] | {digest, platform}]' <<<"$index")"
 for arch in amd64 arm64; do
 	case $arch in
-	amd64) t=x86_64-unknown-linux-gnu machine=x86-64 ;;
-	arm64) t=aarch64-unknown-linux-gnu machine='ARM aarch64' ;;
+	amd64) machine=x86-64 ;;
+	arm64) machine='ARM aarch64' ;;
 	esac
+	t=$(./scripts/release-triple.sh "$arch")
 	entry=$(jq -r --arg a "$arch" '.manifests[] | select(.platform.architecture == $a) | .digest' <<<"$index")
 	[ "$(podman image inspect --format '{{.Digest}}' "$image-$arch")" = "$entry" ] || fail "the index's linux/$arch entry $entry is not $image-$arch"
 	[ "$(podman image inspect --format '{{.Os}}/{{.Architecture}}' "$image-$arch")" = "linux/$arch" ] || fail "$image-$arch is not linux/$arch"
@@ -388,11 +391,11 @@ for arch in amd64 arm64; do
 	ok "the index's linux/$arch entry ($entry) holds the static $machine release binaries"
 done
 case $host in
-x86_64-unknown-linux-gnu) own=amd64 ;;
-aarch64-unknown-linux-gnu) own=arm64 ;;
+x86_64-*) own=amd64 ;;
+aarch64-*) own=arm64 ;;
 esac
 [ "$(podman image inspect --format '{{.Architecture}}' "$image")" = "$own" ] || fail "$image resolves to $(podman image inspect --format '{{.Architecture}}' "$image") here, not $own"
 for bin in userns-hostnet userns-hostnet-runtime; do
-	cmp -s "target/image/$bin" "target/$host/release/$bin" || fail "target/image/$bin (the tests' build context) is not this machine's release binary"
+	cmp -s "target/image/$bin" "target/$(./scripts/release-triple.sh)/release/$bin" || fail "target/image/$bin (the tests' build context) is not this machine's release binary"
 done
 ok "$image resolves to linux/$own here (podman save, run) and target/image holds this machine's binaries, as before the index"

@@ -34,6 +34,13 @@ mkdir -p "$out"
 previous_checkout
 version=$(awk -F'"' '/^version = / {print $2; exit}' "$src/Cargo.toml")~previous.$(git rev-parse --short=7 "$commit")
 make --no-print-directory -C "$src" man release >/dev/null
+# Where that version's make release put its binaries: its release triple
+# (musl's), or, before it had one, the host's (glibc's).
+if [ -x "$src/scripts/release-triple.sh" ]; then
+	triple=$(cd "$src" && ./scripts/release-triple.sh)
+else
+	triple=$(rustc -vV | sed -n 's/^host: //p')
+fi
 dest=$PWD/$out
 (cd "$src" && cargo deb --no-build --target "$triple" --deb-version "$version-1" --output "$dest" >/dev/null)
 previous_remove

@@ -2,7 +2,7 @@
 # Builds the installer image (Containerfile) with podman, for every
 # platform in IMAGE_PLATFORMS (default "linux/amd64 linux/arm64"):
 #   1. per platform, the release binaries of its target triple
-#      (scripts/release.sh: static-pie, linked with glibc, so that they run
+#      (scripts/release.sh: static-pie, linked with musl, so that they run
 #      in an image without a libc (FROM scratch) and on any node; another
 #      architecture's are cross-linked);
 #   2. a check that both are static and of that architecture (file,
@@ -27,20 +27,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 image=${IMAGE:-localhost/userns-hostnet-installer:$version}
-host=$(rustc -vV | sed -n 's/^host: //p')
 read -r -a platforms <<<"${IMAGE_PLATFORMS:-linux/amd64 linux/arm64}"
 [ "${#platforms[@]}" -ge 1 ] || { echo "image.sh: IMAGE_PLATFORMS names no platform" >&2; exit 1; }
 
-# A platform's target triple and what `file` calls its machine.
+# A platform's release target triple and what `file` calls its machine.
 triple_of() {
-	case $1 in
-	linux/amd64) echo x86_64-unknown-linux-gnu ;;
-	linux/arm64) echo aarch64-unknown-linux-gnu ;;
-	*)
-		echo "image.sh: no target triple known for the platform $1" >&2
-		exit 1
-		;;
-	esac
+	./scripts/release-triple.sh "$1"
 }
 machine_of() {
 	case $1 in
@@ -91,7 +83,7 @@ for platform in "${platforms[@]}"; do
 			exit 1
 		fi
 	done
-	if [ "$triple" = "$host" ]; then
+	if [ "$triple" = "$(./scripts/release-triple.sh)" ]; then
 		stage=target/image
 	else
 		stage=target/image-$arch

@@ -28,11 +28,14 @@ previous_init() {
 
 src=target/previous/src
 previous_keep=target/previous/keep
-triple=$(rustc -vV | sed -n 's/^host: //p')
 # The files of this checkout the other build writes over: the installer
-# image's stage, the release binaries, the man pages and completions.
-previous_ours=(target/image target/man target/completions
-	"target/$triple/release/userns-hostnet" "target/$triple/release/userns-hostnet-runtime")
+# image's stage, the release binaries (of the host's triple, glibc's, for
+# versions before musl; of the release triple since), the man pages and
+# completions.
+previous_ours=(target/image target/man target/completions)
+for t in "$(rustc -vV | sed -n 's/^host: //p')" "$(./scripts/release-triple.sh)"; do
+	previous_ours+=("target/$t/release/userns-hostnet" "target/$t/release/userns-hostnet-runtime")
+done
 
 previous_restore() {
 	local f
