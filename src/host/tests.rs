@@ -370,16 +370,20 @@ fn id_maps_and_subids_parse() {
     assert!(e.ends_with("subgid: no range for kubelet"), "{e}");
 }
 
+/// A runtime of `kind` for the facts that depend on it alone.
+fn of(kind: crate::runtime::Kind) -> crate::runtime::RealRuntime {
+    crate::runtime::RealRuntime {
+        path: std::path::PathBuf::from("/nonexistent/runtime"),
+        kind,
+    }
+}
+
 /// The fact of crun's cgroup tmpfs: only for crun, and only where
 /// /sys/fs/cgroup is cgroup2 (as crun itself would see it: the wrapper
 /// execs it in its own mount namespace).
 #[test]
 fn only_crun_on_a_cgroup2_host_gets_the_cgroup_tmpfs_fact() {
-    use crate::runtime::{Kind, RealRuntime};
-    let of = |kind| RealRuntime {
-        path: std::path::PathBuf::from("/nonexistent/runtime"),
-        kind,
-    };
+    use crate::runtime::Kind;
     for kind in [Kind::Runc, Kind::Youki, Kind::Other] {
         assert_eq!(runtime_cgroup_tmpfs_writable(&of(kind)), None, "{kind:?}");
     }
@@ -397,11 +401,7 @@ fn only_crun_on_a_cgroup2_host_gets_the_cgroup_tmpfs_fact() {
 /// (what cannot be read counts as cgroup v1: fail closed).
 #[test]
 fn only_a_cgroup2_host_clears_the_cgroup_v1_fact() {
-    use crate::runtime::{Kind, RealRuntime};
-    let of = |kind| RealRuntime {
-        path: std::path::PathBuf::from("/nonexistent/runtime"),
-        kind,
-    };
+    use crate::runtime::Kind;
     for kind in [Kind::Runc, Kind::Crun, Kind::Other] {
         assert_eq!(runtime_cgroup_v1_writable(&of(kind)), None, "{kind:?}");
     }
