@@ -536,11 +536,18 @@ pub fn runtime_cgroup_v1_writable(runtime: &RealRuntime) -> Option<String> {
         return None;
     }
     // Fail closed: only a /sys/fs/cgroup read as cgroup2 clears it.
-    match cgroup_dir_is_cgroup2() {
-        Ok(true) => None,
-        Ok(false) => Some(format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and this host has cgroup v1", runtime.kind.word())),
-        Err(e) => Some(format!("{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and whether this host has cgroup v1 cannot be told (/sys/fs/cgroup: {})", runtime.kind.word(), e.desc())),
-    }
+    let host = match cgroup_dir_is_cgroup2() {
+        Ok(true) => return None,
+        Ok(false) => "this host has cgroup v1".to_owned(),
+        Err(e) => format!(
+            "whether this host has cgroup v1 cannot be told (/sys/fs/cgroup: {})",
+            e.desc()
+        ),
+    };
+    Some(format!(
+        "{} mounts cgroup v1 hierarchies read-write whatever the spec's options say, and {host}",
+        runtime.kind.word()
+    ))
 }
 
 /// Whether the runtime, mounting the container's cgroup at /sys/fs/cgroup

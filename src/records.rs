@@ -21,14 +21,15 @@
 //! that finds the container's state. A pending record whose creating
 //! process is gone while its container does not exist (a failed create,
 //! or one deleted before anything bound it) is removed by the same calls;
-//! a bound record whose init pid no process holds is removed by every
-//! delete (one held by a zombie or by a later process stays until that
-//! one is gone, matching nothing meanwhile). A create, a start or a
-//! delete reads only the pending records of its own id and those whose
-//! creating process is gone (one `kill(pid, 0)` each, as for each bound
-//! record at a delete), so that its cost does not grow with the
-//! containers created or running beside it; an exec of a container whose
-//! bound record it does not find reads them all. A record never matches a container
+//! a bound record whose init has exited (no process with its pid, or a
+//! zombie) is removed by every delete (one whose pid a later process took
+//! stays until that one exits, matching nothing meanwhile). A create, a
+//! start or a delete reads only the pending records of its own id and
+//! those whose creating process is gone (one `kill(pid, 0)` each; a
+//! delete looks at each bound record's init through a pidfd, reading no
+//! file), so that its cost does not grow with the containers created or
+//! running beside it; an exec of a container whose bound record it does
+//! not find reads them all. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
@@ -205,7 +206,8 @@ impl Records {
     /// leaves it). A runtime whose state the wrapper cannot read loses the
     /// record of that id at its delete. What a delete reads does not grow
     /// with the containers created or running beside it: a bound record
-    /// of another container costs one `kill(pid, 0)`, nothing read.
+    /// of another container costs a look at its init through a pidfd,
+    /// nothing read.
     pub fn release(&self, t: &Target<'_>) {
         let nameless = (t.runtime == Kind::Other).then_some(t.id);
         self.settle(Scope::Own(id_tag(t.id)), None, nameless);
@@ -475,11 +477,7 @@ impl Scope {
 /// counts as none: a pending record of that name is read, and then judged
 /// by the record's own creator).
 fn no_process_has(pid: &[u8]) -> bool {
-    let Some(pid) = std::str::from_utf8(pid)
-        .ok()
-        .and_then(|p| p.parse::<i32>().ok())
-        .filter(|&p| p > 0)
-    else {
+    let Some(pid) = pid_in_name(pid) else {
         return true;
     };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) == Err(nix::errno::Errno::ESRCH)
@@ -491,11 +489,7 @@ fn no_process_has(pid: &[u8]) -> bool {
 /// kernel format a whole line.
 fn exited(pid: &[u8]) -> bool {
     use nix::libc;
-    let Some(pid) = std::str::from_utf8(pid)
-        .ok()
-        .and_then(|p| p.parse::<libc::pid_t>().ok())
-        .filter(|&p| p > 0)
-    else {
+    let Some(pid) = pid_in_name(pid) else {
         return true;
     };
     // SAFETY: pidfd_open takes two plain values and returns a descriptor.
@@ -515,6 +509,15 @@ fn exited(pid: &[u8]) -> bool {
     // SAFETY: one pollfd, owned here, for the call's length.
     let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
     ready == 1 && pfd.revents & libc::POLLIN != 0
+}
+
+/// A pid as a record's name (or its first part) spells it: a number above 0.
+fn pid_in_name(name: &[u8]) -> Option<nix::libc::pid_t> {
+    std::str::from_utf8(name)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|&p| p > 0)
 }
 
 /// The tag of a container id in its pending record's name.
