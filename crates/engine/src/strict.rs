@@ -632,10 +632,16 @@ fn skimmed<E: de::Error>(raw: &RawValue, node: Node<'_, '_, '_>) -> Result<Value
 /// to check), no escape (no NUL, no lone surrogate), and not nested past
 /// [`MAX_DEPTH`] below `depth` even if every `[` opened a level. Text
 /// with a `{` or a `\` anywhere, even in a string, is read again in full.
+/// A plain loop over the bytes: these values are short, and `memchr`'s
+/// first call probes the CPU's features (`cpuid`, which traps to a
+/// hypervisor) in every wrapper process.
 fn plain(text: &str, depth: usize) -> bool {
-    let b = text.as_bytes();
-    memchr::memchr2(b'{', b'\\', b).is_none()
-        && depth + memchr::memchr_iter(b'[', b).count() <= MAX_DEPTH
+    let (mut brackets, mut other) = (0, false);
+    for &c in text.as_bytes() {
+        brackets += usize::from(c == b'[');
+        other |= c == b'{' || c == b'\\';
+    }
+    !other && depth + brackets <= MAX_DEPTH
 }
 
 impl<'s, 'p> Node<'s, 'p, '_> {
