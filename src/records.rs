@@ -536,7 +536,8 @@ fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
         .read(true)
         .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).bits())
         .open(path)?;
-    let mut bytes = Vec::new();
+    // A record is about a hundred bytes: one read, not a doubling series.
+    let mut bytes = Vec::with_capacity(512);
     f.take(64 << 10).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
