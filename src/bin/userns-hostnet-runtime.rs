@@ -12,6 +12,14 @@
 #![no_main]
 
 use std::ffi::{c_char, c_int};
+use userns_hostnet::sys::arena::Arena;
+
+/// 512 KiB: every allocation of a create of a spec of up to about 50 KB
+/// (containerd's and CRI-O's are 5 to 25 KB), carved without a system
+/// call; a larger spec spills into musl's allocator (`sys::arena` says
+/// why). A create of a 5 MB spec peaks at most this much higher.
+#[global_allocator]
+static ALLOCATOR: Arena<{ 1 << 19 }> = Arena::new();
 
 /// # Safety
 /// Called by the C start-up code only, with its own argc and argv.

@@ -2,9 +2,11 @@
 //! file replacement, a subprocess with a deadline, `mount_setattr`,
 //! mountinfo parsing, whole /proc files, node paths under a root, a mount destination walked
 //! as the runtime walks it in a rootfs, TOML files of the daemons, the fallback PATH, and
-//! the start-up Rust's runtime would do for a `#![no_main]` binary.
+//! the start-up Rust's runtime would do for a `#![no_main]` binary, and
+//! the allocator of a process that ends in `execve`.
 //! Nothing here knows about specs or policies.
 
+pub mod arena;
 pub mod atomic;
 pub mod deadline;
 pub mod dest_walk;
