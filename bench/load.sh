@@ -16,15 +16,18 @@
 #             through the wrapper converting an unconverted config.json and
 #             through runc alone on the already converted one, rounds
 #             alternating; the ratio is wrapper / runc. Beside them the
-#             same through a static C program that only execv's runc (the
-#             converted config): what one more execve in front of runc
-#             costs at that count, the floor of any wrapper that execs
+#             same through a C program that only execv's runc (the
+#             converted config), linked statically with musl as the
+#             wrapper is: what one more execve in front of runc costs at
+#             that count, the floor of any wrapper that execs
 #   CPU       the wrapper's own CPU per converting create: the CPU of the
 #             wrapper exec'ing a stub runtime (a static C program that
 #             answers `features` as runc does and exits 0 to anything
 #             else), less the stub's own; beside it the same for a bare C
-#             program that only execv's its arguments (the least any
-#             wrapper costs). Children's CPU from getrusage, no shell in
+#             program that only execv's its arguments, built twice: as gcc
+#             builds a C program by default (dynamic, glibc) and static
+#             with musl (the least any wrapper costs: no loader, no
+#             glibc start-up). Children's CPU from getrusage, no shell in
 #             between, 300 creates each
 # After each round nothing may be left: no container in the state root,
 # no record of the wrapper's, no mount under the bundles.
@@ -52,7 +55,7 @@ else
 	W=${WRAPPER:-$TARGET/$TRIPLE/release/userns-hostnet-runtime}
 fi
 [ "$(id -u)" = 0 ] || { echo "load: run as root (it creates containers)" >&2; exit 1; }
-for tool in runc jq unshare gcc; do
+for tool in runc jq unshare gcc musl-gcc; do
 	command -v "$tool" >/dev/null || { echo "load: $tool is missing" >&2; exit 1; }
 done
 [ -x /bin/busybox ] || { echo "load: /bin/busybox is missing (Debian package busybox-static)" >&2; exit 1; }
@@ -142,7 +145,8 @@ int main(int argc, char **argv)
 }
 C
 gcc -O2 -o "$WORK/execv" "$WORK/execv.c"
-gcc -O2 -static -o "$WORK/execv-runc" "$WORK/execv-runc.c"
+musl-gcc -O2 -static -o "$WORK/execv-musl" "$WORK/execv.c"
+musl-gcc -O2 -static -o "$WORK/execv-runc" "$WORK/execv-runc.c"
 gcc -O2 -static -o "$WORK/stub" "$WORK/stub.c"
 gcc -O2 -o "$WORK/cpu" "$WORK/cpu.c"
 
@@ -254,18 +258,23 @@ export USERNS_HOSTNET_RUNTIME=$WORK/stub
 "$W" --root "$STATE" create --bundle /run/cpu cpu-warm
 wrapper=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$W" --root "$STATE" create --bundle /run/cpu w)
 floor=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$WORK/execv" "$WORK/stub" --root "$STATE" create --bundle /run/cpu f)
+musl=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$WORK/execv-musl" "$WORK/stub" --root "$STATE" create --bundle /run/cpu m)
 stub=$("$WORK/cpu" "$CPU_RUNS" "$WORK/unconverted.json" /run/cpu/config.json "$WORK/stub" --root "$STATE" create --bundle /run/cpu s)
-echo "$wrapper $floor $stub" >"$WORK/cpu.out"
+echo "$wrapper $floor $musl $stub" >"$WORK/cpu.out"
 
-echo "| measurement | wrapper p50 / p99 (ms) | runc alone p50 / p99 (ms) | ratio p50 / p99 | a C execv in front of runc: ratio p50 / p99 |"
+echo "| measurement | wrapper p50 / p99 (ms) | runc alone p50 / p99 (ms) | ratio p50 / p99 | a static musl C execv in front of runc: ratio p50 / p99 |"
 echo "|---|---|---|---|---|"
 while read -r n w50 w99 r50 r99 e50 e99; do
 	awk -v n="$n" -v w50="$w50" -v w99="$w99" -v r50="$r50" -v r99="$r99" -v e50="$e50" -v e99="$e99" -v rounds="$ROUNDS" 'BEGIN {
 		printf "| %d at once: create, start, delete (%d rounds) | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %.3f / %.3f |\n",
 			n, rounds, w50 / 1000, w99 / 1000, r50 / 1000, r99 / 1000, w50 / r50, w99 / r99, e50 / r50, e99 / r99 }'
 done <"$WORK/latency"
-read -r wrapper floor stub <"$WORK/cpu.out"
-awk -v w="$wrapper" -v f="$floor" -v s="$stub" -v runs="$CPU_RUNS" 'BEGIN {
-	printf "| CPU of one converting create, %d runs: the wrapper'"'"'s own / a C execv wrapper'"'"'s own | %d µs | %d µs | %.2f | |\n",
-		runs, w - s, f - s, (w - s) / (f - s) }'
+read -r wrapper floor musl stub <"$WORK/cpu.out"
+# The static musl floor's own CPU is a few tens of µs, within the stub's
+# spread from run to run: its ratio only when it comes out above zero.
+awk -v w="$wrapper" -v f="$floor" -v m="$musl" -v s="$stub" -v runs="$CPU_RUNS" 'BEGIN {
+	printf "| CPU of one converting create, %d runs: the wrapper'"'"'s own / a C execv wrapper'"'"'s own (gcc, dynamic) | %d µs | %d µs | %.2f | |\n",
+		runs, w - s, f - s, (w - s) / (f - s)
+	printf "| CPU of one converting create, %d runs: the wrapper'"'"'s own / a C execv wrapper'"'"'s own (musl, static) | %d µs | %d µs | %s | |\n",
+		runs, w - s, m - s, (m > s ? sprintf("%.1f", (w - s) / (m - s)) : "-") }'
 INNER

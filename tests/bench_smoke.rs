@@ -63,7 +63,8 @@ fn bench_script_runs_in_quick_mode() {
 
 /// `bench/load.sh --quick`: one and two converting creates at once, through
 /// the wrapper and through runc alone, and the wrapper's CPU per create
-/// beside a C execv wrapper's; the script itself fails when a container
+/// beside two C execv wrappers' (gcc's default build, and static with
+/// musl); the script itself fails when a container
 /// fails or leaves a container, a record or a mount behind.
 #[test]
 fn load_script_runs_in_quick_mode() {
@@ -71,6 +72,10 @@ fn load_script_runs_in_quick_mode() {
     assert!(
         common::find_in_path("gcc").is_some(),
         "`gcc` is missing: install the Debian package gcc"
+    );
+    assert!(
+        common::find_in_path("musl-gcc").is_some(),
+        "`musl-gcc` is missing: install the Debian package musl-tools"
     );
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("bash")
@@ -88,7 +93,8 @@ fn load_script_runs_in_quick_mode() {
     for row in [
         "| 1 at once: create, start, delete",
         "| 2 at once: create, start, delete",
-        "| CPU of one converting create",
+        "| CPU of one converting create, 5 runs: the wrapper's own / a C execv wrapper's own (gcc, dynamic)",
+        "| CPU of one converting create, 5 runs: the wrapper's own / a C execv wrapper's own (musl, static)",
     ] {
         assert!(stdout.contains(row), "no `{row}` row:\n{stdout}");
     }
