@@ -191,36 +191,20 @@ pub(super) fn kubelet_gates(k: &Kubelet, fx: &Fixes) -> Option<Check> {
 /// The version matrix (`admin/matrix.rs`), when containerd is installed:
 /// its version, the real runtime's `features`, the kubelet's gate.
 pub(super) fn matrix_checks(
-    args: &DoctorArgs,
-    config: Option<&NodeConfig>,
+    asked: &Asked,
     kubelet: &Kubelet,
     containerd: Option<&daemon::binary::Binary>,
 ) -> Vec<Check> {
     let Some(containerd) = containerd else {
         return Vec::new();
     };
-    let answer = |bin: &Path, arg| match run_with_timeout(bin, arg) {
-        Ok((true, out)) => Some(out),
-        _ => None,
-    };
-    let defaults = NodeConfig::default();
-    let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = userns_hostnet::runtime::choose(named, &config.unwrap_or(&defaults).runtime).ok();
-    let shown = runtime.as_ref().map_or("no runtime".to_owned(), |r| {
-        let version = answer(r, "--version").unwrap_or_default();
-        format!(
-            "{} ({})",
-            r.display(),
-            version.lines().next().unwrap_or("").trim()
-        )
-    });
     let facts = matrix::Facts {
         containerd: containerd
             .version
             .as_deref()
             .and_then(matrix::parse_containerd_version),
-        runtime: shown,
-        features: matrix::parse_features(runtime.and_then(|r| answer(&r, "features")).as_deref()),
+        runtime: asked.shown(),
+        features: matrix::parse_features(asked.features()),
         gate: match &kubelet.config {
             Ok(text) => matrix::parse_kubelet_gates(text).host_network,
             Err(e) => matrix::Gate::Unreadable(e.clone()),

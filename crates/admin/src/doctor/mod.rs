@@ -126,7 +126,8 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
     let fx = fixes(args, &root);
     let mut out = vec![kernel_mount_setattr(&fx), user_namespaces(&root, &fx)];
     let (config_check, config) = config_file(&root, &fx);
-    out.extend(runtime_checks(args, config.as_ref(), &fx));
+    let asked = Asked::of(args, config.as_ref());
+    out.extend(runtime_checks(&asked, args, &fx));
     out.push(cgroup(&root));
     out.push(subids(&root, config.as_ref(), &fx));
     out.push(ports(&root, &fx));
@@ -175,7 +176,7 @@ pub fn checks(args: &DoctorArgs) -> Vec<Check> {
         }
     }
     if let Some(bin) = matrix_bin {
-        out.extend(matrix_checks(args, config.as_ref(), &kubelet, bin.as_ref()));
+        out.extend(matrix_checks(&asked, &kubelet, bin.as_ref()));
     }
     out.extend(root.check());
     out

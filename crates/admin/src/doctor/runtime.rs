@@ -204,16 +204,63 @@ pub(super) fn not_as_root(name: &'static str, message: String, fx: &Fixes) -> Ch
     .fix(format!("run it as root: sudo {}", fx.rerun))
 }
 
-pub(super) fn runtime_checks(
-    args: &DoctorArgs,
-    config: Option<&NodeConfig>,
-    fx: &Fixes,
-) -> Vec<Check> {
-    let defaults = NodeConfig::default();
-    let candidates = &config.unwrap_or(&defaults).runtime;
-    let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
-    let runtime = match userns_hostnet::runtime::choose(named, candidates) {
-        Ok(p) => p,
+/// The runtime doctor checks, chosen as the wrapper chooses it, and its
+/// answers to `--version` and `features`: asked once, for the runtime
+/// checks and for the version matrix.
+pub(super) struct Asked {
+    /// The runtime and its answer to `--version`.
+    runtime: Result<(PathBuf, Answer), userns_hostnet::runtime::LookupError>,
+    /// Asked only of a runtime that answered `--version`.
+    features: Option<String>,
+}
+
+/// Whether the runtime exited 0, and its standard output; or why it did
+/// not answer.
+type Answer = Result<(bool, String), String>;
+
+impl Asked {
+    pub(super) fn of(args: &DoctorArgs, config: Option<&NodeConfig>) -> Asked {
+        let defaults = NodeConfig::default();
+        let named = args.runtime.as_deref().map(std::ffi::OsStr::new);
+        let runtime = userns_hostnet::runtime::choose(named, &config.unwrap_or(&defaults).runtime)
+            .map(|r| {
+                let version = run_with_timeout(&r, "--version");
+                (r, version)
+            });
+        let features = match &runtime {
+            Ok((r, Ok((true, _)))) => match run_with_timeout(r, "features") {
+                Ok((true, text)) => Some(text),
+                _ => None,
+            },
+            _ => None,
+        };
+        Asked { runtime, features }
+    }
+
+    /// The runtime's path and the first line of its version, as the
+    /// matrix shows it.
+    pub(super) fn shown(&self) -> String {
+        match &self.runtime {
+            Ok((r, Ok((true, out)))) => {
+                format!(
+                    "{} ({})",
+                    r.display(),
+                    out.lines().next().unwrap_or("").trim()
+                )
+            }
+            Ok((r, _)) => format!("{} ()", r.display()),
+            Err(_) => "no runtime".to_owned(),
+        }
+    }
+
+    pub(super) fn features(&self) -> Option<&str> {
+        self.features.as_deref()
+    }
+}
+
+pub(super) fn runtime_checks(asked: &Asked, args: &DoctorArgs, fx: &Fixes) -> Vec<Check> {
+    let (runtime, version) = match &asked.runtime {
+        Ok((path, version)) => (path, version),
         Err(e) => {
             let msg = match &args.runtime {
                 Some(r) => format!("--runtime {r}: not found or not executable"),
@@ -233,7 +280,7 @@ pub(super) fn runtime_checks(
         }
     };
     let shown = runtime.display().to_string();
-    let version = match run_with_timeout(&runtime, "--version") {
+    let version = match version {
         Ok((true, out)) => out.lines().next().unwrap_or("").trim().to_owned(),
         Ok((false, out)) => {
             return vec![check(
@@ -250,7 +297,7 @@ pub(super) fn runtime_checks(
     };
     let mut out = vec![check("runtime", Status::Ok, format!("{shown} ({version})"))];
     out.push(
-        match probe::runtime_knows_rro(&runtime, Path::new(probe::CACHE_DIR)) {
+        match probe::runtime_knows_rro(runtime, Path::new(probe::CACHE_DIR)) {
             Ok(how) => check("runtime.rro", Status::Ok, format!("knows rro: {how}")),
             Err(why) => check("runtime.rro", Status::Fail, why.to_string()).fix(format!(
                 "upgrade to runc >= 1.1 or crun >= 1.4; or, to accept a weaker /sys, {}",
@@ -258,21 +305,17 @@ pub(super) fn runtime_checks(
             )),
         },
     );
-    out.push(features(&runtime));
+    out.push(features(asked.features()));
     out
 }
 
 /// `features`: user namespaces and idmapped mounts.
-pub(super) fn features(runtime: &Path) -> Check {
+pub(super) fn features(answer: Option<&str>) -> Check {
     const NAME: &str = "runtime.features";
-    let answer = match run_with_timeout(runtime, "features") {
-        Ok((true, text)) => Some(text),
-        _ => None,
-    };
     let matrix::RuntimeFeatures::Listed {
         user_namespaces: userns,
         idmap,
-    } = matrix::parse_features(answer.as_deref())
+    } = matrix::parse_features(answer)
     else {
         return check(
             NAME,
