@@ -583,10 +583,15 @@ fn a_delete_removes_bound_records_whose_pid_is_free_and_reads_none() {
     // A name that is no pid goes, unread.
     fs::write(r.bound().join("not-a-pid"), "").unwrap();
     r.release(&t(Kind::Runc, &root, "any"));
+    let mut ids: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
+    ids.sort();
+    assert_eq!(ids, ["reused", "zombie"], "a zombie's pid is still held");
+    assert!(!r.bound().join("not-a-pid").exists());
+    // Reaped, its pid is free: the next delete removes its record.
     zombie.wait().unwrap();
+    r.release(&t(Kind::Runc, &root, "any"));
     let ids: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
     assert_eq!(ids, ["reused"]);
-    assert!(!r.bound().join("not-a-pid").exists());
     write_state(Kind::Runc, &root, "now", me());
     assert_eq!(r.lookup(&t(Kind::Runc, &root, "now")).unwrap(), None);
 }
