@@ -144,6 +144,35 @@ int main(int argc, char **argv)
 	return 127;
 }
 C
+# reaper CMD...: runs CMD as a child subreaper, as a runtime's shim does,
+# reaping every orphan (a container's init once `create` has exited) as
+# soon as it exits, until CMD ends; exits with CMD's status.
+cat >"$WORK/reaper.c" <<'C'
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	if (argc < 2 || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		return 127;
+	pid_t cmd = fork();
+	if (cmd == 0) {
+		execvp(argv[1], argv + 1);
+		perror(argv[1]);
+		_exit(127);
+	}
+	for (;;) {
+		int st;
+		pid_t p = wait(&st);
+		if (p == cmd)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (p < 0)
+			return 127;
+	}
+}
+C
+gcc -O2 -o "$WORK/reaper" "$WORK/reaper.c"
 gcc -O2 -o "$WORK/execv" "$WORK/execv.c"
 musl-gcc -O2 -static -o "$WORK/execv-musl" "$WORK/execv.c"
 musl-gcc -O2 -static -o "$WORK/execv-runc" "$WORK/execv-runc.c"
@@ -169,7 +198,9 @@ rm "$WORK/config.json"
 # Everything below in a private mount namespace with a cgroup v2 view (runc
 # on these hybrid-cgroup hosts) and a tmpfs on /run, as on a node: the
 # bundles, the state root, the wrapper's records and probe cache live there.
-unshare --mount --propagation private bash -s "$W" "$RUNC" "$WORK" "$LOAD_N" "$ROUNDS" "$CPU_RUNS" <<'INNER'
+# Under a subreaper, as under a shim: a container's init is reaped when it
+# exits, not whenever this machine's init gets to it.
+"$WORK/reaper" unshare --mount --propagation private bash -s "$W" "$RUNC" "$WORK" "$LOAD_N" "$ROUNDS" "$CPU_RUNS" <<'INNER'
 set -euo pipefail
 W=$1 RUNC=$2 WORK=$3 LOAD_N=$4 ROUNDS=$5 CPU_RUNS=$6
 umount -R /sys/fs/cgroup 2>/dev/null || true
@@ -218,8 +249,8 @@ round() {
 		exit 1
 	fi
 	# A delete through the wrapper removes the records of every container
-	# that is gone; the last deletes of a round may have run while their
-	# init was still exiting.
+	# whose init is gone; the last deletes of a round may have run while
+	# their init was still exiting or waiting to be reaped.
 	[ "$side" = wrapper ] && USERNS_HOSTNET_RUNTIME=$RUNC "$W" --root "$STATE" delete load-sweep 2>/dev/null || true
 	local left
 	left=$("$RUNC" --root "$STATE" list -q | wc -l)
