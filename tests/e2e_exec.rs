@@ -361,8 +361,9 @@ fn a_failed_create_leaves_no_record(runtime: Runtime) {
 /// A converted container deleted behind the wrapper's back (by the real
 /// runtime) leaves a record that names its init; a container created
 /// later with the same id and root, not converted, has another init, so
-/// that record never matches it; the next delete through the wrapper
-/// removes it.
+/// that record never matches it; a delete through the wrapper removes it
+/// once that init is reaped (here by this machine's init: nothing is its
+/// subreaper, as a shim would be).
 fn a_stale_record_does_not_match_a_new_container(runtime: Runtime) {
     let sandbox = Sandbox::new(runtime);
     let wrapper = sandbox.wrapper();
@@ -372,6 +373,7 @@ fn a_stale_record_does_not_match_a_new_container(runtime: Runtime) {
     let converted = Bundle::userns_hostnet(&["/bin/sleep", "1000"]);
     create_started(&wrapper, &converted, &id);
     assert!(record_of(runtime, &sandbox.root(), &id).is_some());
+    let old_init = real.state(&id).and_then(|s| s["pid"].as_i64()).unwrap();
     real.run(&["delete", "--force", &id]).assert_success();
 
     let own = Bundle::userns_ownnet(&["/bin/sleep", "1000"]);
@@ -382,6 +384,14 @@ fn a_stale_record_does_not_match_a_new_container(runtime: Runtime) {
     assert_eq!(net_bits(bnd), [10, 12, 13], "CapBnd {bnd:016x}");
     real.run(&["kill", &id, "KILL"]).assert_success();
     real.wait_for_status(&id, "stopped");
+    let reaped = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::path::Path::new(&format!("/proc/{old_init}")).exists() {
+        assert!(
+            std::time::Instant::now() < reaped,
+            "init {old_init} never reaped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     wrapper.run(&["delete", &id]).assert_success();
     assert_no_record_of(&id);
 }
