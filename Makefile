@@ -67,7 +67,7 @@ image:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build). The same
 # commit's .deb is what package-check upgrades from (deb-previous).
-PREVIOUS_VERSION ?= e0a2d97
+PREVIOUS_VERSION ?= 6cd49df
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 
