@@ -386,11 +386,11 @@ impl Records {
 
     /// Remove every bound record whose init pid no process holds, one
     /// `kill(pid, 0)` each: at fifty containers at once a look through a
-    /// pidfd (open, poll, close) cost a delete 7 µs a record. An init that
-    /// has exited and waits to be reaped keeps its record until it is
-    /// reaped (by the shim, at once), and a later delete removes it; it
-    /// matches nothing meanwhile, as its pid cannot be taken while it is a
-    /// zombie. One whose pid a later process took stays until that one
+    /// pidfd (open, poll, close) cost a delete 5 to 7 µs a record. An
+    /// init that has exited and waits to be reaped keeps its record until
+    /// it is reaped (by the shim, at once), and a later delete removes it;
+    /// it matches nothing meanwhile, as its pid cannot be taken while it
+    /// is a zombie. One whose pid a later process took stays until that one
     /// exits: it names its init's start time too, so it never matches
     /// another process (`by_init`), and a container whose init gets that
     /// pid has its record written over it.
