@@ -47,6 +47,16 @@ fn write_state(runtime: Kind, root: &Path, id: &str, p: Process) {
     fs::write(dir.join(name), text).unwrap();
 }
 
+/// A store in a temporary directory, and an empty state root beside it
+/// (the directory goes when the first value is dropped).
+fn store_and_root() -> (tempfile::TempDir, Records, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Records::new(dir.path().join("records"));
+    let root = dir.path().join("state");
+    fs::create_dir(&root).unwrap();
+    (dir, r, root)
+}
+
 /// A process that has exited, as a record would name it.
 fn gone() -> Process {
     let mut child = std::process::Command::new("sleep")
@@ -251,10 +261,7 @@ fn an_exec_finds_the_container_through_any_entry_naming_its_init() {
 
 #[test]
 fn records_of_containers_that_are_gone_go() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Records::new(dir.path().join("records"));
-    let root = dir.path().join("state");
-    fs::create_dir(&root).unwrap();
+    let (_dir, r, root) = store_and_root();
     let key = dir_key(&root).unwrap();
     let pending = |id: &str, creator: Process| {
         let rec = Record {
@@ -298,10 +305,7 @@ fn records_of_containers_that_are_gone_go() {
 
 #[test]
 fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Records::new(dir.path().join("records"));
-    let root = dir.path().join("state");
-    fs::create_dir(&root).unwrap();
+    let (_dir, r, root) = store_and_root();
     let key = dir_key(&root).unwrap();
     let pending = |id: &str, creator: Process| {
         let rec = Record {
@@ -378,10 +382,7 @@ fn a_pending_name_is_in_the_scope_of_its_id_and_an_untagged_one_in_every_scope()
 
 #[test]
 fn temporary_files_of_writers_that_died_go() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Records::new(dir.path().join("records"));
-    let root = dir.path().join("state");
-    fs::create_dir(&root).unwrap();
+    let (_dir, r, root) = store_and_root();
     let dead = gone();
     let mine = std::process::id();
     for sub in [r.pending(), r.bound()] {
@@ -536,10 +537,7 @@ fn an_unwritable_directory_is_an_error_naming_the_container() {
 
 #[test]
 fn a_delete_removes_bound_records_whose_pid_is_free_and_reads_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Records::new(dir.path().join("records"));
-    let root = dir.path().join("state");
-    fs::create_dir(&root).unwrap();
+    let (_dir, r, root) = store_and_root();
     let bound = |init: Process, id: &str| Record {
         policy: NetCapabilities::Drop,
         stage: Stage::Bound { init },

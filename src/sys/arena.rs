@@ -145,9 +145,14 @@ mod tests {
         Layout::from_size_align(size, align).unwrap()
     }
 
+    /// A block of one page, on the heap (a test's stack is small).
+    fn small() -> Box<Arena<4096>> {
+        Box::new(Arena::new())
+    }
+
     #[test]
     fn blocks_are_aligned_distinct_and_inside_until_the_block_is_full() {
-        let a = Box::new(Arena::<4096>::new());
+        let a = small();
         unsafe {
             let p = a.alloc(layout(3, 1));
             let q = a.alloc(layout(8, 8));
@@ -163,7 +168,7 @@ mod tests {
 
     #[test]
     fn the_last_block_goes_back_and_grows_in_place_others_stay() {
-        let a = Box::new(Arena::<4096>::new());
+        let a = small();
         unsafe {
             let p = a.alloc(layout(16, 8));
             let q = a.alloc(layout(16, 8));
@@ -182,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_block_that_cannot_grow_in_place_moves_with_its_bytes() {
-        let a = Box::new(Arena::<4096>::new());
+        let a = small();
         unsafe {
             let p = a.alloc(layout(4, 1));
             p.copy_from([1, 2, 3, 4].as_ptr(), 4);
