@@ -46,7 +46,7 @@ pub use state::{init_in_state, start_time, Process};
 
 use crate::runtime::Kind;
 use nix::fcntl::OFlag;
-use state::{dir_key, go_abs, missing, plain, read_init, runc_valid, trim_slashes};
+use state::{dir_key, find_state, go_abs, missing, plain, read_init, runc_valid, trim_slashes};
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -328,9 +328,10 @@ impl Records {
         })
     }
 
-    /// Bind every pending record whose container now exists to its init,
-    /// and remove those whose create is over without a container. The
-    /// policy of the one bound to `want`, if any. `nameless`: an id whose
+    /// Bind every pending record of the scope's id (of every id, for
+    /// [`Scope::All`]) whose container now exists to its init, and remove
+    /// every one whose create is over without a container. The policy of
+    /// the one bound to `want`, if any. `nameless`: an id whose
     /// record, of a runtime the wrapper cannot read, goes (its delete).
     fn settle(
         &self,
@@ -356,6 +357,18 @@ impl Records {
                 let exists = dir_key(root).is_ok_and(|k| &k == key)
                     && std::fs::symlink_metadata(root.join(&r.id)).is_ok();
                 if over && (!exists || nameless == Some(r.id.as_os_str())) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                continue;
+            }
+            if !scope.owns(&r.id) {
+                // Another id's record, read because its create is over:
+                // whether that create left a container is all this call
+                // needs to know. Its own start, delete, or an exec binds
+                // it; binding it here as well had every call beside it
+                // read and parse its state and write the same bound
+                // record (at fifty at once, about 2.4 binds a container).
+                if over && matches!(find_state(r.runtime, root, Some(key), &r.id), Ok(None)) {
                     let _ = std::fs::remove_file(&path);
                 }
                 continue;
@@ -409,7 +422,6 @@ impl Records {
     }
 }
 
-/// The records in `dir` (a name starting with `.` is one being written).
 /// The records in `dir`; a temporary file of a writer that died before
 /// its rename is removed on the way (see [`orphan_temp`]), so that a
 /// listing is the one read of the directory.
@@ -457,6 +469,15 @@ enum Scope {
 }
 
 impl Scope {
+    /// Whether a record of `id` is this call's own (every record is a
+    /// call's own that reads them all).
+    fn owns(self, id: &OsStr) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Own(tag) => id_tag(id) == tag,
+        }
+    }
+
     fn may_hold(self, path: &Path) -> bool {
         let Scope::Own(tag) = self else {
             return true;

@@ -236,11 +236,7 @@ pub(super) fn trim_slashes(id: &[u8]) -> &[u8] {
 
 /// The state file of container `id` under `root`, opened as the runtime
 /// opens it; `Ok(None)` when there is none (no such container).
-pub(super) fn open_state(
-    runtime: Kind,
-    root: &Path,
-    id: &OsStr,
-) -> Result<Option<(File, u64)>, String> {
+fn open_state(runtime: Kind, root: &Path, id: &OsStr) -> Result<Option<(File, u64)>, String> {
     let gone = |e: Errno| matches!(e, Errno::ENOENT | Errno::ENOTDIR);
     let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
     let opened = match runtime {
@@ -308,15 +304,15 @@ pub(super) fn open_state(
     Ok(Some((file, len)))
 }
 
-/// The init of container `id` under `root` as the runtime will find it:
-/// `Ok(None)` when no container there can be running. `key`, when given,
-/// must still be the root's `dev:ino`.
-pub(super) fn read_init(
+/// The state file of container `id` under `root`, opened; `Ok(None)` when
+/// no container there can be running. `key`, when given, must still be
+/// the root's `dev:ino`.
+pub(super) fn find_state(
     runtime: Kind,
     root: &Path,
     key: Option<&str>,
     id: &OsStr,
-) -> Result<Option<Process>, String> {
+) -> Result<Option<(File, u64)>, String> {
     if let Some(key) = key {
         match dir_key(root) {
             Ok(k) if k == key => {}
@@ -330,7 +326,18 @@ pub(super) fn read_init(
             }
         }
     }
-    let Some((mut file, len)) = open_state(runtime, root, id)? else {
+    open_state(runtime, root, id)
+}
+
+/// The init of container `id` under `root` as the runtime will find it:
+/// `Ok(None)` when no container there can be running (as [`find_state`]).
+pub(super) fn read_init(
+    runtime: Kind,
+    root: &Path,
+    key: Option<&str>,
+    id: &OsStr,
+) -> Result<Option<Process>, String> {
+    let Some((mut file, len)) = find_state(runtime, root, key, id)? else {
         return Ok(None);
     };
     // Room for the whole file and the read that finds its end: one read

@@ -303,29 +303,38 @@ fn records_of_containers_that_are_gone_go() {
     assert_eq!(r.lookup(&t(Kind::Runc, &root, "again")).unwrap(), None);
 }
 
+/// A pending record of runc's container `id` under `root`, named as a
+/// create names it.
+fn write_pending(r: &Records, root: &Path, id: &str, creator: Process) {
+    let rec = Record {
+        policy: NetCapabilities::Drop,
+        stage: Stage::Pending { creator },
+        runtime: Kind::Runc,
+        root: Some((dir_key(root).unwrap(), root.to_owned())),
+        id: id.into(),
+    };
+    write_record(
+        &r.pending().join(pending_name(creator, OsStr::new(id))),
+        &rec,
+    )
+    .unwrap();
+}
+
+/// The ids of every record, sorted.
+fn ids(r: &Records) -> Vec<OsString> {
+    let mut v: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
+    v.sort();
+    v
+}
+
+fn stage_of(r: &Records, id: &str) -> Option<Stage> {
+    r.all().into_iter().find(|x| x.id == id).map(|x| x.stage)
+}
+
 #[test]
 fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gone() {
     let (_dir, r, root) = store_and_root();
-    let key = dir_key(&root).unwrap();
-    let pending = |id: &str, creator: Process| {
-        let rec = Record {
-            policy: NetCapabilities::Drop,
-            stage: Stage::Pending { creator },
-            runtime: Kind::Runc,
-            root: Some((key.clone(), root.clone())),
-            id: id.into(),
-        };
-        write_record(
-            &r.pending().join(pending_name(creator, OsStr::new(id))),
-            &rec,
-        )
-        .unwrap();
-    };
-    let ids = |r: &Records| {
-        let mut v: Vec<_> = r.all().into_iter().map(|x| x.id).collect();
-        v.sort();
-        v
-    };
+    let pending = |id: &str, creator: Process| write_pending(&r, &root, id, creator);
     let dead = gone();
     // Two failed creates, of two ids, and the create of a third whose
     // container exists but has not started (this process stands for its
@@ -334,8 +343,6 @@ fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gon
     pending("b", dead);
     pending("x", me());
     write_state(Kind::Runc, &root, "x", me());
-    let stage_of =
-        |r: &Records, id: &str| r.all().into_iter().find(|x| x.id == id).map(|x| x.stage);
     // A create of `a` settles the records of `a` and those whose creator
     // is gone; `x`'s, of a create in flight, is not read (it would bind).
     r.bind_pending(Some(OsStr::new("a")));
@@ -353,6 +360,36 @@ fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gon
     r.release(&t(Kind::Runc, &root, "other"));
     assert_eq!(ids(&r), ["x"]);
     fs::remove_file(r.bound().join(me().pid.to_string())).unwrap();
+}
+
+#[test]
+fn a_call_about_one_id_binds_no_other_ids_record_and_removes_those_without_a_container() {
+    let (_dir, r, root) = store_and_root();
+    // Two creates that are over: `y` left a container whose init started
+    // after its create, `z` none.
+    let creator = gone();
+    let mut init = std::process::Command::new("sleep")
+        .arg("100")
+        .spawn()
+        .unwrap();
+    let init_process = Process::of(init.id() as i32).unwrap();
+    write_pending(&r, &root, "y", creator);
+    write_state(Kind::Runc, &root, "y", init_process);
+    write_pending(&r, &root, "z", creator);
+    // A start and a delete of other containers: `z`'s record goes, `y`'s
+    // stays as it was, for `y`'s own calls.
+    r.bind_pending(Some(OsStr::new("a")));
+    assert_eq!(ids(&r), ["y"]);
+    r.release(&t(Kind::Runc, &root, "other"));
+    assert!(matches!(stage_of(&r, "y"), Some(Stage::Pending { .. })));
+    // An exec of `y` before its start binds it, and finds it converted.
+    assert_eq!(
+        r.lookup(&t(Kind::Runc, &root, "y")).unwrap(),
+        Some(NetCapabilities::Drop)
+    );
+    assert_eq!(stage_of(&r, "y"), Some(Stage::Bound { init: init_process }));
+    init.kill().unwrap();
+    init.wait().unwrap();
 }
 
 #[test]
