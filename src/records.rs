@@ -425,22 +425,17 @@ impl Records {
 /// The records in `dir`; a temporary file of a writer that died before
 /// its rename is removed on the way (see [`orphan_temp`]), so that a
 /// listing is the one read of the directory.
-fn entries(dir: &Path) -> impl Iterator<Item = PathBuf> {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            if !name.as_bytes().starts_with(b".") {
-                return true;
-            }
-            if orphan_temp(name.as_bytes()) {
-                let _ = std::fs::remove_file(e.path());
-            }
-            false
-        })
-        .map(|e| e.path())
+fn entries(dir: &Path) -> std::vec::IntoIter<PathBuf> {
+    let names = crate::sys::dir::names(dir).unwrap_or_default();
+    let mut paths = Vec::with_capacity(names.len());
+    for name in names {
+        if !name.as_bytes().starts_with(b".") {
+            paths.push(dir.join(name));
+        } else if orphan_temp(name.as_bytes()) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
+    paths.into_iter()
 }
 
 /// A temporary file of [`write_record`] (`.NAME.PID`) whose writer died

@@ -300,11 +300,10 @@ fn verify_mode_and_acl(
 /// no longer alive. A live pid's file may be another run's write in
 /// progress, so it stays.
 pub fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(names) = crate::sys::dir::names(dir) else {
         return;
     };
-    for e in entries.flatten() {
-        let name = e.file_name();
+    for name in names {
         let Some(pid) = name
             .to_str()
             .filter(|n| n.starts_with('.'))
@@ -318,8 +317,9 @@ pub fn remove_stale_temporaries(dir: &Path) {
         };
         let dead = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
             == Err(nix::errno::Errno::ESRCH);
-        if dead && e.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(e.path());
+        let path = dir.join(&name);
+        if dead && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(path);
         }
     }
 }
