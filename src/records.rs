@@ -160,7 +160,9 @@ impl Records {
                 std::io::Error::other("cannot read this process's start time"),
             )
         })?;
-        let scope = Scope::Own(id_tag(t.id));
+        // Its own id's records, and those of failed creates of other ids:
+        // a converting create is the kubelet's retry of one that failed.
+        let scope = Scope::OwnAndOver(id_tag(t.id));
         self.settle(scope, None, None);
         if root.is_none() {
             // Whether an earlier container of this id still exists cannot
@@ -190,16 +192,17 @@ impl Records {
     /// else can act on its state (an exec through another spelling of the
     /// id binds it then); at a create that converts nothing, so that no
     /// record left by a create of that id that failed is bound to this
-    /// container. A start or create of a container the wrapper did not
-    /// convert costs one look at the directory, however many records of
-    /// other containers it holds.
+    /// container. It reads no record of another id: one look at the
+    /// directory, however many containers are created beside it.
     pub fn bind_pending(&self, id: Option<&OsStr>) {
         let scope = id.map_or(Scope::All, |id| Scope::Own(id_tag(id)));
         self.settle(scope, None, None);
     }
 
-    /// At delete: the pending records of `t`'s id and of creates whose
-    /// process is gone are settled, as at a create, and every bound record
+    /// At delete: the pending records of `t`'s id are settled, as at a
+    /// start; those of other ids whose create is over go if it left no
+    /// container (a failed create: converting creates and deletes collect
+    /// them, not starts), and every bound record
     /// whose init pid no process holds goes (the one of `t` once its init
     /// has stopped and been reaped: a delete the runtime refuses, of a
     /// running container, leaves it). A runtime whose state the wrapper
@@ -209,7 +212,7 @@ impl Records {
     /// `kill(pid, 0)`, nothing read.
     pub fn release(&self, t: &Target<'_>) {
         let nameless = (t.runtime == Kind::Other).then_some(t.id);
-        self.settle(Scope::Own(id_tag(t.id)), None, nameless);
+        self.settle(Scope::OwnAndOver(id_tag(t.id)), None, nameless);
         self.sweep_bound();
     }
 
@@ -451,16 +454,18 @@ fn orphan_temp(name: &[u8]) -> bool {
         .is_some_and(|pid| Process::of(pid).is_none())
 }
 
-/// Which pending records a call reads: every one, or those a create or a
-/// start of one id must: the records of that id (its tag in the name; a
-/// name without one, of an earlier version, may be of any id), and those
-/// whose creating process is certainly gone (a failed create of another
-/// id, which the next create removes), known from the name by one
-/// `kill(pid, 0)`: a create in flight beside it costs no read.
+/// Which pending records a call reads: every one (an exec that must
+/// find its container's), those of one id (a start: its tag in the name;
+/// a name without one, of an earlier version, may be of any id), or those
+/// and the records whose creating process is certainly gone (a converting
+/// create or a delete, which remove those of failed creates of other
+/// ids), known from the name by one `kill(pid, 0)`: a create in flight
+/// beside it costs no read.
 #[derive(Debug, Clone, Copy)]
 enum Scope {
     All,
     Own(u64),
+    OwnAndOver(u64),
 }
 
 impl Scope {
@@ -469,13 +474,15 @@ impl Scope {
     fn owns(self, id: &OsStr) -> bool {
         match self {
             Scope::All => true,
-            Scope::Own(tag) => id_tag(id) == tag,
+            Scope::Own(tag) | Scope::OwnAndOver(tag) => id_tag(id) == tag,
         }
     }
 
     fn may_hold(self, path: &Path) -> bool {
-        let Scope::Own(tag) = self else {
-            return true;
+        let (tag, over_too) = match self {
+            Scope::All => return true,
+            Scope::Own(tag) => (tag, false),
+            Scope::OwnAndOver(tag) => (tag, true),
         };
         let name = path.file_name().map_or(&b""[..], |n| n.as_bytes());
         let mut parts = name.split(|&b| b == b'.');
@@ -488,7 +495,7 @@ impl Scope {
             .ok()
             .and_then(|t| u64::from_str_radix(t, 16).ok())
             .map_or(true, |t| t == tag);
-        of_this_id || no_process_has(pid)
+        of_this_id || (over_too && no_process_has(pid))
     }
 }
 

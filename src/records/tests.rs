@@ -332,7 +332,7 @@ fn stage_of(r: &Records, id: &str) -> Option<Stage> {
 }
 
 #[test]
-fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gone() {
+fn a_start_reads_only_its_own_records_and_a_delete_those_whose_creator_is_gone_too() {
     let (_dir, r, root) = store_and_root();
     let pending = |id: &str, creator: Process| write_pending(&r, &root, id, creator);
     let dead = gone();
@@ -343,13 +343,12 @@ fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gon
     pending("b", dead);
     pending("x", me());
     write_state(Kind::Runc, &root, "x", me());
-    // A create of `a` settles the records of `a` and those whose creator
-    // is gone; `x`'s, of a create in flight, is not read (it would bind).
+    // A start of `a` settles the records of `a` only.
     r.bind_pending(Some(OsStr::new("a")));
-    assert_eq!(ids(&r), ["x"]);
-    assert!(matches!(stage_of(&r, "x"), Some(Stage::Pending { .. })));
-    // Nor by the delete of another container.
-    pending("b", dead);
+    assert_eq!(ids(&r), ["b", "x"]);
+    // A delete of another container settles those whose creator is gone
+    // too: `b`'s goes; `x`'s, of a create in flight, is not read (it
+    // would bind).
     r.release(&t(Kind::Runc, &root, "other"));
     assert_eq!(ids(&r), ["x"]);
     assert!(matches!(stage_of(&r, "x"), Some(Stage::Pending { .. })));
@@ -359,6 +358,12 @@ fn a_create_or_a_start_reads_only_its_own_records_and_those_whose_creator_is_gon
     // A delete of another container leaves it: `x` runs on.
     r.release(&t(Kind::Runc, &root, "other"));
     assert_eq!(ids(&r), ["x"]);
+    // A converting create (the kubelet's retry) removes a failed create's
+    // record of another id, as a delete does.
+    pending("c", dead);
+    r.mark(&t(Kind::Runc, &root, "retry"), NetCapabilities::Drop)
+        .unwrap();
+    assert_eq!(ids(&r), ["retry", "x"]);
     fs::remove_file(r.bound().join(me().pid.to_string())).unwrap();
 }
 
@@ -376,11 +381,10 @@ fn a_call_about_one_id_binds_no_other_ids_record_and_removes_those_without_a_con
     write_pending(&r, &root, "y", creator);
     write_state(Kind::Runc, &root, "y", init_process);
     write_pending(&r, &root, "z", creator);
-    // A start and a delete of other containers: `z`'s record goes, `y`'s
-    // stays as it was, for `y`'s own calls.
-    r.bind_pending(Some(OsStr::new("a")));
-    assert_eq!(ids(&r), ["y"]);
+    // A delete of another container: `z`'s record goes, `y`'s stays as it
+    // was, for `y`'s own calls.
     r.release(&t(Kind::Runc, &root, "other"));
+    assert_eq!(ids(&r), ["y"]);
     assert!(matches!(stage_of(&r, "y"), Some(Stage::Pending { .. })));
     // An exec of `y` before its start binds it, and finds it converted.
     assert_eq!(
@@ -406,10 +410,12 @@ fn a_pending_name_is_in_the_scope_of_its_id_and_an_untagged_one_in_every_scope()
     assert!(web.may_hold(Path::new(&name)));
     assert!(!db.may_hold(Path::new(&name)));
     assert!(Scope::All.may_hold(Path::new(&name)));
-    // A creator that is gone: every scope holds it, so that the next
-    // create removes a failed create's record.
+    // A creator that is gone: a delete's or a converting create's scope
+    // holds it too, so that the next one removes a failed create's
+    // record; a start's does not.
     let dead = pending_name(gone(), OsStr::new("web"));
-    assert!(db.may_hold(Path::new(&dead)));
+    assert!(!db.may_hold(Path::new(&dead)));
+    assert!(Scope::OwnAndOver(id_tag(OsStr::new("db"))).may_hold(Path::new(&dead)));
     // An earlier version's name, or one this version cannot read,
     // may be of any id.
     for other in ["12.34", "12.34.zz", "x", "1.2.3.4"] {
