@@ -242,7 +242,7 @@ fn check_trust(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError>
     } else {
         std::env::current_dir().map_err(read_err)?.join(path)
     };
-    let real = std::fs::canonicalize(path).map_err(read_err)?;
+    let real = crate::sys::realpath::realpath(path).map_err(read_err)?;
     let mut dirs: Vec<&Path> = named.ancestors().skip(1).collect();
     dirs.reverse();
     let mut real_dirs: Vec<&Path> = real.ancestors().skip(1).collect();

@@ -193,7 +193,7 @@ pub fn classify_source(source: &str, relative_bases: &[&Path], view: &SysView) -
         }
         let mut v = Vec::new();
         for base in relative_bases {
-            let real = match std::fs::canonicalize(base) {
+            let real = match crate::sys::realpath::realpath(base) {
                 Ok(real) => real,
                 Err(e) => return SysSource::Unresolved(format!("{}: {e}", base.display())),
             };
@@ -503,7 +503,7 @@ fn bind_source(source: &str, relative_bases: &[&Path]) -> Option<PathBuf> {
     let first = relative_bases.first()?.join(source);
     let want = identity(&first)?;
     for base in relative_bases {
-        let real = std::fs::canonicalize(base).ok()?;
+        let real = crate::sys::realpath::realpath(base).ok()?;
         let lexical =
             userns_hostnet_engine::fields::clean_path(&format!("{}/{source}", real.display()));
         for p in [base.join(source), PathBuf::from(lexical)] {

@@ -293,7 +293,7 @@ impl Records {
             (root.to_owned(), id.to_owned())
         } else {
             let joined = root.join(OsStr::from_bytes(trim_slashes(id.as_bytes())));
-            let real = match std::fs::canonicalize(&joined) {
+            let real = match crate::sys::realpath::realpath(&joined) {
                 Ok(r) => r,
                 Err(e) if missing(&e) => return Ok(None),
                 Err(e) => return Err(unreadable(&joined, &e)),

@@ -261,9 +261,7 @@ pub struct StateFormat {
 /// canonicalize itself.
 fn resolved_name(runtime: &Path) -> Option<OsString> {
     let slow = || {
-        let real = runtime
-            .canonicalize()
-            .unwrap_or_else(|_| runtime.to_owned());
+        let real = crate::sys::realpath::realpath(runtime).unwrap_or_else(|_| runtime.to_owned());
         real.file_name().map(OsStr::to_os_string)
     };
     let mut p = runtime.to_owned();

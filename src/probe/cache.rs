@@ -29,7 +29,7 @@ pub struct Identity {
 
 impl Identity {
     pub fn of(runtime: &Path) -> Option<Identity> {
-        let path = runtime.canonicalize().ok()?;
+        let path = crate::sys::realpath::realpath(runtime).ok()?;
         let m = std::fs::metadata(&path).ok()?;
         let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
         Some(Identity {

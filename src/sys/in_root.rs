@@ -68,7 +68,7 @@ impl NodeRoot {
     /// The node under `root` (made canonical), or this host.
     pub fn new(root: Option<&Path>) -> std::io::Result<NodeRoot> {
         let root = match root {
-            Some(r) => Some(std::fs::canonicalize(r)?).filter(|r| r != Path::new("/")),
+            Some(r) => Some(super::realpath::realpath(r)?).filter(|r| r != Path::new("/")),
             None => None,
         };
         Ok(NodeRoot { root })
@@ -122,7 +122,7 @@ fn through_link(path: &Path) -> Result<PathBuf, InRootError> {
         Ok(m) if m.file_type().is_symlink() => {}
         _ => return Ok(path.to_owned()),
     }
-    std::fs::canonicalize(path).map_err(|source| match source.raw_os_error() {
+    super::realpath::realpath(path).map_err(|source| match source.raw_os_error() {
         Some(nix::libc::ELOOP) => InRootError::Loop {
             path: path.to_owned(),
         },

@@ -1,5 +1,5 @@
 //! The I/O primitives the shell is built from, each in one place: atomic
-//! file replacement, a directory's names, a subprocess with a deadline, `mount_setattr`,
+//! file replacement, a directory's names, a path resolved, a subprocess with a deadline, `mount_setattr`,
 //! mountinfo parsing, whole /proc files, node paths under a root, a mount destination walked
 //! as the runtime walks it in a rootfs, TOML files of the daemons, the fallback PATH, and
 //! the start-up Rust's runtime would do for a `#![no_main]` binary, and
@@ -16,5 +16,6 @@ pub mod mount;
 pub mod mountinfo;
 pub mod paths;
 pub mod procfs;
+pub mod realpath;
 pub mod start;
 pub mod toml;
