@@ -67,7 +67,7 @@ image:
 # localhost/userns-hostnet-installer:previous. Built once per commit
 # (the dependencies are shared with this checkout's build). The same
 # commit's .deb is what package-check upgrades from (deb-previous).
-PREVIOUS_VERSION ?= 6cd49df
+PREVIOUS_VERSION ?= ab54b78
 image-previous:
 	./scripts/image-previous.sh $(PREVIOUS_VERSION)
 
