@@ -721,6 +721,101 @@ fn containerd_2_4_runc_1_5_and_crun_1_27_kubelet_1_37() {
     assert_no_record_left("the containerd 2.4.2 row", &records_before);
 }
 
+/// A Deployment of `n` of the feature's pods (one container each, left to
+/// the scheduler) rolled out through the wrapper's class and through the
+/// plain runtime's, in the order wrapper, plain, plain, wrapper (a drift
+/// of the machine falls on both): the time from `kubectl apply` to all
+/// `n` ready, printed (speed is not asserted: `bench/kubelet.sh`), every
+/// pod Running, one of each wrapper rollout hardened, and nothing left
+/// once each Deployment is deleted.
+fn scenario_rollout(k: &Cluster, n: u32, cri_leftovers: &dyn Fn() -> Vec<String>) {
+    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for (i, class) in [WRAPPER_CLASS, PLAIN_CLASS, PLAIN_CLASS, WRAPPER_CLASS]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("rollout-{i}");
+        let mut pod = feature_pod("unused", class);
+        pod["spec"]["initContainers"] = json!([]);
+        pod["spec"]["containers"] = json!([container("app")]);
+        let started = Instant::now();
+        k.apply(&feature_deployment(&name, n, pod));
+        k.wait_for(
+            &format!("the {n} pods of {name} ({class}) to be ready"),
+            || {
+                k.kubectl(&[
+                    "get",
+                    "deployment",
+                    &name,
+                    "-o",
+                    "jsonpath={.status.readyReplicas}",
+                ])
+                .stdout
+                    == n.to_string()
+            },
+        );
+        let took = started.elapsed().as_secs_f64();
+        times[usize::from(class == PLAIN_CLASS)].push(took);
+        let pods = k.kubectl_ok(&[
+            "get",
+            "pods",
+            "-l",
+            &format!("app={name}"),
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}",
+        ]);
+        let running: Vec<&str> = pods
+            .lines()
+            .filter_map(|l| l.strip_suffix(" Running"))
+            .collect();
+        assert_eq!(running.len(), n as usize, "{name} ({class}): {pods}");
+        if class == WRAPPER_CLASS {
+            assert_hardened(
+                &look(k, running[0], "app"),
+                &format!("{name}'s {}", running[0]),
+            );
+        }
+        k.kubectl_ok(&[
+            "delete",
+            "deployment",
+            &name,
+            "--wait=true",
+            "--timeout=180s",
+        ]);
+        k.kubectl_ok(&[
+            "wait",
+            "--for=delete",
+            "pods",
+            "-l",
+            &format!("app={name}"),
+            "--timeout=180s",
+        ]);
+        assert_nothing_left(&format!("deleting {name} ({class})"), cri_leftovers);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (w, p) = (mean(&times[0]), mean(&times[1]));
+    eprintln!(
+        "a Deployment of {n} pods, apply to all ready: wrapper {w:.1} s, runc alone {p:.1} s, ratio {:.3} (wrapper {:?}, runc alone {:?})",
+        w / p,
+        times[0],
+        times[1]
+    );
+}
+
+/// The kubelet's load row: thirty of the feature's pods at once on the
+/// newest containerd and runc, through the wrapper and runc alone
+/// (`scenario_rollout`).
+#[test]
+fn containerd_2_4_rollout_of_thirty_kubelet_1_37() {
+    let records_before = records();
+    let cri = Cri::start_on(Stack::Containerd24);
+    let k = containerd_cluster(&cri);
+    runtime_classes(&k, handler::WRAPPER, handler::RUNC);
+    scenario_rollout(&k, 30, &|| cri.leftovers());
+    assert_nothing_left("the row", &|| cri.leftovers());
+    assert_no_record_left("the rollout row", &records_before);
+}
+
 /// crun 1.27.1 behind CRI-O 1.36.3 under kubelet 1.35.4 (which sends the
 /// feature's pod to a handler whose runtime's `features` lists idmapped
 /// mounts, as crun 1.27.1's does; bound to the node: this kubelet declares
