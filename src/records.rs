@@ -122,10 +122,11 @@ impl Records {
     /// container whose exec needs nothing (`keep`) is not recorded. An id
     /// that is not a plain name (crun, youki) is refused: exec could reach
     /// the container by other spellings. The pending records of earlier
-    /// creates of the same id, and of creates whose process is gone, are
-    /// settled first (a failed one's goes); those of creates in flight are
-    /// left to their own start, exec or delete, so that a create costs
-    /// about the same however many containers are created beside it.
+    /// creates of the same id are settled first, and those of other ids
+    /// whose create is over go if it left no container (a failed one's);
+    /// the others are left to their own start, exec or delete, so that a
+    /// create costs about the same however many containers are created
+    /// beside it.
     pub fn mark(&self, t: &Target<'_>, policy: NetCapabilities) -> Result<(), RecordError> {
         if policy == NetCapabilities::Keep {
             self.bind_pending(Some(t.id));
