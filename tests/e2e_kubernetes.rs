@@ -10,9 +10,9 @@
 //! `hostUsers: false`, through a RuntimeClass of the wrapper's handler and
 //! one of the plain runtime's (tests/common/kube_pods.rs), and asserts what
 //! the pod saw, read through `kubectl exec`; what the kubelet decided
-//! (events); and that deleting leaves nothing behind. The rows run one
-//! after the other: each starts a whole cluster, and two at once would
-//! starve a 2-core machine.
+//! (events); and that deleting leaves nothing behind. Each row starts a
+//! whole cluster of its own; scripts/kubernetes-tier.sh runs a few side by
+//! side (a cluster mostly waits on the kubelet's pace).
 //!
 //! The installer's DaemonSet (deploy/) with its rollout is in
 //! tests/e2e_kubernetes_upgrade.rs (and on the containerd 2.3.4 row here);
