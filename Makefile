@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 TEST_THREADS ?= 2
-DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate gcc-aarch64-linux-gnu libc6-dev-arm64-cross rpmlint musl-tools
+DEB_PACKAGES := runc crun containerd conmon podman busybox-static jq lintian rpm time xz-utils python3-yaml acl libseccomp-dev libsystemd-dev pkg-config perl file openssl containernetworking-plugins logrotate gcc-aarch64-linux-gnu libc6-dev-arm64-cross rpmlint musl-tools uidmap
 
 .PHONY: all build bins release release-arm64 package-arm64 package-tools qemu arm64-check check test unit hermetic e2e e2e-runtimes e2e-kubernetes e2e-kubernetes-bins youki fmt-check clippy demo deps clean man package package-check cri-tools image image-previous deb-previous kubernetes helm
 

@@ -18,7 +18,7 @@
 //! tests/e2e_kubernetes_upgrade.rs (and on the containerd 2.3.4 row here);
 //! the two-node cluster with the Helm chart in tests/e2e_kubernetes_fleet.rs.
 //!
-//! Prerequisites (root, runc, crun, busybox-static, jq, openssl,
+//! Prerequisites (root, runc, crun, busybox-static, jq, openssl, uidmap,
 //! containernetworking-plugins, the CRI daemons of `scripts/cri-tools.sh`
 //! and the components of `scripts/kubernetes.sh`) fail the tests when
 //! missing.

@@ -155,6 +155,13 @@ pub fn assert_own_uid_map(p: &Probe) {
         "uid_map is not a pod user namespace of the kubelet's: {}",
         p.uid_map
     );
+    let (first, count) = super::kubernetes::KUBELET_IDS;
+    let host: u64 = map[1].parse().unwrap();
+    assert!(
+        (first..first + count).contains(&host),
+        "uid_map {} is outside the IDs given to the kubelet ({first}, {count} of them)",
+        p.uid_map
+    );
 }
 
 /// Running through the wrapper: hardened as the feature needs.

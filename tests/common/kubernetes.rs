@@ -69,6 +69,15 @@ pub const FEATURE_GATES: &str = "UserNamespacesHostNetworkSupport=true";
 /// How long the cluster may take to come up on a busy 2-core machine.
 const START_TIMEOUT: Duration = Duration::from_secs(240);
 
+/// The first ID and the number of IDs the tier's kubelets give pods' user
+/// namespaces: 1,024 ranges of 65,536 from 65,536 up. By default a
+/// kubelet takes any range of [65536, 2^32), the last one too, whose
+/// mapping ends at 2^32 - 1, which the kernel refuses: a pod that draws
+/// it (one in 65,535, at random) never gets its sandbox (kubernetes
+/// issue 139916; seen once here, on CRI-O's pinns). Pods' maps are
+/// checked to lie in this range (`kube_pods::assert_own_uid_map`).
+pub const KUBELET_IDS: (u64, u64) = (65536, 1024 * 65536);
+
 fn cache() -> PathBuf {
     PathBuf::from(
         std::env::var("KUBE_CACHE")
@@ -145,15 +154,15 @@ impl Cluster {
     /// only (an address of this network namespace that another node's
     /// namespace reaches too: see `add_node`); every kubeconfig names it.
     pub fn start_on(runtime: &NodeRuntime<'_>, kubelet: &str, api_address: &str) -> Cluster {
-        for tool in ["openssl", "unshare", "nsenter"] {
+        for (tool, package) in [
+            ("openssl", "openssl"),
+            ("unshare", "util-linux"),
+            ("nsenter", "util-linux"),
+            ("getsubids", "uidmap"),
+        ] {
             assert!(
                 super::find_in_path(tool).is_some(),
-                "`{tool}` is missing: install the Debian package {}",
-                if tool == "openssl" {
-                    "openssl"
-                } else {
-                    "util-linux"
-                }
+                "`{tool}` is missing: install the Debian package {package}"
             );
         }
         let cni_plugins = Path::new("/usr/lib/cni");
@@ -388,6 +397,30 @@ impl Cluster {
             script.push_str(&format!(
                 "mount --bind {} /proc/sys/{entry}\n",
                 file.display()
+            ));
+        }
+        // The IDs the kubelet gives pods' user namespaces (see
+        // KUBELET_IDS): a `kubelet` account and its subordinate IDs, in
+        // this namespace only; the kubelet reads them with getsubids.
+        let mut passwd = fs::read_to_string("/etc/passwd").expect("read /etc/passwd");
+        if !passwd.lines().any(|l| l.starts_with("kubelet:")) {
+            passwd.push_str("kubelet:x:990:990:kubelet:/nonexistent:/usr/sbin/nologin\n");
+        }
+        fs::write(root.join("passwd"), passwd).unwrap();
+        let (first, count) = KUBELET_IDS;
+        fs::write(root.join("subids"), format!("kubelet:{first}:{count}\n")).unwrap();
+        for (file, over) in [
+            ("passwd", "/etc/passwd"),
+            ("subids", "/etc/subuid"),
+            ("subids", "/etc/subgid"),
+        ] {
+            assert!(
+                Path::new(over).exists(),
+                "{over} is missing (the Debian package passwd makes it)"
+            );
+            script.push_str(&format!(
+                "mount --bind {} {over}\n",
+                root.join(file).display()
             ));
         }
         script.push_str(&format!(
