@@ -17,19 +17,22 @@
 //! that process and tagged with a hash of the id
 //! (`pending/<pid>.<start>.<tag>`), holding the state root and id,
 //! and is *bound* to the container's init (`init/<pid>`, with its start
-//! time) by the first start, exec, create or delete through the wrapper
-//! that finds the container's state. A pending record whose creating
-//! process is gone while its container does not exist (a failed create,
-//! or one deleted before anything bound it) is removed by the same calls;
-//! a bound record whose init pid no process holds is removed by every
-//! delete (one whose init is a zombie once it is reaped; one whose pid a
-//! later process took once that one exits, matching nothing meanwhile).
-//! A create, a start or a delete reads only the pending records of its
-//! own id and those whose creating process is gone, and a delete looks at
-//! each bound record's pid (one `kill(pid, 0)` each, no file read), so
-//! that what it reads does not grow with the containers created or
-//! running beside it; an exec of a container whose bound record it does
-//! not find reads them all. A record never matches a container
+//! time) by that container's own start, create or delete through the
+//! wrapper, or by an exec that looks for it, once the container's state
+//! exists. A pending record whose creating process is gone while its
+//! container does not exist (a failed create, or one deleted before
+//! anything bound it) is removed by the next converting create, delete
+//! or exec; a bound record whose init pid no process holds is removed by
+//! every delete (one whose init is a zombie once it is reaped; one whose
+//! pid a later process took once that one exits, matching nothing
+//! meanwhile). A start reads only the pending records of its own id; a
+//! converting create or a delete those too and the ones whose creating
+//! process is gone (one `kill(pid, 0)` each, and of another id's only
+//! whether its container exists), and a delete looks at each bound
+//! record's pid (one `kill(pid, 0)` each, no file read), so that what a
+//! call reads does not grow with the containers created or running
+//! beside it; an exec of a container whose bound record it does not find
+//! reads them all. A record never matches a container
 //! other than the one whose init it names: pid and start time together do
 //! not repeat within a boot. `/run` is a tmpfs: records go at reboot.
 //!
